@@ -1,0 +1,14 @@
+"""Warnings and errors specific to differential privacy."""
+
+
+class PrivacyLeakWarning(UserWarning):
+    """The fitted model's differential-privacy guarantee does not hold.
+
+    Raised when an option computes something from the private data that the
+    privacy analysis assumes to be public, or when a research mode that is not
+    differentially private is used.
+    """
+
+
+class PrivacyBudgetError(ValueError):
+    """The requested privacy budget cannot be met with the given settings."""

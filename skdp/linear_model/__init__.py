@@ -1,0 +1,5 @@
+"""Private linear models."""
+
+from ._objective_perturbation import ObjPertLogisticRegression
+
+__all__ = ["ObjPertLogisticRegression"]

@@ -1,0 +1,94 @@
+"""Pieces shared by the private linear classifiers."""
+
+import numpy as np
+from scipy.special import expit
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ..utils.validation import augment_intercept, clip_rows_to_norm
+
+
+def design_matrix(X, *, data_norm, fit_intercept, intercept_scaling):
+    """Clip rows to ``data_norm`` and append the public intercept column."""
+    X = clip_rows_to_norm(X, data_norm)
+    return augment_intercept(X, intercept_scaling) if fit_intercept else X
+
+
+def one_vs_rest_targets(y_idx, n_classes):
+    """Targets in {-1, +1}: one problem for two classes, else one per class."""
+    if n_classes == 2:
+        return [np.where(y_idx == 1, 1.0, -1.0)]
+    return [np.where(y_idx == k, 1.0, -1.0) for k in range(n_classes)]
+
+
+def check_two_classes(classes):
+    """Every classifier needs samples of at least two classes."""
+    if len(classes) < 2:
+        raise ValueError(
+            f"This solver needs samples of at least 2 classes in the data, but the data "
+            f"contains only one class: {classes[0]!r}."
+        )
+
+
+def split_coefficients(thetas, n_features, fit_intercept, intercept_scaling):
+    """``coef_`` and ``intercept_`` from the stacked augmented solutions."""
+    thetas = np.atleast_2d(np.asarray(thetas, dtype=float))
+    coef = thetas[:, :n_features]
+    if fit_intercept:
+        intercept = thetas[:, n_features] * intercept_scaling
+    else:
+        intercept = np.zeros(thetas.shape[0])
+    return coef, intercept
+
+
+class _LinearClassifierMixin:
+    """Prediction for linear classifiers fitted on rows clipped to ``data_norm``.
+
+    The model was fitted on clipped rows, so prediction clips the rows the same
+    way: the decision function is that of the clipped row.
+    """
+
+    def _prediction_input(self, X):
+        X = validate_data(self, X, dtype=np.float64, reset=False, accept_sparse=("csr", "csc"))
+        return clip_rows_to_norm(X, self.data_norm)
+
+    def decision_function(self, X):
+        """Signed distance to the separating hyperplane(s).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            For two classes, positive scores favour ``classes_[1]``.
+        """
+        check_is_fitted(self)
+        scores = np.asarray(self._prediction_input(X) @ self.coef_.T) + self.intercept_
+        return scores.ravel() if scores.shape[1] == 1 else scores
+
+    def predict(self, X):
+        """Predict class labels.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        """
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            indices = (scores > 0).astype(int)
+        else:
+            indices = scores.argmax(axis=1)
+        return self.classes_[indices]
+
+    def _predict_proba_ovr(self, X):
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            p = expit(scores)
+            return np.column_stack([1.0 - p, p])
+        p = expit(scores)
+        return p / p.sum(axis=1, keepdims=True)

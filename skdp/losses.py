@@ -1,0 +1,161 @@
+"""Losses of a linear predictor, carrying the constants the privacy analyses use.
+
+Every loss is written as a function of the linear predictor ``z = <theta, x>``
+and the target ``y``. Margin losses (``y`` in {-1, +1}) are functions ``f`` of
+the margin ``m = y * z``; the squared loss is a function of the residual
+``z - y``. For both, ``y**2 == 1`` or the residual's derivative is 1, so the
+second derivative in ``z`` equals the second derivative in the argument.
+
+Constants (suprema over the argument):
+
+* ``lipschitz``  : sup |f'|, the per-example gradient bound is ``lipschitz * R``;
+* ``smoothness`` : sup f'', the per-example Hessian bound is ``smoothness * R**2``
+  (``np.inf`` for losses without a bounded second derivative, e.g. the hinge).
+"""
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+from scipy.special import expit
+
+
+class _MarginLoss:
+    """Loss ``f(y * z)`` of the margin; subclasses define ``value/grad/hessian``."""
+
+    is_margin: ClassVar[bool] = True
+
+    def loss(self, z, y):
+        """Per-example loss at linear predictor ``z`` and label ``y``."""
+        return self.value(y * z)
+
+    def dz(self, z, y):
+        """Derivative of the per-example loss in ``z``."""
+        return y * self.grad(y * z)
+
+    def d2z(self, z, y):
+        """Second derivative of the per-example loss in ``z`` (``y**2 == 1``)."""
+        return self.hessian(y * z)
+
+
+@dataclass(frozen=True)
+class LogisticLoss(_MarginLoss):
+    """Logistic loss ``f(m) = log(1 + exp(-m))``."""
+
+    name: ClassVar[str] = "logistic"
+    lipschitz: ClassVar[float] = 1.0
+    smoothness: ClassVar[float] = 0.25
+
+    def value(self, m):
+        return np.logaddexp(0.0, -m)
+
+    def grad(self, m):
+        return -expit(-m)
+
+    def hessian(self, m):
+        p = expit(m)
+        return p * (1.0 - p)
+
+    def third(self, m):
+        p = expit(m)
+        return p * (1.0 - p) * (1.0 - 2.0 * p)
+
+
+@dataclass(frozen=True)
+class HuberHingeLoss(_MarginLoss):
+    """Huber-smoothed hinge of width ``h`` (the "Huber SVM" of Chaudhuri et al.).
+
+    ``f(m) = 0`` for ``m > 1 + h``, ``(1 + h - m)**2 / (4 h)`` for
+    ``|1 - m| <= h`` and ``1 - m`` for ``m < 1 - h``.
+    """
+
+    h: float = 0.5
+    name: ClassVar[str] = "huber"
+    lipschitz: ClassVar[float] = 1.0
+
+    @property
+    def smoothness(self):
+        return 1.0 / (2.0 * self.h)
+
+    def value(self, m):
+        m = np.asarray(m, dtype=float)
+        middle = (1.0 + self.h - m) ** 2 / (4.0 * self.h)
+        return np.where(m > 1.0 + self.h, 0.0, np.where(m < 1.0 - self.h, 1.0 - m, middle))
+
+    def grad(self, m):
+        m = np.asarray(m, dtype=float)
+        middle = -(1.0 + self.h - m) / (2.0 * self.h)
+        return np.where(m > 1.0 + self.h, 0.0, np.where(m < 1.0 - self.h, -1.0, middle))
+
+    def hessian(self, m):
+        m = np.asarray(m, dtype=float)
+        inside = np.abs(1.0 - m) <= self.h
+        return np.where(inside, 1.0 / (2.0 * self.h), 0.0)
+
+    def third(self, m):
+        return np.zeros_like(np.asarray(m, dtype=float))
+
+
+@dataclass(frozen=True)
+class HingeLoss(_MarginLoss):
+    """Hinge loss ``f(m) = max(0, 1 - m)``: Lipschitz, no second derivative."""
+
+    name: ClassVar[str] = "hinge"
+    lipschitz: ClassVar[float] = 1.0
+    smoothness: ClassVar[float] = np.inf
+
+    def value(self, m):
+        return np.maximum(0.0, 1.0 - np.asarray(m, dtype=float))
+
+    def grad(self, m):
+        """A subgradient: -1 where ``m < 1``, else 0."""
+        return np.where(np.asarray(m, dtype=float) < 1.0, -1.0, 0.0)
+
+    def hessian(self, m):
+        raise ValueError("The hinge loss has no second derivative; use output perturbation.")
+
+
+@dataclass(frozen=True)
+class SquaredLoss:
+    """Squared loss of the residual, ``0.5 * (z - y)**2``.
+
+    Its derivative ``z - y`` is unbounded, so it has no global Lipschitz constant:
+    with public bounds ``|y| <= y_bound`` and ``|z| <= z_bound`` it is
+    ``y_bound + z_bound`` (:meth:`lipschitz_on`).
+    """
+
+    name: ClassVar[str] = "squared"
+    is_margin: ClassVar[bool] = False
+    lipschitz: ClassVar[float] = np.inf
+    smoothness: ClassVar[float] = 1.0
+
+    def loss(self, z, y):
+        return 0.5 * (z - y) ** 2
+
+    def dz(self, z, y):
+        return z - y
+
+    def d2z(self, z, y):
+        return np.ones_like(np.asarray(z, dtype=float))
+
+    @staticmethod
+    def lipschitz_on(y_bound, z_bound):
+        """Bound on ``|z - y|`` when ``|y| <= y_bound`` and ``|z| <= z_bound``."""
+        return float(y_bound) + float(z_bound)
+
+
+_LOSSES = {
+    "logistic": LogisticLoss,
+    "huber": HuberHingeLoss,
+    "hinge": HingeLoss,
+    "squared": SquaredLoss,
+}
+
+
+def make_loss(name, **params):
+    """Build a loss object from its registry name (``huber`` takes ``h``)."""
+    try:
+        cls = _LOSSES[name]
+    except KeyError:
+        raise ValueError(f"Unknown loss {name!r}; choose one of {sorted(_LOSSES)}.") from None
+    return cls(**params)

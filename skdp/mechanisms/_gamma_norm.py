@@ -1,0 +1,39 @@
+"""Vectors with density proportional to ``exp(-||b||_2 / scale)``."""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class GammaNormDraw:
+    """The standard draws behind a Gamma-norm vector.
+
+    ``radius ~ Gamma(dim, 1)`` and ``direction`` uniform on the unit sphere, so
+    ``scale * radius * direction`` has density proportional to
+    ``exp(-||b|| / scale)``. Keeping the standard draws lets a caller rescale the
+    same noise for another epsilon (common random numbers).
+    """
+
+    radius: float
+    direction: np.ndarray
+
+    def vector(self, scale):
+        """The noise vector for a given ``scale`` (= 1 / rate)."""
+        return (scale * self.radius) * self.direction
+
+
+def draw_gamma_norm(dim, rng):
+    """Draw the standard ingredients of a ``dim``-dimensional Gamma-norm vector."""
+    direction = rng.standard_normal(dim)
+    direction /= np.linalg.norm(direction)
+    return GammaNormDraw(radius=float(rng.gamma(shape=dim, scale=1.0)), direction=direction)
+
+
+def sample_gamma_norm_vector(dim, scale, rng):
+    """Sample ``b`` in ``R^dim`` with density proportional to ``exp(-||b|| / scale)``.
+
+    The norm is Gamma(``dim``, ``scale``) and the direction uniform, independent.
+    ``scale=0`` gives the zero vector.
+    """
+    return draw_gamma_norm(dim, rng).vector(scale)

@@ -1,0 +1,124 @@
+"""Noise and extra-ridge calibration of objective perturbation (sum form).
+
+The perturbed objective is ``sum_i l_i(theta) + (ridge + extra_ridge)/2 ||theta||^2
++ <b, theta>`` with per-example gradient norm at most ``gradient_bound`` (G) and
+per-example Hessian eigenvalues at most ``hessian_bound`` (beta_H). The
+neighbouring records' gradients differ by at most ``zeta = G`` (add/remove-one)
+or ``2 G`` (replace-one). Specification: ``shared/spec/objective_perturbation.md``
+sections 3 and 4.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class ObjPertCalibration:
+    """What one objective-perturbation fit adds to the objective.
+
+    Attributes
+    ----------
+    extra_ridge : float
+        Additional L2 curvature Delta (sum form).
+    noise : {"gamma_norm", "gaussian", "none"}
+        Law of the linear noise vector ``b``.
+    noise_scale : float
+        Gamma-norm: the scale ``1/beta`` of the density ``exp(-||b|| beta)``;
+        Gaussian: the per-coordinate standard deviation.
+    epsilon_noise : float
+        Part of epsilon paid by the noise term (the rest covers the Jacobian).
+    """
+
+    extra_ridge: float
+    noise: str
+    noise_scale: float
+    epsilon_noise: float
+
+
+def gradient_sensitivity(gradient_bound, neighboring):
+    """Bound on the difference of two neighbouring records' gradients (zeta)."""
+    return (2.0 if neighboring == "replace" else 1.0) * gradient_bound
+
+
+def _jacobian_multiplier(neighboring):
+    # Chaudhuri et al. bound the log-Jacobian by 2 log(1 + c/lambda) for a replaced
+    # record; adding or removing one record changes one rank-1 term: log(1 + c/lambda).
+    return 2.0 if neighboring == "replace" else 1.0
+
+
+def chaudhuri_calibration(epsilon, *, gradient_bound, hessian_bound, ridge,
+                          neighboring="replace", rule="continuous"):
+    """Chaudhuri, Monteleoni & Sarwate 2011, Algorithm 2 (pure epsilon-DP).
+
+    ``kappa = m log(1 + beta_H / ridge)`` with ``m = 2`` (replace-one) or ``1``
+    (add/remove-one). If ``epsilon - kappa`` is large enough no extra ridge is
+    added; otherwise the extra ridge makes the Jacobian term exactly
+    ``epsilon / 2`` and the noise gets the other half. ``rule="paper"`` switches
+    when ``epsilon - kappa <= 0`` (discontinuous in epsilon); ``"continuous"``
+    switches when ``epsilon - kappa < epsilon / 2`` (spec section 3.1), which is
+    equally private and continuous. The noise has density
+    ``exp(-epsilon_noise ||b|| / zeta)``.
+    """
+    if np.isinf(epsilon):
+        return ObjPertCalibration(0.0, "none", 0.0, np.inf)
+    m = _jacobian_multiplier(neighboring)
+    zeta = gradient_sensitivity(gradient_bound, neighboring)
+    kappa = m * np.log1p(hessian_bound / ridge)
+    epsilon_noise = epsilon - kappa
+    if rule == "paper":
+        main_branch = epsilon_noise > 0.0
+    else:
+        main_branch = epsilon_noise >= 0.5 * epsilon
+    if main_branch:
+        extra_ridge = 0.0
+    else:
+        epsilon_noise = 0.5 * epsilon
+        extra_ridge = hessian_bound / np.expm1(epsilon / (2.0 * m)) - ridge
+    return ObjPertCalibration(float(extra_ridge), "gamma_norm", zeta / epsilon_noise,
+                              float(epsilon_noise))
+
+
+def kst_extra_ridge(epsilon, hessian_bound):
+    """Kifer, Smith & Thakurta 2012: ``Delta = 2 beta_H / epsilon`` (sum form)."""
+    return 0.0 if np.isinf(epsilon) else 2.0 * hessian_bound / epsilon
+
+
+def kst_extra_ridge_derivative(epsilon, hessian_bound):
+    """``dDelta/depsilon = -2 beta_H / epsilon**2``."""
+    return -2.0 * hessian_bound / epsilon**2
+
+
+def kst_gaussian_std(epsilon, delta, zeta):
+    """``s(epsilon) = zeta sqrt(8 log(2/delta) + 4 epsilon) / epsilon`` (spec 4)."""
+    if np.isinf(epsilon):
+        return 0.0
+    return zeta * np.sqrt(8.0 * np.log(2.0 / delta) + 4.0 * epsilon) / epsilon
+
+
+def kst_gaussian_std_derivative(epsilon, delta, zeta):
+    """``s'(epsilon) = -zeta (4t + epsilon) / (epsilon**2 sqrt(2t + epsilon))``, t = log(2/delta).
+
+    Negative: the source paper's eq. (6) has the opposite sign (spec
+    epsilon_for_utility_math.md section 2).
+    """
+    t = np.log(2.0 / delta)
+    return -zeta * (4.0 * t + epsilon) / (epsilon**2 * np.sqrt(2.0 * t + epsilon))
+
+
+def kst_calibration(epsilon, delta, *, gradient_bound, hessian_bound, neighboring="replace"):
+    """KST objective perturbation: Gaussian noise if ``delta > 0``, else Gamma-norm.
+
+    Both add the extra ridge ``2 beta_H / epsilon``, which bounds the Jacobian
+    term by ``log(1 + epsilon/2) <= epsilon/2`` under either relation. The
+    Gaussian standard deviation is :func:`kst_gaussian_std`; the pure variant's
+    Gamma-norm scale is ``2 zeta / epsilon``.
+    """
+    if np.isinf(epsilon):
+        return ObjPertCalibration(0.0, "none", 0.0, np.inf)
+    zeta = gradient_sensitivity(gradient_bound, neighboring)
+    extra_ridge = kst_extra_ridge(epsilon, hessian_bound)
+    if delta > 0:
+        return ObjPertCalibration(extra_ridge, "gaussian",
+                                  float(kst_gaussian_std(epsilon, delta, zeta)), 0.5 * epsilon)
+    return ObjPertCalibration(extra_ridge, "gamma_norm", 2.0 * zeta / epsilon, 0.5 * epsilon)

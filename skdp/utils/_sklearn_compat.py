@@ -1,0 +1,6 @@
+"""The only module that imports private scikit-learn API."""
+
+from sklearn.base import _fit_context
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+
+__all__ = ["_fit_context", "HasMethods", "Interval", "StrOptions"]

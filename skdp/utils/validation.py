@@ -1,0 +1,70 @@
+"""Enforcement of the data assumptions that the privacy analyses rest on."""
+
+import numpy as np
+import scipy.sparse as sp
+
+
+def clip_rows_to_norm(X, data_norm):
+    """Scale every row of ``X`` with L2 norm above ``data_norm`` back onto that norm.
+
+    Clipping one row depends on that row only, so it costs no privacy. Rows
+    already inside the ball are returned unchanged (bit for bit).
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (n_samples, n_features)
+    data_norm : float
+        Public bound on the L2 norm of a row; ``np.inf`` leaves ``X`` unchanged.
+
+    Returns
+    -------
+    X_clipped : ndarray or CSR matrix of shape (n_samples, n_features)
+        A new array; ``X`` is not modified.
+    """
+    if sp.issparse(X):
+        X = sp.csr_matrix(X, dtype=np.float64, copy=True)
+        norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
+    else:
+        X = np.array(X, dtype=np.float64, copy=True)
+        norms = np.sqrt(np.einsum("ij,ij->i", X, X))
+    if np.isinf(data_norm):
+        return X
+    factors = np.minimum(1.0, data_norm / np.maximum(norms, np.finfo(float).tiny))
+    if sp.issparse(X):
+        X.data *= np.repeat(factors, np.diff(X.indptr))
+    else:
+        too_long = norms > data_norm
+        X[too_long] *= factors[too_long][:, None]
+    return X
+
+
+def augment_intercept(X, intercept_scaling):
+    """Append a constant column of public value ``intercept_scaling``."""
+    column = np.full((X.shape[0], 1), float(intercept_scaling))
+    if sp.issparse(X):
+        return sp.hstack([X, column], format="csr")
+    return np.hstack([X, column])
+
+
+def effective_data_norm(data_norm, fit_intercept, intercept_scaling):
+    """Row norm bound of the design actually optimised.
+
+    With an intercept column of value ``s`` the bound is ``sqrt(R**2 + s**2)``.
+    """
+    if not fit_intercept:
+        return float(data_norm)
+    return float(np.hypot(data_norm, intercept_scaling))
+
+
+def check_data_norm(data_norm):
+    """Reject a missing or non-positive ``data_norm`` with an explanation."""
+    if data_norm is None:
+        raise ValueError(
+            "data_norm=None: skdp never computes the row-norm bound from the private "
+            "data, because that bound would itself leak information. Pass a public "
+            "bound on the L2 norm of each feature row (rows longer than it are "
+            "clipped), e.g. from the known ranges of the features after a "
+            "data-independent scaling. Computing it from the data yourself voids the "
+            "privacy guarantee."
+        )
+    return data_norm

@@ -1,0 +1,38 @@
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+
+def _seeds():
+    spec = os.environ.get("SKDP_TEST_SEEDS", "0")
+    if "-" in spec:
+        lo, hi = (int(v) for v in spec.split("-"))
+        return list(range(lo, hi + 1))
+    return [int(v) for v in spec.split(",")]
+
+
+@pytest.fixture(params=_seeds())
+def seed(request):
+    """Seed for randomised tests; ``SKDP_TEST_SEEDS=0-9`` widens the run."""
+    return request.param
+
+
+def shared_data_home():
+    """The datasets folder: ``SKDP_DATA_HOME`` or ``../shared/datasets``."""
+    env = os.environ.get("SKDP_DATA_HOME")
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
+
+
+@pytest.fixture
+def unit_ball_classification():
+    """A small binary problem whose rows lie inside the unit ball."""
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(n_samples=300, n_features=5, n_informative=3,
+                               random_state=0)
+    X /= np.linalg.norm(X, axis=1).max()
+    return X, y

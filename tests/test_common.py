@@ -1,0 +1,40 @@
+"""scikit-learn's common estimator checks over every public estimator."""
+
+import inspect
+
+import pytest
+from sklearn.base import BaseEstimator
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+import skdp
+
+
+def all_estimators():
+    """Every public estimator class exported by ``skdp``."""
+    return sorted(
+        ((name, obj) for name, obj in inspect.getmembers(skdp, inspect.isclass)
+         if issubclass(obj, BaseEstimator)),
+        key=lambda pair: pair[0],
+    )
+
+
+# Constructor arguments for estimators that need them (meta-estimators).
+INIT_PARAMS = {}
+
+# Checks that cannot pass because of differential privacy itself, with the reason.
+EXPECTED_FAILED = {}
+
+
+def _instances():
+    return [Est(**INIT_PARAMS.get(name, {})) for name, Est in all_estimators()]
+
+
+@parametrize_with_checks(_instances(),
+                         expected_failed_checks=lambda e: EXPECTED_FAILED.get(type(e).__name__, {}))
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+def test_every_public_estimator_is_checked():
+    names = {name for name, _ in all_estimators()}
+    assert "ObjPertLogisticRegression" in names
