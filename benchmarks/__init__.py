@@ -1,0 +1,1 @@
+"""Benchmarks of skdp against scikit-learn and the anchor libraries (run with python -m)."""

@@ -1,0 +1,88 @@
+"""Helpers shared by the benchmark scripts: timing, environment, JSON and plots."""
+
+import json
+import os
+import platform
+import subprocess
+import time
+from importlib import metadata
+from pathlib import Path
+
+import numpy as np
+
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+
+
+def best_time(fit, repeats=3):
+    """Best wall-clock time of ``fit()`` over ``repeats`` calls (perf_counter)."""
+    best = np.inf
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fit()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def optional_import(name):
+    """Import an optional anchor library, or return None when it is absent."""
+    try:
+        return __import__(name)
+    except ImportError:
+        return None
+
+
+def environment():
+    """Machine, versions and git revision, stored with every result."""
+    def version(pkg):
+        try:
+            return metadata.version(pkg)
+        except metadata.PackageNotFoundError:
+            return None
+
+    try:
+        sha = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                             text=True, cwd=Path(__file__).parent, check=False).stdout.strip()
+    except OSError:
+        sha = None
+    return {
+        "git_sha": sha or None,
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "processor": platform.processor() or None,
+        "cpu_count": os.cpu_count(),
+        "versions": {pkg: version(pkg) for pkg in (
+            "skdp", "numpy", "scipy", "scikit-learn", "diffprivlib", "dp-accounting",
+            "opacus", "torch")},
+    }
+
+
+def write_results(name, payload):
+    """Write ``results/<name>.json`` (payload plus environment); return the path."""
+    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    path = RESULTS_DIR / f"{name}.json"
+    payload = {"benchmark": name, "environment": environment(), **payload}
+    path.write_text(json.dumps(payload, indent=2, default=_to_builtin) + "\n")
+    return path
+
+
+def _to_builtin(value):
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"cannot serialise {type(value).__name__}")
+
+
+def figure_footer(payload_env, seeds, neighboring):
+    """One line stating machine, versions, seeds and relation, for every figure."""
+    v = payload_env["versions"]
+    return (f"{payload_env['machine']}, {payload_env['cpu_count']} CPUs; skdp {v['skdp']}, "
+            f"scikit-learn {v['scikit-learn']}, numpy {v['numpy']}; seeds {seeds}; "
+            f"neighbouring: {neighboring}")
+
+
+def summarise(values):
+    """Mean and standard error of a list of numbers."""
+    values = np.asarray(values, dtype=float)
+    sem = values.std(ddof=1) / np.sqrt(len(values)) if len(values) > 1 else 0.0
+    return {"mean": float(values.mean()), "sem": float(sem), "n": int(len(values))}

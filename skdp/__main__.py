@@ -1,0 +1,7 @@
+"""``python -m skdp``: the command-line main job."""
+
+import sys
+
+from ._cli import main
+
+sys.exit(main())
