@@ -24,10 +24,13 @@ def best_time(fit, repeats=3):
 
 
 def optional_import(name):
-    """Import an optional anchor library, or return None when it is absent."""
+    """Import an optional anchor library, or return None when it is absent or broken.
+
+    (diffprivlib 0.6.6, for one, fails to import under scikit-learn >= 1.8.)
+    """
     try:
         return __import__(name)
-    except ImportError:
+    except Exception:  # noqa: BLE001 - any failure means "not importable here"
         return None
 
 
@@ -86,3 +89,4 @@ def summarise(values):
     values = np.asarray(values, dtype=float)
     sem = values.std(ddof=1) / np.sqrt(len(values)) if len(values) > 1 else 0.0
     return {"mean": float(values.mean()), "sem": float(sem), "n": int(len(values))}
+

@@ -48,33 +48,36 @@ def _jacobian_multiplier(neighboring):
 
 
 def chaudhuri_calibration(epsilon, *, gradient_bound, hessian_bound, ridge,
-                          neighboring="replace", rule="continuous"):
+                          neighboring="replace", rule="continuous", jacobian_frac=0.5):
     """Chaudhuri, Monteleoni & Sarwate 2011, Algorithm 2 (pure epsilon-DP).
 
-    ``kappa = m log(1 + beta_H / ridge)`` with ``m = 2`` (replace-one) or ``1``
-    (add/remove-one). If ``epsilon - kappa`` is large enough no extra ridge is
-    added; otherwise the extra ridge makes the Jacobian term exactly
-    ``epsilon / 2`` and the noise gets the other half. ``rule="paper"`` switches
-    when ``epsilon - kappa <= 0`` (discontinuous in epsilon); ``"continuous"``
-    switches when ``epsilon - kappa < epsilon / 2`` (spec section 3.1), which is
-    equally private and continuous. The noise has density
-    ``exp(-epsilon_noise ||b|| / zeta)``.
+    The privacy loss splits into a Jacobian term ``m log(1 + beta_H / (ridge +
+    Delta))`` (``m = 2`` replace-one, as in the paper; ``1`` add/remove-one)
+    and a noise term ``epsilon_noise`` paid by noise with density
+    ``exp(-epsilon_noise ||b|| / zeta)``; any ``Delta >= 0`` is valid (spec
+    section 3.1). Let ``kappa`` be the Jacobian term at ``Delta = 0``.
+
+    * ``rule="paper"``: ``Delta = 0`` and ``epsilon_noise = epsilon - kappa`` when
+      that is positive; otherwise the extra ridge makes the Jacobian term
+      ``epsilon / 2`` and ``epsilon_noise = epsilon / 2`` (discontinuous in epsilon).
+    * ``rule="continuous"``: ``Delta = 0`` while ``kappa <= jacobian_frac * epsilon``;
+      otherwise the extra ridge makes the Jacobian term ``jacobian_frac * epsilon``
+      and ``epsilon_noise = (1 - jacobian_frac) * epsilon``. Both branches agree
+      where they meet, so the mechanism is continuous in epsilon; ``jacobian_frac
+      = 0.5`` is the continuous rule of the spec.
     """
     if np.isinf(epsilon):
         return ObjPertCalibration(0.0, "none", 0.0, np.inf)
     m = _jacobian_multiplier(neighboring)
     zeta = gradient_sensitivity(gradient_bound, neighboring)
     kappa = m * np.log1p(hessian_bound / ridge)
-    epsilon_noise = epsilon - kappa
-    if rule == "paper":
-        main_branch = epsilon_noise > 0.0
-    else:
-        main_branch = epsilon_noise >= 0.5 * epsilon
+    frac = 0.5 if rule == "paper" else jacobian_frac
+    main_branch = kappa < epsilon if rule == "paper" else kappa <= frac * epsilon
     if main_branch:
-        extra_ridge = 0.0
+        extra_ridge, epsilon_noise = 0.0, epsilon - kappa
     else:
-        epsilon_noise = 0.5 * epsilon
-        extra_ridge = hessian_bound / np.expm1(epsilon / (2.0 * m)) - ridge
+        extra_ridge = hessian_bound / np.expm1(frac * epsilon / m) - ridge
+        epsilon_noise = (1.0 - frac) * epsilon
     return ObjPertCalibration(float(extra_ridge), "gamma_norm", zeta / epsilon_noise,
                               float(epsilon_noise))
 

@@ -29,6 +29,8 @@ CASES = [
     ("unknown loss", dict(loss="hinge"), X_OK, Y_OK, ValueError, "'loss'"),
     ("unknown relation", dict(neighboring="swap"), X_OK, Y_OK, ValueError, "'neighboring'"),
     ("C zero", dict(C=0.0), X_OK, Y_OK, ValueError, "'C'"),
+    ("jacobian share one", dict(eps_jacobian_frac=1.0), X_OK, Y_OK, ValueError,
+     "'eps_jacobian_frac'"),
     ("max_iter zero", dict(max_iter=0), X_OK, Y_OK, ValueError, "'max_iter'"),
     ("string features", dict(), np.array([["a", "b", "c"]] * 30, dtype=object), Y_OK,
      ValueError, "could not convert"),

@@ -136,3 +136,24 @@ def test_infinite_epsilon_means_no_noise():
     for cal in (chaudhuri_calibration(np.inf, gradient_bound=1, hessian_bound=1, ridge=1),
                 kst_calibration(np.inf, 1e-5, gradient_bound=1, hessian_bound=1)):
         assert cal.noise == "none" and cal.noise_scale == 0 and cal.extra_ridge == 0
+
+
+@pytest.mark.parametrize("frac", [0.02, 0.3, 0.5, 0.9])
+@pytest.mark.parametrize("neighboring, m", [("replace", 2.0), ("add_remove", 1.0)])
+def test_jacobian_fraction_splits_the_budget_exactly(frac, neighboring, m):
+    c, ridge = 0.5, 1.0
+    for eps in (0.05, 0.3, 1.0, 4.0, 20.0):
+        cal = chaudhuri_calibration(eps, gradient_bound=2.0, hessian_bound=c, ridge=ridge,
+                                    neighboring=neighboring, jacobian_frac=frac)
+        jacobian = m * np.log1p(c / (ridge + cal.extra_ridge))
+        assert jacobian + cal.epsilon_noise == pytest.approx(eps, rel=1e-12)
+        assert jacobian <= frac * eps * (1 + 1e-12)
+        assert cal.extra_ridge >= 0.0
+        assert cal.noise_scale == pytest.approx(m * 2.0 / cal.epsilon_noise)
+    # continuity where the branches meet: kappa = frac * epsilon
+    meet = m * np.log1p(c / ridge) / frac
+    lo, hi = (chaudhuri_calibration(meet * (1 + s), gradient_bound=2.0, hessian_bound=c,
+                                    ridge=ridge, neighboring=neighboring, jacobian_frac=frac)
+              for s in (-1e-9, 1e-9))
+    assert lo.noise_scale == pytest.approx(hi.noise_scale, rel=1e-6)
+    assert lo.extra_ridge == pytest.approx(hi.extra_ridge, abs=1e-6)

@@ -1,0 +1,198 @@
+"""Objective perturbation on UCI Adult: test accuracy against epsilon, and fit time.
+
+Methods, all with the same C grid; hyperparameters chosen per method and epsilon by
+mean accuracy on a validation split of the training data (never the test set):
+
+* skdp ObjPertLogisticRegression, pure epsilon-DP (Chaudhuri et al. Algorithm 2), under
+  replace-one (to compare with diffprivlib) and add/remove-one (skdp's default), with
+  ``eps_jacobian_frac`` (any value is equally private) tuned alongside C;
+* skdp, Gaussian (KST) variant with delta = 1e-5, replace-one;
+* diffprivlib LogisticRegression (replace-one, pure epsilon), when importable (0.6.6
+  needs scikit-learn < 1.8: run this script in such an environment to include it);
+* non-private scikit-learn LogisticRegression.
+
+Fit time: best of 3 on the whole training split at C = 1, as a ratio to scikit-learn's
+LogisticRegression(C=1) measured in the same run.
+
+Run ``python -m benchmarks.bench_objective_perturbation [--quick]`` from the repo root.
+"""
+
+import argparse
+import warnings
+
+import numpy as np
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import train_test_split
+
+from skdp import ObjPertLogisticRegression
+from skdp.datasets import load_adult
+
+from ._common import best_time, figure_footer, optional_import, summarise, write_results
+
+NAME = "objective_perturbation"
+PARAMS = {
+    "epsilons": [0.05, 0.1, 0.5, 1.0, 2.0, 5.0],
+    "C_grid": [0.1, 1.0, 10.0],
+    "eps_jacobian_frac_grid": [0.5, 0.1, 0.05, 0.02],
+    "intercept_scaling_grid": [0.5, 1.0],
+    "seeds": list(range(10)),
+    "delta": 1e-5,
+}
+QUICK = {"epsilons": [0.1, 1.0], "C_grid": [1.0], "eps_jacobian_frac_grid": [0.5, 0.05],
+         "intercept_scaling_grid": [1.0], "seeds": [0, 1], "delta": 1e-5}
+DIFFPRIVLIB_REFERENCE = {0.1: 0.760, 0.5: 0.810, 1.0: 0.823}
+
+
+def make_data(seed=0):
+    """Adult (official split); the training part split again 80/20 for validation."""
+    data = load_adult()
+    X_fit, X_val, y_fit, y_val = train_test_split(data.X_train, data.y_train, test_size=0.2,
+                                                  random_state=seed, stratify=data.y_train)
+    return X_fit, X_val, y_fit, y_val, data.X_test, data.y_test, data.X_train, data.y_train
+
+
+def hyperparameter_grid(method, params):
+    """The hyperparameter combinations tried for one method (diffprivlib: C only)."""
+    grid = [{"C": C} for C in params["C_grid"]]
+    if method.startswith("skdp"):
+        grid = [{**g, "intercept_scaling": s} for g in grid for s in params["intercept_scaling_grid"]]
+    if method.startswith("skdp_pure"):
+        grid = [{**g, "eps_jacobian_frac": f} for g in grid
+                for f in params["eps_jacobian_frac_grid"]]
+    return grid
+
+
+def make_estimator(method, epsilon, hyper, seed, delta):
+    """The estimator of one method at one epsilon, hyperparameter setting and seed."""
+    if method == "skdp_pure_replace":
+        return ObjPertLogisticRegression(epsilon=epsilon, neighboring="replace",
+                                         random_state=seed, **hyper)
+    if method == "skdp_pure_add_remove":
+        return ObjPertLogisticRegression(epsilon=epsilon, random_state=seed, **hyper)
+    if method == "skdp_gaussian_replace":
+        return ObjPertLogisticRegression(epsilon=epsilon, delta=delta, neighboring="replace",
+                                         random_state=seed, **hyper)
+    if method == "diffprivlib":
+        from diffprivlib.models import LogisticRegression as DPLogisticRegression
+
+        return DPLogisticRegression(epsilon=epsilon, data_norm=1.0, random_state=seed,
+                                    max_iter=1000, **hyper)
+    raise ValueError(method)
+
+
+def _accuracy_curves(methods, params, split):
+    X_fit, X_val, y_fit, y_val, X_test, y_test = split[:6]
+    curves = {}
+    for method in methods:
+        curves[method] = []
+        for epsilon in params["epsilons"]:
+            tried = []
+            for hyper in hyperparameter_grid(method, params):
+                val, test = [], []
+                for seed in params["seeds"]:
+                    est = make_estimator(method, epsilon, hyper, seed, params["delta"])
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")  # diffprivlib's convergence chatter
+                        est.fit(X_fit, y_fit)
+                    val.append(est.score(X_val, y_val))
+                    test.append(est.score(X_test, y_test))
+                tried.append({"hyperparameters": hyper, "validation_accuracy": float(np.mean(val)),
+                              "test_accuracy": float(np.mean(test)), "_test": test})
+            best = max(tried, key=lambda t: t["validation_accuracy"])
+            row = {"epsilon": epsilon, "hyperparameters": best["hyperparameters"],
+                   "test_accuracy": summarise(best.pop("_test")),
+                   "grid": [{k: v for k, v in t.items() if k != "_test"} for t in tried]}
+            curves[method].append(row)
+            print(f"{method:>24} eps={epsilon:<5} {best['hyperparameters']} "
+                  f"acc={row['test_accuracy']['mean']:.4f} +- {row['test_accuracy']['sem']:.4f}")
+    return curves
+
+
+def _non_private(params, split):
+    X_fit, X_val, y_fit, y_val, X_test, y_test = split[:6]
+    by_C = {}
+    for C in params["C_grid"]:
+        est = LogisticRegression(C=C, max_iter=5000).fit(X_fit, y_fit)
+        by_C[C] = (est.score(X_val, y_val), est.score(X_test, y_test))
+    best_C = max(by_C, key=lambda c: by_C[c][0])
+    return {"C": best_C, "test_accuracy": by_C[best_C][1]}
+
+
+def _fit_times(split, delta):
+    X_train, y_train = split[6], split[7]
+    times = {"sklearn_LogisticRegression": best_time(
+        lambda: LogisticRegression(C=1.0).fit(X_train, y_train))}
+    for method in ("skdp_pure_add_remove", "skdp_gaussian_replace"):
+        times[method] = best_time(
+            lambda m=method: make_estimator(m, 1.0, {"C": 1.0}, 0, delta).fit(X_train, y_train))
+    if optional_import("diffprivlib") is not None:
+        def fit_diffprivlib():
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                make_estimator("diffprivlib", 1.0, {"C": 1.0}, 0, delta).fit(X_train, y_train)
+        times["diffprivlib"] = best_time(fit_diffprivlib)
+    base = times["sklearn_LogisticRegression"]
+    return {name: {"seconds": t, "ratio_to_sklearn": t / base} for name, t in times.items()}
+
+
+def _plot(payload, path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for method, rows in payload["curves"].items():
+        eps = [r["epsilon"] for r in rows]
+        mean = np.array([r["test_accuracy"]["mean"] for r in rows])
+        sem = np.array([r["test_accuracy"]["sem"] for r in rows])
+        ax.errorbar(eps, mean, yerr=sem, marker="o", capsize=3, label=method)
+    ax.axhline(payload["non_private"]["test_accuracy"], color="k", ls="--",
+               label="sklearn (non-private)")
+    ref = sorted(DIFFPRIVLIB_REFERENCE.items())
+    ax.plot([e for e, _ in ref], [a for _, a in ref], "x", color="grey",
+            label="diffprivlib reference (issue)")
+    ax.set_xscale("log")
+    ax.set_xlabel("epsilon")
+    ax.set_ylabel("Adult test accuracy")
+    ax.set_title("Objective perturbation on Adult (C chosen on validation)")
+    ax.legend(fontsize=8)
+    fig.text(0.01, 0.01, figure_footer(payload["environment"], payload["params"]["seeds"],
+                                       "as labelled (replace / add_remove)"), fontsize=6)
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def run(quick=False):
+    params = QUICK if quick else PARAMS
+    split = make_data()
+    methods = ["skdp_pure_replace", "skdp_pure_add_remove", "skdp_gaussian_replace"]
+    if optional_import("diffprivlib") is not None:
+        methods.append("diffprivlib")
+    payload = {
+        "params": params,
+        "curves": _accuracy_curves(methods, params, split),
+        "non_private": _non_private(params, split),
+        "fit_time": _fit_times(split, params["delta"]),
+        "diffprivlib_reference": DIFFPRIVLIB_REFERENCE,
+    }
+    name = NAME + ("_quick" if quick else "")
+    path = write_results(name, payload)
+    payload["environment"] = __import__("json").loads(path.read_text())["environment"]
+    _plot(payload, path.with_suffix(".png"))
+    print("non-private:", payload["non_private"])
+    for method, t in payload["fit_time"].items():
+        print(f"fit time {method:>28}: {t['seconds']:.3f} s = {t['ratio_to_sklearn']:.2f}x sklearn")
+    print("wrote", path, path.with_suffix(".png"))
+    return payload
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="CI-sized run")
+    run(quick=parser.parse_args(argv).quick)
+
+
+if __name__ == "__main__":
+    main()
