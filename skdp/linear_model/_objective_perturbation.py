@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numpy as np
+from scipy.linalg import cho_factor, cho_solve
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.metaestimators import available_if
@@ -14,7 +15,12 @@ from sklearn.utils.validation import validate_data
 from ..base import PrivacyParamsMixin, neighboring_constraint
 from ..losses import HuberHingeLoss, LogisticLoss
 from ..mechanisms import draw_gamma_norm, draw_gaussian
-from ..mechanisms._objective_perturbation import chaudhuri_calibration, kst_calibration
+from ..mechanisms._objective_perturbation import (
+    chaudhuri_calibration,
+    chaudhuri_calibration_derivative,
+    kst_calibration,
+    kst_calibration_derivative,
+)
 from ..utils._docstrings import fill_doc
 from ..utils._random import check_rng
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
@@ -26,7 +32,7 @@ from ._base import (
     one_vs_rest_targets,
     split_coefficients,
 )
-from ._solvers import newton_minimise
+from ._solvers import glm_hessian, newton_minimise
 
 _OBJPERT_LOSSES = {"logistic": LogisticLoss, "huber": HuberHingeLoss}
 
@@ -49,12 +55,28 @@ class ObjPertSolution:
     y: np.ndarray
     C: float
     ridge: float
+    loss: object
+    calibration_derivative: object
 
     @property
     def noise(self):
         if self.draw is None:
             return np.zeros_like(self.theta)
         return self.draw.vector(self.calibration.noise_scale)
+
+    def theta_derivative(self):
+        """``dtheta/depsilon`` with the standard draws held fixed (implicit function).
+
+        Stationarity ``grad J(theta) = 0`` with ``J`` the perturbed objective gives
+        ``W dtheta = -(dDelta theta + db)``, ``W`` the Hessian of ``J`` at theta
+        (spec epsilon_for_utility_math.md sections 2-3).
+        """
+        if self.draw is None:
+            return np.zeros_like(self.theta)
+        d = self.calibration_derivative
+        hessian = glm_hessian(self.theta, self.X, self.y, self.loss, self.C, self.ridge)
+        rhs = d.d_extra_ridge * self.theta + d.d_log_noise_scale * self.noise
+        return -cho_solve(cho_factor(hessian), rhs)
 
 
 def _objective_perturbation(X, y, loss, *, C, epsilon, delta, neighboring, delta_rule,
@@ -72,13 +94,18 @@ def _objective_perturbation(X, y, loss, *, C, epsilon, delta, neighboring, delta
     hessian_bound = C * loss.smoothness * row_norm**2
     ridge = 1.0
     if delta > 0:
-        calibration = kst_calibration(epsilon, delta, gradient_bound=gradient_bound,
-                                      hessian_bound=hessian_bound, neighboring=neighboring)
+        kst_args = dict(gradient_bound=gradient_bound, hessian_bound=hessian_bound,
+                        neighboring=neighboring)
+        calibration = kst_calibration(epsilon, delta, **kst_args)
+        derivative = None if np.isinf(epsilon) else kst_calibration_derivative(epsilon, delta,
+                                                                                **kst_args)
     else:
-        calibration = chaudhuri_calibration(epsilon, gradient_bound=gradient_bound,
-                                            hessian_bound=hessian_bound, ridge=ridge,
-                                            neighboring=neighboring, rule=delta_rule,
-                                            jacobian_frac=eps_jacobian_frac)
+        chaudhuri_args = dict(gradient_bound=gradient_bound, hessian_bound=hessian_bound,
+                              ridge=ridge, neighboring=neighboring, rule=delta_rule,
+                              jacobian_frac=eps_jacobian_frac)
+        calibration = chaudhuri_calibration(epsilon, **chaudhuri_args)
+        derivative = (None if np.isinf(epsilon)
+                      else chaudhuri_calibration_derivative(epsilon, **chaudhuri_args))
     d = X.shape[1]
     if calibration.noise == "gamma_norm":
         draw = draw_gamma_norm(d, rng)
@@ -91,7 +118,8 @@ def _objective_perturbation(X, y, loss, *, C, epsilon, delta, neighboring, delta
     result = newton_minimise(X, y, loss, C=C, ridge=total_ridge, linear=noise, tol=tol,
                              max_iter=max_iter)
     return ObjPertSolution(result.theta, result.n_iter, result.gradient_norm,
-                           result.converged, calibration, draw, X, y, C, total_ridge)
+                           result.converged, calibration, draw, X, y, C, total_ridge, loss,
+                           derivative)
 
 
 @fill_doc

@@ -125,3 +125,51 @@ def kst_calibration(epsilon, delta, *, gradient_bound, hessian_bound, neighborin
         return ObjPertCalibration(extra_ridge, "gaussian",
                                   float(kst_gaussian_std(epsilon, delta, zeta)), 0.5 * epsilon)
     return ObjPertCalibration(extra_ridge, "gamma_norm", 2.0 * zeta / epsilon, 0.5 * epsilon)
+
+
+@dataclass(frozen=True)
+class CalibrationDerivative:
+    """Derivatives in epsilon of a calibration, for pathwise (common-noise) derivatives.
+
+    The noise vector is ``noise_scale(epsilon)`` times fixed standard draws, so
+    ``db/depsilon = d_log_noise_scale * b``; the extra ridge moves by
+    ``d_extra_ridge``.
+    """
+
+    d_extra_ridge: float
+    d_log_noise_scale: float
+
+
+def chaudhuri_calibration_derivative(epsilon, *, gradient_bound, hessian_bound, ridge,
+                                     neighboring="replace", rule="continuous",
+                                     jacobian_frac=0.5):
+    """Derivative of :func:`chaudhuri_calibration` in epsilon (one-sided at the kink).
+
+    Main branch: ``Delta = 0`` and ``scale = zeta / (epsilon - kappa)``. Extra-ridge
+    branch: ``Delta = beta_H / expm1(f epsilon / m) - ridge`` and ``scale = zeta /
+    ((1 - f) epsilon)`` (spec epsilon_for_utility_math.md 3.2, generalised to f).
+    """
+    cal = chaudhuri_calibration(epsilon, gradient_bound=gradient_bound,
+                                hessian_bound=hessian_bound, ridge=ridge,
+                                neighboring=neighboring, rule=rule, jacobian_frac=jacobian_frac)
+    if cal.extra_ridge == 0.0:
+        return CalibrationDerivative(0.0, -1.0 / cal.epsilon_noise)
+    m = _jacobian_multiplier(neighboring)
+    rate = (0.5 if rule == "paper" else jacobian_frac) / m
+    d_extra = -hessian_bound * rate * np.exp(rate * epsilon) / np.expm1(rate * epsilon) ** 2
+    return CalibrationDerivative(float(d_extra), -1.0 / epsilon)
+
+
+def kst_calibration_derivative(epsilon, delta, *, gradient_bound, hessian_bound,
+                               neighboring="replace"):
+    """Derivative of :func:`kst_calibration` in epsilon.
+
+    Gaussian: ``dlog s / depsilon = -(4t + epsilon) / (2 epsilon (2t + epsilon))``,
+    ``t = log(2/delta)``; Gamma-norm: ``-1 / epsilon``; both with
+    ``dDelta/depsilon = -2 beta_H / epsilon**2``.
+    """
+    d_extra = kst_extra_ridge_derivative(epsilon, hessian_bound)
+    if delta > 0:
+        t = np.log(2.0 / delta)
+        return CalibrationDerivative(d_extra, -(4.0 * t + epsilon) / (2.0 * epsilon * (2.0 * t + epsilon)))
+    return CalibrationDerivative(d_extra, -1.0 / epsilon)

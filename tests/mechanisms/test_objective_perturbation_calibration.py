@@ -157,3 +157,29 @@ def test_jacobian_fraction_splits_the_budget_exactly(frac, neighboring, m):
               for s in (-1e-9, 1e-9))
     assert lo.noise_scale == pytest.approx(hi.noise_scale, rel=1e-6)
     assert lo.extra_ridge == pytest.approx(hi.extra_ridge, abs=1e-6)
+
+
+@pytest.mark.parametrize("neighboring", ["replace", "add_remove"])
+@pytest.mark.parametrize("eps", [0.1, 0.7, 5.0])
+@pytest.mark.parametrize("frac", [0.05, 0.5])
+def test_calibration_derivatives_match_central_differences(neighboring, eps, frac):
+    from skdp.mechanisms._objective_perturbation import (
+        chaudhuri_calibration_derivative,
+        kst_calibration_derivative,
+    )
+    common = dict(gradient_bound=1.3, hessian_bound=0.4, neighboring=neighboring)
+    h = 1e-6 * eps
+    cases = [
+        (lambda e: chaudhuri_calibration(e, ridge=1.0, jacobian_frac=frac, **common),
+         chaudhuri_calibration_derivative(eps, ridge=1.0, jacobian_frac=frac, **common)),
+        (lambda e: kst_calibration(e, 1e-5, **common),
+         kst_calibration_derivative(eps, 1e-5, **common)),
+        (lambda e: kst_calibration(e, 0.0, **common),
+         kst_calibration_derivative(eps, 0.0, **common)),
+    ]
+    for calibrate, derivative in cases:
+        up, down = calibrate(eps + h), calibrate(eps - h)
+        fd_ridge = (up.extra_ridge - down.extra_ridge) / (2 * h)
+        fd_log_scale = (np.log(up.noise_scale) - np.log(down.noise_scale)) / (2 * h)
+        assert derivative.d_extra_ridge == pytest.approx(fd_ridge, rel=1e-6, abs=1e-9)
+        assert derivative.d_log_noise_scale == pytest.approx(fd_log_scale, rel=1e-6)
