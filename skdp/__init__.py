@@ -1,13 +1,16 @@
 """skdp: differentially private empirical risk minimisation for scikit-learn."""
 
-from .exceptions import PrivacyBudgetError, PrivacyLeakWarning
+from .exceptions import PrivacyBudgetError, PrivacyLeakWarning, UnreachableUtilityWarning
 from .linear_model import ObjPertLogisticRegression
+from .model_selection import EpsilonForUtility
 
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "EpsilonForUtility",
     "ObjPertLogisticRegression",
     "PrivacyBudgetError",
     "PrivacyLeakWarning",
+    "UnreachableUtilityWarning",
     "__version__",
 ]

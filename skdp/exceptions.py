@@ -12,3 +12,7 @@ class PrivacyLeakWarning(UserWarning):
 
 class PrivacyBudgetError(ValueError):
     """The requested privacy budget cannot be met with the given settings."""
+
+
+class UnreachableUtilityWarning(UserWarning):
+    """The target utility cannot be met inside the allowed range of epsilon."""

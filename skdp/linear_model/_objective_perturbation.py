@@ -316,6 +316,20 @@ class ObjPertLogisticRegression(PrivacyParamsMixin, _LinearClassifierMixin, Clas
             for target in targets
         ]
 
+    def _fit_epsilon_derivative(self, X, y):
+        """Fit, then return ``(dcoef, dintercept)``: the derivative of ``coef_`` and
+        ``intercept_`` in ``epsilon`` with the standard noise draws held fixed.
+
+        Private interface of :class:`~skdp.EpsilonForUtility`. One-vs-rest spends
+        ``epsilon / K`` per class, hence the factor ``1 / K``.
+        """
+        self._validate_params()
+        solutions = self._fit_solutions(X, y)
+        k = len(solutions)
+        return split_coefficients([s.theta_derivative() / k for s in solutions],
+                                  self.n_features_in_, self.fit_intercept,
+                                  self.intercept_scaling)
+
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Fit the private model.
@@ -331,6 +345,11 @@ class ObjPertLogisticRegression(PrivacyParamsMixin, _LinearClassifierMixin, Clas
         -------
         self : object
         """
+        self._fit_solutions(X, y)
+        return self
+
+    def _fit_solutions(self, X, y):
+        """Fit and return the transient solutions (used by ``fit`` and derivatives)."""
         solutions = self._solve(X, y)
         self.coef_, self.intercept_ = split_coefficients(
             [s.theta for s in solutions], self.n_features_in_, self.fit_intercept,
@@ -346,7 +365,7 @@ class ObjPertLogisticRegression(PrivacyParamsMixin, _LinearClassifierMixin, Clas
                 "Increase max_iter or tol.", ConvergenceWarning, stacklevel=2)
         self._record_spend(self.epsilon if self.privacy_guarantee_ else np.inf, self.delta,
                            self.neighboring)
-        return self
+        return solutions
 
     @available_if(lambda self: self.loss == "logistic")
     def predict_proba(self, X):

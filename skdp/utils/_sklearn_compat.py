@@ -1,6 +1,7 @@
 """The only module that imports private scikit-learn API."""
 
 from sklearn.base import _fit_context
+from sklearn.model_selection._search import BaseSearchCV
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
-__all__ = ["_fit_context", "HasMethods", "Interval", "StrOptions"]
+__all__ = ["_fit_context", "BaseSearchCV", "HasMethods", "Interval", "StrOptions"]

@@ -1,0 +1,603 @@
+"""Choose the smallest epsilon that meets a target utility (EpsilonForUtility)."""
+
+import copy
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+from joblib import Parallel, delayed
+from scipy.special import expit
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
+from sklearn.metrics import check_scoring
+from sklearn.model_selection import train_test_split
+from sklearn.utils import Bunch
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ..exceptions import UnreachableUtilityWarning
+from ..utils._random import check_rng
+from ..utils._sklearn_compat import HasMethods, Interval, StrOptions, _fit_context
+
+SELECTION_STATEMENT = (
+    "The choice of epsilon used the private data given to fit (utilities measured on it "
+    "and the measuring fits listed here). That selection step is not covered by the "
+    "released model's guarantee, which is (epsilon_, delta) for the refit model alone. "
+    "For a clean guarantee, run EpsilonForUtility on public or proxy data and fit the "
+    "private data at the chosen epsilon."
+)
+
+
+def _best_has(name):
+    def check(self):
+        if hasattr(self, "best_estimator_"):
+            return hasattr(self.best_estimator_, name)
+        return hasattr(self._inner(), name)
+    return check
+
+
+def _scores(estimator, X):
+    """Raw scores of a fitted linear estimator: decision function or prediction."""
+    if hasattr(estimator, "decision_function"):
+        return np.asarray(estimator.decision_function(X), dtype=float)
+    return np.asarray(estimator.predict(X), dtype=float)
+
+
+def _score_derivative(estimator, X, dcoef, dintercept):
+    """``d scores / d epsilon``: the scores are linear in ``(coef_, intercept_)``."""
+    tangent = copy.copy(estimator)
+    tangent.coef_ = np.asarray(dcoef, dtype=float).reshape(np.shape(estimator.coef_))
+    tangent.intercept_ = np.asarray(dintercept, dtype=float).reshape(
+        np.shape(estimator.intercept_))
+    return _scores(tangent, X)
+
+
+def _true_class_margins(estimator, scores, y):
+    """Margin of the true class over the best other class, and its selector."""
+    if scores.ndim == 1:
+        sign = np.where(y == estimator.classes_[1], 1.0, -1.0)
+        return sign * scores, lambda ds: sign * ds
+    true = np.searchsorted(estimator.classes_, y)
+    rows = np.arange(len(y))
+    others = scores.copy()
+    others[rows, true] = -np.inf
+    rival = others.argmax(axis=1)
+    return (scores[rows, true] - scores[rows, rival],
+            lambda ds: ds[rows, true] - ds[rows, rival])
+
+
+def smoothed_accuracy_derivative(estimator, X, y, dcoef, dintercept):
+    """Derivative in epsilon of a kernel-smoothed accuracy.
+
+    Accuracy is the mean of ``1[r_i > 0]`` for the true-class margins ``r_i``;
+    it is replaced by the mean of ``expit(r_i / tau)``, whose bandwidth ``tau``
+    follows Silverman's rule on the margins (``tau = 0.55 * 1.06 * std(r) *
+    n**(-1/5)``, the 0.55 matching a logistic kernel to a Gaussian one), and
+    differentiated along the path.
+    """
+    scores = _scores(estimator, X)
+    margins, select = _true_class_margins(estimator, scores, np.asarray(y))
+    spread = np.std(margins)
+    if spread == 0:
+        return 0.0
+    tau = 0.55 * 1.06 * spread * len(margins) ** (-0.2)
+    dmargins = select(_score_derivative(estimator, X, dcoef, dintercept))
+    p = expit(margins / tau)
+    return float(np.mean(p * (1.0 - p) * dmargins) / tau)
+
+
+def _scorer_derivative(scorer, estimator, X, y, dcoef, dintercept):
+    """Central difference of a smooth scorer along the tangent ``(dcoef, dintercept)``."""
+    size = max(np.max(np.abs(dcoef)), np.max(np.abs(dintercept)), 1e-300)
+    scale = max(np.max(np.abs(estimator.coef_)), np.max(np.abs(estimator.intercept_)), 1.0)
+    h = 1e-5 * scale / size
+    values = []
+    for sign in (1.0, -1.0):
+        moved = copy.copy(estimator)
+        moved.coef_ = estimator.coef_ + sign * h * np.reshape(dcoef, np.shape(estimator.coef_))
+        moved.intercept_ = estimator.intercept_ + sign * h * np.reshape(
+            dintercept, np.shape(estimator.intercept_))
+        values.append(scorer(moved, X, y))
+    return float((values[0] - values[1]) / (2.0 * h))
+
+
+def _crn_fit_derivative(estimator, X, y, rel_step=1e-4):
+    """Common-random-number central difference: two extra fits with the same seed."""
+    epsilon = estimator.epsilon
+    h = rel_step * epsilon
+    ends = [clone(estimator).set_params(epsilon=epsilon + s * h).fit(X, y) for s in (1, -1)]
+    estimator.fit(X, y)
+    dcoef = (ends[0].coef_ - ends[1].coef_) / (2 * h)
+    dintercept = (np.asarray(ends[0].intercept_) - np.asarray(ends[1].intercept_)) / (2 * h)
+    return dcoef, dintercept, [e.epsilon for e in ends]
+
+
+def _measure(estimator, epsilon, seed, X_fit, y_fit, X_eval, y_eval, scoring, purpose):
+    """One measuring fit: utility and its pathwise derivative at ``epsilon``."""
+    estimator = clone(estimator).set_params(epsilon=epsilon, random_state=seed)
+    extra_fits = []
+    if hasattr(estimator, "_fit_epsilon_derivative"):
+        dcoef, dintercept = estimator._fit_epsilon_derivative(X_fit, y_fit)
+    else:
+        dcoef, dintercept, extra_fits = _crn_fit_derivative(estimator, X_fit, y_fit)
+    scorer = check_scoring(estimator, scoring=scoring)
+    utility = float(scorer(estimator, X_eval, y_eval))
+    if scoring == "accuracy":
+        derivative = smoothed_accuracy_derivative(estimator, X_eval, y_eval, dcoef, dintercept)
+    else:
+        derivative = _scorer_derivative(scorer, estimator, X_eval, y_eval, dcoef, dintercept)
+    fits = [{"epsilon": float(epsilon), "delta": float(getattr(estimator, "delta", 0.0)),
+             "purpose": purpose}]
+    fits += [{"epsilon": float(e), "delta": float(getattr(estimator, "delta", 0.0)),
+              "purpose": purpose + " (common-noise difference)"} for e in extra_fits]
+    return {"epsilon": float(epsilon), "seed": int(seed), "utility": utility,
+            "derivative": derivative, "purpose": purpose, "fits": fits}
+
+
+def _to_expansion_variable(epsilon, expansion):
+    return 1.0 / epsilon if expansion == "inverse" else epsilon
+
+
+def _from_expansion_variable(value, expansion):
+    if expansion == "inverse":
+        return np.inf if value <= 0 else 1.0 / value
+    return value
+
+
+class EpsilonForUtility(MetaEstimatorMixin, BaseEstimator):
+    """Find the smallest privacy budget epsilon that meets a target utility, then refit.
+
+    The utility of a private model is a smooth function of epsilon in expectation.
+    At a measuring epsilon the wrapped estimator is fitted with ``n_draws`` noise
+    draws; each fit gives the utility and its pathwise derivative in epsilon
+    (noise draws held fixed: analytic for objective perturbation, a common-noise
+    difference otherwise). A first-order expansion, in ``1/epsilon`` by default,
+    then gives the epsilon at which the utility reaches ``target_utility``;
+    optional refinement fits re-measure there and take Newton steps.
+
+    Parameters
+    ----------
+    estimator : estimator object, default=None
+        A private estimator with an ``epsilon`` and a ``random_state`` parameter;
+        it is cloned, never modified. ``None`` means
+        ``ObjPertLogisticRegression()``.
+
+    target_utility : float, default=0.8
+        Utility to reach, in the units of ``scoring`` (higher is better).
+
+    scoring : {"accuracy", "neg_log_loss", "r2", "neg_mean_squared_error"} or callable, \
+default=None
+        The utility; ``None`` means accuracy for classifiers and r2 for regressors.
+        Accuracy is piecewise constant in the coefficients, so its derivative is
+        that of a kernel-smoothed accuracy (:func:`smoothed_accuracy_derivative`);
+        other scorers are differentiated along the path by central differences,
+        so a callable scorer ``scorer(estimator, X, y)`` should be smooth.
+
+    measure_on : {"validation", "train"}, default="validation"
+        Where the utility is measured: a held-out split of the data given to
+        ``fit`` (stratified for classifiers), or the training data itself (the
+        source paper's choice).
+
+    validation_fraction : float, default=0.2
+        Size of the held-out split when ``measure_on="validation"``.
+
+    measuring_epsilon : float or tuple of float, default=1.0
+        Where to measure. With several values, the expansion is taken from the
+        one nearest (in log epsilon) to the answer.
+
+    n_draws : int, default=5
+        Noise draws (private fits) per measuring point; their utilities and
+        derivatives are averaged.
+
+    expansion : {"inverse", "linear"}, default="inverse"
+        First order in ``1/epsilon`` (the noise scale is close to proportional to
+        ``1/epsilon``, so this stays accurate over a wider range) or in epsilon
+        (the source paper's rule).
+
+    max_fits : int, default=None
+        Total number of private fits allowed, the final refit included. When it
+        leaves room for at least ``n_draws`` more fits after the measuring points,
+        the estimator is re-measured at the current answer and a Newton step taken,
+        as often as the budget allows. ``None``: no refinement.
+
+    epsilon_bounds : tuple of float, default=(1e-3, 1e3)
+        The answer is clipped to these bounds, with an
+        :class:`~skdp.exceptions.UnreachableUtilityWarning` when the target is
+        out of reach inside them.
+
+    refit : bool, default=True
+        Whether to fit ``best_estimator_`` on all the data at ``epsilon_``.
+
+    n_jobs : int, default=None
+        Parallel measuring fits (joblib; works with ``joblib.parallel_backend("dask")``).
+
+    random_state : int, RandomState instance, Generator or None, default=None
+        Seeds the validation split, the noise draws of the measuring fits and,
+        when the wrapped estimator's own ``random_state`` is ``None``, the refit.
+
+    Attributes
+    ----------
+    epsilon_ : float
+        The chosen epsilon.
+
+    predicted_utility_ : float
+        Utility the expansion predicts at ``epsilon_``.
+
+    measurements_ : list of dict
+        One entry per measuring fit: epsilon, seed, utility, derivative, purpose.
+
+    best_estimator_ : estimator
+        The estimator refitted on all data at ``epsilon_`` (when ``refit=True``).
+
+    n_fits_ : int
+        Number of private fits made, the refit included.
+
+    privacy_report_ : dict
+        Every internal fit's (epsilon, delta), their sum (basic composition) and
+        a statement of what the guarantee covers.
+
+    n_features_in_ : int
+
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Defined only when ``X`` has string feature names.
+
+    Notes
+    -----
+    Choosing epsilon is itself data-dependent: the measuring fits use the
+    private data and their utilities are not privatised. ``privacy_report_``
+    lists every fit; the released ``best_estimator_`` carries its own
+    (``epsilon_``, delta) guarantee only for the refit, not for the selection.
+    For a clean guarantee run this on public or proxy data and then fit the
+    private data at ``epsilon_``. Specification:
+    ``shared/spec/epsilon_for_utility_math.md``.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from skdp import EpsilonForUtility, ObjPertLogisticRegression
+    >>> X, y = make_classification(n_samples=2000, n_features=5, random_state=0)
+    >>> search = EpsilonForUtility(ObjPertLogisticRegression(C=1.0), target_utility=0.85,
+    ...                            n_draws=3, random_state=0).fit(X, y)
+    >>> search.n_fits_, search.best_estimator_.epsilon == search.epsilon_
+    (4, True)
+    """
+
+    _parameter_constraints = {
+        "estimator": [HasMethods(["fit"]), None],
+        "target_utility": [Real],
+        "scoring": [StrOptions({"accuracy", "neg_log_loss", "r2", "neg_mean_squared_error"}),
+                    callable, None],
+        "measure_on": [StrOptions({"validation", "train"})],
+        "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "measuring_epsilon": [Interval(Real, 0, None, closed="neither"), tuple, list],
+        "n_draws": [Interval(Integral, 1, None, closed="left")],
+        "expansion": [StrOptions({"inverse", "linear"})],
+        "max_fits": [Interval(Integral, 1, None, closed="left"), None],
+        "epsilon_bounds": [tuple, list],
+        "refit": ["boolean"],
+        "n_jobs": [Integral, None],
+        "random_state": ["random_state", np.random.Generator],
+    }
+
+    def __init__(self, estimator=None, target_utility=0.8, *, scoring=None,
+                 measure_on="validation", validation_fraction=0.2, measuring_epsilon=1.0,
+                 n_draws=5, expansion="inverse", max_fits=None, epsilon_bounds=(1e-3, 1e3),
+                 refit=True, n_jobs=None, random_state=None):
+        self.estimator = estimator
+        self.target_utility = target_utility
+        self.scoring = scoring
+        self.measure_on = measure_on
+        self.validation_fraction = validation_fraction
+        self.measuring_epsilon = measuring_epsilon
+        self.n_draws = n_draws
+        self.expansion = expansion
+        self.max_fits = max_fits
+        self.epsilon_bounds = epsilon_bounds
+        self.refit = refit
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+    def _inner(self):
+        if self.estimator is None:
+            from ..linear_model import ObjPertLogisticRegression
+
+            return ObjPertLogisticRegression()
+        return self.estimator
+
+    def _scoring(self, estimator):
+        if self.scoring is not None:
+            return self.scoring
+        return "accuracy" if is_classifier(estimator) else "r2"
+
+    def _check_params(self, estimator):
+        params = estimator.get_params()
+        for name in ("epsilon", "random_state"):
+            if name not in params:
+                raise ValueError(f"EpsilonForUtility needs an estimator with an {name!r} "
+                                 f"parameter; {type(estimator).__name__} has none.")
+        lo, hi = self.epsilon_bounds
+        if not 0 < lo < hi < np.inf:
+            raise ValueError(f"epsilon_bounds must satisfy 0 < low < high < inf, got "
+                             f"{self.epsilon_bounds!r}.")
+        points = np.atleast_1d(np.asarray(self.measuring_epsilon, dtype=float))
+        if points.size == 0 or not np.all((points > 0) & np.isfinite(points)):
+            raise ValueError(f"measuring_epsilon must be finite positive values, got "
+                             f"{self.measuring_epsilon!r}.")
+        measuring = points.size * self.n_draws
+        if self.max_fits is not None and self.max_fits < measuring + int(self.refit):
+            raise ValueError(
+                f"max_fits={self.max_fits} leaves no room for the {measuring} measuring fits "
+                f"(len(measuring_epsilon) * n_draws) and the refit; raise max_fits or lower "
+                "n_draws.")
+        return points
+
+    def _run(self, points, seeds, data, scoring, estimator, purpose):
+        X_fit, y_fit, X_eval, y_eval = data
+        return Parallel(n_jobs=self.n_jobs)(
+            delayed(_measure)(estimator, eps, seed, X_fit, y_fit, X_eval, y_eval, scoring,
+                              purpose)
+            for eps in points for seed in seeds)
+
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y):
+        """Measure, solve for the target, and refit at the chosen epsilon.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        self : object
+        """
+        estimator = self._inner()
+        points = self._check_params(estimator)
+        X, y = validate_data(self, X, y, accept_sparse=("csr", "csc"), dtype=None,
+                             ensure_all_finite=True)
+        if is_classifier(estimator):
+            check_classification_targets(y)
+        rng = check_rng(self.random_state)
+        scoring = self._scoring(estimator)
+        if self.measure_on == "validation":
+            split_seed = int(rng.integers(2**31 - 1))
+            stratify = y if is_classifier(estimator) else None
+            X_fit, X_eval, y_fit, y_eval = train_test_split(
+                X, y, test_size=self.validation_fraction, random_state=split_seed,
+                stratify=stratify)
+        else:
+            X_fit, X_eval, y_fit, y_eval = X, X, y, y
+        data = (X_fit, y_fit, X_eval, y_eval)
+        seeds = [int(s) for s in rng.integers(2**31 - 1, size=self.n_draws)]
+        refit_seed = estimator.get_params()["random_state"]
+        if refit_seed is None:
+            refit_seed = int(rng.integers(2**31 - 1))
+
+        self.measurements_ = self._run(points, seeds, data, scoring, estimator, "measure")
+        epsilon, predicted = self._solve_target()
+        n_fits = sum(len(m["fits"]) for m in self.measurements_)
+        budget = self.max_fits - int(self.refit) if self.max_fits is not None else n_fits
+        lo, hi = self.epsilon_bounds
+        while n_fits + self.n_draws <= budget and lo <= epsilon <= hi:
+            new = self._run([epsilon], seeds, data, scoring, estimator, "refine")
+            self.measurements_ += new
+            n_fits += sum(len(m["fits"]) for m in new)
+            epsilon, predicted = self._solve_target()
+
+        if not lo <= epsilon <= hi:
+            warnings.warn(
+                f"The target utility {self.target_utility} is out of reach inside "
+                f"epsilon_bounds={self.epsilon_bounds} (the expansion gives {epsilon:.4g}); "
+                "epsilon_ is clipped to the nearest bound.", UnreachableUtilityWarning,
+                stacklevel=3)
+            epsilon = float(np.clip(epsilon, lo, hi))
+            predicted = self._expansion_at(epsilon)[0]
+        self.epsilon_, self.predicted_utility_ = float(epsilon), float(predicted)
+
+        fits = [fit for m in self.measurements_ for fit in m["fits"]]
+        if self.refit:
+            self.best_estimator_ = clone(estimator).set_params(
+                epsilon=self.epsilon_, random_state=refit_seed).fit(X, y)
+            fits.append({"epsilon": self.epsilon_,
+                         "delta": float(getattr(self.best_estimator_, "delta", 0.0)),
+                         "purpose": "refit (released model)"})
+        self.n_fits_ = len(fits)
+        self.privacy_report_ = {
+            "fits": fits,
+            "total_epsilon": float(sum(f["epsilon"] for f in fits)),
+            "total_delta": float(sum(f["delta"] for f in fits)),
+            "released_model": {"epsilon": self.epsilon_, "delta": fits[-1]["delta"]}
+            if self.refit else None,
+            "statement": SELECTION_STATEMENT,
+        }
+        return self
+
+    def _points(self):
+        """Per measuring epsilon: mean utility, mean derivative and their standard errors."""
+        by_eps = {}
+        for m in self.measurements_:
+            by_eps.setdefault(m["epsilon"], []).append(m)
+        points = []
+        for eps, ms in sorted(by_eps.items()):
+            u = np.array([m["utility"] for m in ms])
+            d = np.array([m["derivative"] for m in ms])
+            sem = (lambda v: v.std(ddof=1) / np.sqrt(len(v)) if len(v) > 1 else np.nan)
+            points.append(Bunch(epsilon=eps, utility=u.mean(), derivative=d.mean(),
+                                utility_sem=sem(u), derivative_sem=sem(d)))
+        return points
+
+    def _expand(self, point, epsilon):
+        """First-order utility at ``epsilon`` from one measuring point, with its error."""
+        v0 = _to_expansion_variable(point.epsilon, self.expansion)
+        v = _to_expansion_variable(epsilon, self.expansion)
+        slope = point.derivative * (-point.epsilon**2 if self.expansion == "inverse" else 1.0)
+        slope_sem = point.derivative_sem * (point.epsilon**2 if self.expansion == "inverse"
+                                            else 1.0)
+        value = point.utility + slope * (v - v0)
+        error = np.hypot(point.utility_sem, slope_sem * (v - v0))
+        return value, error, slope, v0
+
+    def _nearest(self, epsilon):
+        points = self._points()
+        return min(points, key=lambda p: abs(np.log(p.epsilon) - np.log(epsilon)))
+
+    def _expansion_at(self, epsilon):
+        value, error, _, _ = self._expand(self._nearest(epsilon), epsilon)
+        return value, error
+
+    def _solve_target(self):
+        """Solve the expansion for the target, from the measuring point nearest the answer.
+
+        Starts from the latest measuring point and moves to whichever point lies
+        nearest (in log epsilon) to the current answer until that point is stable.
+        """
+        points = self._points()
+        latest = self.measurements_[-1]["epsilon"]
+        point = next(p for p in points if p.epsilon == latest)
+        epsilon = self._root(point)
+        for _ in range(len(points)):
+            nearest = self._nearest(epsilon)
+            if nearest.epsilon == point.epsilon:
+                break
+            point, epsilon = nearest, self._root(nearest)
+        return epsilon, self._expand(point, epsilon)[0]
+
+    def _root(self, point):
+        _, _, slope, v0 = self._expand(point, point.epsilon)
+        gap = self.target_utility - point.utility
+        lo, hi = self.epsilon_bounds
+        if slope == 0 or not np.isfinite(slope):
+            return 2.0 * hi if gap > 0 else point.epsilon
+        epsilon = _from_expansion_variable(v0 + gap / slope, self.expansion)
+        # outside the bounds on either side: clipped (with a warning) by fit
+        return float(np.clip(epsilon, lo / 2.0, 2.0 * hi))
+
+    def predict_utility(self, epsilons):
+        """Estimated utility at each epsilon, with an error band.
+
+        Parameters
+        ----------
+        epsilons : array-like of shape (n_points,)
+
+        Returns
+        -------
+        utility : ndarray of shape (n_points,)
+            First-order expansion from the nearest measuring point.
+        error : ndarray of shape (n_points,)
+            Standard error from the spread of the noise draws (NaN with one draw).
+        """
+        check_is_fitted(self, "measurements_")
+        values = [self._expansion_at(float(e)) for e in np.atleast_1d(epsilons)]
+        return np.array([v for v, _ in values]), np.array([e for _, e in values])
+
+    def plot(self, ax=None):
+        """Plot the measured utilities, the estimated curve and the answer.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, default=None
+            Axes to draw on; a new figure when ``None``.
+
+        Returns
+        -------
+        ax : matplotlib Axes
+        """
+        check_is_fitted(self, "measurements_")
+        import matplotlib.pyplot as plt
+
+        if ax is None:
+            _, ax = plt.subplots()
+        points = self._points()
+        lo = min([p.epsilon for p in points] + [self.epsilon_]) / 3
+        hi = max([p.epsilon for p in points] + [self.epsilon_]) * 3
+        grid = np.geomspace(lo, hi, 200)
+        value, error = self.predict_utility(grid)
+        ax.plot(grid, value, label=f"estimate ({self.expansion} expansion)")
+        ax.fill_between(grid, value - 2 * error, value + 2 * error, alpha=0.2)
+        ax.errorbar([p.epsilon for p in points], [p.utility for p in points],
+                    yerr=[2 * p.utility_sem if np.isfinite(p.utility_sem) else 0
+                          for p in points], fmt="o", label="measured")
+        ax.axhline(self.target_utility, color="k", ls="--", lw=1, label="target")
+        ax.axvline(self.epsilon_, color="C3", lw=1, label=f"epsilon_ = {self.epsilon_:.3g}")
+        ax.set_xscale("log")
+        ax.set_xlabel("epsilon")
+        ax.set_ylabel("utility")
+        ax.legend()
+        return ax
+
+    @available_if(_best_has("predict"))
+    def predict(self, X):
+        """Predict with ``best_estimator_``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        return self.best_estimator_.predict(X)
+
+    @available_if(_best_has("predict_proba"))
+    def predict_proba(self, X):
+        """Class probabilities from ``best_estimator_``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+        """
+        check_is_fitted(self)
+        return self.best_estimator_.predict_proba(X)
+
+    @available_if(_best_has("decision_function"))
+    def decision_function(self, X):
+        """Decision function of ``best_estimator_``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        scores : ndarray
+        """
+        check_is_fitted(self)
+        return self.best_estimator_.decision_function(X)
+
+    def score(self, X, y):
+        """Score of ``best_estimator_`` (its own ``score`` method).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        score : float
+        """
+        check_is_fitted(self)
+        return self.best_estimator_.score(X, y)
+
+    @property
+    def classes_(self):
+        """Class labels of ``best_estimator_``."""
+        check_is_fitted(self)
+        return self.best_estimator_.classes_
+
+    def __sklearn_tags__(self):
+        from sklearn.utils import get_tags
+
+        tags = super().__sklearn_tags__()
+        inner = get_tags(self._inner())
+        tags.estimator_type = inner.estimator_type
+        tags.classifier_tags = inner.classifier_tags
+        tags.regressor_tags = inner.regressor_tags
+        tags.input_tags.sparse = inner.input_tags.sparse
+        return tags

@@ -1,0 +1,161 @@
+import pickle
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+from sklearn.base import clone
+from sklearn.datasets import make_classification
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import Normalizer
+
+from skdp import EpsilonForUtility, ObjPertLogisticRegression, UnreachableUtilityWarning
+from skdp.model_selection import smoothed_accuracy_derivative
+from skdp.model_selection._epsilon_for_utility import SELECTION_STATEMENT
+
+X, y = make_classification(n_samples=1500, n_features=5, n_informative=2, n_redundant=0,
+                           class_sep=1.5, flip_y=0.02, random_state=0)
+X /= np.linalg.norm(X, axis=1)[:, None]  # accuracy 0.76 at epsilon 0.1, 0.95 at 1, 0.96 at inf
+
+
+def _search(**params):
+    defaults = dict(estimator=ObjPertLogisticRegression(C=10.0, delta=1e-5),
+                    target_utility=0.92, n_draws=2, random_state=0)
+    return EpsilonForUtility(**{**defaults, **params})
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    return _search().fit(X, y)
+
+
+def test_answer_solves_the_expansion_and_refit_uses_it(fitted):
+    assert fitted.predicted_utility_ == pytest.approx(0.92, abs=1e-9)
+    value, _ = fitted.predict_utility([fitted.epsilon_])
+    assert value[0] == pytest.approx(0.92, abs=1e-9)
+    assert fitted.best_estimator_.epsilon == fitted.epsilon_
+    assert fitted.best_estimator_.n_features_in_ == 5
+    assert_allclose(fitted.predict(X), fitted.best_estimator_.predict(X))
+    assert_allclose(fitted.predict_proba(X), fitted.best_estimator_.predict_proba(X))
+    assert fitted.score(X, y) == fitted.best_estimator_.score(X, y)
+
+
+def test_inverse_expansion_algebra(fitted):
+    (point,) = fitted._points()
+    t0, t = 1 / point.epsilon, 1 / fitted.epsilon_
+    # U(t) = U(t0) + dU/dt (t - t0), dU/dt = -epsilon^2 dU/depsilon
+    assert point.utility - point.epsilon**2 * point.derivative * (t - t0) == pytest.approx(0.92)
+    linear = _search(expansion="linear", measuring_epsilon=0.3).fit(X, y)
+    (p,) = linear._points()
+    assert p.utility + p.derivative * (linear.epsilon_ - p.epsilon) == pytest.approx(0.92)
+
+
+def test_privacy_report_is_the_hand_composition(fitted):
+    report = fitted.privacy_report_
+    # two measuring fits at epsilon = 1 and the refit at epsilon_, each with delta 1e-5
+    assert fitted.n_fits_ == 3 == len(report["fits"])
+    assert report["total_epsilon"] == pytest.approx(1.0 + 1.0 + fitted.epsilon_)
+    assert report["total_delta"] == pytest.approx(3e-5)
+    assert report["released_model"] == {"epsilon": fitted.epsilon_, "delta": 1e-5}
+    assert report["statement"] == SELECTION_STATEMENT
+    assert [f["purpose"] for f in report["fits"]] == ["measure", "measure",
+                                                      "refit (released model)"]
+
+
+def test_wrapped_estimator_is_not_modified():
+    inner = ObjPertLogisticRegression(C=10.0, epsilon=3.0)
+    before = pickle.dumps(inner)
+    _search(estimator=inner).fit(X, y)
+    assert pickle.dumps(inner) == before
+    assert not hasattr(inner, "coef_")
+
+
+def test_same_seed_same_answer_and_clone():
+    a, b = _search().fit(X, y), clone(_search()).fit(X, y)
+    assert a.epsilon_ == b.epsilon_
+    assert_allclose(a.best_estimator_.coef_, b.best_estimator_.coef_)
+
+
+def test_refinement_respects_max_fits():
+    search = _search(n_draws=1, max_fits=3).fit(X, y)
+    assert search.n_fits_ == 3
+    assert [m["purpose"] for m in search.measurements_] == ["measure", "refine"]
+    # after a refinement the expansion is taken at the refined point
+    assert search.predicted_utility_ == pytest.approx(0.92, abs=1e-9)
+    with pytest.raises(ValueError, match="max_fits"):
+        _search(n_draws=3, max_fits=3).fit(X, y)
+
+
+def test_unreachable_target_warns_and_clips():
+    with pytest.warns(UnreachableUtilityWarning, match="out of reach"):
+        search = _search(target_utility=1.5, epsilon_bounds=(0.01, 50.0)).fit(X, y)
+    assert search.epsilon_ == 50.0
+
+
+def test_smoothed_accuracy_derivative_is_the_path_derivative():
+    est = ObjPertLogisticRegression(C=10.0, delta=1e-5, epsilon=0.7, random_state=1)
+    dcoef, dintercept = est._fit_epsilon_derivative(X, y)
+    analytic = smoothed_accuracy_derivative(est, X, y, dcoef, dintercept)
+    # the same smoothed accuracy on the refitted path (bandwidth held at epsilon's)
+    from scipy.special import expit
+
+    sign = np.where(y == 1, 1.0, -1.0)
+    margins = sign * est.decision_function(X)
+    tau = 0.55 * 1.06 * np.std(margins) * len(y) ** (-0.2)
+    h = 1e-5
+
+    def smoothed(eps):
+        moved = clone(est).set_params(epsilon=eps).fit(X, y)
+        return np.mean(expit(sign * moved.decision_function(X) / tau))
+
+    fd = (smoothed(0.7 + h) - smoothed(0.7 - h)) / (2 * h)
+    assert analytic == pytest.approx(fd, rel=1e-4)
+
+
+class _NoAnalyticPath(ObjPertLogisticRegression):
+    """An estimator that only exposes epsilon and random_state."""
+
+    _fit_epsilon_derivative = property()  # hide the analytic path
+
+    def __getattribute__(self, name):
+        if name == "_fit_epsilon_derivative":
+            raise AttributeError(name)
+        return super().__getattribute__(name)
+
+
+def test_common_random_number_fallback_matches_analytic_path():
+    analytic = _search(n_draws=2).fit(X, y)
+    generic = _search(n_draws=2, estimator=_NoAnalyticPath(C=10.0, delta=1e-5)).fit(X, y)
+    for a, g in zip(analytic.measurements_, generic.measurements_):
+        assert a["utility"] == g["utility"]
+        assert g["derivative"] == pytest.approx(a["derivative"], rel=1e-3)
+    # each generic measurement costs three fits, all reported
+    assert generic.n_fits_ == 2 * 3 + 1
+    assert generic.privacy_report_["total_epsilon"] == pytest.approx(
+        2 * (1.0 + 1.0001 + 0.9999) + generic.epsilon_)
+
+
+def test_other_scorings_and_measuring_points():
+    search = _search(scoring="neg_log_loss", target_utility=-0.25,
+                     measuring_epsilon=(0.3, 3.0)).fit(X, y)
+    assert len(search._points()) == 2
+    assert search.predicted_utility_ == pytest.approx(-0.25, abs=1e-9)
+    train = _search(measure_on="train").fit(X, y)
+    assert train.epsilon_ > 0
+
+
+def test_inside_a_pipeline_and_parallel():
+    pipe = make_pipeline(Normalizer(), _search(n_jobs=2))
+    pipe.fit(X, y)
+    serial = make_pipeline(Normalizer(), _search(n_jobs=1)).fit(X, y)
+    assert pipe[-1].epsilon_ == serial[-1].epsilon_
+    assert pipe.predict(X).shape == (len(y),)
+
+
+def test_bad_parameters():
+    with pytest.raises(ValueError, match="epsilon_bounds"):
+        _search(epsilon_bounds=(5.0, 1.0)).fit(X, y)
+    with pytest.raises(ValueError, match="'epsilon' parameter"):
+        from sklearn.linear_model import LogisticRegression
+        EpsilonForUtility(LogisticRegression(), target_utility=0.8).fit(X, y)
+    with pytest.raises(ValueError, match="measuring_epsilon"):
+        _search(measuring_epsilon=(1.0, -1.0)).fit(X, y)
