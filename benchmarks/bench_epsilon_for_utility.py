@@ -1,0 +1,206 @@
+"""EpsilonForUtility on UCI Adult: how well the expansion predicts utility, and the decision.
+
+Part A (the source paper's design): measuring points 0.1, 0.25, 0.75 for the range
+(0, 1] and 1, 2.5, 7.5 for [1, 10]; 10 repetitions (one noise draw each); utility =
+training accuracy on a 10,000-row sample of the Adult training split (the paper measures
+on the training data). For each measuring point the first-order prediction over its range
+is compared with the measured mean curve (20 seeds per grid point): mean absolute error,
+for the linear (paper) and the inverse expansion.
+
+Part B (the decision): for target test accuracies, EpsilonForUtility with one draw per
+measuring point and at most 3 private fits (measure, refine, refit) on the whole training
+split; the refit model's test accuracy over repetitions, and epsilon_ against the true
+smallest epsilon (a dense grid averaged over 20 seeds).
+
+Run ``python -m benchmarks.bench_epsilon_for_utility [--quick]`` from the repo root.
+"""
+
+import argparse
+import warnings
+
+import numpy as np
+from sklearn.base import clone
+
+from skdp import EpsilonForUtility, ObjPertLogisticRegression
+from skdp.datasets import load_adult
+
+from ._common import figure_footer, summarise, write_results
+
+NAME = "epsilon_for_utility"
+PARAMS = {
+    "ranges": {"(0, 1]": ([0.1, 0.25, 0.75], np.linspace(0.05, 1.0, 20)),
+               "[1, 10]": ([1.0, 2.5, 7.5], np.linspace(1.0, 10.0, 19))},
+    "repetitions": 10,
+    "curve_seeds": 20,
+    "n_rows": 10_000,
+    "targets": [0.80, 0.82, 0.83],
+    "decision_grid": np.geomspace(0.05, 10.0, 25),
+    "decision_repetitions": 10,
+}
+QUICK = {
+    "ranges": {"(0, 1]": ([0.25], np.linspace(0.1, 1.0, 4))},
+    "repetitions": 2,
+    "curve_seeds": 2,
+    "n_rows": 3000,
+    "targets": [0.82],
+    "decision_grid": np.geomspace(0.1, 5.0, 5),
+    "decision_repetitions": 2,
+}
+
+
+def estimators():
+    """The private estimators studied (those importable in this version of skdp)."""
+    configs = {
+        "objpert_logistic_gaussian": ObjPertLogisticRegression(delta=1e-5, C=1.0),
+        "objpert_huber_gaussian": ObjPertLogisticRegression(delta=1e-5, C=1.0, loss="huber",
+                                                            huber_h=0.1),
+    }
+    try:
+        from skdp import OutputPertSVM
+        configs["outputpert_hinge_gaussian"] = OutputPertSVM(delta=1e-5, C=1.0)
+    except ImportError:
+        pass
+    try:
+        from skdp import DPSGDClassifier
+        configs["dpsgd"] = DPSGDClassifier(delta=1e-5)
+    except ImportError:
+        pass
+    return configs
+
+
+def _mean_curve(estimator, grid, seeds, X, y, X_eval, y_eval):
+    return np.array([
+        np.mean([clone(estimator).set_params(epsilon=float(e), random_state=s).fit(X, y)
+                 .score(X_eval, y_eval) for s in range(seeds)])
+        for e in grid])
+
+
+def expansion_study(estimator, X, y, params):
+    """Part A: mean absolute error of the predicted training-accuracy curve."""
+    result = {}
+    for range_name, (points, grid) in params["ranges"].items():
+        measured = _mean_curve(estimator, grid, params["curve_seeds"], X, y, X, y)
+        errors = {"linear": [], "inverse": []}
+        for point in points:
+            for rep in range(params["repetitions"]):
+                for expansion in errors:
+                    search = EpsilonForUtility(
+                        estimator, target_utility=float(measured[-1]), measure_on="train",
+                        measuring_epsilon=point, n_draws=1, expansion=expansion,
+                        refit=False, random_state=rep)
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        search.fit(X, y)
+                    predicted, _ = search.predict_utility(grid)
+                    errors[expansion].append(float(np.mean(np.abs(predicted - measured))))
+        result[range_name] = {
+            "grid": grid, "measured_mean_curve": measured,
+            "mae": {k: summarise(v) for k, v in errors.items()},
+            "ratio_linear_to_inverse": float(np.mean(errors["linear"])
+                                             / np.mean(errors["inverse"])),
+        }
+        print(f"  {range_name}: MAE linear {np.mean(errors['linear']):.4f}, "
+              f"inverse {np.mean(errors['inverse']):.4f}")
+    return result
+
+
+def decision_study(estimator, data, params):
+    """Part B: the refit model against the target and the true smallest epsilon."""
+    grid = params["decision_grid"]
+    curve = _mean_curve(estimator, grid, params["curve_seeds"], data.X_train, data.y_train,
+                        data.X_test, data.y_test)
+    rows = []
+    for target in params["targets"]:
+        reached = np.nonzero(curve >= target)[0]
+        if len(reached) == 0:
+            true_eps = np.inf
+        elif reached[0] == 0:
+            true_eps = float(grid[0])
+        else:  # interpolate in log epsilon between the bracketing grid points
+            i = reached[0]
+            w = (target - curve[i - 1]) / (curve[i] - curve[i - 1])
+            true_eps = float(np.exp(np.log(grid[i - 1]) + w * np.log(grid[i] / grid[i - 1])))
+        chosen, accuracy, fits = [], [], []
+        for rep in range(params["decision_repetitions"]):
+            search = EpsilonForUtility(estimator, target_utility=target, n_draws=1,
+                                       max_fits=3, measuring_epsilon=1.0, random_state=rep)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                search.fit(data.X_train, data.y_train)
+            chosen.append(search.epsilon_)
+            accuracy.append(search.score(data.X_test, data.y_test))
+            fits.append(search.n_fits_)
+        row = {"target": target, "true_smallest_epsilon": true_eps,
+               "epsilon_": summarise(chosen), "test_accuracy": summarise(accuracy),
+               "ratio_to_true": float(np.mean(chosen) / true_eps),
+               "max_fits_used": int(max(fits))}
+        rows.append(row)
+        print(f"  target {target}: true eps {true_eps:.3f}, chosen {np.mean(chosen):.3f} "
+              f"({row['ratio_to_true']:.2f}x), test accuracy {np.mean(accuracy):.4f}, "
+              f"fits {max(fits)}")
+    return {"grid": grid, "mean_test_accuracy_curve": curve, "rows": rows}
+
+
+def _plot(payload, path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(payload["expansion"])
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    width = 0.35
+    for k, expansion in enumerate(("linear", "inverse")):
+        values = [np.mean([r["mae"][expansion]["mean"] for r in payload["expansion"][n].values()])
+                  for n in names]
+        axes[0].bar(np.arange(len(names)) + k * width, values, width, label=expansion)
+    axes[0].set_xticks(np.arange(len(names)) + width / 2, names, rotation=20, fontsize=7)
+    axes[0].set_ylabel("MAE of predicted training accuracy")
+    axes[0].set_title("Expansion error (mean over measuring points)")
+    axes[0].legend()
+    for name, study in payload["decision"].items():
+        axes[1].plot(study["grid"], study["mean_test_accuracy_curve"], label=name)
+        for row in study["rows"]:
+            axes[1].plot(row["epsilon_"]["mean"], row["test_accuracy"]["mean"], "k^")
+    axes[1].set_xscale("log")
+    axes[1].set_xlabel("epsilon")
+    axes[1].set_ylabel("Adult test accuracy")
+    axes[1].set_title("Mean curve and EpsilonForUtility's choices (triangles)")
+    axes[1].legend(fontsize=7)
+    fig.text(0.01, 0.01, figure_footer(payload["environment"], "see JSON", "add_remove"),
+             fontsize=6)
+    fig.tight_layout(rect=(0, 0.04, 1, 1))
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def run(quick=False):
+    params = QUICK if quick else PARAMS
+    data = load_adult()
+    rng = np.random.default_rng(0)
+    rows = rng.choice(len(data.y_train), size=params["n_rows"], replace=False)
+    X_small, y_small = data.X_train[rows], data.y_train[rows]
+    configs = estimators()
+    if quick:
+        configs = dict(list(configs.items())[:1])
+    payload = {"params": params, "expansion": {}, "decision": {}}
+    for name, estimator in configs.items():
+        print(name)
+        payload["expansion"][name] = expansion_study(estimator, X_small, y_small, params)
+        payload["decision"][name] = decision_study(estimator, data, params)
+    name = NAME + ("_quick" if quick else "")
+    path = write_results(name, payload)
+    payload["environment"] = __import__("json").loads(path.read_text())["environment"]
+    _plot(payload, path.with_suffix(".png"))
+    print("wrote", path, path.with_suffix(".png"))
+    return payload
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="CI-sized run")
+    run(quick=parser.parse_args(argv).quick)
+
+
+if __name__ == "__main__":
+    main()
