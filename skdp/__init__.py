@@ -1,12 +1,13 @@
 """skdp: differentially private empirical risk minimisation for scikit-learn."""
 
 from .exceptions import PrivacyBudgetError, PrivacyLeakWarning, UnreachableUtilityWarning
-from .linear_model import ObjPertLogisticRegression
+from .linear_model import DPSGDClassifier, ObjPertLogisticRegression
 from .model_selection import EpsilonForUtility
 
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "DPSGDClassifier",
     "EpsilonForUtility",
     "ObjPertLogisticRegression",
     "PrivacyBudgetError",

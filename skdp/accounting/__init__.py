@@ -9,13 +9,19 @@ from ._gaussian import (
     gdp_mu,
     gdp_mu_derivative,
 )
+from ._dpsgd import dpsgd_delta, dpsgd_epsilon
+from ._calibration import calibrate_noise_multiplier, noise_multiplier_derivative
 
 __all__ = [
     "analytic_gaussian_sigma",
     "analytic_gaussian_sigma_derivative",
+    "calibrate_noise_multiplier",
     "classical_gaussian_sigma",
+    "dpsgd_delta",
+    "dpsgd_epsilon",
     "gaussian_delta",
     "gaussian_epsilon",
     "gdp_mu",
     "gdp_mu_derivative",
+    "noise_multiplier_derivative",
 ]

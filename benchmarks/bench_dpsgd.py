@@ -1,0 +1,316 @@
+"""DP-SGD / DP-GD on UCI Adult and KDDCup99: test accuracy against epsilon, and speed.
+
+Methods (delta = 1e-5, add/remove-one for every private method):
+
+* skdp ``DPSGDClassifier`` with its defaults (full-batch DP-GD, exact GDP accounting);
+* skdp ``DPSGDClassifier`` with the documented mini-batch recipe (``RECIPE``: Poisson
+  sampling with expected batch 1000, 60 epochs, PLD accounting);
+* Opacus (when importable) with the same epochs, expected batch size, clipping norm,
+  learning rate and momentum as the recipe, Poisson sampling, its default PRV
+  accountant (``make_private_with_epsilon``), last iterate, one torch thread; 3 seeds
+  (it costs 15-40 s per fit here);
+* skdp ``ObjPertLogisticRegression`` (Gaussian variant, same delta, add/remove, C = 1);
+* non-private scikit-learn ``LogisticRegression`` (C = 1 and C = 10).
+
+No hyperparameter is tuned here; the skdp values were tuned on a validation split of
+the Adult training set (see the ``DPSGDClassifier`` docstring).
+
+Speed, as ratios measured in the same run (best of 3):
+
+* 20 epochs of the recipe on Adult at a fixed noise multiplier (training only; the
+  calibration time is reported separately), skdp against Opacus;
+* cost per epoch of skdp (defaults and recipe) against scikit-learn's SGDClassifier.
+
+Run ``python -m benchmarks.bench_dpsgd [--quick]`` from the repo root.
+"""
+
+import argparse
+import time
+import warnings
+
+import numpy as np
+from sklearn.linear_model import LogisticRegression, SGDClassifier
+
+from skdp import DPSGDClassifier, ObjPertLogisticRegression
+from skdp.accounting import calibrate_noise_multiplier
+from skdp.datasets import load_adult, load_kddcup99
+
+from ._common import best_time, figure_footer, optional_import, summarise, write_results
+
+NAME = "dpsgd"
+RECIPE = dict(batch_size=1000, epochs=60, learning_rate=16.0, momentum=0.9,
+              max_grad_norm=0.5, alpha=0.0, average=0.5)
+PARAMS = {
+    "datasets": ["adult", "kddcup99"],
+    "epsilons": [0.1, 0.5, 1.0, 2.0, 5.0],
+    "delta": 1e-5,
+    "seeds": list(range(10)),
+    "opacus_seeds": [0, 1, 2],          # Opacus is ~15-40 s per fit here: 3 seeds
+    "timing_epochs": 20,
+    "subsample": None,
+}
+QUICK = {
+    "datasets": ["adult"],
+    "epsilons": [0.1, 1.0],
+    "delta": 1e-5,
+    "seeds": [0, 1],
+    "opacus_seeds": [],
+    "timing_epochs": 2,
+    "subsample": 6000,
+}
+TARGETS = {"adult": {0.1: 0.810, 1.0: 0.840}}
+LOADERS = {"adult": load_adult, "kddcup99": load_kddcup99}
+_CACHE = {}
+
+
+def make_data(params, name):
+    """Train/test arrays of one dataset (optionally a subsample of the training rows)."""
+    if name not in _CACHE:
+        _CACHE[name] = LOADERS[name]()
+    data = _CACHE[name]
+    X, y = data.X_train, data.y_train
+    if params["subsample"]:
+        keep = np.random.default_rng(0).permutation(len(X))[: params["subsample"]]
+        X, y = X[keep], y[keep]
+    return X, y, data.X_test, data.y_test
+
+
+def make_estimator(method, epsilon, seed, delta, epochs=None):
+    """The skdp estimator of one method."""
+    if method == "skdp_dpgd_default":
+        return DPSGDClassifier(epsilon=epsilon, delta=delta, random_state=seed)
+    if method == "skdp_dpsgd_recipe":
+        recipe = dict(RECIPE) if epochs is None else {**RECIPE, "epochs": epochs}
+        return DPSGDClassifier(epsilon=epsilon, delta=delta, random_state=seed, **recipe)
+    if method == "skdp_objpert_gaussian":
+        return ObjPertLogisticRegression(epsilon=epsilon, delta=delta, C=1.0,
+                                         neighboring="add_remove", random_state=seed)
+    raise ValueError(method)
+
+
+# -- Opacus -----------------------------------------------------------------------------
+
+def _opacus_train(X, y, *, epochs, seed, noise_multiplier=None, epsilon=None, delta=1e-5,
+                  report_epsilon=True):
+    """Logistic regression by Opacus DP-SGD with the recipe's hyperparameters.
+
+    Returns ``(model, epsilon_spent)``; ``epsilon`` calibrates the noise with
+    ``make_private_with_epsilon``, ``noise_multiplier`` fixes it.
+    """
+    import torch
+    from opacus import PrivacyEngine
+
+    torch.set_num_threads(1)            # as skdp: one BLAS thread (2 shared cores)
+    torch.manual_seed(seed)
+    Xt = torch.tensor(X, dtype=torch.float32)
+    yt = torch.tensor((y == 1).astype(np.float32))[:, None]
+    loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(Xt, yt),
+                                         batch_size=RECIPE["batch_size"])
+    model = torch.nn.Linear(X.shape[1], 1)
+    torch.nn.init.zeros_(model.weight)
+    torch.nn.init.zeros_(model.bias)
+    optimizer = torch.optim.SGD(model.parameters(), lr=RECIPE["learning_rate"],
+                                momentum=RECIPE["momentum"])
+    engine = PrivacyEngine()
+    common = dict(module=model, optimizer=optimizer, data_loader=loader,
+                  max_grad_norm=RECIPE["max_grad_norm"], poisson_sampling=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if epsilon is None:
+            model, optimizer, loader = engine.make_private(noise_multiplier=noise_multiplier,
+                                                           **common)
+        else:
+            model, optimizer, loader = engine.make_private_with_epsilon(
+                target_epsilon=epsilon, target_delta=delta, epochs=epochs, **common)
+        loss_fn = torch.nn.BCEWithLogitsLoss()
+        for _ in range(epochs):
+            for xb, yb in loader:
+                if len(xb) == 0:
+                    continue
+                optimizer.zero_grad()
+                loss_fn(model(xb), yb).backward()
+                optimizer.step()
+        spent = engine.get_epsilon(delta) if report_epsilon else None
+    return model, spent
+
+
+def _opacus_accuracy(model, X, y):
+    import torch
+
+    with torch.no_grad():
+        scores = model(torch.tensor(X, dtype=torch.float32)).numpy().ravel()
+    return float(np.mean((scores > 0) == (y == 1)))
+
+
+# -- runs -------------------------------------------------------------------------------
+
+def _accuracy_curves(params, name, torch_available):
+    X, y, X_test, y_test = make_data(params, name)
+    out = {"n_train": int(len(X)), "n_features": int(X.shape[1]), "methods": {}}
+    non_private = {}
+    for C in (1.0, 10.0):
+        est = LogisticRegression(C=C, max_iter=5000).fit(X, y)
+        non_private[f"C={C:g}"] = est.score(X_test, y_test)
+    out["non_private_LogisticRegression"] = non_private
+    print(f"[{name}] non-private LogisticRegression: {non_private}")
+    methods = ["skdp_dpgd_default", "skdp_dpsgd_recipe", "skdp_objpert_gaussian"]
+    for method in methods:
+        rows = []
+        for epsilon in params["epsilons"]:
+            acc, spent, noise, times = [], [], [], []
+            for seed in params["seeds"]:
+                est = make_estimator(method, epsilon, seed, params["delta"])
+                start = time.perf_counter()
+                est.fit(X, y)
+                times.append(time.perf_counter() - start)
+                acc.append(est.score(X_test, y_test))
+                spent.append(est.epsilon_spent_)
+                noise.append(getattr(est, "noise_multiplier_", np.nan))
+            row = {"epsilon": epsilon, "test_accuracy": summarise(acc),
+                   "epsilon_spent_max": float(max(spent)),
+                   "noise_multiplier": float(noise[0]), "fit_seconds_mean": float(np.mean(times))}
+            rows.append(row)
+            print(f"[{name}] {method:>22} eps={epsilon:<4} acc={row['test_accuracy']['mean']:.4f}"
+                  f" +- {row['test_accuracy']['sem']:.4f} spent<={row['epsilon_spent_max']:.4f}"
+                  f" z={row['noise_multiplier']:.4g} fit={row['fit_seconds_mean']:.2f}s",
+                  flush=True)
+        out["methods"][method] = rows
+    if torch_available and params["opacus_seeds"]:
+        rows = []
+        for epsilon in params["epsilons"]:
+            acc, spent, error = [], [], None
+            for seed in params["opacus_seeds"]:
+                try:
+                    model, eps_spent = _opacus_train(X, y, epochs=RECIPE["epochs"], seed=seed,
+                                                     epsilon=epsilon, delta=params["delta"])
+                except Exception as exc:  # noqa: BLE001 - e.g. calibration failure
+                    error = f"{type(exc).__name__}: {exc}"
+                    break
+                acc.append(_opacus_accuracy(model, X_test, y_test))
+                spent.append(eps_spent)
+            row = {"epsilon": epsilon}
+            if error is None:
+                row.update(test_accuracy=summarise(acc), epsilon_spent_max=float(max(spent)))
+                print(f"[{name}] {'opacus':>22} eps={epsilon:<4} acc={np.mean(acc):.4f}",
+                      flush=True)
+            else:
+                row["error"] = error
+                print(f"[{name}] {'opacus':>22} eps={epsilon:<4} failed: {error}", flush=True)
+            rows.append(row)
+        out["methods"]["opacus_dpsgd_recipe"] = rows
+    return out
+
+
+def _timings(params, torch_available):
+    """Speed ratios on Adult, all measured in this run (best of 3)."""
+    X, y, _, _ = make_data(params, "adult")
+    epochs = params["timing_epochs"]
+    q = RECIPE["batch_size"] / len(X)
+    n_steps = int(np.ceil(epochs / q - 1e-9))
+    start = time.perf_counter()
+    z = calibrate_noise_multiplier(1.0, params["delta"], q, n_steps)
+    calibration_seconds = time.perf_counter() - start
+    fixed = {**RECIPE, "epochs": epochs, "noise_multiplier": z, "epsilon": np.inf}
+    skdp_recipe = best_time(lambda: DPSGDClassifier(random_state=0, **fixed).fit(X, y))
+    default = DPSGDClassifier(epsilon=1.0, random_state=0)
+    skdp_default = best_time(lambda: default.fit(X, y))
+    default_epochs = default.epochs
+    sgd = best_time(lambda: SGDClassifier(loss="log_loss", max_iter=epochs, tol=None,
+                                          random_state=0).fit(X, y))
+    out = {
+        "epochs": epochs, "batch_size": RECIPE["batch_size"], "noise_multiplier": z,
+        "calibration_seconds_pld": calibration_seconds,
+        "skdp_recipe_seconds": skdp_recipe,
+        "skdp_default_seconds_incl_calibration": skdp_default,
+        "sklearn_SGDClassifier_seconds": sgd,
+        "per_epoch_ratio_recipe_vs_SGDClassifier": (skdp_recipe / epochs) / (sgd / epochs),
+        "per_epoch_ratio_default_vs_SGDClassifier": (skdp_default / default_epochs)
+        / (sgd / epochs),
+    }
+    if torch_available:
+        opacus = best_time(lambda: _opacus_train(X, y, epochs=epochs, seed=0,
+                                                 noise_multiplier=z, report_epsilon=False))
+        out["opacus_seconds"] = opacus
+        out["opacus_over_skdp_ratio"] = opacus / skdp_recipe
+    for key, value in out.items():
+        print(f"[timing] {key}: {value:.4g}" if isinstance(value, float) else
+              f"[timing] {key}: {value}")
+    return out
+
+
+def _plot(payload, params, path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(payload["accuracy"])
+    fig, axes = plt.subplots(1, len(names), figsize=(6 * len(names), 4.6), squeeze=False)
+    labels = {"skdp_dpgd_default": "skdp DP-GD (defaults)",
+              "skdp_dpsgd_recipe": "skdp DP-SGD (B=1000, 60 ep.)",
+              "skdp_objpert_gaussian": "skdp ObjPert (Gaussian, C=1)",
+              "opacus_dpsgd_recipe": f"Opacus DP-SGD (same recipe, last iterate, "
+                                     f"seeds {params['opacus_seeds']})"}
+    for ax, name in zip(axes[0], names):
+        result = payload["accuracy"][name]
+        for method, rows in result["methods"].items():
+            ok = [r for r in rows if "test_accuracy" in r]
+            if not ok:
+                continue
+            eps = [r["epsilon"] for r in ok]
+            mean = [r["test_accuracy"]["mean"] for r in ok]
+            sem = [r["test_accuracy"]["sem"] for r in ok]
+            ax.errorbar(eps, mean, yerr=sem, marker="o", capsize=3,
+                        label=labels.get(method, method))
+        for label, acc in result["non_private_LogisticRegression"].items():
+            ax.axhline(acc, ls="--", lw=1, color="grey")
+            ax.text(params["epsilons"][0], acc, f" non-private LR {label}", fontsize=7,
+                    va="bottom", color="grey")
+        for eps, target in TARGETS.get(name, {}).items():
+            ax.plot([eps], [target], marker="*", ms=12, color="red", ls="none")
+        ax.set_xscale("log")
+        ax.set_xlabel("epsilon (delta = 1e-5, add/remove-one)")
+        ax.set_ylabel("test accuracy")
+        ax.set_title(f"{name} (n_train = {result['n_train']})")
+        ax.legend(fontsize=7, loc="lower right")
+        ax.grid(alpha=0.3)
+    timing = payload["timing"]
+    ratio = timing.get("opacus_over_skdp_ratio", float("nan"))
+    text = (f"{timing['epochs']}-epoch speed: Opacus/skdp = {ratio:.1f}x;"
+            f" per epoch vs SGDClassifier: recipe "
+            f"{timing['per_epoch_ratio_recipe_vs_SGDClassifier']:.2f}x, defaults "
+            f"{timing['per_epoch_ratio_default_vs_SGDClassifier']:.2f}x. Red stars: targets.")
+    fig.text(0.01, 0.05, text, fontsize=8)
+    fig.text(0.01, 0.01, figure_footer(payload["environment"], params["seeds"], "add_remove"),
+             fontsize=7)
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small CI-sized run")
+    args = parser.parse_args(argv)
+    params = QUICK if args.quick else PARAMS
+    name = NAME + ("_quick" if args.quick else "")
+    torch_available = (optional_import("torch") is not None
+                       and optional_import("opacus") is not None)
+    if not torch_available:
+        print("Opacus not importable: skipping the Opacus comparison.")
+    payload = {"params": params, "recipe": RECIPE, "targets": {
+        k: {str(e): t for e, t in v.items()} for k, v in TARGETS.items()},
+        "opacus_available": torch_available}
+    payload["timing"] = _timings(params, torch_available)
+    payload["accuracy"] = {d: _accuracy_curves(params, d, torch_available)
+                           for d in params["datasets"]}
+    path = write_results(name, payload)
+    from ._common import environment
+
+    payload["environment"] = environment()
+    _plot(payload, params, path.with_suffix(".png"))
+    print(f"wrote {path} and {path.with_suffix('.png')}")
+
+
+if __name__ == "__main__":
+    main()
