@@ -583,7 +583,10 @@ class DPSGDClassifier(PrivacyParamsMixin, _LinearClassifierMixin, ClassifierMixi
         -------
         self : object
         """
-        solution = self._solve(X, y)
+        self._set_fitted(self._solve(X, y))
+        return self
+
+    def _set_fitted(self, solution):
         self.coef_, self.intercept_ = split_coefficients(
             solution.theta, self.n_features_in_, self.fit_intercept, self.intercept_scaling)
         self.noise_multiplier_ = float(solution.noise_multiplier)
@@ -591,9 +594,25 @@ class DPSGDClassifier(PrivacyParamsMixin, _LinearClassifierMixin, ClassifierMixi
         self.n_steps_ = int(solution.n_steps)
         self.n_iter_ = self.n_steps_
         self._record_spend(solution.epsilon, self.delta, "add_remove")
-        return self
 
     # -- what EpsilonForUtility needs (private) ------------------------------------------
+
+    def _fit_epsilon_derivative(self, X, y):
+        """Fit, then return ``(dcoef, dintercept)``, the derivative in epsilon.
+
+        ``dtheta/depsilon = dtheta/dz * dz/depsilon``: the first factor by two
+        reruns with the same masks and standard normals (common random numbers),
+        the second from the accountant (spec epsilon_for_utility_math.md 5).
+        """
+        if self.noise_multiplier is not None:
+            raise ValueError("The derivative in epsilon needs a calibrated noise multiplier: "
+                             "set noise_multiplier=None.")
+        self._validate_params()
+        solution = self._solve(X, y)
+        self._set_fitted(solution)
+        dz = self._noise_multiplier_derivative(self.epsilon_spent_)
+        return split_coefficients(solution.theta_derivative() * dz, self.n_features_in_,
+                                  self.fit_intercept, self.intercept_scaling)
 
     def _noise_multiplier_for(self, epsilon):
         """Calibrated noise multiplier ``z(epsilon)`` for this fit's ``q``, ``T``, delta."""

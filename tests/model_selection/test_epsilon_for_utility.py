@@ -159,3 +159,19 @@ def test_bad_parameters():
         EpsilonForUtility(LogisticRegression(), target_utility=0.8).fit(X, y)
     with pytest.raises(ValueError, match="measuring_epsilon"):
         _search(measuring_epsilon=(1.0, -1.0)).fit(X, y)
+
+
+def test_dpsgd_derivative_path_matches_common_noise_refits():
+    from skdp import DPSGDClassifier
+
+    est = DPSGDClassifier(epsilon=1.0, batch_size=300, epochs=2, learning_rate=2.0,
+                          random_state=3)
+    dcoef, dintercept = clone(est)._fit_epsilon_derivative(X, y)
+    h = 1e-3
+    ends = [clone(est).set_params(epsilon=1.0 + s * h).fit(X, y) for s in (1, -1)]
+    fd = (ends[0].coef_ - ends[1].coef_) / (2 * h)
+    assert np.linalg.norm(dcoef - fd) / np.linalg.norm(fd) < 1e-2
+    fd_b = (ends[0].intercept_ - ends[1].intercept_) / (2 * h)
+    assert_allclose(dintercept, fd_b, rtol=1e-2, atol=1e-6)
+    with pytest.raises(ValueError, match="noise_multiplier=None"):
+        clone(est).set_params(noise_multiplier=1.0)._fit_epsilon_derivative(X, y)
