@@ -1,7 +1,12 @@
 """skdp: differentially private empirical risk minimisation for scikit-learn."""
 
 from .exceptions import PrivacyBudgetError, PrivacyLeakWarning, UnreachableUtilityWarning
-from .linear_model import DPSGDClassifier, ObjPertLogisticRegression
+from .linear_model import (
+    DPSGDClassifier,
+    NAPPLasso,
+    NAPPLassoClassifier,
+    ObjPertLogisticRegression,
+)
 from .model_selection import EpsilonForUtility
 
 __version__ = "0.1.0.dev0"
@@ -9,6 +14,8 @@ __version__ = "0.1.0.dev0"
 __all__ = [
     "DPSGDClassifier",
     "EpsilonForUtility",
+    "NAPPLasso",
+    "NAPPLassoClassifier",
     "ObjPertLogisticRegression",
     "PrivacyBudgetError",
     "PrivacyLeakWarning",

@@ -144,11 +144,46 @@ class SquaredLoss:
         return float(y_bound) + float(z_bound)
 
 
+@dataclass(frozen=True)
+class PoissonLoss:
+    """Poisson negative log-likelihood with log link, ``exp(z) - y z`` (``log y!`` dropped).
+
+    Its derivatives ``exp(z) - y`` and ``exp(z)`` are unbounded, so it has no
+    global constants: with public bounds ``0 <= y <= y_bound`` and
+    ``|z| <= z_bound`` they are :meth:`lipschitz_on` and :meth:`smoothness_on`.
+    """
+
+    name: ClassVar[str] = "poisson"
+    is_margin: ClassVar[bool] = False
+    lipschitz: ClassVar[float] = np.inf
+    smoothness: ClassVar[float] = np.inf
+
+    def loss(self, z, y):
+        return np.exp(z) - y * z
+
+    def dz(self, z, y):
+        return np.exp(z) - y
+
+    def d2z(self, z, y):
+        return np.exp(np.asarray(z, dtype=float))
+
+    @staticmethod
+    def lipschitz_on(y_bound, z_bound):
+        """Bound on ``|exp(z) - y|`` when ``0 <= y <= y_bound`` and ``|z| <= z_bound``."""
+        return float(max(np.exp(z_bound), y_bound))
+
+    @staticmethod
+    def smoothness_on(z_bound):
+        """Bound on ``exp(z)`` when ``|z| <= z_bound``."""
+        return float(np.exp(z_bound))
+
+
 _LOSSES = {
     "logistic": LogisticLoss,
     "huber": HuberHingeLoss,
     "hinge": HingeLoss,
     "squared": SquaredLoss,
+    "poisson": PoissonLoss,
 }
 
 

@@ -22,6 +22,8 @@ def all_estimators():
 INIT_PARAMS = {
     # a target the check data reach, one draw per measuring point to keep the checks fast
     "EpsilonForUtility": dict(target_utility=0.99, n_draws=1, random_state=0),
+    # the squared loss needs public bounds on |y| and ||theta|| (no defaults on purpose)
+    "NAPPLasso": dict(y_bound=10.0, coef_bound=100.0),
 }
 
 # Checks that cannot pass because of differential privacy itself, with the reason.

@@ -1,6 +1,7 @@
 """Private linear models."""
 
 from ._dpsgd import DPSGDClassifier
+from ._napp import NAPPLasso, NAPPLassoClassifier
 from ._objective_perturbation import ObjPertLogisticRegression
 
-__all__ = ["DPSGDClassifier", "ObjPertLogisticRegression"]
+__all__ = ["DPSGDClassifier", "NAPPLasso", "NAPPLassoClassifier", "ObjPertLogisticRegression"]

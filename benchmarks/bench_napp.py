@@ -1,0 +1,398 @@
+"""NAPP (noise-augmented private lasso): the paper's simulation design and UCI Adult.
+
+Part 1 - simulations (Li & Liu, section 5, reconstructed in spec napp_erm.md section 9):
+p = 30 features, 8 non-zero coefficients, rows x ~ N(0, I) clipped to norm 1, no
+intercept; linear (n in {200, 500}), logistic and Poisson (n in {500, 1000}); epsilon in
+{0.4, 0.6, 0.8, 1.0}, pure epsilon-DP, add/remove-one; a grid of lasso weights alpha.
+Methods:
+
+* ``nonprivate``: the lasso (epsilon = inf, same pipeline);
+* ``napp``: NAPPLasso / NAPPLassoClassifier default (exact Kifer objective with only the
+  missing curvature, Delta = beta_H / (exp(eps/2) - 1), noise eps/2);
+* ``two_stage``: the two-stage adaptive estimator (30 % / 70 % split, retrieval and
+  recycling in stage 2);
+* ``kifer``: existing DP-ERM (Kifer, Smith & Thakurta 2012): lasso + Delta = 2 beta_H /
+  eps on top, Gamma-norm noise of scale 2 zeta / eps, same solver.
+
+Per alpha: variable selection (TPR, FPR: the ROC points) and test prediction error
+(linear: MSE; logistic: misclassification; Poisson: mean Poisson deviance) on 2000
+fresh rows. The tables report, per method, the best alpha on average (an oracle
+choice, as in the paper's figures, applied to every method alike).
+
+Part 2 - UCI Adult, lasso-logistic misclassification against epsilon (NAPPLassoClassifier
+default and two-stage; non-private about 15.2 %). alpha is chosen per method and epsilon
+on a validation split of the training data, never on the test set.
+
+Fit time: best of 3, as a ratio to scikit-learn's Lasso (simulation, linear n = 500)
+and LogisticRegression(l1_ratio=1, liblinear) on Adult, measured in the same run.
+BLAS is limited to one thread (two shared cores: multithreaded BLAS thrashes).
+
+Run ``python -m benchmarks.bench_napp [--quick]`` from the repo root.
+"""
+
+import argparse
+import time
+import warnings
+
+import numpy as np
+from sklearn.linear_model import Lasso, LogisticRegression
+from sklearn.metrics import mean_poisson_deviance
+from sklearn.model_selection import train_test_split
+
+from skdp import NAPPLasso, NAPPLassoClassifier
+from skdp.datasets import load_adult
+from skdp.linear_model._napp_mechanism import napp_release
+from skdp.linear_model._napp_privacy import kifer_calibration, loss_constants
+from skdp.losses import LogisticLoss, PoissonLoss, SquaredLoss
+from skdp.penalties import L1
+
+from ._common import best_time, environment, figure_footer, summarise, write_results
+
+NAME = "napp"
+P = 30
+BETA_BASE = np.array([1.0, -0.9, 0.8, -0.7, 0.6, -0.5, 0.5, -0.5])
+FAMILIES = {
+    # sizes, signal scale, estimator bounds, alpha grid (sum form)
+    "linear": dict(sizes=[200, 500], scale=2.7, noise=0.5, y_bound=4.0, coef_bound=8.0,
+                   alphas=[3.0, 10.0, 30.0, 100.0, 300.0]),
+    "logistic": dict(sizes=[500, 1000], scale=5.5, alphas=[1.0, 3.0, 10.0, 30.0, 100.0]),
+    "poisson": dict(sizes=[500, 1000], scale=1.4, y_bound=10.0, coef_bound=3.0,
+                    alphas=[3.0, 10.0, 30.0, 100.0, 300.0]),
+}
+PARAMS = {"epsilons": [0.4, 0.6, 0.8, 1.0], "reps": 100, "n_test": 2000,
+          "adult_epsilons": [0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0],
+          "adult_alphas": [1.0, 10.0, 100.0], "adult_seeds": list(range(5))}
+QUICK = {"epsilons": [0.6, 1.0], "reps": 2, "n_test": 500, "adult_epsilons": [0.5, 5.0],
+         "adult_alphas": [10.0], "adult_seeds": [0], "families": ["linear", "logistic"],
+         "adult_rows": 5000}
+METHODS = ["nonprivate", "napp", "two_stage", "kifer"]
+
+
+def true_coef():
+    beta = np.zeros(P)
+    beta[:8] = BETA_BASE
+    return beta
+
+
+def make_data(family, n, seed):
+    """Rows N(0, I) clipped to norm 1; targets from the family's GLM."""
+    rng = np.random.default_rng(seed)
+    spec = FAMILIES[family]
+    beta = spec["scale"] * true_coef()
+    X = rng.standard_normal((n, P))
+    X /= np.maximum(1.0, np.linalg.norm(X, axis=1))[:, None]
+    eta = X @ beta
+    if family == "linear":
+        y = eta + spec["noise"] * rng.standard_normal(n)
+    elif family == "logistic":
+        y = np.where(rng.random(n) < 1.0 / (1.0 + np.exp(-eta)), 1, 0)
+    else:
+        y = rng.poisson(np.exp(eta)).astype(float)
+    return X, y
+
+
+def make_estimator(family, method, alpha, epsilon, seed):
+    """The public estimator of a method (the Kifer baseline has none: see fit_kifer)."""
+    spec = FAMILIES[family]
+    kw = dict(alpha=alpha, fit_intercept=False, random_state=seed,
+              epsilon=np.inf if method == "nonprivate" else epsilon,
+              adaptive_two_stage=method == "two_stage")
+    if family == "logistic":
+        return NAPPLassoClassifier(**kw)
+    loss = "squared" if family == "linear" else "poisson"
+    return NAPPLasso(loss=loss, y_bound=spec["y_bound"], coef_bound=spec["coef_bound"], **kw)
+
+
+def fit_kifer(family, X, y, alpha, epsilon, seed):
+    """Existing DP-ERM: the same worker with the KST calibration (lasso + 2 beta_H / eps)."""
+    spec = FAMILIES[family]
+    if family == "logistic":
+        loss, target, y_bound, coef_bound = LogisticLoss(), np.where(y == 1, 1.0, -1.0), None, None
+    elif family == "linear":
+        loss, y_bound, coef_bound = SquaredLoss(), spec["y_bound"], spec["coef_bound"]
+        target = np.clip(y, -y_bound, y_bound)
+    else:
+        loss, y_bound, coef_bound = PoissonLoss(), spec["y_bound"], spec["coef_bound"]
+        target = np.minimum(y, y_bound)
+    G, beta_h = loss_constants(loss.name, row_norm=1.0, y_bound=y_bound, coef_bound=coef_bound)
+    solution = napp_release(X, target, loss, L1(alpha), epsilon=epsilon, delta=0.0,
+                            gradient_bound=G, hessian_bound=beta_h, coef_bound=coef_bound,
+                            eps_jacobian_frac=0.5, neighboring="add_remove",
+                            retrieval="recycle", solver=dict(tol=1e-8, max_iter=100),
+                            rng=np.random.default_rng(seed), calibrate=kifer_calibration)
+    return solution.theta, solution.converged
+
+
+def prediction_error(family, coef, X, y):
+    eta = X @ coef
+    if family == "linear":
+        return float(np.mean((eta - y) ** 2))
+    if family == "logistic":
+        return float(np.mean((eta > 0).astype(int) != y))
+    return float(mean_poisson_deviance(y, np.exp(np.clip(eta, -30, 30))))
+
+
+def selection(coef):
+    support = coef != 0
+    truth = true_coef() != 0
+    return float(support[truth].mean()), float(support[~truth].mean())
+
+
+def run_simulations(params, families):
+    rows = []
+    for family in families:
+        for n in FAMILIES[family]["sizes"]:
+            X_test, y_test = make_data(family, params["n_test"], seed=10_000)
+            for rep in range(params["reps"]):
+                X, y = make_data(family, n, seed=rep)
+                for alpha in FAMILIES[family]["alphas"]:
+                    coef = make_estimator(family, "nonprivate", alpha, np.inf, rep).fit(X, y).coef_
+                    coef = np.ravel(coef)
+                    tpr, fpr = selection(coef)
+                    for epsilon in params["epsilons"]:
+                        rows.append(dict(family=family, n=n, rep=rep, alpha=alpha,
+                                         epsilon=epsilon, method="nonprivate", tpr=tpr, fpr=fpr,
+                                         error=prediction_error(family, coef, X_test, y_test),
+                                         certified=True))
+                    for epsilon in params["epsilons"]:
+                        seed = 1_000_000 + 1000 * rep + int(100 * epsilon)
+                        for method in ("napp", "two_stage", "kifer"):
+                            if method == "kifer":
+                                coef, ok = fit_kifer(family, X, y, alpha, epsilon, seed)
+                            else:
+                                with warnings.catch_warnings():
+                                    warnings.simplefilter("ignore")
+                                    est = make_estimator(family, method, alpha, epsilon,
+                                                         seed).fit(X, y)
+                                coef, ok = np.ravel(est.coef_), est.privacy_guarantee_
+                            tpr, fpr = selection(coef)
+                            rows.append(dict(family=family, n=n, rep=rep, alpha=alpha,
+                                             epsilon=epsilon, method=method, tpr=tpr, fpr=fpr,
+                                             error=prediction_error(family, coef, X_test,
+                                                                    y_test),
+                                             certified=bool(ok)))
+    return rows
+
+
+def summarise_simulations(rows):
+    """Per (family, n, epsilon, method): best mean error over alpha; ROC points per alpha."""
+    table = []
+    keys = sorted({(r["family"], r["n"], r["epsilon"], r["method"]) for r in rows},
+                  key=lambda k: (k[0], k[1], k[2], METHODS.index(k[3])))
+    for family, n, epsilon, method in keys:
+        sub = [r for r in rows if (r["family"], r["n"], r["epsilon"], r["method"])
+               == (family, n, epsilon, method)]
+        per_alpha = {}
+        for alpha in sorted({r["alpha"] for r in sub}):
+            these = [r for r in sub if r["alpha"] == alpha]
+            per_alpha[alpha] = dict(error=summarise([r["error"] for r in these]),
+                                    tpr=float(np.mean([r["tpr"] for r in these])),
+                                    fpr=float(np.mean([r["fpr"] for r in these])))
+        best_alpha = min(per_alpha, key=lambda a: per_alpha[a]["error"]["mean"])
+        best_sel = max(per_alpha, key=lambda a: per_alpha[a]["tpr"] - per_alpha[a]["fpr"])
+        table.append(dict(family=family, n=n, epsilon=epsilon, method=method,
+                          best_alpha=best_alpha, error=per_alpha[best_alpha]["error"],
+                          youden=per_alpha[best_sel]["tpr"] - per_alpha[best_sel]["fpr"],
+                          youden_alpha=best_sel, roc=per_alpha,
+                          certified=float(np.mean([r["certified"] for r in sub]))))
+    return table
+
+
+def target_check(table, epsilons):
+    """Two-stage beats Kifer on error or selection at every eps >= 0.6, per family."""
+    verdict = {}
+    for family in sorted({t["family"] for t in table}):
+        wins = []
+        for n in sorted({t["n"] for t in table if t["family"] == family}):
+            for epsilon in [e for e in epsilons if e >= 0.6]:
+                get = {t["method"]: t for t in table
+                       if (t["family"], t["n"], t["epsilon"]) == (family, n, epsilon)}
+                two, kif = get["two_stage"], get["kifer"]
+                wins.append(two["error"]["mean"] < kif["error"]["mean"]
+                            or two["youden"] > kif["youden"])
+        verdict[family] = bool(all(wins))
+    return verdict
+
+
+def run_adult(params):
+    data = load_adult()
+    X_train, y_train = data.X_train, data.y_train
+    rows_limit = params.get("adult_rows")
+    if rows_limit:
+        X_train, y_train = X_train[:rows_limit], y_train[:rows_limit]
+    X_fit, X_val, y_fit, y_val = train_test_split(X_train, y_train, test_size=0.2,
+                                                  random_state=0, stratify=y_train)
+    results = []
+    # non-private reference (alpha chosen on the validation split)
+    val = {a: 1 - NAPPLassoClassifier(alpha=a, epsilon=np.inf).fit(X_fit, y_fit).score(X_val, y_val)
+           for a in params["adult_alphas"]}
+    alpha_np = min(val, key=val.get)
+    ref = NAPPLassoClassifier(alpha=alpha_np, epsilon=np.inf).fit(X_train, y_train)
+    nonprivate = 1 - ref.score(data.X_test, data.y_test)
+    sk = LogisticRegression(l1_ratio=1.0, C=1.0 / alpha_np, solver="liblinear",
+                            fit_intercept=False)
+    from skdp.utils import augment_intercept
+    design_train = augment_intercept(X_train, 1.0)
+    sk_error = 1 - sk.fit(design_train, y_train).score(augment_intercept(data.X_test, 1.0),
+                                                       data.y_test)
+    for method in ("napp", "two_stage"):
+        for epsilon in params["adult_epsilons"]:
+            val_err = {}
+            for alpha in params["adult_alphas"]:
+                errs = []
+                for seed in params["adult_seeds"]:
+                    est = NAPPLassoClassifier(alpha=alpha, epsilon=epsilon, random_state=seed,
+                                              adaptive_two_stage=method == "two_stage")
+                    errs.append(1 - est.fit(X_fit, y_fit).score(X_val, y_val))
+                val_err[alpha] = np.mean(errs)
+            alpha = min(val_err, key=val_err.get)
+            test_err, certified = [], []
+            for seed in params["adult_seeds"]:
+                est = NAPPLassoClassifier(alpha=alpha, epsilon=epsilon, random_state=100 + seed,
+                                          adaptive_two_stage=method == "two_stage")
+                est.fit(X_train, y_train)
+                test_err.append(1 - est.score(data.X_test, data.y_test))
+                certified.append(est.privacy_guarantee_)
+            results.append(dict(method=method, epsilon=epsilon, alpha=alpha,
+                                error=summarise(test_err), certified=float(np.mean(certified))))
+    repeats = 3
+    t_sk = best_time(lambda: LogisticRegression(l1_ratio=1.0, C=1.0 / alpha_np,
+                                                solver="liblinear", fit_intercept=False)
+                     .fit(design_train, y_train), repeats)
+    t_napp = best_time(lambda: NAPPLassoClassifier(alpha=alpha_np, epsilon=1.0, random_state=0)
+                       .fit(X_train, y_train), repeats)
+    return dict(nonprivate_error=nonprivate, nonprivate_alpha=alpha_np,
+                sklearn_liblinear_error=sk_error, rows=results, n_train=len(y_train),
+                timing=dict(sklearn_seconds=t_sk, napp_seconds=t_napp, ratio=t_napp / t_sk))
+
+
+def simulation_timing():
+    X, y = make_data("linear", 500, seed=0)
+    t_sk = best_time(lambda: Lasso(alpha=30.0 / 500, fit_intercept=False).fit(X, y))
+    t_napp = best_time(lambda: make_estimator("linear", "napp", 30.0, 1.0, 0).fit(X, y))
+    return dict(sklearn_seconds=t_sk, napp_seconds=t_napp, ratio=t_napp / t_sk)
+
+
+def plot(payload, path, families):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    table = payload["simulation"]["table"]
+    fig, axes = plt.subplots(2, 3, figsize=(15, 8.5))
+    labels = {"nonprivate": "non-private lasso", "napp": "NAPP (default)",
+              "two_stage": "NAPP two-stage", "kifer": "existing DP-ERM (Kifer)"}
+    style = {"nonprivate": dict(color="k", marker="s"), "napp": dict(color="C0", marker="o"),
+             "two_stage": dict(color="C2", marker="^"),
+             "kifer": dict(color="C3", marker="x", ls="--")}
+    for ax, family in zip(axes[0], ["linear", "logistic", "poisson"]):
+        if family not in families:
+            ax.set_visible(False)
+            continue
+        n = max(FAMILIES[family]["sizes"])
+        for method in METHODS:
+            pts = [t for t in table if (t["family"], t["n"], t["method"]) == (family, n, method)]
+            ax.errorbar([t["epsilon"] for t in pts], [t["error"]["mean"] for t in pts],
+                        yerr=[t["error"]["sem"] for t in pts], label=labels[method],
+                        **style[method])
+        ax.set_title(f"{family}, n = {n}: test error (best alpha)", fontsize=9)
+        ax.set_xlabel("epsilon")
+        ax.set_yscale("log" if family != "logistic" else "linear")
+        ax.legend(fontsize=7)
+    for ax, family in zip(axes[1][:2], ["linear", "logistic"]):
+        if family not in families:
+            ax.set_visible(False)
+            continue
+        n = max(FAMILIES[family]["sizes"])
+        eps = max(payload["params"]["epsilons"])
+        for method in METHODS:
+            (t,) = [t for t in table
+                    if (t["family"], t["n"], t["method"], t["epsilon"]) == (family, n, method, eps)]
+            fpr = [v["fpr"] for v in t["roc"].values()]
+            tpr = [v["tpr"] for v in t["roc"].values()]
+            ax.plot(fpr, tpr, label=labels[method], **style[method])
+        ax.plot([0, 1], [0, 1], color="grey", lw=0.5)
+        ax.set_title(f"{family}, n = {n}, eps = {eps}: ROC points over alpha", fontsize=9)
+        ax.set_xlabel("false-positive rate")
+        ax.set_ylabel("true-positive rate")
+        ax.legend(fontsize=7)
+    ax = axes[1][2]
+    adult = payload["adult"]
+    for method in ("napp", "two_stage"):
+        pts = [r for r in adult["rows"] if r["method"] == method]
+        ax.errorbar([r["epsilon"] for r in pts], [100 * r["error"]["mean"] for r in pts],
+                    yerr=[100 * r["error"]["sem"] for r in pts], label=labels[method],
+                    **style[method])
+    ax.axhline(100 * adult["nonprivate_error"], color="k", ls="--", label="non-private")
+    ax.set_xscale("log")
+    ax.set_xlabel("epsilon")
+    ax.set_ylabel("test misclassification (%)")
+    ax.set_title("UCI Adult, lasso-logistic", fontsize=9)
+    ax.legend(fontsize=7)
+    fig.suptitle("NAPP: pure epsilon-DP, add/remove-one; " + figure_footer(
+        payload["environment"], payload["seeds"], "add_remove"), fontsize=8)
+    fig.tight_layout(rect=(0, 0, 1, 0.97))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="reduced run for CI (< 1 min)")
+    args = parser.parse_args(argv)
+    params = {**PARAMS, **QUICK} if args.quick else dict(PARAMS)
+    families = params.get("families", list(FAMILIES))
+    name = f"{NAME}_quick" if args.quick else NAME
+    try:
+        from threadpoolctl import threadpool_limits
+        limiter = threadpool_limits(1)
+    except ImportError:  # pragma: no cover
+        limiter = None
+    start = time.perf_counter()
+    rows = run_simulations(params, families)
+    table = summarise_simulations(rows)
+    verdict = target_check(table, params["epsilons"])
+    adult = run_adult(params)
+    payload = dict(params={k: v for k, v in params.items()}, families={
+        f: {k: v for k, v in FAMILIES[f].items()} for f in families},
+        seeds=f"data 0..{params['reps'] - 1}, noise 1e6 + 1000 rep + 100 eps",
+        simulation=dict(table=table, target_two_stage_beats_kifer=verdict,
+                        timing=simulation_timing()),
+        adult=adult, runtime_seconds=time.perf_counter() - start)
+    payload["environment"] = environment()
+    path = write_results(name, payload)
+    plot(payload, path.with_suffix(".png"), families)
+    if limiter is not None:
+        limiter.restore_original_limits()
+    print_tables(payload)
+    print(f"wrote {path} and {path.with_suffix('.png')} in {payload['runtime_seconds']:.0f} s")
+
+
+def print_tables(payload):
+    table = payload["simulation"]["table"]
+    print("family    n     eps  method        best-alpha  error (sem)        "
+          "Youden  certified")
+    for t in table:
+        print(f"{t['family']:9s} {t['n']:5d} {t['epsilon']:4.1f}  {t['method']:12s} "
+              f"{t['best_alpha']:8.1f}  {t['error']['mean']:9.4f} ({t['error']['sem']:.4f})"
+              f"  {t['youden']:6.3f}  {t['certified']:.2f}")
+    print("two-stage beats Kifer (error or selection) at every eps >= 0.6:",
+          payload["simulation"]["target_two_stage_beats_kifer"])
+    adult = payload["adult"]
+    print(f"Adult: non-private {100 * adult['nonprivate_error']:.2f} % (alpha "
+          f"{adult['nonprivate_alpha']}), sklearn liblinear "
+          f"{100 * adult['sklearn_liblinear_error']:.2f} %")
+    for r in adult["rows"]:
+        print(f"  {r['method']:10s} eps {r['epsilon']:5.2f}  alpha {r['alpha']:6.1f}  "
+              f"{100 * r['error']['mean']:.2f} % ({100 * r['error']['sem']:.2f})  "
+              f"certified {r['certified']:.2f}")
+    for key in ("simulation",):
+        tm = payload[key]["timing"]
+        print(f"time ratio ({key}, NAPP / sklearn Lasso): {tm['ratio']:.2f}")
+    tm = adult["timing"]
+    print(f"time ratio (Adult, NAPP / sklearn liblinear): {tm['ratio']:.2f} "
+          f"({tm['napp_seconds']:.2f} s vs {tm['sklearn_seconds']:.2f} s)")
+
+
+if __name__ == "__main__":
+    main()

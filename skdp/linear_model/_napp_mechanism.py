@@ -1,0 +1,149 @@
+"""The NAPP mechanisms as plain workers: arrays, loss, penalty and rng in; solutions out.
+
+* :func:`napp_release` — the default (spec 7.1-7.2): exact minimiser of the Kifer
+  objective with the target penalty and only the missing curvature, solved the
+  NAPP way (:mod:`._napp_solver`) and certified.
+* :func:`napp_two_stage` — the adaptive estimator of spec 7.3: a default release
+  with part of the budget, then a weighted ridge restricted to its support with
+  dual-purpose weights, a-priori retrieval and recycling; composition adds up.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..mechanisms import draw_gamma_norm, draw_gaussian
+from ._napp_privacy import napp_calibration
+from ._napp_solver import CompositeProblem, solve_napp
+
+
+@dataclass
+class NAPPSolution:
+    """One NAPP release, with what derivatives and audits need.
+
+    Transient: returned by the workers, never stored on a fitted estimator (it
+    holds the noise draw and the clipped private design).
+    """
+
+    theta: np.ndarray
+    n_iter: int
+    napp_iter: int
+    residual: float
+    converged: bool
+    calibration: object
+    draw: object
+    problem: CompositeProblem
+    support: np.ndarray = None
+    stage1: object = None
+
+    @property
+    def noise(self):
+        if self.draw is None:
+            return np.zeros(self.problem.X.shape[1])
+        return self.draw.vector(self.calibration.noise_scale)
+
+
+def draw_noise(calibration, dim, rng):
+    """The standard draw behind ``b`` (``None`` when no noise is added)."""
+    if calibration.noise == "gamma_norm":
+        return draw_gamma_norm(dim, rng)
+    if calibration.noise == "gaussian":
+        return draw_gaussian(dim, rng)
+    return None
+
+
+def build_problem(X, y, loss, penalty, *, linear, extra_ridge, coef_bound):
+    """The composite objective ``sum l + <b, theta> + P(theta) + extra_ridge/2 ||theta||^2``."""
+    return CompositeProblem(X, y, loss, linear, penalty.l1_weight,
+                            penalty.l2_weight + extra_ridge, penalty.bridge_weight, penalty.q,
+                            coef_bound)
+
+
+def solve_release(X, y, loss, penalty, calibration, draw, *, coef_bound, solver):
+    """Solve one release for a given noise draw (the part EpsilonForUtility re-runs)."""
+    noise = np.zeros(X.shape[1]) if draw is None else draw.vector(calibration.noise_scale)
+    problem = build_problem(X, y, loss, penalty, linear=noise,
+                            extra_ridge=calibration.extra_ridge, coef_bound=coef_bound)
+    result = solve_napp(problem, **solver)
+    return NAPPSolution(result.theta, result.n_iter + result.napp_iter, result.napp_iter,
+                        result.residual, result.converged, calibration, draw, problem)
+
+
+def napp_release(X, y, loss, penalty, *, epsilon, delta, gradient_bound, hessian_bound,
+                 coef_bound, eps_jacobian_frac, neighboring, retrieval, solver, rng,
+                 calibrate=napp_calibration):
+    """Default NAPP mechanism (spec 7.1): calibrate, draw ``b`` once, solve, certify.
+
+    ``X`` is the clipped (intercept-augmented) design, ``y`` the clipped target.
+    """
+    mu = penalty.strong_convexity(coef_bound)
+    calibration = calibrate(epsilon, delta, gradient_bound=gradient_bound,
+                            hessian_bound=hessian_bound, penalty_curvature=mu,
+                            eps_jacobian_frac=eps_jacobian_frac, neighboring=neighboring,
+                            retrieval=retrieval)
+    draw = draw_noise(calibration, X.shape[1], rng)
+    return solve_release(X, y, loss, penalty, calibration, draw, coef_bound=coef_bound,
+                         solver=solver)
+
+
+class _RidgeWeights:
+    """Penalty ``1/2 sum_j w_j theta_j^2`` with per-coordinate public weights."""
+
+    def __init__(self, weights):
+        self.l1_weight = 0.0
+        self.l2_weight = np.asarray(weights, dtype=float)
+        self.bridge_weight = 0.0
+        self.q = 2.0
+
+    def strong_convexity(self, coef_bound=None):
+        return float(np.min(self.l2_weight, initial=np.inf))
+
+
+def napp_two_stage(X, y, loss, penalty, *, epsilon, delta, gradient_bound, hessian_bound,
+                   coef_bound, eps_jacobian_frac, neighboring, stage1_frac, solver, rng):
+    """Two-stage adaptive NAPP (spec 7.3): rigorous MOOR, retrieval and recycling.
+
+    Stage 1 is :func:`napp_release` with ``(stage1_frac * epsilon, stage1_frac *
+    delta)``. Stage 2 only post-processes its output ``theta1``: the support
+    ``S = {j : theta1_j != 0}`` and the dual-purpose weights
+    ``w_j = max(Delta2, u_j(theta1))`` (``u`` the penalty's LQA weight) are
+    public; the Jacobian then costs ``log(1 + beta_H / min_S w_j)`` and the
+    rest of the stage-2 budget goes to a fresh noise vector on ``S``
+    (recycling). Total budget by sequential composition: ``(epsilon, delta)``.
+    """
+    eps1, delta1 = stage1_frac * epsilon, stage1_frac * delta
+    eps2, delta2 = (np.inf if np.isinf(epsilon) else epsilon - eps1), delta - delta1
+    first = napp_release(X, y, loss, penalty, epsilon=eps1, delta=delta1,
+                         gradient_bound=gradient_bound, hessian_bound=hessian_bound,
+                         coef_bound=coef_bound, eps_jacobian_frac=eps_jacobian_frac,
+                         neighboring=neighboring, retrieval="recycle", solver=solver, rng=rng)
+    support = np.flatnonzero(first.theta)
+    d = X.shape[1]
+    if np.isinf(epsilon):
+        floor = 0.0
+    else:
+        floor = hessian_bound / np.expm1(eps_jacobian_frac * eps2)
+    cap = 1e8 * max(1.0, floor, penalty.l1_weight + np.max(penalty.l2_weight)
+                    + penalty.bridge_weight)
+    weights = np.maximum(floor, penalty.lqa_weight(first.theta[support], cap))
+    ridge = _RidgeWeights(weights)
+    calibration = napp_calibration(eps2, delta2, gradient_bound=gradient_bound,
+                                   hessian_bound=hessian_bound,
+                                   penalty_curvature=ridge.strong_convexity() if len(support)
+                                   else np.inf,
+                                   eps_jacobian_frac=eps_jacobian_frac, neighboring=neighboring,
+                                   retrieval="recycle")
+    theta = np.zeros(d)
+    if len(support) == 0:
+        # nothing to estimate: stage 2 reads no data
+        empty = CompositeProblem(X[:, :0], y, loss, np.zeros(0), 0.0, 0.0, 0.0, 2.0, coef_bound)
+        return NAPPSolution(theta, first.n_iter, first.napp_iter, first.residual,
+                            first.converged, calibration, None, empty, support, first)
+    draw = draw_noise(calibration, len(support), rng)
+    second = solve_release(X[:, support], y, loss, ridge, calibration, draw,
+                           coef_bound=coef_bound, solver=solver)
+    theta[support] = second.theta
+    return NAPPSolution(theta, first.n_iter + second.n_iter, first.napp_iter + second.napp_iter,
+                        max(first.residual, second.residual),
+                        first.converged and second.converged, calibration, draw,
+                        second.problem, support, first)
