@@ -182,8 +182,10 @@ default=None
         Size of the held-out split when ``measure_on="validation"``.
 
     measuring_epsilon : float or tuple of float, default=1.0
-        Where to measure. With several values, the expansion is taken from the
-        one nearest (in log epsilon) to the answer.
+        Where to measure. With several values (and after refinement fits), two
+        points whose utilities bracket the target are interpolated (in the
+        expansion variable); otherwise the expansion is taken from the point
+        whose utility is nearest the target.
 
     n_draws : int, default=5
         Noise draws (private fits) per measuring point; their utilities and
@@ -384,6 +386,12 @@ default=None
             n_fits += sum(len(m["fits"]) for m in new)
             epsilon, predicted = self._solve_target()
 
+        if any(p.derivative <= 0 for p in self._points()):
+            warnings.warn(
+                "The utility's measured derivative in epsilon is not positive at some "
+                "measuring point: the noise of the measurement dominates there. Increase "
+                "n_draws, measure on more data or at another epsilon.",
+                UnreachableUtilityWarning, stacklevel=3)
         if not lo <= epsilon <= hi:
             warnings.warn(
                 f"The target utility {self.target_utility} is out of reach inside "
@@ -437,29 +445,42 @@ default=None
         error = np.hypot(point.utility_sem, slope_sem * (v - v0))
         return value, error, slope, v0
 
-    def _nearest(self, epsilon):
-        points = self._points()
-        return min(points, key=lambda p: abs(np.log(p.epsilon) - np.log(epsilon)))
-
     def _expansion_at(self, epsilon):
-        value, error, _, _ = self._expand(self._nearest(epsilon), epsilon)
+        """Estimated utility at ``epsilon``, with its standard error.
+
+        Between two measuring points: linear interpolation of their utilities in
+        the expansion variable (``1/epsilon`` or ``epsilon``); outside them: the
+        first-order expansion from the nearest end point.
+        """
+        points = self._points()
+        v = _to_expansion_variable(epsilon, self.expansion)
+        for a, b in zip(points, points[1:]):
+            if a.epsilon <= epsilon <= b.epsilon:
+                va, vb = (_to_expansion_variable(p.epsilon, self.expansion) for p in (a, b))
+                w = (v - va) / (vb - va)
+                return ((1 - w) * a.utility + w * b.utility,
+                        np.hypot((1 - w) * a.utility_sem, w * b.utility_sem))
+        end = points[0] if epsilon < points[0].epsilon else points[-1]
+        value, error, _, _ = self._expand(end, epsilon)
         return value, error
 
     def _solve_target(self):
-        """Solve the expansion for the target, from the measuring point nearest the answer.
+        """The epsilon where the estimated utility meets the target.
 
-        Starts from the latest measuring point and moves to whichever point lies
-        nearest (in log epsilon) to the current answer until that point is stable.
+        When two neighbouring measuring points bracket the target, interpolate
+        between them (a secant step, robust to noisy derivatives); otherwise take
+        a Newton step in the expansion variable from the point whose utility is
+        nearest the target.
         """
         points = self._points()
-        latest = self.measurements_[-1]["epsilon"]
-        point = next(p for p in points if p.epsilon == latest)
+        target = self.target_utility
+        for a, b in zip(points, points[1:]):
+            if (a.utility - target) * (b.utility - target) <= 0 and a.utility != b.utility:
+                va, vb = (_to_expansion_variable(p.epsilon, self.expansion) for p in (a, b))
+                v = va + (target - a.utility) * (vb - va) / (b.utility - a.utility)
+                return _from_expansion_variable(v, self.expansion), target
+        point = min(points, key=lambda p: abs(p.utility - target))
         epsilon = self._root(point)
-        for _ in range(len(points)):
-            nearest = self._nearest(epsilon)
-            if nearest.epsilon == point.epsilon:
-                break
-            point, epsilon = nearest, self._root(nearest)
         return epsilon, self._expand(point, epsilon)[0]
 
     def _root(self, point):

@@ -1,0 +1,45 @@
+"""The command-line main job (``python -m skdp``)."""
+
+import subprocess
+import sys
+
+import pytest
+
+from skdp._cli import main
+
+
+def test_main_job_default_runs_offline(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "curve.png"
+    assert main(["--draws", "2", "--output", str(out)]) == 0
+    text = capsys.readouterr().out
+    for line in ("chosen epsilon", "predicted accuracy there", "measured test accuracy",
+                 "cost of the selection", "not covered"):
+        assert line in text
+    assert out.stat().st_size > 10_000
+
+
+def test_csv_input_and_label_column(tmp_path, capsys):
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(n_samples=600, n_features=4, n_informative=2, n_redundant=0,
+                               class_sep=2.0, random_state=0)
+    path = tmp_path / "data.csv"
+    rows = ["a,b,c,d,colour,label"] + [
+        f"{r[0]},{r[1]},{r[2]},{r[3]},{'red' if i % 2 else 'blue'},{'yes' if t else 'no'}"
+        for i, (r, t) in enumerate(zip(X, y))]
+    path.write_text("\n".join(rows) + "\n")
+    assert main(["--dataset", str(path), "--label-column", "label", "--target", "0.8",
+                 "--draws", "2", "--output", str(tmp_path / "p.png")]) == 0
+    assert "chosen epsilon" in capsys.readouterr().out
+
+
+def test_unknown_dataset_is_a_clear_error():
+    with pytest.raises(SystemExit, match="neither a built-in dataset"):
+        main(["--dataset", "no-such-file.csv"])
+
+
+def test_module_entry_point_prints_help():
+    result = subprocess.run([sys.executable, "-m", "skdp", "--help"], capture_output=True,
+                            text=True, check=True)
+    assert "target accuracy" in result.stdout
