@@ -33,7 +33,7 @@ NAME = "objective_perturbation"
 PARAMS = {
     "epsilons": [0.05, 0.1, 0.5, 1.0, 2.0, 5.0],
     "C_grid": [0.1, 1.0],
-    "eps_jacobian_frac_grid": [0.5, 0.05],
+    "eps_jacobian_frac_grid": [0.5, 0.05, 0.02],
     "intercept_scaling_grid": [0.5, 1.0],
     "seeds": list(range(10)),
     "delta": 1e-5,
