@@ -6,6 +6,7 @@ from .linear_model import (
     NAPPLasso,
     NAPPLassoClassifier,
     ObjPertLogisticRegression,
+    OutputPertSVM,
 )
 from .model_selection import EpsilonForUtility
 
@@ -17,6 +18,7 @@ __all__ = [
     "NAPPLasso",
     "NAPPLassoClassifier",
     "ObjPertLogisticRegression",
+    "OutputPertSVM",
     "PrivacyBudgetError",
     "PrivacyLeakWarning",
     "UnreachableUtilityWarning",
