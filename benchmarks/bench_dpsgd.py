@@ -291,6 +291,8 @@ def _plot(payload, params, path):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small CI-sized run")
+    parser.add_argument("--timing-only", action="store_true",
+                        help="only the speed ratios (written to dpsgd_timing.json)")
     args = parser.parse_args(argv)
     params = QUICK if args.quick else PARAMS
     name = NAME + ("_quick" if args.quick else "")
@@ -298,6 +300,11 @@ def main(argv=None):
                        and optional_import("opacus") is not None)
     if not torch_available:
         print("Opacus not importable: skipping the Opacus comparison.")
+    if args.timing_only:
+        path = write_results(name + "_timing", {"params": params, "recipe": RECIPE,
+                                                "timing": _timings(params, torch_available)})
+        print("wrote", path)
+        return
     payload = {"params": params, "recipe": RECIPE, "targets": {
         k: {str(e): t for e, t in v.items()} for k, v in TARGETS.items()},
         "opacus_available": torch_available}

@@ -181,6 +181,16 @@ default=None
     validation_fraction : float, default=0.2
         Size of the held-out split when ``measure_on="validation"``.
 
+    rescale_to_full_data : bool, default=True
+        With ``measure_on="validation"`` the measuring fits see only
+        ``n_fit = (1 - validation_fraction) n`` rows, while the refit sees ``n``.
+        The privacy noise of every skdp mechanism competes with a data term that
+        grows with the number of rows, so utility depends on epsilon mostly
+        through ``n * epsilon``; the answer is therefore rescaled,
+        ``epsilon_ = epsilon_fit * n_fit / n``, and :meth:`predict_utility`
+        reports utilities on the full-data scale. ``False`` returns the epsilon
+        found for ``n_fit`` rows.
+
     measuring_epsilon : float or tuple of float, default=1.0
         Where to measure. With several values (and after refinement fits), two
         points whose utilities bracket the target are interpolated (in the
@@ -275,6 +285,7 @@ default=None
         "n_draws": [Interval(Integral, 1, None, closed="left")],
         "expansion": [StrOptions({"inverse", "linear"})],
         "max_fits": [Interval(Integral, 1, None, closed="left"), None],
+        "rescale_to_full_data": ["boolean"],
         "epsilon_bounds": [tuple, list],
         "refit": ["boolean"],
         "n_jobs": [Integral, None],
@@ -282,14 +293,16 @@ default=None
     }
 
     def __init__(self, estimator=None, target_utility=0.8, *, scoring=None,
-                 measure_on="validation", validation_fraction=0.2, measuring_epsilon=1.0,
-                 n_draws=5, expansion="inverse", max_fits=None, epsilon_bounds=(1e-3, 1e3),
-                 refit=True, n_jobs=None, random_state=None):
+                 measure_on="validation", validation_fraction=0.2,
+                 rescale_to_full_data=True, measuring_epsilon=1.0, n_draws=5,
+                 expansion="inverse", max_fits=None, epsilon_bounds=(1e-3, 1e3), refit=True,
+                 n_jobs=None, random_state=None):
         self.estimator = estimator
         self.target_utility = target_utility
         self.scoring = scoring
         self.measure_on = measure_on
         self.validation_fraction = validation_fraction
+        self.rescale_to_full_data = rescale_to_full_data
         self.measuring_epsilon = measuring_epsilon
         self.n_draws = n_draws
         self.expansion = expansion
@@ -370,6 +383,9 @@ default=None
         else:
             X_fit, X_eval, y_fit, y_eval = X, X, y, y
         data = (X_fit, y_fit, X_eval, y_eval)
+        self._size_ratio = (X.shape[0] / X_fit.shape[0]
+                            if self.rescale_to_full_data and self.measure_on == "validation"
+                            else 1.0)
         seeds = [int(s) for s in rng.integers(2**31 - 1, size=self.n_draws)]
         refit_seed = estimator.get_params()["random_state"]
         if refit_seed is None:
@@ -379,7 +395,8 @@ default=None
         epsilon, predicted = self._solve_target()
         n_fits = sum(len(m["fits"]) for m in self.measurements_)
         budget = self.max_fits - int(self.refit) if self.max_fits is not None else n_fits
-        lo, hi = self.epsilon_bounds
+        # the bounds apply to the full-data epsilon; measuring fits run at ratio times it
+        lo, hi = (b * self._size_ratio for b in self.epsilon_bounds)
         while n_fits + self.n_draws <= budget and lo <= epsilon <= hi:
             new = self._run([epsilon], seeds, data, scoring, estimator, "refine")
             self.measurements_ += new
@@ -395,12 +412,13 @@ default=None
         if not lo <= epsilon <= hi:
             warnings.warn(
                 f"The target utility {self.target_utility} is out of reach inside "
-                f"epsilon_bounds={self.epsilon_bounds} (the expansion gives {epsilon:.4g}); "
-                "epsilon_ is clipped to the nearest bound.", UnreachableUtilityWarning,
-                stacklevel=3)
+                f"epsilon_bounds={self.epsilon_bounds} (the expansion gives "
+                f"{epsilon / self._size_ratio:.4g}); epsilon_ is clipped to the nearest bound.",
+                UnreachableUtilityWarning, stacklevel=3)
             epsilon = float(np.clip(epsilon, lo, hi))
             predicted = self._expansion_at(epsilon)[0]
-        self.epsilon_, self.predicted_utility_ = float(epsilon), float(predicted)
+        self.epsilon_ = float(epsilon / self._size_ratio)
+        self.predicted_utility_ = float(predicted)
 
         fits = [fit for m in self.measurements_ for fit in m["fits"]]
         if self.refit:
@@ -503,12 +521,14 @@ default=None
         Returns
         -------
         utility : ndarray of shape (n_points,)
-            First-order expansion from the nearest measuring point.
+            Interpolation between measuring points, first-order expansion outside
+            them; on the full-data scale (see ``rescale_to_full_data``).
         error : ndarray of shape (n_points,)
             Standard error from the spread of the noise draws (NaN with one draw).
         """
         check_is_fitted(self, "measurements_")
-        values = [self._expansion_at(float(e)) for e in np.atleast_1d(epsilons)]
+        values = [self._expansion_at(float(e) * self._size_ratio)
+                  for e in np.atleast_1d(epsilons)]
         return np.array([v for v, _ in values]), np.array([e for _, e in values])
 
     def plot(self, ax=None):
@@ -529,13 +549,14 @@ default=None
         if ax is None:
             _, ax = plt.subplots()
         points = self._points()
-        lo = min([p.epsilon for p in points] + [self.epsilon_]) / 3
-        hi = max([p.epsilon for p in points] + [self.epsilon_]) * 3
+        measured = [p.epsilon / self._size_ratio for p in points]
+        lo = min(measured + [self.epsilon_]) / 3
+        hi = max(measured + [self.epsilon_]) * 3
         grid = np.geomspace(lo, hi, 200)
         value, error = self.predict_utility(grid)
         ax.plot(grid, value, label=f"estimate ({self.expansion} expansion)")
         ax.fill_between(grid, value - 2 * error, value + 2 * error, alpha=0.2)
-        ax.errorbar([p.epsilon for p in points], [p.utility for p in points],
+        ax.errorbar(measured, [p.utility for p in points],
                     yerr=[2 * p.utility_sem if np.isfinite(p.utility_sem) else 0
                           for p in points], fmt="o", label="measured")
         ax.axhline(self.target_utility, color="k", ls="--", lw=1, label="target")

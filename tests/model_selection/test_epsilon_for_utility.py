@@ -41,12 +41,20 @@ def test_answer_solves_the_expansion_and_refit_uses_it(fitted):
 
 def test_inverse_expansion_algebra(fitted):
     (point,) = fitted._points()
-    t0, t = 1 / point.epsilon, 1 / fitted.epsilon_
+    # measured on 80 % of the rows: the answer is rescaled to the full data by n_fit / n
+    assert fitted._size_ratio == pytest.approx(len(y) / int(np.ceil(0.8 * len(y))), rel=1e-2)
+    t0, t = 1 / point.epsilon, 1 / (fitted.epsilon_ * fitted._size_ratio)
     # U(t) = U(t0) + dU/dt (t - t0), dU/dt = -epsilon^2 dU/depsilon
     assert point.utility - point.epsilon**2 * point.derivative * (t - t0) == pytest.approx(0.92)
     linear = _search(expansion="linear", measuring_epsilon=0.3).fit(X, y)
     (p,) = linear._points()
-    assert p.utility + p.derivative * (linear.epsilon_ - p.epsilon) == pytest.approx(0.92)
+    eps_fit = linear.epsilon_ * linear._size_ratio
+    assert p.utility + p.derivative * (eps_fit - p.epsilon) == pytest.approx(0.92)
+    unscaled = _search(expansion="linear", measuring_epsilon=0.3,
+                       rescale_to_full_data=False).fit(X, y)
+    assert unscaled.epsilon_ == pytest.approx(eps_fit)
+    on_train = _search(measure_on="train").fit(X, y)
+    assert on_train._size_ratio == 1.0
 
 
 def test_privacy_report_is_the_hand_composition(fitted):
