@@ -32,6 +32,7 @@ PARAMS = {
                "[1, 10]": ([1.0, 2.5, 7.5], np.linspace(1.0, 10.0, 19))},
     "repetitions": 10,
     "curve_seeds": 20,
+    "expansion_curve_seeds": 10,
     "n_rows": 10_000,
     "targets": [0.80, 0.82, 0.83],
     "decision_grid": np.geomspace(0.05, 10.0, 25),
@@ -41,6 +42,7 @@ QUICK = {
     "ranges": {"(0, 1]": ([0.25], np.linspace(0.1, 1.0, 4))},
     "repetitions": 2,
     "curve_seeds": 2,
+    "expansion_curve_seeds": 2,
     "n_rows": 3000,
     "targets": [0.82],
     "decision_grid": np.geomspace(0.1, 5.0, 5),
@@ -75,32 +77,35 @@ def _mean_curve(estimator, grid, seeds, X, y, X_eval, y_eval):
         for e in grid])
 
 
+EXPANSIONS = ("linear", "inverse", "log")
+
+
 def expansion_study(estimator, X, y, params):
     """Part A: mean absolute error of the predicted training-accuracy curve."""
     result = {}
     for range_name, (points, grid) in params["ranges"].items():
-        measured = _mean_curve(estimator, grid, params["curve_seeds"], X, y, X, y)
-        errors = {"linear": [], "inverse": []}
+        measured = _mean_curve(estimator, grid, params["expansion_curve_seeds"], X, y, X, y)
+        errors = {e: [] for e in EXPANSIONS}
         for point in points:
             for rep in range(params["repetitions"]):
-                for expansion in errors:
-                    search = EpsilonForUtility(
-                        estimator, target_utility=float(measured[-1]), measure_on="train",
-                        measuring_epsilon=point, n_draws=1, expansion=expansion,
-                        refit=False, random_state=rep)
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore")
-                        search.fit(X, y)
+                search = EpsilonForUtility(
+                    estimator, target_utility=float(measured[-1]), measure_on="train",
+                    measuring_epsilon=point, n_draws=1, refit=False, random_state=rep)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    search.fit(X, y)
+                for expansion in EXPANSIONS:  # the same measurement, three expansions
+                    search.expansion = expansion
                     predicted, _ = search.predict_utility(grid)
                     errors[expansion].append(float(np.mean(np.abs(predicted - measured))))
         result[range_name] = {
             "grid": grid, "measured_mean_curve": measured,
             "mae": {k: summarise(v) for k, v in errors.items()},
-            "ratio_linear_to_inverse": float(np.mean(errors["linear"])
-                                             / np.mean(errors["inverse"])),
+            "ratio_linear_to": {k: float(np.mean(errors["linear"]) / np.mean(v))
+                                for k, v in errors.items()},
         }
-        print(f"  {range_name}: MAE linear {np.mean(errors['linear']):.4f}, "
-              f"inverse {np.mean(errors['inverse']):.4f}")
+        print("  " + range_name + ": MAE " + ", ".join(
+            f"{k} {np.mean(v):.4f}" for k, v in errors.items()), flush=True)
     return result
 
 
@@ -137,7 +142,7 @@ def decision_study(estimator, data, params):
         rows.append(row)
         print(f"  target {target}: true eps {true_eps:.3f}, chosen {np.mean(chosen):.3f} "
               f"({row['ratio_to_true']:.2f}x), test accuracy {np.mean(accuracy):.4f}, "
-              f"fits {max(fits)}")
+              f"fits {max(fits)}", flush=True)
     return {"grid": grid, "mean_test_accuracy_curve": curve, "rows": rows}
 
 
@@ -149,12 +154,12 @@ def _plot(payload, path):
 
     names = list(payload["expansion"])
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
-    width = 0.35
-    for k, expansion in enumerate(("linear", "inverse")):
+    width = 0.27
+    for k, expansion in enumerate(EXPANSIONS):
         values = [np.mean([r["mae"][expansion]["mean"] for r in payload["expansion"][n].values()])
                   for n in names]
         axes[0].bar(np.arange(len(names)) + k * width, values, width, label=expansion)
-    axes[0].set_xticks(np.arange(len(names)) + width / 2, names, rotation=20, fontsize=7)
+    axes[0].set_xticks(np.arange(len(names)) + width, names, rotation=20, fontsize=7)
     axes[0].set_ylabel("MAE of predicted training accuracy")
     axes[0].set_title("Expansion error (mean over measuring points)")
     axes[0].legend()

@@ -135,13 +135,22 @@ def _measure(estimator, epsilon, seed, X_fit, y_fit, X_eval, y_eval, scoring, pu
 
 
 def _to_expansion_variable(epsilon, expansion):
-    return 1.0 / epsilon if expansion == "inverse" else epsilon
+    if expansion == "inverse":
+        return 1.0 / epsilon
+    return np.log(epsilon) if expansion == "log" else epsilon
 
 
 def _from_expansion_variable(value, expansion):
     if expansion == "inverse":
         return np.inf if value <= 0 else 1.0 / value
-    return value
+    return np.exp(value) if expansion == "log" else value
+
+
+def _variable_derivative(epsilon, expansion):
+    """``dv/depsilon`` of the expansion variable ``v``."""
+    if expansion == "inverse":
+        return -1.0 / epsilon**2
+    return 1.0 / epsilon if expansion == "log" else 1.0
 
 
 class EpsilonForUtility(MetaEstimatorMixin, BaseEstimator):
@@ -151,7 +160,7 @@ class EpsilonForUtility(MetaEstimatorMixin, BaseEstimator):
     At a measuring epsilon the wrapped estimator is fitted with ``n_draws`` noise
     draws; each fit gives the utility and its pathwise derivative in epsilon
     (noise draws held fixed: analytic for objective perturbation, a common-noise
-    difference otherwise). A first-order expansion, in ``1/epsilon`` by default,
+    difference otherwise). A first-order expansion, in ``log(epsilon)`` by default,
     then gives the epsilon at which the utility reaches ``target_utility``;
     optional refinement fits re-measure there and take Newton steps.
 
@@ -201,10 +210,11 @@ default=None
         Noise draws (private fits) per measuring point; their utilities and
         derivatives are averaged.
 
-    expansion : {"inverse", "linear"}, default="inverse"
-        First order in ``1/epsilon`` (the noise scale is close to proportional to
-        ``1/epsilon``, so this stays accurate over a wider range) or in epsilon
-        (the source paper's rule).
+    expansion : {"log", "inverse", "linear"}, default="log"
+        First order in ``log(epsilon)``, in ``1/epsilon`` (the noise scale is
+        close to proportional to ``1/epsilon``) or in epsilon (the source paper's
+        rule). On Adult the log expansion had the smallest error over (0, 1] and
+        [1, 10] together (``benchmarks/bench_epsilon_for_utility.py``).
 
     max_fits : int, default=None
         Total number of private fits allowed, the final refit included. When it
@@ -283,7 +293,7 @@ default=None
         "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
         "measuring_epsilon": [Interval(Real, 0, None, closed="neither"), tuple, list],
         "n_draws": [Interval(Integral, 1, None, closed="left")],
-        "expansion": [StrOptions({"inverse", "linear"})],
+        "expansion": [StrOptions({"inverse", "log", "linear"})],
         "max_fits": [Interval(Integral, 1, None, closed="left"), None],
         "rescale_to_full_data": ["boolean"],
         "epsilon_bounds": [tuple, list],
@@ -295,7 +305,7 @@ default=None
     def __init__(self, estimator=None, target_utility=0.8, *, scoring=None,
                  measure_on="validation", validation_fraction=0.2,
                  rescale_to_full_data=True, measuring_epsilon=1.0, n_draws=5,
-                 expansion="inverse", max_fits=None, epsilon_bounds=(1e-3, 1e3), refit=True,
+                 expansion="log", max_fits=None, epsilon_bounds=(1e-3, 1e3), refit=True,
                  n_jobs=None, random_state=None):
         self.estimator = estimator
         self.target_utility = target_utility
@@ -456,9 +466,10 @@ default=None
         """First-order utility at ``epsilon`` from one measuring point, with its error."""
         v0 = _to_expansion_variable(point.epsilon, self.expansion)
         v = _to_expansion_variable(epsilon, self.expansion)
-        slope = point.derivative * (-point.epsilon**2 if self.expansion == "inverse" else 1.0)
-        slope_sem = point.derivative_sem * (point.epsilon**2 if self.expansion == "inverse"
-                                            else 1.0)
+        # dU/dv = (dU/depsilon) / (dv/depsilon)
+        scale = 1.0 / _variable_derivative(point.epsilon, self.expansion)
+        slope = point.derivative * scale
+        slope_sem = point.derivative_sem * abs(scale)
         value = point.utility + slope * (v - v0)
         error = np.hypot(point.utility_sem, slope_sem * (v - v0))
         return value, error, slope, v0

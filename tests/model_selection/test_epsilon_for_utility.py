@@ -39,7 +39,8 @@ def test_answer_solves_the_expansion_and_refit_uses_it(fitted):
     assert fitted.score(X, y) == fitted.best_estimator_.score(X, y)
 
 
-def test_inverse_expansion_algebra(fitted):
+def test_inverse_expansion_algebra():
+    fitted = _search(expansion="inverse").fit(X, y)
     (point,) = fitted._points()
     # measured on 80 % of the rows: the answer is rescaled to the full data by n_fit / n
     assert fitted._size_ratio == pytest.approx(len(y) / int(np.ceil(0.8 * len(y))), rel=1e-2)
@@ -183,3 +184,11 @@ def test_dpsgd_derivative_path_matches_common_noise_refits():
     assert_allclose(dintercept, fd_b, rtol=1e-2, atol=1e-6)
     with pytest.raises(ValueError, match="noise_multiplier=None"):
         clone(est).set_params(noise_multiplier=1.0)._fit_epsilon_derivative(X, y)
+
+
+def test_log_expansion_algebra():
+    search = _search(expansion="log", measuring_epsilon=0.3).fit(X, y)
+    (p,) = search._points()
+    eps_fit = search.epsilon_ * search._size_ratio
+    # U(eps) = U(eps0) + eps0 U'(eps0) log(eps / eps0)
+    assert p.utility + p.epsilon * p.derivative * np.log(eps_fit / p.epsilon) == pytest.approx(0.92)
