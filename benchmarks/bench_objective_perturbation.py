@@ -191,7 +191,17 @@ def run(quick=False):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="CI-sized run")
-    run(quick=parser.parse_args(argv).quick)
+    parser.add_argument("--timing-only", action="store_true",
+                        help="only the fit-time ratios (objective_perturbation_timing.json)")
+    args = parser.parse_args(argv)
+    if args.timing_only:
+        times = _fit_times(make_data(), PARAMS["delta"])
+        for method, t in times.items():
+            print(f"fit time {method:>28}: {t['seconds']:.3f} s = "
+                  f"{t['ratio_to_sklearn']:.2f}x sklearn")
+        print("wrote", write_results(NAME + "_timing", {"fit_time": times}))
+        return
+    run(quick=args.quick)
 
 
 if __name__ == "__main__":
