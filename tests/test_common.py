@@ -2,7 +2,6 @@
 
 import inspect
 
-import pytest
 from sklearn.base import BaseEstimator
 from sklearn.utils.estimator_checks import parametrize_with_checks
 

@@ -407,7 +407,7 @@ def load_kddcup99(
     1. Sample: ``rs = np.random.RandomState(random_state)``,
        ``idx = rs.randint(494021, size=n_samples)``; rows ``idx`` in that
        order. This is the same draw as dpml-benchmark's
-       ``np.random.seed(10000019); np.random.randint(494021, size=70000)``
+       legacy seeded draw (seed 10000019, ``randint(494021, size=70000)``)
        (65,371 distinct rows by default).
     2. One-hot encode ``protocol_type``, ``service`` and ``flag`` with the
        sorted categories present in the sample (3 + 62 + 10 = 75 by

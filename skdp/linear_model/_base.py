@@ -2,6 +2,7 @@
 
 import numpy as np
 from scipy.special import expit
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..utils.validation import augment_intercept, clip_rows_to_norm
@@ -85,10 +86,42 @@ class _LinearClassifierMixin:
             indices = scores.argmax(axis=1)
         return self.classes_[indices]
 
-    def _predict_proba_ovr(self, X):
-        scores = self.decision_function(X)
-        if scores.ndim == 1:
-            p = expit(scores)
-            return np.column_stack([1.0 - p, p])
+    def _has_proba(self):
+        """Probabilities exist for the likelihood (logistic) loss only."""
+        return getattr(self, "loss", "logistic") == "logistic"
+
+    def _probabilities(self, scores):
+        """Sigmoid of the scores, normalised over classes for one-vs-rest."""
         p = expit(scores)
+        if scores.ndim == 1:
+            return np.column_stack([1.0 - p, p])
         return p / p.sum(axis=1, keepdims=True)
+
+    @available_if(lambda self: self._has_proba())
+    def predict_proba(self, X):
+        """Class probabilities (logistic loss only).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+        """
+        return self._probabilities(self.decision_function(X))
+
+    @available_if(lambda self: self._has_proba())
+    def predict_log_proba(self, X):
+        """Logarithm of :meth:`predict_proba`.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+        """
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))

@@ -734,29 +734,3 @@ class NAPPLassoClassifier(_LinearClassifierMixin, ClassifierMixin, _BaseNAPP):
         solutions = self._solve(X, y)
         self.coef_, self.intercept_ = self._finish(solutions, self.n_features_in_)
         return self
-
-    def predict_proba(self, X):
-        """Class probabilities (one-vs-rest normalised for more than two classes).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
-        """
-        return self._predict_proba_ovr(X)
-
-    def predict_log_proba(self, X):
-        """Logarithm of :meth:`predict_proba`.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        log_proba : ndarray of shape (n_samples, n_classes)
-        """
-        return np.log(self.predict_proba(X))

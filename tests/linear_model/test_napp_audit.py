@@ -8,7 +8,6 @@ estimator's own calibration, and the shipped solvers reproduce the harness's
 one-dimensional maps on sampled noise values.
 """
 
-import warnings
 
 import numpy as np
 import pytest
