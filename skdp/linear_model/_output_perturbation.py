@@ -554,10 +554,31 @@ class OutputPertSVM(PrivacyParamsMixin, _LinearClassifierMixin, ClassifierMixin,
         -------
         self : object
         """
+        self._fit_solutions(X, y)
+        return self
+
+    def _n_coefficients(self):
+        return self.n_components if self.kernel == "rbf" else self.n_features_in_
+
+    def _fit_epsilon_derivative(self, X, y):
+        """Fit, then return ``(dcoef, dintercept)``, the derivative in epsilon.
+
+        ``theta* `` does not depend on epsilon, so with the standard draws held
+        fixed ``dtheta/depsilon`` is the draw scaled by ``dscale/depsilon`` (spec
+        epsilon_for_utility_math.md 4). Private interface of EpsilonForUtility.
+        """
+        self._validate_params()
+        solutions = self._fit_solutions(X, y)
+        derivatives = [np.zeros_like(s.theta_star) if s.draw is None
+                       else s.draw.vector(s.noise_scale_derivative()) for s in solutions]
+        return split_coefficients(derivatives, self._n_coefficients(), self.fit_intercept,
+                                  self.intercept_scaling)
+
+    def _fit_solutions(self, X, y):
+        """Fit and return the transient solutions (used by ``fit`` and derivatives)."""
         solutions = self._solve(X, y)
-        n_coef = self.n_components if self.kernel == "rbf" else self.n_features_in_
         self.coef_, self.intercept_ = split_coefficients(
-            [s.theta() for s in solutions], n_coef, self.fit_intercept,
+            [s.theta() for s in solutions], self._n_coefficients(), self.fit_intercept,
             self.intercept_scaling)
         self.n_iter_ = np.array([s.n_iter for s in solutions], dtype=np.int32)
         self.privacy_guarantee_ = all(s.converged for s in solutions)
@@ -571,7 +592,7 @@ class OutputPertSVM(PrivacyParamsMixin, _LinearClassifierMixin, ClassifierMixin,
                 ConvergenceWarning, stacklevel=2)
         self._record_spend(self.epsilon if self.privacy_guarantee_ else np.inf, self.delta,
                            self.neighboring)
-        return self
+        return solutions
 
     def _prediction_input(self, X):
         if self.kernel != "rbf":

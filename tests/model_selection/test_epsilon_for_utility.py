@@ -192,3 +192,17 @@ def test_log_expansion_algebra():
     eps_fit = search.epsilon_ * search._size_ratio
     # U(eps) = U(eps0) + eps0 U'(eps0) log(eps / eps0)
     assert p.utility + p.epsilon * p.derivative * np.log(eps_fit / p.epsilon) == pytest.approx(0.92)
+
+
+@pytest.mark.parametrize("params", [dict(delta=0.0), dict(delta=1e-5),
+                                    dict(delta=1e-5, kernel="rbf", n_components=50)])
+def test_output_perturbation_derivative_path_is_exact(params):
+    from skdp import OutputPertSVM
+
+    est = OutputPertSVM(epsilon=0.8, C=0.5, random_state=2, feature_random_state=0, **params)
+    dcoef, dintercept = clone(est)._fit_epsilon_derivative(X, y)
+    h = 1e-6
+    ends = [clone(est).set_params(epsilon=0.8 + s * h).fit(X, y) for s in (1, -1)]
+    assert_allclose(dcoef, (ends[0].coef_ - ends[1].coef_) / (2 * h), rtol=1e-5, atol=1e-8)
+    assert_allclose(dintercept, (ends[0].intercept_ - ends[1].intercept_) / (2 * h),
+                    rtol=1e-5, atol=1e-8)
