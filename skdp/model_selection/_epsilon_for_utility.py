@@ -19,6 +19,9 @@ from ..exceptions import UnreachableUtilityWarning
 from ..utils._random import check_rng
 from ..utils._sklearn_compat import HasMethods, Interval, StrOptions, _fit_context
 
+# refinement fits move at most this factor in epsilon from the previous measuring point
+MAX_STEP = 5.0
+
 SELECTION_STATEMENT = (
     "The choice of epsilon used the private data given to fit (utilities measured on it "
     "and the measuring fits listed here). That selection step is not covered by the "
@@ -219,7 +222,8 @@ default=None
     max_fits : int, default=None
         Total number of private fits allowed, the final refit included. When it
         leaves room for at least ``n_draws`` more fits after the measuring points,
-        the estimator is re-measured at the current answer and a Newton step taken,
+        the estimator is re-measured at the current answer (at most a factor 5 in
+        epsilon from the previous measuring point) and the answer solved again,
         as often as the budget allows. ``None``: no refinement.
 
     epsilon_bounds : tuple of float, default=(1e-3, 1e3)
@@ -407,8 +411,12 @@ default=None
         budget = self.max_fits - int(self.refit) if self.max_fits is not None else n_fits
         # the bounds apply to the full-data epsilon; measuring fits run at ratio times it
         lo, hi = (b * self._size_ratio for b in self.epsilon_bounds)
-        while n_fits + self.n_draws <= budget and lo <= epsilon <= hi:
-            new = self._run([epsilon], seeds, data, scoring, estimator, "refine")
+        while n_fits + self.n_draws <= budget and epsilon != self.measurements_[-1]["epsilon"]:
+            # a trust region: re-measure at most a factor MAX_STEP away from the last point
+            last = self.measurements_[-1]["epsilon"]
+            target_point = float(np.clip(epsilon, max(lo, last / MAX_STEP),
+                                         min(hi, last * MAX_STEP)))
+            new = self._run([target_point], seeds, data, scoring, estimator, "refine")
             self.measurements_ += new
             n_fits += sum(len(m["fits"]) for m in new)
             epsilon, predicted = self._solve_target()
