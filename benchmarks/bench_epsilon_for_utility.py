@@ -59,7 +59,7 @@ def estimators():
     }
     try:
         from skdp import OutputPertSVM
-        configs["outputpert_hinge_gaussian"] = OutputPertSVM(delta=1e-5, C=1.0)
+        configs["outputpert_hinge_gaussian"] = OutputPertSVM(delta=1e-5, C=0.01)
     except ImportError:
         pass
     try:
