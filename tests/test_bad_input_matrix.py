@@ -1,0 +1,208 @@
+"""Bad input over every public estimator: a clear error, raised before any noise is drawn.
+
+Each case passes a ``numpy.random.Generator`` as ``random_state`` and checks that its
+state is unchanged after the error, so no noise (and no budget) was spent.
+"""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.exceptions import NotFittedError
+from sklearn.utils import get_tags
+
+from skdp import (
+    DPSGDClassifier,
+    EpsilonForUtility,
+    NAPPLasso,
+    NAPPLassoClassifier,
+    ObjPertLogisticRegression,
+    OutputPertSVM,
+)
+
+RNG_DATA = np.random.default_rng(0)
+X_OK = RNG_DATA.normal(size=(40, 3)) / 3
+Y_CLASS = np.arange(40) % 2
+Y_REG = X_OK @ [1.0, -2.0, 0.5]
+
+ESTIMATORS = {
+    "ObjPertLogisticRegression": lambda **p: ObjPertLogisticRegression(**p),
+    "OutputPertSVM": lambda **p: OutputPertSVM(**p),
+    "DPSGDClassifier": lambda **p: DPSGDClassifier(**p),
+    "NAPPLasso": lambda **p: NAPPLasso(**{"y_bound": 5.0, "coef_bound": 10.0, **p}),
+    "NAPPLassoClassifier": lambda **p: NAPPLassoClassifier(**p),
+}
+
+
+def _with(X=None, **changes):
+    """A copy of the good design with ``changes`` at (row, column) positions."""
+    X = X_OK.copy() if X is None else X
+    for (i, j), value in changes.get("cells", {}).items():
+        X[i, j] = value
+    return X
+
+
+# name, constructor parameters, X, y (None: the estimator's good target), error, message
+DATA_CASES = [
+    ("NaN in X", {}, _with(cells={(3, 1): np.nan}), None, ValueError, "NaN"),
+    ("inf in X", {}, _with(cells={(0, 0): np.inf}), None, ValueError, "infinity"),
+    ("-inf in X", {}, _with(cells={(5, 2): -np.inf}), None, ValueError, "infinity"),
+    ("empty X", {}, np.empty((0, 3)), np.empty(0), ValueError, "0 sample"),
+    ("no features", {}, np.empty((40, 0)), None, ValueError, "0 feature"),
+    ("1-d X", {}, X_OK[:, 0], None, ValueError, "2D array"),
+    ("3-d X", {}, X_OK[:, :, None], None, ValueError, "dim 3"),
+    ("lengths differ", {}, X_OK, "short", ValueError, "inconsistent numbers of samples"),
+    ("string features", {}, np.full((40, 3), "a", dtype=object), None, ValueError,
+     "could not convert"),
+    ("complex features", {}, X_OK + 1j, None, ValueError, "[Cc]omplex"),
+    ("NaN in y", {}, X_OK, "nan", ValueError, "NaN"),
+    ("2-column y", {}, X_OK, "two-columns", ValueError, "shape|1d|column"),
+]
+PARAM_CASES = [
+    ("epsilon zero", {"epsilon": 0.0}, ValueError, "'epsilon'"),
+    ("epsilon negative", {"epsilon": -1.0}, ValueError, "'epsilon'"),
+    ("epsilon NaN", {"epsilon": np.nan}, ValueError, "'epsilon'"),
+    ("epsilon string", {"epsilon": "1"}, TypeError, "'epsilon'"),
+    ("epsilon None", {"epsilon": None}, ValueError, "'epsilon'"),
+    ("delta one", {"delta": 1.0}, ValueError, "'delta'"),
+    ("delta above one", {"delta": 1.5}, ValueError, "'delta'"),
+    ("delta negative", {"delta": -1e-6}, ValueError, "'delta'"),
+    ("delta NaN", {"delta": np.nan}, ValueError, "'delta'"),
+    ("delta string", {"delta": "0"}, TypeError, "'delta'"),
+    ("data_norm zero", {"data_norm": 0.0}, ValueError, "'data_norm'"),
+    ("data_norm negative", {"data_norm": -1.0}, ValueError, "'data_norm'"),
+    ("data_norm None", {"data_norm": None}, ValueError, "data_norm"),
+    ("data_norm string", {"data_norm": "1"}, TypeError, "'data_norm'"),
+    ("random_state string", {"random_state": "seed"}, ValueError, "random_state"),
+]
+CLASSIFIER_CASES = [
+    ("single class", np.zeros(40), ValueError, "class"),
+    ("continuous target", np.linspace(0, 1, 40), ValueError, "Unknown label type|continuous"),
+]
+SPECIFIC_CASES = {
+    "ObjPertLogisticRegression": [
+        ("huber_h zero", {"loss": "huber", "huber_h": 0.0}, "'huber_h'"),
+        ("hinge loss (no Hessian)", {"loss": "hinge"}, "'loss'"),
+        ("eps_jacobian_frac one", {"eps_jacobian_frac": 1.0}, "'eps_jacobian_frac'"),
+        ("unknown relation", {"neighboring": "swap"}, "'neighboring'"),
+        ("C zero", {"C": 0.0}, "'C'"),
+    ],
+    "OutputPertSVM": [
+        ("unknown kernel", {"kernel": "poly"}, "'kernel'"),
+        ("gamma zero", {"kernel": "rbf", "gamma": 0.0}, "'gamma'"),
+        ("no random features", {"kernel": "rbf", "n_components": 0}, "'n_components'"),
+        ("C negative", {"C": -1.0}, "'C'"),
+        ("unknown relation", {"neighboring": "swap"}, "'neighboring'"),
+    ],
+    "DPSGDClassifier": [
+        ("delta zero (pure DP impossible)", {"delta": 0.0}, "delta > 0"),
+        ("batch larger than data", {"batch_size": 41}, "batch_size"),
+        ("max_grad_norm zero", {"max_grad_norm": 0.0}, "'max_grad_norm'"),
+        ("learning_rate negative", {"learning_rate": -0.1}, "'learning_rate'"),
+        ("epochs zero", {"epochs": 0}, "'epochs'"),
+        ("epsilon too small for the training length", {"epsilon": 1e-7},
+         "too small for this training length"),
+    ],
+    "NAPPLasso": [
+        ("y_bound missing", {"y_bound": None}, "y_bound"),
+        ("coef_bound missing", {"coef_bound": None}, "coef_bound"),
+        ("bridge q outside (1, 2]", {"penalty": "bridge", "q": 2.5}, "'q'|q"),
+        ("eps_jacobian_frac zero", {"eps_jacobian_frac": 0.0}, "eps_jacobian_frac"),
+    ],
+    "NAPPLassoClassifier": [
+        ("eps_jacobian_frac one", {"eps_jacobian_frac": 1.0}, "eps_jacobian_frac"),
+        ("unknown penalty", {"penalty": "l0"}, "'penalty'"),
+    ],
+}
+
+
+def _target(name, y):
+    regressor = name == "NAPPLasso"
+    good = Y_REG if regressor else Y_CLASS
+    if y is None:
+        return good
+    if isinstance(y, str):
+        return {"short": good[:-1], "nan": np.where(np.arange(40) == 7, np.nan, good),
+                "two-columns": np.column_stack([good, good])}[y]
+    return y
+
+
+def _cases():
+    for name in ESTIMATORS:
+        for case, params, X, y, error, match in DATA_CASES:
+            yield pytest.param(name, params, X, y, error, match, id=f"{name}-{case}")
+        for case, params, error, match in PARAM_CASES:
+            if name == "DPSGDClassifier" and case == "data_norm None":
+                continue  # DP-SGD's privacy comes from clipping gradients, not from data_norm
+            yield pytest.param(name, params, X_OK, None, error, match, id=f"{name}-{case}")
+        if name != "NAPPLasso":
+            for case, y, error, match in CLASSIFIER_CASES:
+                yield pytest.param(name, {}, X_OK, y, error, match, id=f"{name}-{case}")
+        for case, params, match in SPECIFIC_CASES[name]:
+            yield pytest.param(name, params, X_OK, None, (ValueError, TypeError), match,
+                               id=f"{name}-{case}")
+
+
+ALL_CASES = list(_cases())
+
+
+@pytest.mark.parametrize("name, params, X, y, error, match", ALL_CASES)
+def test_bad_input_raises_before_noise(name, params, X, y, error, match):
+    rng = np.random.default_rng(42)
+    before = rng.bit_generator.state
+    estimator = ESTIMATORS[name](random_state=rng, **params) if "random_state" not in params \
+        else ESTIMATORS[name](**params)
+    with pytest.raises(error, match=match):
+        estimator.fit(X, _target(name, y))
+    assert rng.bit_generator.state == before, "noise was drawn before the error"
+
+
+@pytest.mark.parametrize("name", list(ESTIMATORS))
+def test_sparse_input_where_unsupported(name):
+    estimator = ESTIMATORS[name](random_state=0)
+    X = sp.csr_matrix(X_OK)
+    if get_tags(estimator).input_tags.sparse:
+        estimator.fit(X, _target(name, None))
+    else:
+        with pytest.raises(TypeError, match="[Ss]parse"):
+            estimator.fit(X, _target(name, None))
+
+
+@pytest.mark.parametrize("name", list(ESTIMATORS))
+def test_predict_side(name):
+    estimator = ESTIMATORS[name](random_state=0, epsilon=np.inf)
+    with pytest.raises(NotFittedError):
+        estimator.predict(X_OK)
+    estimator.fit(X_OK, _target(name, None))
+    with pytest.raises(ValueError, match="features"):
+        estimator.predict(X_OK[:, :2])
+
+
+META_CASES = [
+    ("target string", {"target_utility": "high"}, TypeError, "'target_utility'"),
+    ("no draws", {"n_draws": 0}, ValueError, "'n_draws'"),
+    ("negative measuring epsilon", {"measuring_epsilon": -1.0}, ValueError,
+     "'measuring_epsilon'"),
+    ("bounds reversed", {"epsilon_bounds": (5.0, 1.0)}, ValueError, "epsilon_bounds"),
+    ("unknown expansion", {"expansion": "cubic"}, ValueError, "'expansion'"),
+    ("max_fits too small", {"max_fits": 2, "n_draws": 2}, ValueError, "max_fits"),
+    ("non-private estimator", {"estimator": "sklearn"}, ValueError, "'epsilon' parameter"),
+]
+
+
+@pytest.mark.parametrize("case, params, error, match", META_CASES, ids=[c[0] for c in META_CASES])
+def test_epsilon_for_utility_bad_parameters(case, params, error, match):
+    if params.get("estimator") == "sklearn":
+        from sklearn.linear_model import LogisticRegression
+        params = {**params, "estimator": LogisticRegression()}
+    rng = np.random.default_rng(1)
+    before = rng.bit_generator.state
+    with pytest.raises(error, match=match):
+        EpsilonForUtility(**{"target_utility": 0.8, "random_state": rng, **params}).fit(
+            X_OK, Y_CLASS)
+    assert rng.bit_generator.state == before
+
+
+def test_matrix_size():
+    n = len(ALL_CASES) + 3 * len(ESTIMATORS) + len(META_CASES)
+    print(f"bad-input matrix: {n} cases over {len(ESTIMATORS) + 1} estimators")
+    assert n >= 40
