@@ -15,7 +15,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..exceptions import UnreachableUtilityWarning
+from ..exceptions import PrivacyBudgetError, UnreachableUtilityWarning
 from ..utils._random import check_rng
 from ..utils._sklearn_compat import HasMethods, Interval, StrOptions, _fit_context
 
@@ -416,7 +416,10 @@ default=None
             last = self.measurements_[-1]["epsilon"]
             target_point = float(np.clip(epsilon, max(lo, last / MAX_STEP),
                                          min(hi, last * MAX_STEP)))
-            new = self._run([target_point], seeds, data, scoring, estimator, "refine")
+            try:
+                new = self._run([target_point], seeds, data, scoring, estimator, "refine")
+            except PrivacyBudgetError:
+                break  # the estimator cannot train at so small an epsilon: stop refining
             self.measurements_ += new
             n_fits += sum(len(m["fits"]) for m in new)
             epsilon, predicted = self._solve_target()
@@ -440,8 +443,7 @@ default=None
 
         fits = [fit for m in self.measurements_ for fit in m["fits"]]
         if self.refit:
-            self.best_estimator_ = clone(estimator).set_params(
-                epsilon=self.epsilon_, random_state=refit_seed).fit(X, y)
+            self.best_estimator_ = self._refit(estimator, refit_seed, X, y)
             fits.append({"epsilon": self.epsilon_,
                          "delta": float(getattr(self.best_estimator_, "delta", 0.0)),
                          "purpose": "refit (released model)"})
@@ -455,6 +457,22 @@ default=None
             "statement": SELECTION_STATEMENT,
         }
         return self
+
+    def _refit(self, estimator, seed, X, y):
+        """Fit at ``epsilon_``; raise it (with a warning) if the estimator cannot train there."""
+        for _ in range(60):
+            try:
+                return clone(estimator).set_params(epsilon=self.epsilon_,
+                                                   random_state=seed).fit(X, y)
+            except PrivacyBudgetError:
+                warnings.warn(
+                    f"{type(estimator).__name__} cannot train at epsilon={self.epsilon_:.4g}; "
+                    "the target is met below the smallest epsilon it can use, so epsilon_ is "
+                    "raised to the smallest feasible value found.", UnreachableUtilityWarning,
+                    stacklevel=4)
+                self.epsilon_ *= 1.25
+        raise PrivacyBudgetError(f"{type(estimator).__name__} could not be fitted at any "
+                                 "epsilon tried.")
 
     def _points(self):
         """Per measuring epsilon: mean utility, mean derivative and their standard errors."""

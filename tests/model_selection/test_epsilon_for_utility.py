@@ -206,3 +206,17 @@ def test_output_perturbation_derivative_path_is_exact(params):
     assert_allclose(dcoef, (ends[0].coef_ - ends[1].coef_) / (2 * h), rtol=1e-5, atol=1e-8)
     assert_allclose(dintercept, (ends[0].intercept_ - ends[1].intercept_) / (2 * h),
                     rtol=1e-5, atol=1e-8)
+
+
+def test_refit_below_the_smallest_trainable_epsilon_is_raised():
+    from skdp import DPSGDClassifier
+    from skdp.exceptions import PrivacyBudgetError
+
+    est = DPSGDClassifier(epochs=50, batch_size=None)
+    with pytest.raises(PrivacyBudgetError):
+        clone(est).set_params(epsilon=1e-6).fit(X, y)
+    search = EpsilonForUtility(est, target_utility=0.5, n_draws=1, random_state=0,
+                               epsilon_bounds=(1e-6, 10.0))
+    with pytest.warns(UnreachableUtilityWarning):
+        search.fit(X, y)
+    assert search.best_estimator_.epsilon == search.epsilon_ > 1e-6
