@@ -197,8 +197,7 @@ def run(quick=False):
         payload["expansion"][name] = expansion_study(estimator, X_small, y_small, params)
         if name in DECISION_ESTIMATORS:  # the decision study: ObjPert and DP-SGD
             payload["decision"][name] = decision_study(estimator, data, params)
-    name = NAME + ("_quick" if quick else "")
-    path = write_results(name, payload)
+        path = write_results(NAME + ("_quick" if quick else ""), payload)  # after each
     payload["environment"] = __import__("json").loads(path.read_text())["environment"]
     _plot(payload, path.with_suffix(".png"))
     print("wrote", path, path.with_suffix(".png"))
