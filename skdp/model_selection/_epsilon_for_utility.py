@@ -582,6 +582,7 @@ default=None
         """
         check_is_fitted(self, "measurements_")
         import matplotlib.pyplot as plt
+        from matplotlib import ticker
 
         if ax is None:
             _, ax = plt.subplots()
@@ -599,6 +600,8 @@ default=None
         ax.axhline(self.target_utility, color="k", ls="--", lw=1, label="target")
         ax.axvline(self.epsilon_, color="C3", lw=1, label=f"epsilon_ = {self.epsilon_:.3g}")
         ax.set_xscale("log")
+        ax.xaxis.set_major_formatter(ticker.FormatStrFormatter("%g"))
+        ax.xaxis.set_minor_formatter(ticker.NullFormatter())
         ax.set_xlabel("epsilon")
         ax.set_ylabel("utility")
         ax.legend()
