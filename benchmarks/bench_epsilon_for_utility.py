@@ -98,7 +98,7 @@ def expansion_study(estimator, X, y, params):
                     warnings.simplefilter("ignore")
                     search.fit(X, y)
                 for expansion in EXPANSIONS:  # the same measurement, three expansions
-                    search.expansion = expansion
+                    search.expansion_ = expansion
                     predicted, _ = search.predict_utility(grid)
                     errors[expansion].append(float(np.mean(np.abs(predicted - measured))))
         result[range_name] = {

@@ -431,6 +431,9 @@ class DPSGDClassifier(PrivacyParamsMixin, _LinearClassifierMixin, ClassifierMixi
     True
     """
 
+    # first-order expansion of the utility in EpsilonForUtility (see its benchmark)
+    _epsilon_expansion = "inverse"
+
     _parameter_constraints = {
         **PrivacyParamsMixin._privacy_parameter_constraints,
         "noise_multiplier": [Interval(Real, 0, None, closed="left"), None],

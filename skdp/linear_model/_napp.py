@@ -150,6 +150,9 @@ def _napp_doc(obj):
 class _BaseNAPP(PrivacyParamsMixin, BaseEstimator):
     """Parameters, validation and the mechanism dispatch shared by the NAPP estimators."""
 
+    # first-order expansion of the utility in EpsilonForUtility (see its benchmark)
+    _epsilon_expansion = "log"
+
     _parameter_constraints = {
         **PrivacyParamsMixin._privacy_parameter_constraints,
         "neighboring": neighboring_constraint(),

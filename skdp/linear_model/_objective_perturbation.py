@@ -244,6 +244,9 @@ class ObjPertLogisticRegression(PrivacyParamsMixin, _LinearClassifierMixin, Clas
     ((1, 4), 1.0, 'add_remove')
     """
 
+    # first-order expansion of the utility in EpsilonForUtility (see its benchmark)
+    _epsilon_expansion = "log"
+
     _parameter_constraints = {
         **PrivacyParamsMixin._privacy_parameter_constraints,
         "neighboring": neighboring_constraint(),

@@ -437,6 +437,9 @@ class OutputPertSVM(PrivacyParamsMixin, _LinearClassifierMixin, ClassifierMixin,
     ((1, 50), (4, 50))
     """
 
+    # first-order expansion of the utility in EpsilonForUtility (see its benchmark)
+    _epsilon_expansion = "inverse"
+
     _parameter_constraints = {
         **PrivacyParamsMixin._privacy_parameter_constraints,
         "neighboring": neighboring_constraint(),

@@ -163,7 +163,7 @@ class EpsilonForUtility(MetaEstimatorMixin, BaseEstimator):
     At a measuring epsilon the wrapped estimator is fitted with ``n_draws`` noise
     draws; each fit gives the utility and its pathwise derivative in epsilon
     (noise draws held fixed: analytic for objective perturbation, a common-noise
-    difference otherwise). A first-order expansion, in ``log(epsilon)`` by default,
+    difference otherwise). A first-order expansion (see ``expansion``)
     then gives the epsilon at which the utility reaches ``target_utility``;
     optional refinement fits re-measure there and take Newton steps.
 
@@ -213,11 +213,13 @@ default=None
         Noise draws (private fits) per measuring point; their utilities and
         derivatives are averaged.
 
-    expansion : {"log", "inverse", "linear"}, default="log"
+    expansion : {"auto", "log", "inverse", "linear"}, default="auto"
         First order in ``log(epsilon)``, in ``1/epsilon`` (the noise scale is
         close to proportional to ``1/epsilon``) or in epsilon (the source paper's
-        rule). On Adult the log expansion had the smallest error over (0, 1] and
-        [1, 10] together (``benchmarks/bench_epsilon_for_utility.py``).
+        rule). ``"auto"`` takes the wrapped estimator's preference: ``"log"`` for
+        objective perturbation, ``"inverse"`` for output perturbation and DP-SGD,
+        whose released coefficients move with the noise scale itself; these had
+        the smallest errors on Adult (``benchmarks/bench_epsilon_for_utility.py``).
 
     max_fits : int, default=None
         Total number of private fits allowed, the final refit included. When it
@@ -248,6 +250,9 @@ default=None
 
     predicted_utility_ : float
         Utility the expansion predicts at ``epsilon_``.
+
+    expansion_ : str
+        The expansion used (``expansion`` with ``"auto"`` resolved).
 
     measurements_ : list of dict
         One entry per measuring fit: epsilon, seed, utility, derivative, purpose.
@@ -297,7 +302,7 @@ default=None
         "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
         "measuring_epsilon": [Interval(Real, 0, None, closed="neither"), tuple, list],
         "n_draws": [Interval(Integral, 1, None, closed="left")],
-        "expansion": [StrOptions({"inverse", "log", "linear"})],
+        "expansion": [StrOptions({"auto", "inverse", "log", "linear"})],
         "max_fits": [Interval(Integral, 1, None, closed="left"), None],
         "rescale_to_full_data": ["boolean"],
         "epsilon_bounds": [tuple, list],
@@ -309,7 +314,7 @@ default=None
     def __init__(self, estimator=None, target_utility=0.8, *, scoring=None,
                  measure_on="validation", validation_fraction=0.2,
                  rescale_to_full_data=True, measuring_epsilon=1.0, n_draws=5,
-                 expansion="log", max_fits=None, epsilon_bounds=(1e-3, 1e3), refit=True,
+                 expansion="auto", max_fits=None, epsilon_bounds=(1e-3, 1e3), refit=True,
                  n_jobs=None, random_state=None):
         self.estimator = estimator
         self.target_utility = target_utility
@@ -388,6 +393,8 @@ default=None
             check_classification_targets(y)
         rng = check_rng(self.random_state)
         scoring = self._scoring(estimator)
+        self.expansion_ = (getattr(estimator, "_epsilon_expansion", "inverse")
+                           if self.expansion == "auto" else self.expansion)
         if self.measure_on == "validation":
             split_seed = int(rng.integers(2**31 - 1))
             stratify = y if is_classifier(estimator) else None
@@ -490,10 +497,10 @@ default=None
 
     def _expand(self, point, epsilon):
         """First-order utility at ``epsilon`` from one measuring point, with its error."""
-        v0 = _to_expansion_variable(point.epsilon, self.expansion)
-        v = _to_expansion_variable(epsilon, self.expansion)
+        v0 = _to_expansion_variable(point.epsilon, self.expansion_)
+        v = _to_expansion_variable(epsilon, self.expansion_)
         # dU/dv = (dU/depsilon) / (dv/depsilon)
-        scale = 1.0 / _variable_derivative(point.epsilon, self.expansion)
+        scale = 1.0 / _variable_derivative(point.epsilon, self.expansion_)
         slope = point.derivative * scale
         slope_sem = point.derivative_sem * abs(scale)
         value = point.utility + slope * (v - v0)
@@ -508,10 +515,10 @@ default=None
         first-order expansion from the nearest end point.
         """
         points = self._points()
-        v = _to_expansion_variable(epsilon, self.expansion)
+        v = _to_expansion_variable(epsilon, self.expansion_)
         for a, b in zip(points, points[1:]):
             if a.epsilon <= epsilon <= b.epsilon:
-                va, vb = (_to_expansion_variable(p.epsilon, self.expansion) for p in (a, b))
+                va, vb = (_to_expansion_variable(p.epsilon, self.expansion_) for p in (a, b))
                 w = (v - va) / (vb - va)
                 return ((1 - w) * a.utility + w * b.utility,
                         np.hypot((1 - w) * a.utility_sem, w * b.utility_sem))
@@ -531,9 +538,9 @@ default=None
         target = self.target_utility
         for a, b in zip(points, points[1:]):
             if (a.utility - target) * (b.utility - target) <= 0 and a.utility != b.utility:
-                va, vb = (_to_expansion_variable(p.epsilon, self.expansion) for p in (a, b))
+                va, vb = (_to_expansion_variable(p.epsilon, self.expansion_) for p in (a, b))
                 v = va + (target - a.utility) * (vb - va) / (b.utility - a.utility)
-                return _from_expansion_variable(v, self.expansion), target
+                return _from_expansion_variable(v, self.expansion_), target
         point = min(points, key=lambda p: abs(p.utility - target))
         epsilon = self._root(point)
         return epsilon, self._expand(point, epsilon)[0]
@@ -544,7 +551,7 @@ default=None
         lo, hi = self.epsilon_bounds
         if slope == 0 or not np.isfinite(slope):
             return 2.0 * hi if gap > 0 else point.epsilon
-        epsilon = _from_expansion_variable(v0 + gap / slope, self.expansion)
+        epsilon = _from_expansion_variable(v0 + gap / slope, self.expansion_)
         # outside the bounds on either side: clipped (with a warning) by fit
         return float(np.clip(epsilon, lo / 2.0, 2.0 * hi))
 
@@ -592,7 +599,7 @@ default=None
         hi = max(measured + [self.epsilon_]) * 3
         grid = np.geomspace(lo, hi, 200)
         value, error = self.predict_utility(grid)
-        ax.plot(grid, value, label=f"estimate ({self.expansion} expansion)")
+        ax.plot(grid, value, label=f"estimate ({self.expansion_} expansion)")
         ax.fill_between(grid, value - 2 * error, value + 2 * error, alpha=0.2)
         ax.errorbar(measured, [p.utility for p in points],
                     yerr=[2 * p.utility_sem if np.isfinite(p.utility_sem) else 0

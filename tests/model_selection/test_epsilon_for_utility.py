@@ -216,7 +216,17 @@ def test_refit_below_the_smallest_trainable_epsilon_is_raised():
     with pytest.raises(PrivacyBudgetError):
         clone(est).set_params(epsilon=1e-6).fit(X, y)
     search = EpsilonForUtility(est, target_utility=0.5, n_draws=1, random_state=0,
+                               expansion="linear",
                                epsilon_bounds=(1e-6, 10.0))
     with pytest.warns(UnreachableUtilityWarning):
         search.fit(X, y)
     assert search.best_estimator_.epsilon == search.epsilon_ > 1e-6
+
+
+def test_auto_expansion_follows_the_mechanism():
+    from skdp import DPSGDClassifier, OutputPertSVM
+
+    assert _search().fit(X, y).expansion_ == "log"
+    assert _search(estimator=OutputPertSVM(C=0.5, delta=1e-5)).fit(X, y).expansion_ == "inverse"
+    assert DPSGDClassifier._epsilon_expansion == "inverse"
+    assert _search(expansion="linear").fit(X, y).expansion_ == "linear"
