@@ -1,7 +1,10 @@
 """Pieces shared by the private linear classifiers."""
 
+import warnings
+
 import numpy as np
 from scipy.special import expit
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -85,6 +88,25 @@ class _LinearClassifierMixin:
         else:
             indices = scores.argmax(axis=1)
         return self.classes_[indices]
+
+    def _set_fitted(self, thetas, n_coefficients, n_iter, converged, failure):
+        """Fitted attributes and spend from the per-problem solutions.
+
+        When the solver could not certify every solution, warn (``failure`` says
+        what was not certified), set ``privacy_guarantee_=False`` and report
+        ``epsilon_spent_=inf``.
+        """
+        self.coef_, self.intercept_ = split_coefficients(
+            thetas, n_coefficients, self.fit_intercept, self.intercept_scaling)
+        self.n_iter_ = np.asarray(n_iter, dtype=np.int32)
+        self.privacy_guarantee_ = bool(all(converged))
+        if not self.privacy_guarantee_:
+            warnings.warn(
+                f"{failure} within max_iter={self.max_iter}; the differential privacy "
+                "guarantee does NOT hold for this model (privacy_guarantee_=False). "
+                "Increase max_iter or tol.", ConvergenceWarning, stacklevel=4)
+        self._record_spend(self.epsilon if self.privacy_guarantee_ else np.inf, self.delta,
+                           self.neighboring)
 
     def _has_proba(self):
         """Probabilities exist for the likelihood (logistic) loss only."""

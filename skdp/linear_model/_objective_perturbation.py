@@ -1,13 +1,11 @@
 """Objective perturbation for logistic regression and the Huber SVM."""
 
-import warnings
 from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
@@ -353,18 +351,10 @@ class ObjPertLogisticRegression(PrivacyParamsMixin, _LinearClassifierMixin, Clas
     def _fit_solutions(self, X, y):
         """Fit and return the transient solutions (used by ``fit`` and derivatives)."""
         solutions = self._solve(X, y)
-        self.coef_, self.intercept_ = split_coefficients(
-            [s.theta for s in solutions], self.n_features_in_, self.fit_intercept,
-            self.intercept_scaling)
-        self.n_iter_ = np.array([s.n_iter for s in solutions], dtype=np.int32)
-        self.privacy_guarantee_ = all(s.converged for s in solutions)
-        if not self.privacy_guarantee_:
-            worst = max(s.gradient_norm for s in solutions)
-            warnings.warn(
-                f"The solver did not certify the exact minimiser (gradient norm {worst:.3g} "
-                f"> tol={self.tol}) within max_iter={self.max_iter}; the differential "
-                "privacy guarantee does NOT hold for this model (privacy_guarantee_=False). "
-                "Increase max_iter or tol.", ConvergenceWarning, stacklevel=2)
-        self._record_spend(self.epsilon if self.privacy_guarantee_ else np.inf, self.delta,
-                           self.neighboring)
+        worst = max(s.gradient_norm for s in solutions)
+        self._set_fitted(
+            [s.theta for s in solutions], self.n_features_in_, [s.n_iter for s in solutions],
+            [s.converged for s in solutions],
+            f"The solver did not certify the exact minimiser (gradient norm {worst:.3g} "
+            f"> tol={self.tol})")
         return solutions

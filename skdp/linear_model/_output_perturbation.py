@@ -15,7 +15,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import LinearSVC
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import validate_data
 
 from ..accounting import analytic_gaussian_sigma, analytic_gaussian_sigma_derivative
 from ..base import PrivacyParamsMixin, neighboring_constraint
@@ -580,21 +580,12 @@ class OutputPertSVM(PrivacyParamsMixin, _LinearClassifierMixin, ClassifierMixin,
     def _fit_solutions(self, X, y):
         """Fit and return the transient solutions (used by ``fit`` and derivatives)."""
         solutions = self._solve(X, y)
-        self.coef_, self.intercept_ = split_coefficients(
-            [s.theta() for s in solutions], self._n_coefficients(), self.fit_intercept,
-            self.intercept_scaling)
-        self.n_iter_ = np.array([s.n_iter for s in solutions], dtype=np.int32)
-        self.privacy_guarantee_ = all(s.converged for s in solutions)
-        if not self.privacy_guarantee_:
-            worst = max(s.certified_distance / s.base_sensitivity for s in solutions)
-            warnings.warn(
-                f"The solver could not certify the minimiser to tol={self.tol} (certified "
-                f"relative distance {worst:.3g}) within max_iter={self.max_iter}; the "
-                "differential privacy guarantee does NOT hold for this model "
-                "(privacy_guarantee_=False). Increase max_iter or tol.",
-                ConvergenceWarning, stacklevel=2)
-        self._record_spend(self.epsilon if self.privacy_guarantee_ else np.inf, self.delta,
-                           self.neighboring)
+        worst = max(s.certified_distance / s.base_sensitivity for s in solutions)
+        self._set_fitted(
+            [s.theta() for s in solutions], self._n_coefficients(),
+            [s.n_iter for s in solutions], [s.converged for s in solutions],
+            f"The solver could not certify the minimiser to tol={self.tol} (certified "
+            f"relative distance {worst:.3g})")
         return solutions
 
     def _prediction_input(self, X):
@@ -602,18 +593,3 @@ class OutputPertSVM(PrivacyParamsMixin, _LinearClassifierMixin, ClassifierMixin,
             return super()._prediction_input(X)
         X = validate_data(self, X, dtype=np.float64, reset=False, accept_sparse=("csr", "csc"))
         return self._feature_map().transform(X)
-
-    def decision_function(self, X):
-        """Signed distance to the separating hyperplane(s) (in feature space for RBF).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
-            For two classes, positive scores favour ``classes_[1]``.
-        """
-        check_is_fitted(self)
-        return super().decision_function(X)
