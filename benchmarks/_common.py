@@ -10,7 +10,9 @@ from pathlib import Path
 
 import numpy as np
 
-RESULTS_DIR = Path(__file__).resolve().parent / "results"
+# SKDP_BENCHMARK_RESULTS redirects every result (python -m benchmarks --results-dir; tests)
+RESULTS_DIR = Path(os.environ.get("SKDP_BENCHMARK_RESULTS")
+                   or Path(__file__).resolve().parent / "results")
 
 
 def best_time(fit, repeats=3):
@@ -48,6 +50,7 @@ def environment():
     except OSError:
         sha = None
     return {
+        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "git_sha": sha or None,
         "python": platform.python_version(),
         "machine": platform.machine(),

@@ -43,3 +43,16 @@ def test_module_entry_point_prints_help():
     result = subprocess.run([sys.executable, "-m", "skdp", "--help"], capture_output=True,
                             text=True, check=True)
     assert "target accuracy" in result.stdout
+
+
+def test_progress_line_per_measuring_fit_and_quiet(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    args = ["--draws", "3", "--max-fits", "7", "--output", str(tmp_path / "p.png")]
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    # 3 draws at the measuring point, 3 more at one refinement: one line each
+    assert err.count(" tasks ") == 6
+    assert err.count("finished") == 2
+    assert main(args + ["--quiet"]) == 0
+    out, err = capsys.readouterr()
+    assert "Done" not in err and "chosen epsilon" in out

@@ -1,0 +1,434 @@
+"""Write ``benchmarks/RESULTS.md`` from the JSON files in ``benchmarks/results/``.
+
+One function per benchmark's JSON schema turns a payload into markdown lines. Nothing
+is computed here that the JSON does not hold: the report only formats the recorded
+numbers, so it is fast and deterministic (the same JSON files give the same report).
+A missing file, or a JSON lacking some keys, gives a note in its section instead of
+an error; what the JSON does not record is reported as "not recorded".
+"""
+
+import json
+import math
+import os
+from pathlib import Path
+
+BENCHMARKS = ("objective_perturbation", "output_perturbation", "dpsgd", "napp",
+              "epsilon_for_utility")
+NOT_RECORDED = "not recorded"
+DASH = "—"
+
+
+# -- formatting -------------------------------------------------------------------------
+
+def fmt(value, digits=4):
+    """A number with ``digits`` decimals; inf and nan spelled out, missing as a dash."""
+    if value is None:
+        return DASH
+    if isinstance(value, str):
+        return value
+    value = float(value)
+    if math.isnan(value):
+        return "n/a"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return f"{value:.{digits}f}"
+
+
+def fmt_eps(value):
+    """An epsilon (or any scale-free number) in short general format."""
+    return DASH if value is None else f"{float(value):.4g}"
+
+
+def fmt_summary(summary, digits=4, scale=1.0):
+    """``mean ± sem`` of a ``summarise`` dict (see ``_common.summarise``)."""
+    if not isinstance(summary, dict) or "mean" not in summary:
+        return DASH
+    text = fmt(scale * summary["mean"], digits)
+    if summary.get("sem") is not None:
+        text += " ± " + fmt(scale * summary["sem"], digits)
+    return text
+
+
+def table(header, rows):
+    """A markdown table (cells are already strings)."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return lines + [""]
+
+
+# -- the setting of a run ---------------------------------------------------------------
+
+def setting(payload, seeds, neighboring):
+    """Lines stating machine, versions, revision, date, seeds and neighbouring relation."""
+    env = payload.get("environment") or {}
+    machine = env.get("machine") or NOT_RECORDED
+    cpus = env.get("cpu_count")
+    machine += f", {cpus} CPUs" if cpus else ", CPU count not recorded"
+    if env.get("processor"):
+        machine += f" ({env['processor']})"
+    if env.get("python"):
+        machine += f"; Python {env['python']}"
+    versions = env.get("versions") or {}
+    present = ", ".join(f"{k} {v}" for k, v in versions.items() if v)
+    absent = ", ".join(k for k, v in versions.items() if not v)
+    if absent:
+        present += f" (not installed: {absent})"
+    return [
+        f"- Machine: {machine}",
+        f"- Versions: {present or NOT_RECORDED}",
+        f"- Git revision: {env.get('git_sha') or NOT_RECORDED}; "
+        f"date: {env.get('date') or NOT_RECORDED}",
+        f"- Seeds: {seeds}",
+        f"- Neighbouring relation: {neighboring}",
+    ]
+
+
+def _seed_list(seeds):
+    if not seeds:
+        return NOT_RECORDED
+    seeds = list(seeds)
+    if seeds == list(range(seeds[0], seeds[0] + len(seeds))) and len(seeds) > 2:
+        return f"{seeds[0]}..{seeds[-1]}"
+    return ", ".join(str(s) for s in seeds)
+
+
+# -- one function per benchmark schema ----------------------------------------------------
+
+def objective_perturbation(payload, timing=None):
+    """``bench_objective_perturbation.py``: Adult, accuracy per method, fit-time ratios."""
+    params = payload.get("params", {})
+    lines = setting(payload, _seed_list(params.get("seeds")),
+                    "per method, as named: `replace` = replace-one, `add_remove` = "
+                    "add/remove-one; diffprivlib is replace-one (from the script; "
+                    "the JSON records it only in the method names)") + [""]
+    curves = payload["curves"]
+    reference = payload.get("diffprivlib_reference", {})
+    non_private = payload.get("non_private", {})
+    methods = list(curves)
+    by_eps = {}
+    for method, rows in curves.items():
+        for row in rows:
+            by_eps.setdefault(row["epsilon"], {})[method] = row
+    header = (["epsilon"] + methods + ["diffprivlib (reference value in the issue)",
+                                       "sklearn non-private"])
+    rows = []
+    for eps in sorted(by_eps):
+        ref = {float(k): v for k, v in reference.items()}.get(float(eps))
+        rows.append([fmt_eps(eps)]
+                    + [fmt_summary(by_eps[eps].get(m, {}).get("test_accuracy")) for m in methods]
+                    + [fmt(ref, 3), fmt(non_private.get("test_accuracy"))])
+    lines += ["Adult test accuracy (mean ± standard error over seeds; hyperparameters "
+              "chosen per method and epsilon on a validation split):", ""]
+    lines += table(header, rows)
+    if non_private:
+        lines += [f"Non-private scikit-learn LogisticRegression: C = {non_private.get('C')}.",
+                  ""]
+    lines += _objpert_fit_time(payload.get("fit_time"), "this run")
+    if timing:
+        env = timing.get("environment", {})
+        lines += _objpert_fit_time(
+            timing.get("fit_time"),
+            f"a separate timing-only run (`--timing-only`, git "
+            f"{env.get('git_sha') or NOT_RECORDED}, date {env.get('date') or NOT_RECORDED})")
+    return lines
+
+
+def _objpert_fit_time(fit_time, where):
+    if not fit_time:
+        return []
+    rows = [[m, fmt(t.get("seconds"), 3), fmt(t.get("ratio_to_sklearn"), 2)]
+            for m, t in fit_time.items()]
+    return ([f"Fit time on the whole Adult training split, C = 1, best of 3, measured in "
+             f"{where}:", ""]
+            + table(["method", "seconds", "ratio to sklearn LogisticRegression"], rows))
+
+
+def output_perturbation(payload, timing=None):
+    """``bench_output_perturbation.py``: per dataset, kernels, ObjPert, LinearSVC, timing."""
+    params = payload.get("params", {})
+    lines = setting(payload, _seed_list(params.get("seeds")),
+                    params.get("neighboring", NOT_RECORDED)
+                    + (f"; delta = {params['delta']}" if "delta" in params else "")) + [""]
+    for dataset, result in payload["results"].items():
+        kernels = result.get("kernels", {})
+        eps_keys = list(next(iter(kernels.values()))["accuracy"]) if kernels else []
+        header = ["epsilon"] + [f"OutputPertSVM {k} (C={v.get('C')})" for k, v in kernels.items()]
+        if "objpert" in result:
+            header.append(f"ObjPertLogisticRegression (C={params.get('C_linear', '?')})")
+        rows = []
+        for eps in eps_keys:
+            row = [fmt_eps(float(eps))]
+            row += [fmt_summary(k["accuracy"].get(eps)) for k in kernels.values()]
+            if "objpert" in result:
+                row.append(fmt_summary(result["objpert"].get(eps)))
+            rows.append(row)
+        lines += [f"### {dataset}", "",
+                  f"Test accuracy (mean ± standard error over seeds), "
+                  f"n_train = {result.get('n_train', NOT_RECORDED)}:", ""]
+        lines += table(header, rows)
+        refs = [f"{k} kernel, exact hinge minimiser (epsilon = inf): "
+                f"{fmt(v.get('nonprivate_exact_hinge_accuracy'))}" for k, v in kernels.items()]
+        if "linearsvc_default_accuracy" in result:
+            refs.append("scikit-learn LinearSVC, default settings: "
+                        f"{fmt(result['linearsvc_default_accuracy'])}")
+        if "majority_class_test_accuracy" in result:
+            refs.append(f"majority class: {fmt(result['majority_class_test_accuracy'])}")
+        lines += ["Non-private: " + "; ".join(refs) + ".", ""]
+        t = result.get("timing")
+        if t:
+            how = (f"median of {t['repeats']} interleaved repetitions" if "repeats" in t
+                   else "best of 3")
+            lines += [f"Fit time ({how}, this run): "
+                      f"LinearSVC {fmt(t.get('linearsvc_default_s'), 3)} s; OutputPertSVM "
+                      f"linear {fmt(t.get('outputpert_linear_s'), 3)} s = "
+                      f"{fmt(t.get('ratio_outputpert_linear'), 2)}x LinearSVC; "
+                      f"ObjPertLogisticRegression {fmt(t.get('objpert_s'), 3)} s = "
+                      f"{fmt(t.get('ratio_objpert'), 2)}x LinearSVC."
+                      + (f" {t['note']}" if t.get("note") else ""), ""]
+        lines += _rbf_study(result.get("rbf_defaults_study"))
+    return lines
+
+
+def _rbf_study(study):
+    """The validation grid behind OutputPertSVM's RBF defaults, when recorded."""
+    if not study or not study.get("grid"):
+        return []
+    eps_keys = list(study["grid"][0].get("validation_accuracy", {}))
+    rows = [[fmt_eps(r.get("gamma")) if not isinstance(r.get("gamma"), str) else r["gamma"],
+             str(r.get("n_components")), fmt_eps(r.get("C")), fmt(r.get("validation_exact"))]
+            + [fmt_summary(r.get("validation_accuracy", {}).get(e)) for e in eps_keys]
+            for r in study["grid"]]
+    return ([f"RBF defaults study (validation accuracy; {study.get('split', NOT_RECORDED)}; "
+             f"majority class {fmt(study.get('majority_class_validation_accuracy'))}):", ""]
+            + table(["gamma", "n_components", "C", "epsilon = inf"]
+                    + [f"epsilon = {e}" for e in eps_keys], rows))
+
+
+DPSGD_LABELS = {"skdp_dpgd_default": "skdp DP-GD (defaults)",
+                "skdp_dpsgd_recipe": "skdp DP-SGD (recipe)",
+                "skdp_objpert_gaussian": "skdp ObjPert (Gaussian)",
+                "opacus_dpsgd_recipe": "Opacus DP-SGD (recipe)"}
+
+
+def dpsgd(payload, timing=None):
+    """``bench_dpsgd.py``: per dataset, methods against epsilon, Opacus and speed ratios."""
+    params = payload.get("params", {})
+    seeds = _seed_list(params.get("seeds"))
+    if params.get("opacus_seeds"):
+        seeds += f" (Opacus: {_seed_list(params['opacus_seeds'])})"
+    lines = setting(payload, seeds, "add/remove-one for every private method (from the "
+                    "script; not recorded in the JSON)"
+                    + (f"; delta = {params['delta']}" if "delta" in params else "")) + [""]
+    if "opacus_available" in payload:
+        lines += [f"Opacus importable in this run: {payload['opacus_available']}.", ""]
+    for dataset, result in payload["accuracy"].items():
+        methods = result["methods"]
+        by_eps = {}
+        for method, rows in methods.items():
+            for row in rows:
+                by_eps.setdefault(row["epsilon"], {})[method] = row
+        header = ["epsilon"] + [DPSGD_LABELS.get(m, m) for m in methods]
+        rows = [[fmt_eps(eps)] + [fmt_summary(by_eps[eps].get(m, {}).get("test_accuracy"))
+                                  for m in methods] for eps in sorted(by_eps)]
+        lines += [f"### {dataset}", "",
+                  f"Test accuracy (mean ± standard error over seeds), n_train = "
+                  f"{result.get('n_train', NOT_RECORDED)}:", ""]
+        lines += table(header, rows)
+        non_private = result.get("non_private_LogisticRegression", {})
+        if non_private:
+            lines += ["Non-private scikit-learn LogisticRegression: " + "; ".join(
+                f"{k}: {fmt(v)}" for k, v in non_private.items()) + ".", ""]
+        targets = payload.get("targets", {}).get(dataset)
+        if targets:
+            lines += ["Targets (issue): " + "; ".join(
+                f"epsilon {k}: {v}" for k, v in targets.items()) + ".", ""]
+    lines += _dpsgd_timing(payload.get("timing"), "this run")
+    if timing:
+        env = timing.get("environment", {})
+        lines += _dpsgd_timing(
+            timing.get("timing"),
+            f"a separate timing-only run (`--timing-only`, git "
+            f"{env.get('git_sha') or NOT_RECORDED}, date {env.get('date') or NOT_RECORDED})")
+    return lines
+
+
+def _dpsgd_timing(t, where):
+    if not t:
+        return []
+    rows = [[k, fmt(v, 3) if isinstance(v, float) else str(v)] for k, v in t.items()]
+    return ([f"Speed ({t.get('epochs', '?')} epochs on Adult, best of 3), measured in "
+             f"{where}:", ""] + table(["quantity", "value"], rows))
+
+
+NAPP_METHODS = ("nonprivate", "napp", "two_stage", "kifer")
+
+
+def napp(payload, timing=None):
+    """``bench_napp.py``: simulation table (error and Youden index) and UCI Adult."""
+    params = payload.get("params", {})
+    seeds = payload.get("seeds", NOT_RECORDED)
+    if params.get("adult_seeds"):
+        seeds += f"; Adult: {_seed_list(params['adult_seeds'])}"
+    lines = setting(payload, seeds, "add/remove-one, pure epsilon-DP (from the script; "
+                    "not recorded in the JSON)") + [""]
+    sim = payload.get("simulation", {})
+    cells = {}
+    for t in sim.get("table", []):
+        cells.setdefault((t["family"], t["n"], t["epsilon"]), {})[t["method"]] = t
+    methods = [m for m in NAPP_METHODS if any(m in c for c in cells.values())]
+    rows = [[f, str(n), fmt_eps(e)]
+            + [(fmt_summary(c[m]["error"]) + f" (J {fmt(c[m].get('youden'), 2)})")
+               if m in c else DASH for m in methods]
+            for (f, n, e), c in cells.items()]
+    lines += [f"Simulations ({params.get('reps', '?')} repetitions): test error at the best "
+              "alpha on average (mean ± standard error) and, in brackets, the best Youden "
+              "index J = TPR - FPR of the variable selection over alpha:", ""]
+    lines += table(["family", "n", "epsilon"] + list(methods), rows)
+    if "target_two_stage_beats_kifer" in sim:
+        lines += ["Two-stage beats Kifer et al. on error or selection at every epsilon >= "
+                  "0.6: " + "; ".join(f"{k}: {v}" for k, v in
+                                      sim["target_two_stage_beats_kifer"].items()) + ".", ""]
+    if sim.get("timing"):
+        t = sim["timing"]
+        lines += [f"Fit time (linear, n = 500, best of 3, this run): scikit-learn Lasso "
+                  f"{fmt(t.get('sklearn_seconds'), 5)} s, NAPP {fmt(t.get('napp_seconds'), 5)}"
+                  f" s, ratio {fmt(t.get('ratio'), 2)}.", ""]
+    adult = payload.get("adult")
+    if adult:
+        by_eps = {}
+        for r in adult.get("rows", []):
+            by_eps.setdefault(r["epsilon"], {})[r["method"]] = r
+        names = sorted({r["method"] for r in adult.get("rows", [])},
+                       key=lambda m: NAPP_METHODS.index(m) if m in NAPP_METHODS else 99)
+        rows = [[fmt_eps(e)] + [
+            (fmt_summary(c[m]["error"], 2, 100) + f" (alpha {fmt_eps(c[m].get('alpha'))})")
+            if m in c else DASH for m in names] for e, c in sorted(by_eps.items())]
+        lines += [f"UCI Adult, lasso-logistic test misclassification in % (mean ± standard "
+                  f"error; alpha chosen on validation), n_train = "
+                  f"{adult.get('n_train', NOT_RECORDED)}:", ""]
+        lines += table(["epsilon"] + names, rows)
+        lines += [f"Non-private: {fmt(100 * adult['nonprivate_error'], 2)} % (alpha "
+                  f"{adult.get('nonprivate_alpha')}); scikit-learn liblinear: "
+                  f"{fmt(100 * adult['sklearn_liblinear_error'], 2)} %.", ""]
+        if adult.get("timing"):
+            t = adult["timing"]
+            lines += [f"Fit time on Adult (best of 3, this run): scikit-learn liblinear "
+                      f"{fmt(t.get('sklearn_seconds'), 3)} s, NAPP "
+                      f"{fmt(t.get('napp_seconds'), 3)} s, ratio {fmt(t.get('ratio'), 2)}.", ""]
+    if "runtime_seconds" in payload:
+        lines += [f"Run time of the whole benchmark: {payload['runtime_seconds']:.0f} s.", ""]
+    return lines
+
+
+def epsilon_for_utility(payload, timing=None):
+    """``bench_epsilon_for_utility.py``: expansion error (part A) and the decision (B)."""
+    params = payload.get("params", {})
+    seeds = NOT_RECORDED + " as a list"
+    if "repetitions" in params:
+        seeds = (f"random_state = repetition index 0..{params['repetitions'] - 1} (part A), "
+                 f"0..{params.get('decision_repetitions', 1) - 1} (part B); mean curves "
+                 f"over seeds 0..{params.get('expansion_curve_seeds', 1) - 1} (A) and "
+                 f"0..{params.get('curve_seeds', 1) - 1} (B) (derived from the JSON's params "
+                 f"and the script)")
+    lines = setting(payload, seeds, "add/remove-one (the estimators' default; from the "
+                    "script, not recorded in the JSON)") + [""]
+    expansion = payload.get("expansion", {})
+    if expansion:
+        names = list(dict.fromkeys(e for ranges in expansion.values()
+                                   for r in ranges.values() for e in r.get("mae", {})))
+        rows = []
+        for estimator, ranges in expansion.items():
+            for range_name, r in ranges.items():
+                mae = r.get("mae", {})
+                best = min(mae, key=lambda e: mae[e]["mean"]) if mae else DASH
+                rows.append([estimator, range_name] + [fmt_summary(mae.get(e)) for e in names]
+                            + [best])
+        lines += ["Part A: mean absolute error of the predicted training-accuracy curve over "
+                  "each range (mean ± standard error over measuring points and repetitions):",
+                  ""]
+        lines += table(["estimator", "range"] + [f"MAE {e}" for e in names] + ["best"], rows)
+    decision = payload.get("decision", {})
+    for estimator, study in decision.items():
+        rows = [[fmt(r.get("target"), 3), fmt_eps(r.get("true_smallest_epsilon")),
+                 fmt_summary(r.get("epsilon_"), 3), fmt(r.get("ratio_to_true"), 2),
+                 fmt_summary(r.get("test_accuracy")), str(r.get("max_fits_used", DASH))]
+                for r in study.get("rows", [])]
+        lines += [f"Part B, {estimator}: EpsilonForUtility's choice against the true smallest "
+                  "epsilon (dense grid) and the refit model's Adult test accuracy:", ""]
+        lines += table(["target", "true smallest epsilon", "chosen epsilon_ (mean ± sem)",
+                        "ratio to true", "test accuracy", "max fits used"], rows)
+    return lines
+
+
+SECTIONS = {
+    "objective_perturbation": ("Objective perturbation (ObjPertLogisticRegression) on Adult",
+                               objective_perturbation),
+    "output_perturbation": ("Output perturbation (OutputPertSVM) on Adult and KDDCup99",
+                            output_perturbation),
+    "dpsgd": ("DP-SGD (DPSGDClassifier) on Adult and KDDCup99, against Opacus", dpsgd),
+    "napp": ("NAPP lasso: simulations and Adult", napp),
+    "epsilon_for_utility": ("EpsilonForUtility: expansion accuracy and decision study",
+                            epsilon_for_utility),
+}
+
+
+# -- assembling the report ----------------------------------------------------------------
+
+def load(results_dir, stem):
+    """The JSON payload ``results_dir/<stem>.json``, or None when absent or unreadable."""
+    path = Path(results_dir) / f"{stem}.json"
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _where(results_dir, report_dir):
+    """``results_dir`` as seen from the report (relative: the report is portable)."""
+    return Path(os.path.relpath(results_dir, report_dir or Path(results_dir).parent)).as_posix()
+
+
+def section(name, results_dir, quick=False, report_dir=None):
+    """The markdown lines of one benchmark's section (paths relative to report_dir)."""
+    title, render = SECTIONS[name]
+    stem = name + ("_quick" if quick else "")
+    lines = [f"## {title}", "", f"Source: `{stem}.json` (`python -m benchmarks.bench_{name}"
+             f"{' --quick' if quick else ''}`).", ""]
+    payload = load(results_dir, stem)
+    if payload is None:
+        return lines + [f"*No results: `{stem}.json` is missing or unreadable in "
+                        f"`{_where(results_dir, report_dir)}/`.*", ""]
+    try:
+        lines += render(payload, load(results_dir, stem + "_timing"))
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, StopIteration) as exc:
+        lines += [f"*Section incomplete: the JSON does not have the expected layout "
+                  f"({type(exc).__name__}: {exc}).*", ""]
+    png = Path(results_dir) / f"{stem}.png"
+    if png.exists():
+        lines += [f"![{name}]({_where(results_dir, report_dir)}/{png.name})", ""]
+    return lines
+
+
+def render_report(results_dir, quick=False, names=BENCHMARKS, report_dir=None):
+    """The whole report as one string (by default for a report next to ``results_dir``)."""
+    lines = [f"# Benchmark results{' (quick mode)' if quick else ''}", "",
+             "Generated by `python -m benchmarks --report-only"
+             f"{' --quick' if quick else ''}` from the JSON files in "
+             f"`{_where(results_dir, report_dir)}/`; do not edit by hand. Every number is "
+             "copied from the JSON of the run that measured it; fit-time ratios were measured "
+             "within one run, as stated per table. What a JSON does not record is marked "
+             "\"not recorded\".",
+             ""]
+    if quick:
+        lines += ["**Quick mode:** CI-sized runs (few seeds, subsampled data); the numbers "
+                  "show that the scripts run, not the estimators' accuracy.", ""]
+    for name in names:
+        lines += section(name, results_dir, quick, report_dir)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def write_report(results_dir, path, quick=False, names=BENCHMARKS):
+    """Write the report to ``path``; return the path."""
+    path = Path(path)
+    path.write_text(render_report(results_dir, quick, names, report_dir=path.parent))
+    return path

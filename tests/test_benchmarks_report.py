@@ -1,0 +1,173 @@
+"""The benchmark report (benchmarks/_report.py) and the runner (python -m benchmarks)."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = REPO / "benchmarks" / "results"
+if str(REPO) not in sys.path:  # the benchmarks package lives next to skdp, not inside it
+    sys.path.insert(0, str(REPO))
+
+from benchmarks import _report  # noqa: E402
+from benchmarks._report import BENCHMARKS, SECTIONS, fmt, fmt_summary, render_report  # noqa: E402
+
+from .conftest import shared_data_home  # noqa: E402
+
+
+def _section(report, name):
+    """The text of one benchmark's section in a rendered report."""
+    start = report.index("## " + SECTIONS[name][0])
+    end = report.find("\n## ", start + 1)
+    return report[start:] if end < 0 else report[start:end]
+
+
+def _row(text, first_cells):
+    """The cells of the markdown table row starting with ``first_cells``."""
+    prefix = "| " + " | ".join(first_cells) + " |"
+    rows = [line for line in text.splitlines() if line.startswith(prefix)]
+    assert len(rows) == 1, (prefix, rows)
+    return [c.strip() for c in rows[0].strip("|").split("|")]
+
+
+@pytest.fixture(scope="module")
+def committed():
+    if not all((RESULTS / f"{name}.json").exists() for name in BENCHMARKS):
+        pytest.skip("the committed full-mode JSON files are not all present")
+    return {name: json.loads((RESULTS / f"{name}.json").read_text()) for name in BENCHMARKS}
+
+
+@pytest.fixture(scope="module")
+def report(committed):
+    return render_report(RESULTS)
+
+
+def test_every_section_with_setting_and_table(report):
+    for name in BENCHMARKS:
+        text = _section(report, name)
+        assert "No results" not in text and "Section incomplete" not in text
+        for field in ("Machine:", "Versions:", "Git revision:", "Seeds:",
+                      "Neighbouring relation:"):
+            assert field in text, (name, field)
+        assert "|---|" in text
+        assert f"![{name}](results/{name}.png)" in text
+
+
+def test_objective_perturbation_numbers_are_the_json_numbers(report, committed):
+    text = _section(report, "objective_perturbation")
+    payload = committed["objective_perturbation"]
+    row = payload["curves"]["skdp_pure_add_remove"][3]
+    header = _row(text, ["epsilon"])
+    cells = _row(text, [f"{row['epsilon']:.4g}"])
+    column = header.index("skdp_pure_add_remove")
+    summary = row["test_accuracy"]
+    assert cells[column] == f"{summary['mean']:.4f} ± {summary['sem']:.4f}"
+    timing = payload["fit_time"]["skdp_pure_add_remove"]
+    same_run = text[:text.index("separate timing-only run")]
+    assert _row(same_run, ["skdp_pure_add_remove"])[1:] == [
+        f"{timing['seconds']:.3f}", f"{timing['ratio_to_sklearn']:.2f}"]
+
+
+def test_dpsgd_and_napp_numbers_are_the_json_numbers(report, committed):
+    dpsgd = committed["dpsgd"]
+    rows = dpsgd["accuracy"]["kddcup99"]["methods"]["opacus_dpsgd_recipe"]
+    text = _section(report, "dpsgd")
+    kdd = text[text.index("### kddcup99"):]
+    cells = _row(kdd, [f"{rows[2]['epsilon']:.4g}"])
+    assert cells[-1] == fmt_summary(rows[2]["test_accuracy"])  # Opacus: the last column
+    assert f"opacus_over_skdp_ratio | {dpsgd['timing']['opacus_over_skdp_ratio']:.3f}" in text
+
+    napp = committed["napp"]
+    entry = next(t for t in napp["simulation"]["table"]
+                 if (t["family"], t["n"], t["method"]) == ("poisson", 1000, "two_stage"))
+    cells = _row(_section(report, "napp"), ["poisson", "1000", f"{entry['epsilon']:.4g}"])
+    assert cells[5].startswith(fmt(entry["error"]["mean"]))  # family, n, eps, nonpriv, napp
+
+
+def test_epsilon_for_utility_study_numbers(report, committed):
+    payload = committed["epsilon_for_utility"]
+    text = _section(report, "epsilon_for_utility")
+    name, ranges = next(iter(payload["expansion"].items()))
+    range_name, study = next(iter(ranges.items()))
+    header = _row(text, ["estimator", "range"])
+    cells = _row(text, [name, range_name])
+    for expansion, mae in study["mae"].items():
+        assert cells[header.index(f"MAE {expansion}")] == fmt_summary(mae)
+    best = min(study["mae"], key=lambda e: study["mae"][e]["mean"])
+    assert cells[-1] == best
+
+
+def test_report_is_deterministic_and_committed_report_current(tmp_path, committed):
+    first = _report.write_report(RESULTS, tmp_path / "a.md").read_text()
+    second = _report.write_report(RESULTS, tmp_path / "b.md").read_text()
+    assert first == second
+    # the committed report is what --report-only writes from the committed JSON
+    committed_report = REPO / "benchmarks" / "RESULTS.md"
+    if committed_report.exists():
+        assert committed_report.read_text() == render_report(RESULTS), (
+            "benchmarks/RESULTS.md is out of date: run python -m benchmarks --report-only")
+
+
+def test_missing_and_partial_json(tmp_path, committed):
+    shutil.copy(RESULTS / "dpsgd.json", tmp_path / "dpsgd.json")
+    partial = dict(committed["napp"])
+    del partial["simulation"], partial["environment"]
+    (tmp_path / "napp.json").write_text(json.dumps(partial))
+    (tmp_path / "objective_perturbation.json").write_text("{not json")
+    broken = {"benchmark": "output_perturbation", "results": {"adult": {"kernels": 3}}}
+    (tmp_path / "output_perturbation.json").write_text(json.dumps(broken))
+
+    report = render_report(tmp_path)
+    assert "epsilon_for_utility.json` is missing" in _section(report, "epsilon_for_utility")
+    assert "objective_perturbation.json` is missing or unreadable" in report
+    assert "Section incomplete" in _section(report, "output_perturbation")
+    dpsgd = _section(report, "dpsgd")
+    assert "No results" not in dpsgd and "Section incomplete" not in dpsgd
+    assert "![dpsgd]" not in dpsgd  # no PNG copied, no broken image link
+    napp = _section(report, "napp")  # no simulation, no environment: the Adult part stays
+    assert "Machine: not recorded, CPU count not recorded" in napp
+    assert "Git revision: not recorded; date: not recorded" in napp
+    adult = next(r for r in committed["napp"]["adult"]["rows"] if r["method"] == "napp")
+    assert fmt_summary(adult["error"], 2, 100) in napp
+
+
+def test_runner_needs_a_mode():
+    result = subprocess.run([sys.executable, "-m", "benchmarks"], cwd=REPO,
+                            capture_output=True, text=True)
+    assert result.returncode == 2 and "choose --quick" in result.stderr
+
+
+@pytest.mark.slow
+def test_quick_run_of_the_cheapest_benchmark(tmp_path):
+    """``python -m benchmarks --quick --only objective_perturbation`` end to end.
+
+    Slow: 18 s on an idle 2-core machine, about a minute when it is shared.
+    """
+    pytest.importorskip("matplotlib")
+    from skdp.datasets import load_adult
+
+    data_home = shared_data_home()
+    try:
+        load_adult(data_home=data_home, download_if_missing=False)
+    except Exception:  # noqa: BLE001 - no Adult files here: nothing to run on
+        pytest.skip("UCI Adult is not available offline (set SKDP_DATA_HOME)")
+    report = tmp_path / "RESULTS_quick.md"
+    result = subprocess.run(
+        [sys.executable, "-m", "benchmarks", "--quick", "--only", "objective_perturbation",
+         "--results-dir", str(tmp_path), "--report", str(report)],
+        cwd=REPO, capture_output=True, text=True, timeout=600,
+        env={**os.environ, "SKDP_DATA_HOME": str(data_home)})
+    assert result.returncode == 0, result.stderr[-2000:]
+    payload = json.loads((tmp_path / "objective_perturbation_quick.json").read_text())
+    assert (tmp_path / "objective_perturbation_quick.png").stat().st_size > 10_000
+    assert payload["environment"]["date"] and payload["params"]["seeds"] == [0, 1]
+    text = _section(report.read_text(), "objective_perturbation")
+    row = payload["curves"]["skdp_gaussian_replace"][-1]
+    cells = _row(text, [f"{row['epsilon']:.4g}"])
+    assert fmt_summary(row["test_accuracy"]) in cells
+    assert "(quick mode)" in report.read_text()
