@@ -5,6 +5,7 @@ Usage (from the repository root)::
     python -m benchmarks --quick         # CI-sized runs (minutes), then RESULTS_quick.md
     python -m benchmarks --full          # full runs (hours on 2 cores), then RESULTS.md
     python -m benchmarks --full --only dpsgd napp
+    python -m benchmarks --full --n-jobs 2   # accuracy repetitions on 2 joblib workers
     python -m benchmarks --report-only   # no run: RESULTS.md from the existing JSON
                                          # (with --quick: RESULTS_quick.md)
 
@@ -12,6 +13,10 @@ Each benchmark runs in its own process (``python -m benchmarks.bench_<name>``), 
 after the other, and writes ``results/<name>.json`` and ``.png`` (quick mode:
 ``<name>_quick.*``, so a quick run never overwrites full results). The report is
 written even when a benchmark fails; the exit status is then 1.
+
+``--n-jobs`` is passed on to the scripts that take it (``N_JOBS_BENCHMARKS``): they run
+their accuracy repetitions through joblib, with the same results for any value; their
+fit-time measurements stay sequential.
 """
 
 import argparse
@@ -25,11 +30,15 @@ from . import _common
 from ._report import BENCHMARKS, write_report
 
 HERE = Path(__file__).resolve().parent
+# the benchmark scripts that take --n-jobs
+N_JOBS_BENCHMARKS = ("objective_perturbation", "dpsgd", "napp")
 
 
-def run_benchmark(name, quick, results_dir):
+def run_benchmark(name, quick, results_dir, n_jobs=1):
     """Run one benchmark script in a subprocess; return its exit status."""
     command = [sys.executable, "-m", f"benchmarks.bench_{name}"] + (["--quick"] if quick else [])
+    if name in N_JOBS_BENCHMARKS:
+        command += ["--n-jobs", str(n_jobs)]
     env = {**os.environ, "SKDP_BENCHMARK_RESULTS": str(results_dir)}
     return subprocess.run(command, cwd=HERE.parent, env=env, check=False).returncode
 
@@ -44,6 +53,10 @@ def main(argv=None):
                         help=f"run these benchmarks only (of: {', '.join(BENCHMARKS)})")
     parser.add_argument("--report-only", action="store_true",
                         help="run nothing; write the report from the existing JSON files")
+    parser.add_argument("--n-jobs", type=int, default=1,
+                        help="joblib workers for the accuracy repetitions of "
+                             f"{', '.join(N_JOBS_BENCHMARKS)} (default 1; same results for "
+                             "any value; fit times are always measured sequentially)")
     parser.add_argument("--results-dir", type=Path, default=_common.RESULTS_DIR,
                         help="where the JSON and PNG files go (default: %(default)s)")
     parser.add_argument("--report", type=Path, default=None,
@@ -61,7 +74,7 @@ def main(argv=None):
             print(f"[benchmarks] {i}/{len(names)} {name} ({'quick' if quick else 'full'})",
                   flush=True)
             start = time.perf_counter()
-            status = run_benchmark(name, quick, args.results_dir.resolve())
+            status = run_benchmark(name, quick, args.results_dir.resolve(), args.n_jobs)
             print(f"[benchmarks] {name}: exit status {status} after "
                   f"{time.perf_counter() - start:.0f} s", flush=True)
             if status != 0:

@@ -9,6 +9,7 @@ from importlib import metadata
 from pathlib import Path
 
 import numpy as np
+from joblib import Parallel, delayed
 
 # SKDP_BENCHMARK_RESULTS redirects every result (python -m benchmarks --results-dir; tests)
 RESULTS_DIR = Path(os.environ.get("SKDP_BENCHMARK_RESULTS")
@@ -93,3 +94,20 @@ def summarise(values):
     sem = values.std(ddof=1) / np.sqrt(len(values)) if len(values) > 1 else 0.0
     return {"mean": float(values.mean()), "sem": float(sem), "n": int(len(values))}
 
+
+# help text of the scripts' --n-jobs option
+N_JOBS_HELP = ("joblib workers for the accuracy repetitions (default 1; -1: all cores; a dask "
+               "cluster under joblib.parallel_backend('dask')); the results are the same for "
+               "any value. The fit-time measurements always run one after another, so that "
+               "the ratios measured in one run stay comparable")
+
+
+def map_seeds(function, seeds, n_jobs=1, **shared):
+    """``[function(seed, **shared) for seed in seeds]``, run by joblib on ``n_jobs`` workers.
+
+    Each call is seeded by its own ``seed`` only and joblib returns the results in the
+    order of ``seeds``, so they do not depend on ``n_jobs`` or the joblib backend. Pass
+    data arrays in ``shared``: joblib memory-maps large arrays instead of copying them
+    into every task.
+    """
+    return Parallel(n_jobs=n_jobs)(delayed(function)(seed, **shared) for seed in seeds)

@@ -21,7 +21,9 @@ Speed, as ratios measured in the same run (best of 3):
   calibration time is reported separately), skdp against Opacus;
 * cost per epoch of skdp (defaults and recipe) against scikit-learn's SGDClassifier.
 
-Run ``python -m benchmarks.bench_dpsgd [--quick]`` from the repo root.
+Run ``python -m benchmarks.bench_dpsgd [--quick] [--n-jobs N]`` from the repo root.
+``--n-jobs`` runs the seed repetitions of the accuracy curves through joblib (same
+results for any value); the speed ratios are always measured one fit after another.
 """
 
 import argparse
@@ -35,7 +37,8 @@ from skdp import DPSGDClassifier, ObjPertLogisticRegression
 from skdp.accounting import calibrate_noise_multiplier
 from skdp.datasets import load_adult, load_kddcup99
 
-from ._common import best_time, figure_footer, optional_import, summarise, write_results
+from ._common import (N_JOBS_HELP, best_time, figure_footer, map_seeds, optional_import,
+                      summarise, write_results)
 
 NAME = "dpsgd"
 RECIPE = dict(batch_size=1000, epochs=60, learning_rate=16.0, momentum=0.9,
@@ -144,7 +147,29 @@ def _opacus_accuracy(model, X, y):
 
 # -- runs -------------------------------------------------------------------------------
 
-def _accuracy_curves(params, name, torch_available):
+def _seed_fit(seed, method, epsilon, delta, data):
+    """Test accuracy, epsilon spent, noise multiplier and fit seconds of one seed's fit."""
+    X, y, X_test, y_test = data
+    est = make_estimator(method, epsilon, seed, delta)
+    start = time.perf_counter()
+    est.fit(X, y)
+    seconds = time.perf_counter() - start
+    return (est.score(X_test, y_test), est.epsilon_spent_,
+            getattr(est, "noise_multiplier_", np.nan), seconds)
+
+
+def _opacus_seed_fit(seed, epsilon, delta, data):
+    """``(test accuracy, epsilon spent)`` of one seed's Opacus fit, or its error message."""
+    X, y, X_test, y_test = data
+    try:
+        model, eps_spent = _opacus_train(X, y, epochs=RECIPE["epochs"], seed=seed,
+                                         epsilon=epsilon, delta=delta)
+    except Exception as exc:  # noqa: BLE001 - e.g. calibration failure
+        return f"{type(exc).__name__}: {exc}"
+    return _opacus_accuracy(model, X_test, y_test), eps_spent
+
+
+def _accuracy_curves(params, name, torch_available, n_jobs=1):
     X, y, X_test, y_test = make_data(params, name)
     out = {"n_train": int(len(X)), "n_features": int(X.shape[1]), "methods": {}}
     non_private = {}
@@ -157,15 +182,10 @@ def _accuracy_curves(params, name, torch_available):
     for method in methods:
         rows = []
         for epsilon in params["epsilons"]:
-            acc, spent, noise, times = [], [], [], []
-            for seed in params["seeds"]:
-                est = make_estimator(method, epsilon, seed, params["delta"])
-                start = time.perf_counter()
-                est.fit(X, y)
-                times.append(time.perf_counter() - start)
-                acc.append(est.score(X_test, y_test))
-                spent.append(est.epsilon_spent_)
-                noise.append(getattr(est, "noise_multiplier_", np.nan))
+            # fit_seconds_mean is for information only: with n_jobs > 1 the fits share cores
+            acc, spent, noise, times = zip(*map_seeds(
+                _seed_fit, params["seeds"], n_jobs, method=method, epsilon=epsilon,
+                delta=params["delta"], data=(X, y, X_test, y_test)))
             row = {"epsilon": epsilon, "test_accuracy": summarise(acc),
                    "epsilon_spent_max": float(max(spent)),
                    "noise_multiplier": float(noise[0]), "fit_seconds_mean": float(np.mean(times))}
@@ -178,31 +198,28 @@ def _accuracy_curves(params, name, torch_available):
     if torch_available and params["opacus_seeds"]:
         rows = []
         for epsilon in params["epsilons"]:
-            acc, spent, error = [], [], None
-            for seed in params["opacus_seeds"]:
-                try:
-                    model, eps_spent = _opacus_train(X, y, epochs=RECIPE["epochs"], seed=seed,
-                                                     epsilon=epsilon, delta=params["delta"])
-                except Exception as exc:  # noqa: BLE001 - e.g. calibration failure
-                    error = f"{type(exc).__name__}: {exc}"
-                    break
-                acc.append(_opacus_accuracy(model, X_test, y_test))
-                spent.append(eps_spent)
+            fits = map_seeds(_opacus_seed_fit, params["opacus_seeds"], n_jobs, epsilon=epsilon,
+                             delta=params["delta"], data=(X, y, X_test, y_test))
+            errors = [f for f in fits if isinstance(f, str)]
             row = {"epsilon": epsilon}
-            if error is None:
+            if not errors:
+                acc, spent = zip(*fits)
                 row.update(test_accuracy=summarise(acc), epsilon_spent_max=float(max(spent)))
                 print(f"[{name}] {'opacus':>22} eps={epsilon:<4} acc={np.mean(acc):.4f}",
                       flush=True)
             else:
-                row["error"] = error
-                print(f"[{name}] {'opacus':>22} eps={epsilon:<4} failed: {error}", flush=True)
+                row["error"] = errors[0]
+                print(f"[{name}] {'opacus':>22} eps={epsilon:<4} failed: {errors[0]}", flush=True)
             rows.append(row)
         out["methods"]["opacus_dpsgd_recipe"] = rows
     return out
 
 
 def _timings(params, torch_available):
-    """Speed ratios on Adult, all measured in this run (best of 3)."""
+    """Speed ratios on Adult, all measured in this run (best of 3).
+
+    Always sequential, whatever --n-jobs: concurrent fits would distort the ratios.
+    """
     X, y, _, _ = make_data(params, "adult")
     epochs = params["timing_epochs"]
     q = RECIPE["batch_size"] / len(X)
@@ -293,6 +310,7 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="small CI-sized run")
     parser.add_argument("--timing-only", action="store_true",
                         help="only the speed ratios (written to dpsgd_timing.json)")
+    parser.add_argument("--n-jobs", type=int, default=1, help=N_JOBS_HELP)
     args = parser.parse_args(argv)
     params = QUICK if args.quick else PARAMS
     name = NAME + ("_quick" if args.quick else "")
@@ -309,7 +327,7 @@ def main(argv=None):
         k: {str(e): t for e, t in v.items()} for k, v in TARGETS.items()},
         "opacus_available": torch_available}
     payload["timing"] = _timings(params, torch_available)
-    payload["accuracy"] = {d: _accuracy_curves(params, d, torch_available)
+    payload["accuracy"] = {d: _accuracy_curves(params, d, torch_available, args.n_jobs)
                            for d in params["datasets"]}
     path = write_results(name, payload)
     from ._common import environment

@@ -27,7 +27,9 @@ Fit time: best of 3, as a ratio to scikit-learn's Lasso (simulation, linear n = 
 and LogisticRegression(l1_ratio=1, liblinear) on Adult, measured in the same run.
 BLAS is limited to one thread (two shared cores: multithreaded BLAS thrashes).
 
-Run ``python -m benchmarks.bench_napp [--quick]`` from the repo root.
+Run ``python -m benchmarks.bench_napp [--quick] [--n-jobs N]`` from the repo root.
+``--n-jobs`` runs the simulation repetitions and the Adult seeds through joblib (same
+results for any value); the fit times are always measured one after another.
 """
 
 import argparse
@@ -46,7 +48,8 @@ from skdp.linear_model._napp_privacy import kifer_calibration, loss_constants
 from skdp.losses import LogisticLoss, PoissonLoss, SquaredLoss
 from skdp.penalties import L1
 
-from ._common import best_time, environment, figure_footer, summarise, write_results
+from ._common import (N_JOBS_HELP, best_time, environment, figure_footer, map_seeds,
+                      summarise, write_results)
 
 NAME = "napp"
 P = 30
@@ -138,39 +141,47 @@ def selection(coef):
     return float(support[truth].mean()), float(support[~truth].mean())
 
 
-def run_simulations(params, families):
+def simulation_rep(rep, family, n, epsilons, test):
+    """The rows of one repetition: data seed ``rep``, every alpha, epsilon and method."""
+    X_test, y_test = test
+    X, y = make_data(family, n, seed=rep)
+    rows = []
+    for alpha in FAMILIES[family]["alphas"]:
+        coef = make_estimator(family, "nonprivate", alpha, np.inf, rep).fit(X, y).coef_
+        coef = np.ravel(coef)
+        tpr, fpr = selection(coef)
+        for epsilon in epsilons:
+            rows.append(dict(family=family, n=n, rep=rep, alpha=alpha,
+                             epsilon=epsilon, method="nonprivate", tpr=tpr, fpr=fpr,
+                             error=prediction_error(family, coef, X_test, y_test),
+                             certified=True))
+        for epsilon in epsilons:
+            seed = 1_000_000 + 1000 * rep + int(100 * epsilon)
+            for method in ("napp", "two_stage", "kifer"):
+                if method == "kifer":
+                    coef, ok = fit_kifer(family, X, y, alpha, epsilon, seed)
+                else:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        est = make_estimator(family, method, alpha, epsilon, seed).fit(X, y)
+                    coef, ok = np.ravel(est.coef_), est.privacy_guarantee_
+                tpr, fpr = selection(coef)
+                rows.append(dict(family=family, n=n, rep=rep, alpha=alpha,
+                                 epsilon=epsilon, method=method, tpr=tpr, fpr=fpr,
+                                 error=prediction_error(family, coef, X_test, y_test),
+                                 certified=bool(ok)))
+    return rows
+
+
+def run_simulations(params, families, n_jobs=1):
     rows = []
     for family in families:
         for n in FAMILIES[family]["sizes"]:
-            X_test, y_test = make_data(family, params["n_test"], seed=10_000)
-            for rep in range(params["reps"]):
-                X, y = make_data(family, n, seed=rep)
-                for alpha in FAMILIES[family]["alphas"]:
-                    coef = make_estimator(family, "nonprivate", alpha, np.inf, rep).fit(X, y).coef_
-                    coef = np.ravel(coef)
-                    tpr, fpr = selection(coef)
-                    for epsilon in params["epsilons"]:
-                        rows.append(dict(family=family, n=n, rep=rep, alpha=alpha,
-                                         epsilon=epsilon, method="nonprivate", tpr=tpr, fpr=fpr,
-                                         error=prediction_error(family, coef, X_test, y_test),
-                                         certified=True))
-                    for epsilon in params["epsilons"]:
-                        seed = 1_000_000 + 1000 * rep + int(100 * epsilon)
-                        for method in ("napp", "two_stage", "kifer"):
-                            if method == "kifer":
-                                coef, ok = fit_kifer(family, X, y, alpha, epsilon, seed)
-                            else:
-                                with warnings.catch_warnings():
-                                    warnings.simplefilter("ignore")
-                                    est = make_estimator(family, method, alpha, epsilon,
-                                                         seed).fit(X, y)
-                                coef, ok = np.ravel(est.coef_), est.privacy_guarantee_
-                            tpr, fpr = selection(coef)
-                            rows.append(dict(family=family, n=n, rep=rep, alpha=alpha,
-                                             epsilon=epsilon, method=method, tpr=tpr, fpr=fpr,
-                                             error=prediction_error(family, coef, X_test,
-                                                                    y_test),
-                                             certified=bool(ok)))
+            test = make_data(family, params["n_test"], seed=10_000)
+            for rep_rows in map_seeds(simulation_rep, range(params["reps"]), n_jobs,
+                                      family=family, n=n, epsilons=params["epsilons"],
+                                      test=test):
+                rows.extend(rep_rows)
     return rows
 
 
@@ -214,7 +225,16 @@ def target_check(table, epsilons):
     return verdict
 
 
-def run_adult(params):
+def adult_fit(seed, alpha, epsilon, two_stage, data):
+    """Misclassification on the evaluation rows and certification of one seed's fit."""
+    X_fit, y_fit, X_eval, y_eval = data
+    est = NAPPLassoClassifier(alpha=alpha, epsilon=epsilon, random_state=seed,
+                              adaptive_two_stage=two_stage)
+    est.fit(X_fit, y_fit)
+    return 1 - est.score(X_eval, y_eval), est.privacy_guarantee_
+
+
+def run_adult(params, n_jobs=1):
     data = load_adult()
     X_train, y_train = data.X_train, data.y_train
     rows_limit = params.get("adult_rows")
@@ -239,22 +259,18 @@ def run_adult(params):
         for epsilon in params["adult_epsilons"]:
             val_err = {}
             for alpha in params["adult_alphas"]:
-                errs = []
-                for seed in params["adult_seeds"]:
-                    est = NAPPLassoClassifier(alpha=alpha, epsilon=epsilon, random_state=seed,
-                                              adaptive_two_stage=method == "two_stage")
-                    errs.append(1 - est.fit(X_fit, y_fit).score(X_val, y_val))
-                val_err[alpha] = np.mean(errs)
+                fits = map_seeds(adult_fit, params["adult_seeds"], n_jobs, alpha=alpha,
+                                 epsilon=epsilon, two_stage=method == "two_stage",
+                                 data=(X_fit, y_fit, X_val, y_val))
+                val_err[alpha] = np.mean([err for err, _ in fits])
             alpha = min(val_err, key=val_err.get)
-            test_err, certified = [], []
-            for seed in params["adult_seeds"]:
-                est = NAPPLassoClassifier(alpha=alpha, epsilon=epsilon, random_state=100 + seed,
-                                          adaptive_two_stage=method == "two_stage")
-                est.fit(X_train, y_train)
-                test_err.append(1 - est.score(data.X_test, data.y_test))
-                certified.append(est.privacy_guarantee_)
+            test_err, certified = zip(*map_seeds(
+                adult_fit, [100 + seed for seed in params["adult_seeds"]], n_jobs, alpha=alpha,
+                epsilon=epsilon, two_stage=method == "two_stage",
+                data=(X_train, y_train, data.X_test, data.y_test)))
             results.append(dict(method=method, epsilon=epsilon, alpha=alpha,
                                 error=summarise(test_err), certified=float(np.mean(certified))))
+    # fit times: sequential whatever n_jobs, so that the ratio compares quiet fits
     repeats = 3
     t_sk = best_time(lambda: LogisticRegression(l1_ratio=1.0, C=1.0 / alpha_np,
                                                 solver="liblinear", fit_intercept=False)
@@ -267,6 +283,7 @@ def run_adult(params):
 
 
 def simulation_timing():
+    """Fit-time ratio on one simulated data set, measured sequentially (whatever n_jobs)."""
     X, y = make_data("linear", 500, seed=0)
     t_sk = best_time(lambda: Lasso(alpha=30.0 / 500, fit_intercept=False).fit(X, y))
     t_napp = best_time(lambda: make_estimator("linear", "napp", 30.0, 1.0, 0).fit(X, y))
@@ -339,6 +356,7 @@ def plot(payload, path, families):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="reduced run for CI (< 1 min)")
+    parser.add_argument("--n-jobs", type=int, default=1, help=N_JOBS_HELP)
     args = parser.parse_args(argv)
     params = {**PARAMS, **QUICK} if args.quick else dict(PARAMS)
     families = params.get("families", list(FAMILIES))
@@ -349,10 +367,10 @@ def main(argv=None):
     except ImportError:  # pragma: no cover
         limiter = None
     start = time.perf_counter()
-    rows = run_simulations(params, families)
+    rows = run_simulations(params, families, args.n_jobs)
     table = summarise_simulations(rows)
     verdict = target_check(table, params["epsilons"])
-    adult = run_adult(params)
+    adult = run_adult(params, args.n_jobs)
     payload = dict(params={k: v for k, v in params.items()}, families={
         f: {k: v for k, v in FAMILIES[f].items()} for f in families},
         seeds=f"data 0..{params['reps'] - 1}, noise 1e6 + 1000 rep + 100 eps",

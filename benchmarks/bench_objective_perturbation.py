@@ -14,7 +14,9 @@ mean accuracy on a validation split of the training data (never the test set):
 Fit time: best of 3 on the whole training split at C = 1, as a ratio to scikit-learn's
 LogisticRegression(C=1) measured in the same run.
 
-Run ``python -m benchmarks.bench_objective_perturbation [--quick]`` from the repo root.
+Run ``python -m benchmarks.bench_objective_perturbation [--quick] [--n-jobs N]`` from the
+repo root. ``--n-jobs`` runs the seed repetitions of the accuracy curves through joblib
+(same results for any value); the fit times are always measured one after another.
 """
 
 import argparse
@@ -27,7 +29,8 @@ from sklearn.model_selection import train_test_split
 from skdp import ObjPertLogisticRegression
 from skdp.datasets import load_adult
 
-from ._common import best_time, figure_footer, optional_import, summarise, write_results
+from ._common import (N_JOBS_HELP, best_time, figure_footer, map_seeds, optional_import,
+                      summarise, write_results)
 
 NAME = "objective_perturbation"
 PARAMS = {
@@ -80,22 +83,27 @@ def make_estimator(method, epsilon, hyper, seed, delta):
     raise ValueError(method)
 
 
-def _accuracy_curves(methods, params, split):
-    X_fit, X_val, y_fit, y_val, X_test, y_test = split[:6]
+def _seed_accuracy(seed, method, epsilon, hyper, delta, data):
+    """Validation and test accuracy of the fit with one seed."""
+    X_fit, X_val, y_fit, y_val, X_test, y_test = data
+    est = make_estimator(method, epsilon, hyper, seed, delta)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # diffprivlib's convergence chatter
+        est.fit(X_fit, y_fit)
+    return est.score(X_val, y_val), est.score(X_test, y_test)
+
+
+def _accuracy_curves(methods, params, split, n_jobs=1):
     curves = {}
     for method in methods:
         curves[method] = []
         for epsilon in params["epsilons"]:
             tried = []
             for hyper in hyperparameter_grid(method, params):
-                val, test = [], []
-                for seed in params["seeds"]:
-                    est = make_estimator(method, epsilon, hyper, seed, params["delta"])
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore")  # diffprivlib's convergence chatter
-                        est.fit(X_fit, y_fit)
-                    val.append(est.score(X_val, y_val))
-                    test.append(est.score(X_test, y_test))
+                scores = map_seeds(_seed_accuracy, params["seeds"], n_jobs, method=method,
+                                   epsilon=epsilon, hyper=hyper, delta=params["delta"],
+                                   data=split[:6])
+                val, test = [v for v, _ in scores], [t for _, t in scores]
                 tried.append({"hyperparameters": hyper, "validation_accuracy": float(np.mean(val)),
                               "test_accuracy": float(np.mean(test)), "_test": test})
             best = max(tried, key=lambda t: t["validation_accuracy"])
@@ -119,6 +127,7 @@ def _non_private(params, split):
 
 
 def _fit_times(split, delta):
+    # sequential whatever --n-jobs: the ratios compare fits measured in one quiet run
     X_train, y_train = split[6], split[7]
     times = {"sklearn_LogisticRegression": best_time(
         lambda: LogisticRegression(C=1.0).fit(X_train, y_train))}
@@ -164,7 +173,7 @@ def _plot(payload, path):
     plt.close(fig)
 
 
-def run(quick=False):
+def run(quick=False, n_jobs=1):
     params = QUICK if quick else PARAMS
     split = make_data()
     methods = ["skdp_pure_replace", "skdp_pure_add_remove", "skdp_gaussian_replace"]
@@ -172,7 +181,7 @@ def run(quick=False):
         methods.append("diffprivlib")
     payload = {
         "params": params,
-        "curves": _accuracy_curves(methods, params, split),
+        "curves": _accuracy_curves(methods, params, split, n_jobs),
         "non_private": _non_private(params, split),
         "fit_time": _fit_times(split, params["delta"]),
         "diffprivlib_reference": DIFFPRIVLIB_REFERENCE,
@@ -193,6 +202,7 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="CI-sized run")
     parser.add_argument("--timing-only", action="store_true",
                         help="only the fit-time ratios (objective_perturbation_timing.json)")
+    parser.add_argument("--n-jobs", type=int, default=1, help=N_JOBS_HELP)
     args = parser.parse_args(argv)
     if args.timing_only:
         times = _fit_times(make_data(), PARAMS["delta"])
@@ -201,7 +211,7 @@ def main(argv=None):
                   f"{t['ratio_to_sklearn']:.2f}x sklearn")
         print("wrote", write_results(NAME + "_timing", {"fit_time": times}))
         return
-    run(quick=args.quick)
+    run(quick=args.quick, n_jobs=args.n_jobs)
 
 
 if __name__ == "__main__":
