@@ -192,6 +192,13 @@ def calibrate_noise_multiplier(epsilon, delta, sample_rate, n_steps, *, accounta
     ------
     PrivacyBudgetError
         When the target needs a noise multiplier above ``max_noise_multiplier``.
+
+    Examples
+    --------
+    >>> from skdp.accounting import calibrate_noise_multiplier, dpsgd_epsilon
+    >>> z = calibrate_noise_multiplier(1.0, 1e-5, sample_rate=1.0, n_steps=100)
+    >>> dpsgd_epsilon(z, sample_rate=1.0, n_steps=100, delta=1e-5) <= 1.0
+    True
     """
     _check_target(epsilon, delta)
     _check_accounting_args(1.0, sample_rate, n_steps, accountant)

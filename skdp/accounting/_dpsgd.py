@@ -79,6 +79,14 @@ def dpsgd_epsilon(noise_multiplier, sample_rate, n_steps, delta, *, accountant="
     Returns
     -------
     epsilon : float
+
+    Examples
+    --------
+    Full-batch DP-GD, accounted exactly by Gaussian differential privacy:
+
+    >>> from skdp.accounting import dpsgd_epsilon
+    >>> round(dpsgd_epsilon(10.0, sample_rate=1.0, n_steps=100, delta=1e-5), 3)
+    4.377
     """
     _check_accounting_args(noise_multiplier, sample_rate, n_steps, accountant)
     if not 0 < delta < 1:

@@ -38,7 +38,15 @@ def gaussian_epsilon(delta, mu):
 
 
 def gdp_mu(epsilon, delta):
-    """The ``mu`` with ``gaussian_delta(epsilon, mu) == delta`` (largest admissible mu)."""
+    """The ``mu`` with ``gaussian_delta(epsilon, mu) == delta`` (largest admissible mu).
+
+    Examples
+    --------
+    >>> from skdp.accounting import gaussian_epsilon, gdp_mu
+    >>> mu = gdp_mu(1.0, 1e-5)
+    >>> round(gaussian_epsilon(1e-5, mu), 6)
+    1.0
+    """
     if not 0 < delta < 1:
         raise ValueError(f"delta must be in (0, 1), got {delta!r}.")
     lo, hi = 0.0, 1.0
@@ -69,6 +77,14 @@ def analytic_gaussian_sigma(epsilon, delta, sensitivity):
 
     Valid for every epsilon > 0 (unlike the classical formula, which needs
     epsilon < 1). Returns 0 for ``epsilon = inf``.
+
+    Examples
+    --------
+    >>> from skdp.accounting import analytic_gaussian_sigma, classical_gaussian_sigma
+    >>> round(analytic_gaussian_sigma(0.9, 1e-5, sensitivity=1.0), 3)
+    4.107
+    >>> round(classical_gaussian_sigma(0.9, 1e-5, sensitivity=1.0), 3)
+    5.383
     """
     if np.isinf(epsilon):
         return 0.0

@@ -191,9 +191,13 @@ def load_adult(*, data_home=None, download_if_missing=True, data_norm=1.0):
         Dictionary-like object with attributes:
 
         X_train : ndarray of shape (30162, 104), dtype float64
+            Training features.
         X_test : ndarray of shape (15060, 104), dtype float64
-        y_train : ndarray of shape (30162,), dtype int64, values in {-1, +1}
-        y_test : ndarray of shape (15060,), dtype int64, values in {-1, +1}
+            Test features.
+        y_train : ndarray of shape (30162,), dtype int64
+            Training labels, in {-1, +1}.
+        y_test : ndarray of shape (15060,), dtype int64
+            Test labels, in {-1, +1}.
         feature_names : ndarray of shape (104,), dtype object
             ``"workclass=Federal-gov"``, ... then ``"age"``, ``"fnlwgt"``,
             ``"education-num"``, ``"capital-gain"``, ``"capital-loss"``,
@@ -376,9 +380,13 @@ def load_kddcup99(
         Dictionary-like object with attributes:
 
         X_train : ndarray of shape (int(0.8 * n_samples), n_features), dtype float64
+            Training features.
         X_test : ndarray of shape (n_samples - int(0.8 * n_samples), n_features)
-        y_train : ndarray of shape (int(0.8 * n_samples),), dtype int64, in {-1, +1}
-        y_test : ndarray of shape (n_samples - int(0.8 * n_samples),), in {-1, +1}
+            Test features.
+        y_train : ndarray of shape (int(0.8 * n_samples),), dtype int64
+            Training labels, in {-1, +1}.
+        y_test : ndarray of shape (n_samples - int(0.8 * n_samples),)
+            Test labels, in {-1, +1}.
         feature_names : ndarray of shape (n_features,), dtype object
             ``"protocol_type=icmp"``, ..., ``"service=..."``, ``"flag=..."``,
             then the 38 numeric column names, ``"duration"`` first.

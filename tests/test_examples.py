@@ -1,0 +1,98 @@
+"""The worked examples in ``examples/`` run (reduced sizes) and give sane numbers."""
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+from threadpoolctl import threadpool_limits
+
+pytest.importorskip("matplotlib")
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+@pytest.fixture(autouse=True)
+def one_blas_thread():
+    """Two BLAS threads on two shared cores thrash (NAPP fits ran 10x slower)."""
+    with threadpool_limits(limits=1, user_api="blas"):
+        yield
+
+
+def load_example(name):
+    """Import ``examples/<name>.py`` as a module (the folder is not a package)."""
+    spec = importlib.util.spec_from_file_location(f"skdp_example_{name}", EXAMPLES / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def assert_png(path):
+    path = Path(path)
+    assert path.is_file()
+    with path.open("rb") as f:
+        assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+    assert path.stat().st_size > 10_000      # a drawn figure, not an empty canvas
+
+
+def test_utility_vs_epsilon(tmp_path):
+    result = load_example("plot_utility_vs_epsilon").main(quick=True, out_dir=tmp_path)
+    assert_png(result["path"])
+    assert len(result["accuracy"]) == 4
+    for name, accuracy in result["accuracy"].items():
+        assert accuracy.shape == (len(result["epsilons"]), 1)
+        assert np.all((accuracy >= 0) & (accuracy <= 1))
+        # more budget, less noise: no worse than at the smallest epsilon (up to noise)
+        assert accuracy[-1].mean() >= accuracy[0].mean() - 0.02, name
+    if result["dataset"] == "UCI Adult":
+        assert result["sklearn"] > 0.8
+        for name, accuracy in result["nonprivate"].items():
+            assert accuracy > 0.75, name
+        # at epsilon = 10 on 30,000 rows every estimator is close to its own
+        # noise-free version
+        for name, accuracy in result["accuracy"].items():
+            assert accuracy[-1].mean() >= result["nonprivate"][name] - 0.03, name
+
+
+def test_utility_vs_epsilon_falls_back_offline(tmp_path, monkeypatch):
+    module = load_example("plot_utility_vs_epsilon")
+
+    def missing(**kwargs):
+        raise FileNotFoundError("no Adult here")
+
+    monkeypatch.setattr(module, "load_adult", missing)
+    result = module.main(quick=True, out_dir=tmp_path)
+    assert "Adult not found" in result["dataset"]
+    assert_png(result["path"])
+    assert result["sklearn"] > 0.8          # the majority class is 63 %
+    assert max(result["nonprivate"].values()) > 0.85
+
+
+def test_choose_epsilon(tmp_path):
+    result = load_example("plot_choose_epsilon").main(quick=True, out_dir=tmp_path)
+    assert_png(result["path"])
+    assert 1e-3 < result["epsilon"] < 1e3          # inside epsilon_bounds: target reachable
+    assert result["predicted"] == pytest.approx(result["target"], abs=0.005)
+    assert result["n_fits"] <= 7
+    grid_mean = result["grid_accuracy"].mean(axis=1)
+    assert grid_mean[-1] > grid_mean[0]           # 16 times the budget helps
+    if result["dataset"] == "UCI Adult":
+        # the one private fit at the chosen epsilon lands near the target
+        assert abs(result["private_accuracy"] - result["target"]) < 0.03
+
+
+def test_napp_variable_selection(tmp_path):
+    result = load_example("plot_napp_variable_selection").main(quick=True, out_dir=tmp_path)
+    assert_png(result["path"])
+    truth = result["true_coef"] != 0
+    for alpha in result["alphas"]:
+        tpr, fpr = result["tpr"][alpha], result["fpr"][alpha]
+        assert np.all((tpr >= 0) & (tpr <= 1) & (fpr >= 0) & (fpr <= 1))
+        assert fpr[-1] <= fpr[0]                  # less noise, fewer false positives
+    # at the largest epsilon the selection is right and the path meets the
+    # non-private lasso
+    alpha = 100.0
+    assert result["tpr"][alpha][-1] == 1.0
+    assert result["fpr"][alpha][-1] <= 0.1
+    np.testing.assert_allclose(result["paths"][-1], result["nonprivate_coef"], atol=0.3)
+    assert np.all(result["nonprivate_coef"][~truth] == 0)
