@@ -30,8 +30,8 @@ def _design(X, data_norm=1.0, scaling=1.0):
     return np.hstack([Xc, np.full((len(X), 1), scaling)])
 
 
-def _reference_svc(design, y, C, multi=False):
-    ref = LinearSVC(C=C, loss="hinge", dual=True, fit_intercept=False, tol=1e-9,
+def _reference_svc(design, y, C, multi=False, tol=1e-9):
+    ref = LinearSVC(C=C, loss="hinge", dual=True, fit_intercept=False, tol=tol,
                     max_iter=1_000_000, random_state=0)
     if multi:
         ref = OneVsRestClassifier(ref)
@@ -119,6 +119,39 @@ def test_the_certified_slack_is_what_is_added():
             est.fit(X, y)
             released = np.append(est.coef_.ravel(), est.intercept_)
             assert_allclose(released, sol.theta_star + sol.draw.vector(expected), atol=1e-12)
+
+
+@pytest.mark.parametrize("C", [0.01, 1.0, 30.0])
+def test_every_polished_candidate_is_certified_against_a_tight_reference(C):
+    """Right or wrong margin partition, the certificate bounds the true distance."""
+    from skdp.linear_model._output_perturbation import _certify, _polish_round
+
+    rng = np.random.default_rng(int(C * 100))
+    checked = far = 0
+    for trial in range(6):
+        X, y = make_classification(n_samples=int(rng.integers(80, 300)), n_features=6,
+                                   flip_y=0.1, random_state=int(rng.integers(1000)))
+        design = _design(X)
+        s = np.where(y == 1, 1.0, -1.0)
+        ref = _reference_svc(design, s, C, tol=1e-12).ravel()
+        ref_error = 1e-6 * max(1.0, C)  # the reference's own (uncertified) accuracy
+        # start the polish from liblinear points of several accuracies
+        for liblinear_tol in (1e-1, 1e-3, 1e-6):
+            w = _reference_svc(design, s, C, tol=liblinear_tol).ravel()
+            for bound, theta, alpha in _polish_round(design, s, C, w):
+                assert np.all((alpha >= 0) & (alpha <= C))
+                assert_allclose(theta, design.T @ (alpha * s), atol=1e-9 * max(1.0, C))
+                distance = _certify(design, s, C, theta, alpha)
+                assert np.sqrt(2 * bound) <= distance * (1 + 1e-9) + 1e-12
+                assert np.linalg.norm(theta - ref) <= distance + ref_error
+                checked += 1
+                far += distance > 1e-3 * max(1.0, C)
+        # and the solver's answer meets a tight target
+        theta, distance, _ = certified_hinge_minimiser(design, s, C=C, max_iter=100_000,
+                                                       target_distance=1e-6 * C)
+        assert distance <= 1e-6 * C
+        assert np.linalg.norm(theta - ref) <= distance + ref_error
+    assert far > 0 and checked > far  # wrong partitions were among the candidates
 
 
 def test_huber_path_certifies_when_liblinear_stalls():
@@ -323,8 +356,24 @@ def test_random_fourier_map_does_not_depend_on_the_data():
     c = OutputPertSVM(kernel="rbf", n_components=30, random_state=3).fit(X1, y1)
     d = OutputPertSVM(kernel="rbf", n_components=30, random_state=3).fit(X2, y2)
     assert_allclose(c.random_weights_, d.random_weights_, rtol=0, atol=0)
-    omega = np.random.default_rng(3).normal(scale=np.sqrt(2 / 5), size=(5, 30))
-    assert_allclose(c.random_weights_, omega)  # gamma="auto" = 1 / n_features
+    # gamma="auto" = 1 / data_norm**2 (public), or 1 / n_features without a norm bound
+    for data_norm, gamma in ((1.0, 1.0), (2.0, 0.25), (None, 1 / 5)):
+        e = OutputPertSVM(kernel="rbf", n_components=30, data_norm=data_norm,
+                          random_state=3).fit(X1, y1)
+        omega = np.random.default_rng(3).normal(scale=np.sqrt(2 * gamma), size=(5, 30))
+        assert_allclose(e.random_weights_, omega)
+
+
+def test_rbf_clips_rows_to_data_norm_in_fit_and_predict():
+    X, y = make_classification(n_samples=120, n_features=4, random_state=0)
+    X /= np.linalg.norm(X, axis=1)[:, None]
+    kw = dict(kernel="rbf", n_components=40, feature_random_state=0, random_state=0)
+    a = OutputPertSVM(**kw).fit(X, y)
+    b = OutputPertSVM(**kw).fit(3.0 * X, y)  # long rows are clipped back onto the ball
+    assert_allclose(a.coef_, b.coef_, atol=1e-7)
+    assert_allclose(a.decision_function(X), b.decision_function(3.0 * X), atol=1e-7)
+    unclipped = OutputPertSVM(data_norm=None, gamma=1.0, **kw).fit(3.0 * X, y)
+    assert not np.allclose(unclipped.decision_function(3.0 * X), a.decision_function(X))
 
 
 def test_rbf_uses_unit_feature_norm_and_fits_nonlinear_data():
@@ -390,6 +439,24 @@ def test_rows_inside_the_ball_untouched_long_rows_clipped(seed):
     b = OutputPertSVM(random_state=seed, C=0.5).fit(5.0 * X, y)
     assert_allclose(a.coef_, b.coef_, atol=1e-7)
     assert_allclose(a.decision_function(X), b.decision_function(5 * X), atol=1e-7)
+
+
+def test_one_pass_design_equals_design_matrix_bit_for_bit():
+    from skdp.linear_model import _output_perturbation as module
+    from skdp.linear_model._base import design_matrix as reference
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 7)) * rng.uniform(0.1, 3.0, size=(300, 1))  # inside and outside
+    X[0] = 0.0
+    for data_norm, scaling in ((1.0, 1.0), (2.5, 0.3), (np.inf, 1.0)):
+        kw = dict(data_norm=data_norm, fit_intercept=True, intercept_scaling=scaling)
+        ours = module.design_matrix(X, **kw)
+        assert np.array_equal(ours, reference(X, **kw))
+        assert ours.flags.c_contiguous
+    kw = dict(data_norm=1.0, fit_intercept=True, intercept_scaling=1.0)
+    sparse = module.design_matrix(sp.csr_matrix(X), **kw)
+    assert sp.issparse(sparse) and sparse.format == "csr"
+    assert_allclose(sparse.toarray(), module.design_matrix(X, **kw), rtol=1e-14)
 
 
 def test_sparse_input_equals_dense():
