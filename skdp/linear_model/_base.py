@@ -89,16 +89,16 @@ class _LinearClassifierMixin:
             indices = scores.argmax(axis=1)
         return self.classes_[indices]
 
-    def _set_fitted(self, thetas, n_coefficients, n_iter, converged, failure):
+    def _set_fitted(self, thetas, n_coefficients, converged, failure):
         """Fitted attributes and spend from the per-problem solutions.
 
         When the solver could not certify every solution, warn (``failure`` says
         what was not certified), set ``privacy_guarantee_=False`` and report
-        ``epsilon_spent_=inf``.
+        ``epsilon_spent_=inf``. The solver's iteration count depends on the private
+        data and no guarantee covers it, so it is not kept (no ``n_iter_``).
         """
         self.coef_, self.intercept_ = split_coefficients(
             thetas, n_coefficients, self.fit_intercept, self.intercept_scaling)
-        self.n_iter_ = np.asarray(n_iter, dtype=np.int32)
         self.privacy_guarantee_ = bool(all(converged))
         if not self.privacy_guarantee_:
             warnings.warn(

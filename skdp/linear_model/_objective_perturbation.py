@@ -189,9 +189,6 @@ class ObjPertLogisticRegression(PrivacyParamsMixin, _LinearClassifierMixin, Clas
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Defined only when ``X`` has string feature names.
 
-    n_iter_ : ndarray of shape (1,) or (n_classes,)
-        Newton iterations of each binary problem.
-
     %(privacy_attrs)s
 
     privacy_guarantee_ : bool
@@ -353,8 +350,7 @@ class ObjPertLogisticRegression(PrivacyParamsMixin, _LinearClassifierMixin, Clas
         solutions = self._solve(X, y)
         worst = max(s.gradient_norm for s in solutions)
         self._set_fitted(
-            [s.theta for s in solutions], self.n_features_in_, [s.n_iter for s in solutions],
-            [s.converged for s in solutions],
+            [s.theta for s in solutions], self.n_features_in_, [s.converged for s in solutions],
             f"The solver did not certify the exact minimiser (gradient norm {worst:.3g} "
             f"> tol={self.tol})")
         return solutions

@@ -444,9 +444,6 @@ class OutputPertSVM(PrivacyParamsMixin, _LinearClassifierMixin, ClassifierMixin,
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Defined only when ``X`` has string feature names.
 
-    n_iter_ : ndarray of shape (1,) or (n_classes,)
-        Solver iterations of each binary problem.
-
     random_weights_ : ndarray of shape (n_features, n_components)
         ``omega`` of the random Fourier map (``kernel="rbf"`` only).
 
@@ -689,7 +686,7 @@ class OutputPertSVM(PrivacyParamsMixin, _LinearClassifierMixin, ClassifierMixin,
         worst = max(s.certified_distance / s.base_sensitivity for s in solutions)
         self._set_fitted(
             [s.theta() for s in solutions], self._n_coefficients(),
-            [s.n_iter for s in solutions], [s.converged for s in solutions],
+            [s.converged for s in solutions],
             f"The solver could not certify the minimiser to tol={self.tol} (certified "
             f"relative distance {worst:.3g})")
         return solutions
