@@ -95,50 +95,65 @@ def _seed_list(seeds):
 # -- one function per benchmark schema ----------------------------------------------------
 
 def objective_perturbation(payload, timing=None):
-    """``bench_objective_perturbation.py``: Adult, accuracy per method, fit-time ratios."""
+    """``bench_objective_perturbation.py``: per dataset, accuracy per method, fit-time ratios."""
     params = payload.get("params", {})
     lines = setting(payload, _seed_list(params.get("seeds")),
                     "per method, as named: `replace` = replace-one, `add_remove` = "
                     "add/remove-one; diffprivlib is replace-one (from the script; "
                     "the JSON records it only in the method names)") + [""]
-    curves = payload["curves"]
-    reference = payload.get("diffprivlib_reference", {})
-    non_private = payload.get("non_private", {})
+    results = payload.get("results")
+    if results is None:  # the earlier Adult-only layout
+        results = {"adult": {k: payload[k] for k in ("curves", "non_private", "fit_time",
+                                                     "diffprivlib_reference") if k in payload}}
+    timing_runs = (timing or {}).get("fit_time") or {}
+    if timing_runs and "seconds" in next(iter(timing_runs.values())):
+        timing_runs = {"adult": timing_runs}  # the earlier Adult-only layout
+    for dataset, result in results.items():
+        lines += [f"### {dataset}", ""] + _objpert_accuracy(dataset, result)
+        lines += _objpert_fit_time(dataset, result.get("fit_time"), "this run")
+        if dataset in timing_runs:
+            env = timing.get("environment", {})
+            lines += _objpert_fit_time(
+                dataset, timing_runs[dataset],
+                f"a separate timing-only run (`--timing-only`, git "
+                f"{env.get('git_sha') or NOT_RECORDED}, date {env.get('date') or NOT_RECORDED})")
+    return lines
+
+
+def _objpert_accuracy(dataset, result):
+    curves = result["curves"]
+    reference = {float(k): v for k, v in result.get("diffprivlib_reference", {}).items()}
+    non_private = result.get("non_private", {})
     methods = list(curves)
     by_eps = {}
     for method, rows in curves.items():
         for row in rows:
             by_eps.setdefault(row["epsilon"], {})[method] = row
-    header = (["epsilon"] + methods + ["diffprivlib (reference value in the issue)",
-                                       "sklearn non-private"])
+    header = (["epsilon"] + methods
+              + (["diffprivlib (reference value in the issue)"] if reference else [])
+              + ["sklearn non-private"])
     rows = []
     for eps in sorted(by_eps):
-        ref = {float(k): v for k, v in reference.items()}.get(float(eps))
         rows.append([fmt_eps(eps)]
                     + [fmt_summary(by_eps[eps].get(m, {}).get("test_accuracy")) for m in methods]
-                    + [fmt(ref, 3), fmt(non_private.get("test_accuracy"))])
-    lines += ["Adult test accuracy (mean ± standard error over seeds; hyperparameters "
-              "chosen per method and epsilon on a validation split):", ""]
+                    + ([fmt(reference.get(float(eps)), 3)] if reference else [])
+                    + [fmt(non_private.get("test_accuracy"))])
+    lines = [f"{dataset} test accuracy (mean ± standard error over seeds; hyperparameters "
+             f"chosen per method and epsilon on a validation split), n_train = "
+             f"{result.get('n_train', NOT_RECORDED)}:", ""]
     lines += table(header, rows)
     if non_private:
         lines += [f"Non-private scikit-learn LogisticRegression: C = {non_private.get('C')}.",
                   ""]
-    lines += _objpert_fit_time(payload.get("fit_time"), "this run")
-    if timing:
-        env = timing.get("environment", {})
-        lines += _objpert_fit_time(
-            timing.get("fit_time"),
-            f"a separate timing-only run (`--timing-only`, git "
-            f"{env.get('git_sha') or NOT_RECORDED}, date {env.get('date') or NOT_RECORDED})")
     return lines
 
 
-def _objpert_fit_time(fit_time, where):
+def _objpert_fit_time(dataset, fit_time, where):
     if not fit_time:
         return []
     rows = [[m, fmt(t.get("seconds"), 3), fmt(t.get("ratio_to_sklearn"), 2)]
             for m, t in fit_time.items()]
-    return ([f"Fit time on the whole Adult training split, C = 1, best of 3, measured in "
+    return ([f"Fit time on the whole {dataset} training split, C = 1, best of 3, measured in "
              f"{where}:", ""]
             + table(["method", "seconds", "ratio to sklearn LogisticRegression"], rows))
 
@@ -264,14 +279,20 @@ NAPP_METHODS = ("nonprivate", "napp", "two_stage", "kifer")
 
 
 def napp(payload, timing=None):
-    """``bench_napp.py``: simulation table (error and Youden index) and UCI Adult."""
+    """``bench_napp.py``: simulation table (error and Youden index), Adult and KDDCup99."""
     params = payload.get("params", {})
     seeds = payload.get("seeds", NOT_RECORDED)
-    if params.get("adult_seeds"):
-        seeds += f"; Adult: {_seed_list(params['adult_seeds'])}"
-    lines = setting(payload, seeds, "add/remove-one, pure epsilon-DP (from the script; "
-                    "not recorded in the JSON)") + [""]
+    clf_seeds = params.get("classification_seeds", params.get("adult_seeds"))
+    if clf_seeds:
+        seeds += f"; classification: {_seed_list(clf_seeds)} (test fits: 100 + seed)"
+    neighboring = "add/remove-one, pure epsilon-DP (from the script; not recorded in the JSON)"
+    lines = setting(payload, seeds, neighboring) + [""]
     sim = payload.get("simulation", {})
+    if sim.get("environment") and sim["environment"] != payload.get("environment"):
+        lines += ["The simulations come from an earlier run, kept as they are "
+                  "(`--keep-simulations`); its setting:", ""]
+        lines += setting({"environment": sim["environment"]}, payload.get("seeds", NOT_RECORDED),
+                         neighboring) + [""]
     cells = {}
     for t in sim.get("table", []):
         cells.setdefault((t["family"], t["n"], t["epsilon"]), {})[t["method"]] = t
@@ -293,30 +314,40 @@ def napp(payload, timing=None):
         lines += [f"Fit time (linear, n = 500, best of 3, this run): scikit-learn Lasso "
                   f"{fmt(t.get('sklearn_seconds'), 5)} s, NAPP {fmt(t.get('napp_seconds'), 5)}"
                   f" s, ratio {fmt(t.get('ratio'), 2)}.", ""]
-    adult = payload.get("adult")
-    if adult:
-        by_eps = {}
-        for r in adult.get("rows", []):
-            by_eps.setdefault(r["epsilon"], {})[r["method"]] = r
-        names = sorted({r["method"] for r in adult.get("rows", [])},
-                       key=lambda m: NAPP_METHODS.index(m) if m in NAPP_METHODS else 99)
-        rows = [[fmt_eps(e)] + [
-            (fmt_summary(c[m]["error"], 2, 100) + f" (alpha {fmt_eps(c[m].get('alpha'))})")
-            if m in c else DASH for m in names] for e, c in sorted(by_eps.items())]
-        lines += [f"UCI Adult, lasso-logistic test misclassification in % (mean ± standard "
-                  f"error; alpha chosen on validation), n_train = "
-                  f"{adult.get('n_train', NOT_RECORDED)}:", ""]
-        lines += table(["epsilon"] + names, rows)
-        lines += [f"Non-private: {fmt(100 * adult['nonprivate_error'], 2)} % (alpha "
-                  f"{adult.get('nonprivate_alpha')}); scikit-learn liblinear: "
-                  f"{fmt(100 * adult['sklearn_liblinear_error'], 2)} %.", ""]
-        if adult.get("timing"):
-            t = adult["timing"]
-            lines += [f"Fit time on Adult (best of 3, this run): scikit-learn liblinear "
-                      f"{fmt(t.get('sklearn_seconds'), 3)} s, NAPP "
-                      f"{fmt(t.get('napp_seconds'), 3)} s, ratio {fmt(t.get('ratio'), 2)}.", ""]
+    classification = payload.get("classification")
+    if classification is None and "adult" in payload:  # the earlier Adult-only layout
+        classification = {"adult": payload["adult"]}
+    for dataset, result in (classification or {}).items():
+        lines += [f"### {dataset}", ""] + _napp_classification(dataset, result)
     if "runtime_seconds" in payload:
-        lines += [f"Run time of the whole benchmark: {payload['runtime_seconds']:.0f} s.", ""]
+        lines += [f"Run time of the whole benchmark: {payload['runtime_seconds']:.0f} s"
+                  + (f" (the kept simulations: {sim['runtime_seconds']:.0f} s in their own run)"
+                     if sim.get("environment") != payload.get("environment")
+                     and sim.get("runtime_seconds") else "") + ".", ""]
+    return lines
+
+
+def _napp_classification(dataset, result):
+    by_eps = {}
+    for r in result.get("rows", []):
+        by_eps.setdefault(r["epsilon"], {})[r["method"]] = r
+    names = sorted({r["method"] for r in result.get("rows", [])},
+                   key=lambda m: NAPP_METHODS.index(m) if m in NAPP_METHODS else 99)
+    rows = [[fmt_eps(e)] + [
+        (fmt_summary(c[m]["error"], 2, 100) + f" (alpha {fmt_eps(c[m].get('alpha'))})")
+        if m in c else DASH for m in names] for e, c in sorted(by_eps.items())]
+    lines = [f"{dataset}, lasso-logistic test misclassification in % (mean ± standard "
+             f"error; alpha chosen on validation), n_train = "
+             f"{result.get('n_train', NOT_RECORDED)}:", ""]
+    lines += table(["epsilon"] + names, rows)
+    lines += [f"Non-private: {fmt(100 * result['nonprivate_error'], 2)} % (alpha "
+              f"{result.get('nonprivate_alpha')}); scikit-learn liblinear: "
+              f"{fmt(100 * result['sklearn_liblinear_error'], 2)} %.", ""]
+    if result.get("timing"):
+        t = result["timing"]
+        lines += [f"Fit time on {dataset} (best of 3, this run): scikit-learn liblinear "
+                  f"{fmt(t.get('sklearn_seconds'), 3)} s, NAPP "
+                  f"{fmt(t.get('napp_seconds'), 3)} s, ratio {fmt(t.get('ratio'), 2)}.", ""]
     return lines
 
 
@@ -361,12 +392,12 @@ def epsilon_for_utility(payload, timing=None):
 
 
 SECTIONS = {
-    "objective_perturbation": ("Objective perturbation (ObjPertLogisticRegression) on Adult",
-                               objective_perturbation),
+    "objective_perturbation": ("Objective perturbation (ObjPertLogisticRegression) on Adult "
+                               "and KDDCup99", objective_perturbation),
     "output_perturbation": ("Output perturbation (OutputPertSVM) on Adult and KDDCup99",
                             output_perturbation),
     "dpsgd": ("DP-SGD (DPSGDClassifier) on Adult and KDDCup99, against Opacus", dpsgd),
-    "napp": ("NAPP lasso: simulations and Adult", napp),
+    "napp": ("NAPP lasso: simulations, Adult and KDDCup99", napp),
     "epsilon_for_utility": ("EpsilonForUtility: expansion accuracy and decision study",
                             epsilon_for_utility),
 }

@@ -1,4 +1,4 @@
-"""NAPP (noise-augmented private lasso): the paper's simulation design and UCI Adult.
+"""NAPP (noise-augmented private lasso): the paper's simulations, UCI Adult and KDDCup99.
 
 Part 1 - simulations (Li & Liu, section 5, reconstructed in spec napp_erm.md section 9):
 p = 30 features, 8 non-zero coefficients, rows x ~ N(0, I) clipped to norm 1, no
@@ -19,20 +19,25 @@ Per alpha: variable selection (TPR, FPR: the ROC points) and test prediction err
 fresh rows. The tables report, per method, the best alpha on average (an oracle
 choice, as in the paper's figures, applied to every method alike).
 
-Part 2 - UCI Adult, lasso-logistic misclassification against epsilon (NAPPLassoClassifier
-default and two-stage; non-private about 15.2 %). alpha is chosen per method and epsilon
-on a validation split of the training data, never on the test set.
+Part 2 - classification on UCI Adult and KDDCup99 (skdp's default 70,000-row sample),
+lasso-logistic misclassification against epsilon (NAPPLassoClassifier default and
+two-stage; non-private about 15.2 % on Adult). Same epsilons, seeds and protocol on both:
+alpha is chosen per method and epsilon on a validation split of the training data (80/20,
+stratified, random_state 0), never on the test set.
 
 Fit time: best of 3, as a ratio to scikit-learn's Lasso (simulation, linear n = 500)
-and LogisticRegression(l1_ratio=1, liblinear) on Adult, measured in the same run.
+and LogisticRegression(l1_ratio=1, liblinear) on each dataset, measured in the same run.
 BLAS is limited to one thread (two shared cores: multithreaded BLAS thrashes).
 
-Run ``python -m benchmarks.bench_napp [--quick] [--n-jobs N]`` from the repo root.
-``--n-jobs`` runs the simulation repetitions and the Adult seeds through joblib (same
-results for any value); the fit times are always measured one after another.
+Run ``python -m benchmarks.bench_napp [--quick] [--n-jobs N] [--datasets adult kddcup99]
+[--keep-simulations]`` from the repo root. ``--n-jobs`` runs the simulation repetitions
+and the classification seeds through joblib (same results for any value); the fit times
+are always measured one after another. ``--keep-simulations`` reruns part 2 only and
+copies part 1 (with the environment of the run that produced it) from the existing JSON.
 """
 
 import argparse
+import json
 import time
 import warnings
 
@@ -42,14 +47,14 @@ from sklearn.metrics import mean_poisson_deviance
 from sklearn.model_selection import train_test_split
 
 from skdp import NAPPLasso, NAPPLassoClassifier
-from skdp.datasets import load_adult
+from skdp.datasets import load_adult, load_kddcup99
 from skdp.linear_model._napp_mechanism import napp_release
 from skdp.linear_model._napp_privacy import kifer_calibration, loss_constants
 from skdp.losses import LogisticLoss, PoissonLoss, SquaredLoss
 from skdp.penalties import L1
 
-from ._common import (N_JOBS_HELP, best_time, environment, figure_footer, map_seeds,
-                      summarise, write_results)
+from ._common import (N_JOBS_HELP, RESULTS_DIR, best_time, environment, figure_footer,
+                      map_seeds, summarise, write_results)
 
 NAME = "napp"
 P = 30
@@ -63,11 +68,14 @@ FAMILIES = {
                     alphas=[3.0, 10.0, 30.0, 100.0, 300.0]),
 }
 PARAMS = {"epsilons": [0.4, 0.6, 0.8, 1.0], "reps": 100, "n_test": 2000,
-          "adult_epsilons": [0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0],
-          "adult_alphas": [1.0, 10.0, 100.0], "adult_seeds": list(range(5))}
-QUICK = {"epsilons": [0.6, 1.0], "reps": 2, "n_test": 500, "adult_epsilons": [0.5, 5.0],
-         "adult_alphas": [10.0], "adult_seeds": [0], "families": ["linear", "logistic"],
-         "adult_rows": 5000}
+          "datasets": ["adult", "kddcup99"],
+          "classification_epsilons": [0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0],
+          "classification_alphas": [1.0, 10.0, 100.0], "classification_seeds": list(range(5))}
+QUICK = {"epsilons": [0.6, 1.0], "reps": 2, "n_test": 500, "classification_epsilons": [0.5, 5.0],
+         "classification_alphas": [10.0], "classification_seeds": [0],
+         "families": ["linear", "logistic"], "classification_rows": 5000}
+SIMULATION_PARAMS = ("epsilons", "reps", "n_test")
+LOADERS = {"adult": load_adult, "kddcup99": load_kddcup99}
 METHODS = ["nonprivate", "napp", "two_stage", "kifer"]
 
 
@@ -225,7 +233,7 @@ def target_check(table, epsilons):
     return verdict
 
 
-def adult_fit(seed, alpha, epsilon, two_stage, data):
+def classification_fit(seed, alpha, epsilon, two_stage, data):
     """Misclassification on the evaluation rows and certification of one seed's fit."""
     X_fit, y_fit, X_eval, y_eval = data
     est = NAPPLassoClassifier(alpha=alpha, epsilon=epsilon, random_state=seed,
@@ -234,10 +242,12 @@ def adult_fit(seed, alpha, epsilon, two_stage, data):
     return 1 - est.score(X_eval, y_eval), est.privacy_guarantee_
 
 
-def run_adult(params, n_jobs=1):
-    data = load_adult()
+def run_classification(name, params, n_jobs=1):
+    """Part 2 on one dataset: misclassification against epsilon, baselines, fit times."""
+    print(f"== {name}", flush=True)
+    data = LOADERS[name]()
     X_train, y_train = data.X_train, data.y_train
-    rows_limit = params.get("adult_rows")
+    rows_limit = params.get("classification_rows")
     if rows_limit:
         X_train, y_train = X_train[:rows_limit], y_train[:rows_limit]
     X_fit, X_val, y_fit, y_val = train_test_split(X_train, y_train, test_size=0.2,
@@ -245,7 +255,7 @@ def run_adult(params, n_jobs=1):
     results = []
     # non-private reference (alpha chosen on the validation split)
     val = {a: 1 - NAPPLassoClassifier(alpha=a, epsilon=np.inf).fit(X_fit, y_fit).score(X_val, y_val)
-           for a in params["adult_alphas"]}
+           for a in params["classification_alphas"]}
     alpha_np = min(val, key=val.get)
     ref = NAPPLassoClassifier(alpha=alpha_np, epsilon=np.inf).fit(X_train, y_train)
     nonprivate = 1 - ref.score(data.X_test, data.y_test)
@@ -256,20 +266,24 @@ def run_adult(params, n_jobs=1):
     sk_error = 1 - sk.fit(design_train, y_train).score(augment_intercept(data.X_test, 1.0),
                                                        data.y_test)
     for method in ("napp", "two_stage"):
-        for epsilon in params["adult_epsilons"]:
+        for epsilon in params["classification_epsilons"]:
             val_err = {}
-            for alpha in params["adult_alphas"]:
-                fits = map_seeds(adult_fit, params["adult_seeds"], n_jobs, alpha=alpha,
+            for alpha in params["classification_alphas"]:
+                fits = map_seeds(classification_fit, params["classification_seeds"], n_jobs,
+                                 alpha=alpha,
                                  epsilon=epsilon, two_stage=method == "two_stage",
                                  data=(X_fit, y_fit, X_val, y_val))
                 val_err[alpha] = np.mean([err for err, _ in fits])
             alpha = min(val_err, key=val_err.get)
             test_err, certified = zip(*map_seeds(
-                adult_fit, [100 + seed for seed in params["adult_seeds"]], n_jobs, alpha=alpha,
+                classification_fit, [100 + seed for seed in params["classification_seeds"]],
+                n_jobs, alpha=alpha,
                 epsilon=epsilon, two_stage=method == "two_stage",
                 data=(X_train, y_train, data.X_test, data.y_test)))
             results.append(dict(method=method, epsilon=epsilon, alpha=alpha,
                                 error=summarise(test_err), certified=float(np.mean(certified))))
+            print(f"  {method:10s} eps {epsilon:5.2f} alpha {alpha:6.1f} "
+                  f"{100 * results[-1]['error']['mean']:.2f} %", flush=True)
     # fit times: sequential whatever n_jobs, so that the ratio compares quiet fits
     repeats = 3
     t_sk = best_time(lambda: LogisticRegression(l1_ratio=1.0, C=1.0 / alpha_np,
@@ -296,7 +310,8 @@ def plot(payload, path, families):
     import matplotlib.pyplot as plt
 
     table = payload["simulation"]["table"]
-    fig, axes = plt.subplots(2, 3, figsize=(15, 8.5))
+    fig, axes = plt.subplots(2, 4, figsize=(20, 8.5))
+    axes[0][3].set_visible(False)
     labels = {"nonprivate": "non-private lasso", "napp": "NAPP (default)",
               "two_stage": "NAPP two-stage", "kifer": "existing DP-ERM (Kifer)"}
     style = {"nonprivate": dict(color="k", marker="s"), "napp": dict(color="C0", marker="o"),
@@ -333,32 +348,67 @@ def plot(payload, path, families):
         ax.set_xlabel("false-positive rate")
         ax.set_ylabel("true-positive rate")
         ax.legend(fontsize=7)
-    ax = axes[1][2]
-    adult = payload["adult"]
-    for method in ("napp", "two_stage"):
-        pts = [r for r in adult["rows"] if r["method"] == method]
-        ax.errorbar([r["epsilon"] for r in pts], [100 * r["error"]["mean"] for r in pts],
-                    yerr=[100 * r["error"]["sem"] for r in pts], label=labels[method],
-                    **style[method])
-    ax.axhline(100 * adult["nonprivate_error"], color="k", ls="--", label="non-private")
-    ax.set_xscale("log")
-    ax.set_xlabel("epsilon")
-    ax.set_ylabel("test misclassification (%)")
-    ax.set_title("UCI Adult, lasso-logistic", fontsize=9)
-    ax.legend(fontsize=7)
-    fig.suptitle("NAPP: pure epsilon-DP, add/remove-one; " + figure_footer(
-        payload["environment"], payload["seeds"], "add_remove"), fontsize=8)
-    fig.tight_layout(rect=(0, 0, 1, 0.97))
+    for ax in axes[1][2 + len(payload["classification"]):]:
+        ax.set_visible(False)
+    for ax, (name, result) in zip(axes[1][2:], payload["classification"].items()):
+        for method in ("napp", "two_stage"):
+            pts = [r for r in result["rows"] if r["method"] == method]
+            ax.errorbar([r["epsilon"] for r in pts], [100 * r["error"]["mean"] for r in pts],
+                        yerr=[100 * r["error"]["sem"] for r in pts], label=labels[method],
+                        **style[method])
+        ax.axhline(100 * result["nonprivate_error"], color="k", ls="--", label="non-private")
+        ax.set_xscale("log")
+        ax.set_xlabel("epsilon")
+        ax.set_ylabel("test misclassification (%)")
+        ax.set_title(f"{name}, lasso-logistic, n_train = {result['n_train']}\n(alpha chosen "
+                     "on validation)", fontsize=9)
+        ax.legend(fontsize=7)
+    run_env = payload["environment"]
+    sim_env = payload["simulation"].get("environment", run_env)
+    seeds = (f"{payload['seeds']}; classification: "
+             f"{payload['params']['classification_seeds']} (test fits 100 + seed)")
+    if sim_env == run_env:
+        title = "NAPP: pure epsilon-DP, add/remove-one; " + figure_footer(run_env, seeds,
+                                                                          "add_remove")
+    else:
+        title = ("NAPP: pure epsilon-DP, add/remove-one. Simulations (top row, left two ROC "
+                 f"panels): git {sim_env.get('git_sha')}, " + figure_footer(
+                     sim_env, payload["seeds"], "add_remove")
+                 + f"\nClassification (bottom right): git {run_env.get('git_sha')}, "
+                 + figure_footer(run_env, payload["params"]["classification_seeds"],
+                                 "add_remove"))
+    fig.suptitle(title, fontsize=8)
+    fig.tight_layout(rect=(0, 0, 1, 0.95))
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def kept_simulations(params, families):
+    """Part 1 from the existing full-mode JSON, with the environment that produced it."""
+    path = RESULTS_DIR / f"{NAME}.json"
+    old = json.loads(path.read_text())
+    for key in SIMULATION_PARAMS:
+        if old["params"][key] != params[key]:
+            raise SystemExit(f"{path}: simulation parameter {key} differs from this script's")
+    if sorted(old["families"]) != sorted(families):
+        raise SystemExit(f"{path}: simulated families differ from this script's")
+    simulation = dict(old["simulation"])  # "environment": only when kept from another run
+    simulation.setdefault("environment", old["environment"])
+    simulation.setdefault("runtime_seconds", old.get("runtime_seconds"))
+    return simulation, old["seeds"]
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="reduced run for CI (< 1 min)")
     parser.add_argument("--n-jobs", type=int, default=1, help=N_JOBS_HELP)
+    parser.add_argument("--datasets", nargs="+", choices=list(LOADERS), default=None,
+                        help="datasets of part 2 (default: all of %(choices)s)")
+    parser.add_argument("--keep-simulations", action="store_true",
+                        help="do not rerun part 1: copy it from the existing results/napp.json")
     args = parser.parse_args(argv)
     params = {**PARAMS, **QUICK} if args.quick else dict(PARAMS)
+    params["datasets"] = list(args.datasets or params["datasets"])
     families = params.get("families", list(FAMILIES))
     name = f"{NAME}_quick" if args.quick else NAME
     try:
@@ -367,16 +417,21 @@ def main(argv=None):
     except ImportError:  # pragma: no cover
         limiter = None
     start = time.perf_counter()
-    rows = run_simulations(params, families, args.n_jobs)
-    table = summarise_simulations(rows)
-    verdict = target_check(table, params["epsilons"])
-    adult = run_adult(params, args.n_jobs)
+    if args.keep_simulations:
+        simulation, sim_seeds = kept_simulations(params, families)
+    else:
+        rows = run_simulations(params, families, args.n_jobs)
+        table = summarise_simulations(rows)
+        simulation = dict(table=table,
+                          target_two_stage_beats_kifer=target_check(table, params["epsilons"]),
+                          timing=simulation_timing(),
+                          runtime_seconds=time.perf_counter() - start)
+        sim_seeds = f"data 0..{params['reps'] - 1}, noise 1e6 + 1000 rep + 100 eps"
+    classification = {d: run_classification(d, params, args.n_jobs) for d in params["datasets"]}
     payload = dict(params={k: v for k, v in params.items()}, families={
         f: {k: v for k, v in FAMILIES[f].items()} for f in families},
-        seeds=f"data 0..{params['reps'] - 1}, noise 1e6 + 1000 rep + 100 eps",
-        simulation=dict(table=table, target_two_stage_beats_kifer=verdict,
-                        timing=simulation_timing()),
-        adult=adult, runtime_seconds=time.perf_counter() - start)
+        seeds=sim_seeds, simulation=simulation, classification=classification,
+        runtime_seconds=time.perf_counter() - start)
     payload["environment"] = environment()
     path = write_results(name, payload)
     plot(payload, path.with_suffix(".png"), families)
@@ -396,20 +451,20 @@ def print_tables(payload):
               f"  {t['youden']:6.3f}  {t['certified']:.2f}")
     print("two-stage beats Kifer (error or selection) at every eps >= 0.6:",
           payload["simulation"]["target_two_stage_beats_kifer"])
-    adult = payload["adult"]
-    print(f"Adult: non-private {100 * adult['nonprivate_error']:.2f} % (alpha "
-          f"{adult['nonprivate_alpha']}), sklearn liblinear "
-          f"{100 * adult['sklearn_liblinear_error']:.2f} %")
-    for r in adult["rows"]:
-        print(f"  {r['method']:10s} eps {r['epsilon']:5.2f}  alpha {r['alpha']:6.1f}  "
-              f"{100 * r['error']['mean']:.2f} % ({100 * r['error']['sem']:.2f})  "
-              f"certified {r['certified']:.2f}")
     for key in ("simulation",):
         tm = payload[key]["timing"]
         print(f"time ratio ({key}, NAPP / sklearn Lasso): {tm['ratio']:.2f}")
-    tm = adult["timing"]
-    print(f"time ratio (Adult, NAPP / sklearn liblinear): {tm['ratio']:.2f} "
-          f"({tm['napp_seconds']:.2f} s vs {tm['sklearn_seconds']:.2f} s)")
+    for name, result in payload["classification"].items():
+        print(f"{name}: non-private {100 * result['nonprivate_error']:.2f} % (alpha "
+              f"{result['nonprivate_alpha']}), sklearn liblinear "
+              f"{100 * result['sklearn_liblinear_error']:.2f} %")
+        for r in result["rows"]:
+            print(f"  {r['method']:10s} eps {r['epsilon']:5.2f}  alpha {r['alpha']:6.1f}  "
+                  f"{100 * r['error']['mean']:.2f} % ({100 * r['error']['sem']:.2f})  "
+                  f"certified {r['certified']:.2f}")
+        tm = result["timing"]
+        print(f"time ratio ({name}, NAPP / sklearn liblinear): {tm['ratio']:.2f} "
+              f"({tm['napp_seconds']:.2f} s vs {tm['sklearn_seconds']:.2f} s)")
 
 
 if __name__ == "__main__":

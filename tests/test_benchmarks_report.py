@@ -58,19 +58,45 @@ def test_every_section_with_setting_and_table(report):
         assert f"![{name}](results/{name}.png)" in text
 
 
-def test_objective_perturbation_numbers_are_the_json_numbers(report, committed):
-    text = _section(report, "objective_perturbation")
-    payload = committed["objective_perturbation"]
-    row = payload["curves"]["skdp_pure_add_remove"][3]
+def _subsection(text, dataset):
+    """The ``### dataset`` part of a section."""
+    start = text.index(f"### {dataset}")
+    end = text.find("\n### ", start + 1)
+    return text[start:] if end < 0 else text[start:end]
+
+
+@pytest.mark.parametrize("dataset", ["adult", "kddcup99"])
+def test_objective_perturbation_numbers_are_the_json_numbers(report, committed, dataset):
+    text = _subsection(_section(report, "objective_perturbation"), dataset)
+    result = committed["objective_perturbation"]["results"][dataset]
+    row = result["curves"]["skdp_pure_add_remove"][3]
     header = _row(text, ["epsilon"])
     cells = _row(text, [f"{row['epsilon']:.4g}"])
     column = header.index("skdp_pure_add_remove")
     summary = row["test_accuracy"]
     assert cells[column] == f"{summary['mean']:.4f} ± {summary['sem']:.4f}"
-    timing = payload["fit_time"]["skdp_pure_add_remove"]
-    same_run = text[:text.index("separate timing-only run")]
+    assert cells[-1] == f"{result['non_private']['test_accuracy']:.4f}"
+    assert ("diffprivlib (reference value in the issue)" in header) == (dataset == "adult")
+    timing = result["fit_time"]["skdp_pure_add_remove"]
+    same_run = text.split("separate timing-only run")[0]
     assert _row(same_run, ["skdp_pure_add_remove"])[1:] == [
         f"{timing['seconds']:.3f}", f"{timing['ratio_to_sklearn']:.2f}"]
+
+
+def test_earlier_adult_only_layouts_still_render(committed):
+    """The Adult-only JSON layouts (before KDDCup99 was added) give the same Adult tables."""
+    objpert = committed["objective_perturbation"]
+    flat = {k: v for k, v in objpert.items() if k != "results"}
+    flat.update(objpert["results"]["adult"])
+    napp = {k: v for k, v in committed["napp"].items() if k != "classification"}
+    napp["adult"] = committed["napp"]["classification"]["adult"]
+    for name, old in (("objective_perturbation", flat), ("napp", napp)):
+        new_text = "\n".join(SECTIONS[name][1](committed[name]))
+        old_text = "\n".join(SECTIONS[name][1](old))
+        assert "### kddcup99" in new_text and "### kddcup99" not in old_text
+        tables = [[line for line in _subsection(text, "adult").splitlines()
+                   if line.startswith("|")] for text in (old_text, new_text)]
+        assert tables[0] and tables[0] == tables[1]
 
 
 def test_dpsgd_and_napp_numbers_are_the_json_numbers(report, committed):
@@ -87,6 +113,13 @@ def test_dpsgd_and_napp_numbers_are_the_json_numbers(report, committed):
                  if (t["family"], t["n"], t["method"]) == ("poisson", 1000, "two_stage"))
     cells = _row(_section(report, "napp"), ["poisson", "1000", f"{entry['epsilon']:.4g}"])
     assert cells[5].startswith(fmt(entry["error"]["mean"]))  # family, n, eps, nonpriv, napp
+    for dataset, result in napp["classification"].items():
+        text = _subsection(_section(report, "napp"), dataset)
+        row = result["rows"][-1]
+        cells = _row(text, [f"{row['epsilon']:.4g}"])
+        assert cells[["napp", "two_stage"].index(row["method"]) + 1].startswith(
+            fmt_summary(row["error"], 2, 100))
+        assert f"ratio {result['timing']['ratio']:.2f}" in text
 
 
 def test_epsilon_for_utility_study_numbers(report, committed):
@@ -132,8 +165,9 @@ def test_missing_and_partial_json(tmp_path, committed):
     napp = _section(report, "napp")  # no simulation, no environment: the Adult part stays
     assert "Machine: not recorded, CPU count not recorded" in napp
     assert "Git revision: not recorded; date: not recorded" in napp
-    adult = next(r for r in committed["napp"]["adult"]["rows"] if r["method"] == "napp")
-    assert fmt_summary(adult["error"], 2, 100) in napp
+    for result in committed["napp"]["classification"].values():
+        row = next(r for r in result["rows"] if r["method"] == "napp")
+        assert fmt_summary(row["error"], 2, 100) in napp
 
 
 def test_runner_needs_a_mode():
@@ -146,7 +180,7 @@ def test_runner_needs_a_mode():
 def test_quick_run_of_the_cheapest_benchmark(tmp_path):
     """``python -m benchmarks --quick --only objective_perturbation`` end to end.
 
-    Slow: 18 s on an idle 2-core machine, about a minute when it is shared.
+    Slow: 20 s on an idle 2-core machine (Adult and KDDCup99), longer when it is shared.
     """
     pytest.importorskip("matplotlib")
     from skdp.datasets import load_adult
@@ -166,8 +200,8 @@ def test_quick_run_of_the_cheapest_benchmark(tmp_path):
     payload = json.loads((tmp_path / "objective_perturbation_quick.json").read_text())
     assert (tmp_path / "objective_perturbation_quick.png").stat().st_size > 10_000
     assert payload["environment"]["date"] and payload["params"]["seeds"] == [0, 1]
-    text = _section(report.read_text(), "objective_perturbation")
-    row = payload["curves"]["skdp_gaussian_replace"][-1]
+    text = _subsection(_section(report.read_text(), "objective_perturbation"), "kddcup99")
+    row = payload["results"]["kddcup99"]["curves"]["skdp_gaussian_replace"][-1]
     cells = _row(text, [f"{row['epsilon']:.4g}"])
     assert fmt_summary(row["test_accuracy"]) in cells
     assert "(quick mode)" in report.read_text()
