@@ -3,6 +3,7 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from numpy.testing import assert_allclose
 from scipy import stats
 from sklearn.datasets import make_classification
@@ -14,7 +15,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import Normalizer, OneHotEncoder
 
 from skdp import ObjPertLogisticRegression
-from skdp.linear_model._solvers import glm_gradient
+from skdp.linear_model._solvers import glm_gradient, glm_hessian
 from skdp.losses import HuberHingeLoss, LogisticLoss
 
 
@@ -243,3 +244,39 @@ def test_default_fit_emits_no_warning(unit_ball_classification):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         ObjPertLogisticRegression(random_state=0).fit(X, y)
+
+
+@pytest.mark.parametrize("loss", [LogisticLoss(), HuberHingeLoss(h=0.3)])
+def test_hessian_is_the_exact_symmetric_formula(loss):
+    """The one-triangle (SYRK) Hessian equals ``C X^T diag(l'') X + ridge I`` and is
+    exactly symmetric; rows of zero curvature (Huber) drop out."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 6))
+    y = np.where(rng.random(300) < 0.5, -1.0, 1.0)
+    theta = rng.normal(size=6)
+    C, ridge = 2.5, 1.7
+    weights = C * loss.d2z(X @ theta, y)
+    expected = (X.T * weights) @ X + ridge * np.eye(6)
+    hessian = glm_hessian(theta, X, y, loss, C, ridge)
+    assert_allclose(hessian, expected, rtol=1e-12, atol=1e-12)
+    assert_allclose(hessian, hessian.T, rtol=0, atol=0)
+    sparse = glm_hessian(theta, sp.csr_array(X), y, loss, C, ridge)
+    assert_allclose(sparse, expected, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("loss", ["logistic", "huber"])
+def test_sparse_and_dense_one_hot_designs_give_the_same_certified_model(loss):
+    """Enough rows for the subsampled-Hessian phase (stride > 1) on a one-hot design."""
+    rng = np.random.default_rng(1)
+    codes = rng.integers(0, 5, size=(2000, 3))
+    X = OneHotEncoder(sparse_output=False).fit_transform(codes) * 0.5
+    y = (codes[:, 0] + rng.integers(0, 3, size=2000) > 3).astype(int)
+    dense = ObjPertLogisticRegression(loss=loss, C=3.0, random_state=0)
+    sparse = ObjPertLogisticRegression(loss=loss, C=3.0, random_state=0)
+    (a,) = dense._solve(X, y)
+    (b,) = sparse._solve(sp.csr_array(X), y)
+    assert a.converged and b.converged
+    for sol in (a, b):
+        grad = glm_gradient(sol.theta, sol.X, sol.y, sol.loss, sol.C, sol.ridge, sol.noise)
+        assert np.linalg.norm(grad) <= dense.tol
+    assert_allclose(a.theta, b.theta, atol=1e-8)
