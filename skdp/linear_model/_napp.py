@@ -142,6 +142,68 @@ _NOTES = """Privacy statement. Unit of privacy: one record (a row of ``X`` with 
     as ``research_mode``. Specification: ``shared/spec/napp_erm.md``."""
 
 
+def _calibration_derivative(calibration, eps_jacobian_frac, retrieval):
+    """``(d extra_ridge / d epsilon, d log noise_scale / d epsilon)`` of one release.
+
+    Differentiates :func:`napp_calibration` in its ``epsilon`` (branch by branch;
+    the branches meet only where the penalty's curvature equals ``Delta``).
+    """
+    f, eps = eps_jacobian_frac, calibration.epsilon
+    mu = calibration.penalty_curvature
+    if mu >= calibration.curvature and mu > 0:
+        # eps_J* = log(1 + beta_H / mu_P) is constant: recycling gives the noise all of
+        # d epsilon, returning gives it the planned share
+        d_extra, d_eps_noise = 0.0, (1.0 if retrieval == "recycle" else 1.0 - f)
+    else:
+        # extra = beta_H / (exp(f eps) - 1) - mu_P
+        d_extra = -calibration.hessian_bound * f * np.exp(f * eps) / np.expm1(f * eps) ** 2
+        d_eps_noise = 1.0 - f
+    e = calibration.eps_noise
+    if calibration.noise == "gaussian":
+        # sigma = zeta (t + r) / (2 e), r = sqrt(t^2 + 2 e)
+        k = 4.0 if calibration.neighboring == "replace" else 2.0
+        t = np.sqrt(2.0 * np.log(k / calibration.delta))
+        r = np.sqrt(t * t + 2.0 * e)
+        d_log_scale = (1.0 / (r * (t + r)) - 1.0 / e) * d_eps_noise
+    else:  # Gamma-norm scale zeta / e
+        d_log_scale = -d_eps_noise / e
+    return d_extra, d_log_scale
+
+
+def _release_theta_derivative(solution, eps_jacobian_frac, retrieval):
+    """``d theta / d epsilon`` of one default NAPP release, the standard draw held fixed.
+
+    On the support ``S`` of ``theta`` the KKT conditions ``g_S(theta) + l1_S
+    sign(theta_S) (+ nu theta_S) = 0`` (``g`` the smooth gradient, ``nu`` the
+    multiplier of an active ball ``||theta|| = coef_bound``) hold along the path;
+    differentiating, ``(H_SS + nu I) theta'_S + nu' theta_S = -(extra' theta_S +
+    (log scale)' b_S)`` with ``theta_S' theta'_S = 0`` when the ball is active, and
+    ``theta' = 0`` off ``S`` (strict complementarity).
+    """
+    theta = solution.theta
+    derivative = np.zeros_like(theta)
+    if solution.draw is None:
+        return derivative
+    problem = solution.problem
+    d_extra, d_log_scale = _calibration_derivative(solution.calibration, eps_jacobian_frac,
+                                                   retrieval)
+    S = np.flatnonzero(theta)
+    theta_S = theta[S]
+    rhs = d_extra * theta_S + d_log_scale * problem.linear[S]
+    H = problem.smooth_hessian(theta)[np.ix_(S, S)]
+    bound = problem.coef_bound
+    if bound is None or not np.isfinite(bound) or np.linalg.norm(theta) < bound * (1 - 1e-9):
+        derivative[S] = -np.linalg.solve(H, rhs)
+        return derivative
+    g = problem.smooth_gradient(theta)[S] + problem.l1[S] * np.sign(theta_S)
+    nu = -(theta_S @ g) / (theta_S @ theta_S)
+    A = H + nu * np.eye(len(S))
+    a_rhs, a_theta = np.linalg.solve(A, np.column_stack([rhs, theta_S])).T
+    d_nu = -(theta_S @ a_rhs) / (theta_S @ a_theta)
+    derivative[S] = -(a_rhs + d_nu * a_theta)
+    return derivative
+
+
 def _napp_doc(obj):
     obj.__doc__ = obj.__doc__ % {**_SHARED_PARAMS, **_NAPP_PARAMS, "notes": _NOTES}
     return obj
@@ -257,6 +319,34 @@ class _BaseNAPP(PrivacyParamsMixin, BaseEstimator):
             truncation = (default_truncation(calibration, X.shape[1])
                           if self.vs_truncation is None else self.vs_truncation)
         return research_vs(X, y, loss, penalty, calibration, rng, truncation=truncation, **kw)
+
+    def _fit_epsilon_derivative(self, X, y):
+        """Fit, then return ``(dcoef, dintercept)``: the derivative of ``coef_`` and
+        ``intercept_`` in ``epsilon`` with the standard noise draw held fixed.
+
+        Private interface of :class:`~skdp.EpsilonForUtility`. Implicit function
+        theorem on the KKT conditions of the released minimiser (see
+        :func:`_release_theta_derivative`); one-vs-rest spends ``epsilon / K`` per
+        class, hence the factor ``1 / K``. The two-stage estimator (whose second
+        stage depends on the first through its support and weights) and the
+        research modes raise ``NotImplementedError``: EpsilonForUtility then
+        differentiates by reruns with the same seed (common random numbers).
+        """
+        if self.research_mode is not None or self.adaptive_two_stage:
+            raise NotImplementedError("No analytic epsilon-derivative for the two-stage "
+                                      "estimator or the research modes.")
+        self._validate_params()
+        solutions = self._fit_solutions(X, y)
+        k = len(solutions)
+        derivatives = np.array([_release_theta_derivative(s, self.eps_jacobian_frac,
+                                                          self.retrieval) / k
+                                for s in solutions])
+        if self.threshold is not None:  # thresholded coefficients stay at 0 nearby
+            coef_part = derivatives[:, :self.n_features_in_]
+            coef_part[np.asarray(self.coef_).reshape(k, -1) == 0] = 0.0
+        dcoef, dintercept = split_coefficients(derivatives, self.n_features_in_,
+                                               self.fit_intercept, self.intercept_scaling)
+        return dcoef.reshape(np.shape(self.coef_)), dintercept.reshape(np.shape(self.intercept_))
 
     def _finish(self, solutions, n_features):
         """Coefficients, certificate, spend and report from the transient solutions."""
@@ -405,7 +495,7 @@ class NAPPLasso(RegressorMixin, _BaseNAPP):
 
     n_features_in_ : int
 
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Defined only when ``X`` has string feature names.
 
     %(fitted_common)s
@@ -537,12 +627,17 @@ class NAPPLasso(RegressorMixin, _BaseNAPP):
         -------
         self : object
         """
+        self._fit_solutions(X, y)
+        return self
+
+    def _fit_solutions(self, X, y):
+        """Fit and return the transient solutions (used by ``fit`` and derivatives)."""
         solutions = self._solve(X, y)
         coef, intercept = self._finish(solutions, self.n_features_in_)
         self.coef_ = coef[0]
         self.intercept_ = float(intercept[0])
         self.n_iter_ = int(self.n_iter_[0])
-        return self
+        return solutions
 
     def predict(self, X):
         """Predict with the private model (rows clipped to ``data_norm``).
@@ -631,7 +726,7 @@ class NAPPLassoClassifier(_LinearClassifierMixin, ClassifierMixin, _BaseNAPP):
 
     n_features_in_ : int
 
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Defined only when ``X`` has string feature names.
 
     %(fitted_common)s
@@ -734,6 +829,11 @@ class NAPPLassoClassifier(_LinearClassifierMixin, ClassifierMixin, _BaseNAPP):
         -------
         self : object
         """
+        self._fit_solutions(X, y)
+        return self
+
+    def _fit_solutions(self, X, y):
+        """Fit and return the transient solutions (used by ``fit`` and derivatives)."""
         solutions = self._solve(X, y)
         self.coef_, self.intercept_ = self._finish(solutions, self.n_features_in_)
-        return self
+        return solutions

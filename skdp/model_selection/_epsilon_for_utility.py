@@ -6,6 +6,7 @@ from numbers import Integral, Real
 
 import numpy as np
 from joblib import Parallel, delayed
+from scipy.optimize import brentq
 from scipy.special import expit
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
 from sklearn.metrics import check_scoring
@@ -118,10 +119,13 @@ def _crn_fit_derivative(estimator, X, y, rel_step=1e-4):
 def _measure(estimator, epsilon, seed, X_fit, y_fit, X_eval, y_eval, scoring, purpose):
     """One measuring fit: utility and its pathwise derivative at ``epsilon``."""
     estimator = clone(estimator).set_params(epsilon=epsilon, random_state=seed)
-    extra_fits = []
-    if hasattr(estimator, "_fit_epsilon_derivative"):
+    try:
+        if not hasattr(estimator, "_fit_epsilon_derivative"):
+            raise NotImplementedError
         dcoef, dintercept = estimator._fit_epsilon_derivative(X_fit, y_fit)
-    else:
+        extra_fits = []
+    except NotImplementedError:
+        # no path for this estimator or configuration: common-noise reruns
         dcoef, dintercept, extra_fits = _crn_fit_derivative(estimator, X_fit, y_fit)
     scorer = check_scoring(estimator, scoring=scoring)
     utility = float(scorer(estimator, X_eval, y_eval))
@@ -162,10 +166,12 @@ class EpsilonForUtility(MetaEstimatorMixin, BaseEstimator):
     The utility of a private model is a smooth function of epsilon in expectation.
     At a measuring epsilon the wrapped estimator is fitted with ``n_draws`` noise
     draws; each fit gives the utility and its pathwise derivative in epsilon
-    (noise draws held fixed: analytic for objective perturbation, a common-noise
-    difference otherwise). A first-order expansion (see ``expansion``)
-    then gives the epsilon at which the utility reaches ``target_utility``;
-    optional refinement fits re-measure there and take Newton steps.
+    (noise draws held fixed: implicit differentiation for objective perturbation
+    and NAPP, closed form for output perturbation, reruns with the same draws
+    for DP-SGD and for any other estimator with ``epsilon`` and ``random_state``).
+    A first-order expansion (see ``expansion``) then gives the epsilon at which
+    the utility reaches ``target_utility``; optional refinement fits re-measure
+    there and solve again.
 
     Parameters
     ----------
@@ -181,7 +187,8 @@ class EpsilonForUtility(MetaEstimatorMixin, BaseEstimator):
 default=None
         The utility; ``None`` means accuracy for classifiers and r2 for regressors.
         Accuracy is piecewise constant in the coefficients, so its derivative is
-        that of a kernel-smoothed accuracy (:func:`smoothed_accuracy_derivative`);
+        that of a kernel-smoothed accuracy
+        (:func:`~skdp.model_selection.smoothed_accuracy_derivative`);
         other scorers are differentiated along the path by central differences,
         so a callable scorer ``scorer(estimator, X, y)`` should be smooth.
 
@@ -205,9 +212,12 @@ default=None
 
     measuring_epsilon : float or tuple of float, default=1.0
         Where to measure. With several values (and after refinement fits), two
-        points whose utilities bracket the target are interpolated (in the
-        expansion variable); otherwise the expansion is taken from the point
-        whose utility is nearest the target.
+        points whose utilities bracket the target are interpolated (a cubic
+        through their utilities and derivatives in the expansion variable, or the
+        straight line when noisy derivatives would make the cubic non-monotone);
+        otherwise the expansion is taken from the point whose utility is nearest
+        the target (with the secant slope to its nearest neighbour instead of its
+        derivative when that is of the wrong sign or below a third of it).
 
     n_draws : int, default=5
         Noise draws (private fits) per measuring point; their utilities and
@@ -269,7 +279,7 @@ default=None
 
     n_features_in_ : int
 
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Defined only when ``X`` has string feature names.
 
     Notes
@@ -495,14 +505,36 @@ default=None
                                 utility_sem=sem(u), derivative_sem=sem(d)))
         return points
 
+    def _slope(self, point):
+        """``dU/dv`` at a measuring point for its expansion, with its standard error.
+
+        The measured derivative, unless it is implausibly flat next to another
+        measured point: of the wrong sign or below a third of the secant slope to
+        the nearest other point (whose utility difference has little noise: same
+        draws, same split), as a single noisy draw can be, and a flat slope takes a
+        huge step; then the secant slope. (A steep derivative only shortens the
+        step, and is kept: on an S-shaped curve it is the local truth.)
+        """
+        # dU/dv = (dU/depsilon) / (dv/depsilon)
+        scale = 1.0 / _variable_derivative(point.epsilon, self.expansion_)
+        slope, slope_sem = point.derivative * scale, point.derivative_sem * abs(scale)
+        v0 = _to_expansion_variable(point.epsilon, self.expansion_)
+        others = [p for p in self._points() if p.epsilon != point.epsilon]
+        if not others:
+            return slope, slope_sem
+        other = min(others, key=lambda p: abs(_to_expansion_variable(p.epsilon,
+                                                                     self.expansion_) - v0))
+        width = _to_expansion_variable(other.epsilon, self.expansion_) - v0
+        secant = (other.utility - point.utility) / width
+        if secant != 0 and slope / secant < 1 / 3:
+            return secant, np.hypot(point.utility_sem, other.utility_sem) / abs(width)
+        return slope, slope_sem
+
     def _expand(self, point, epsilon):
         """First-order utility at ``epsilon`` from one measuring point, with its error."""
         v0 = _to_expansion_variable(point.epsilon, self.expansion_)
         v = _to_expansion_variable(epsilon, self.expansion_)
-        # dU/dv = (dU/depsilon) / (dv/depsilon)
-        scale = 1.0 / _variable_derivative(point.epsilon, self.expansion_)
-        slope = point.derivative * scale
-        slope_sem = point.derivative_sem * abs(scale)
+        slope, slope_sem = self._slope(point)
         value = point.utility + slope * (v - v0)
         error = np.hypot(point.utility_sem, slope_sem * (v - v0))
         return value, error, slope, v0
@@ -510,27 +542,63 @@ default=None
     def _expansion_at(self, epsilon):
         """Estimated utility at ``epsilon``, with its standard error.
 
-        Between two measuring points: linear interpolation of their utilities in
-        the expansion variable (``1/epsilon`` or ``epsilon``); outside them: the
-        first-order expansion from the nearest end point.
+        Between two measuring points: the cubic Hermite interpolant of their
+        utilities and derivatives (in the expansion variable, see
+        :meth:`_between`); outside them: the first-order expansion from the
+        nearest end point.
         """
         points = self._points()
         v = _to_expansion_variable(epsilon, self.expansion_)
         for a, b in zip(points, points[1:]):
             if a.epsilon <= epsilon <= b.epsilon:
-                va, vb = (_to_expansion_variable(p.epsilon, self.expansion_) for p in (a, b))
-                w = (v - va) / (vb - va)
-                return ((1 - w) * a.utility + w * b.utility,
-                        np.hypot((1 - w) * a.utility_sem, w * b.utility_sem))
+                return self._between(a, b)(v)
         end = points[0] if epsilon < points[0].epsilon else points[-1]
         value, error, _, _ = self._expand(end, epsilon)
         return value, error
 
+    def _between(self, a, b):
+        """Utility between neighbouring measuring points ``a`` and ``b`` as a function
+        of the expansion variable ``v``: ``(value, standard error)``.
+
+        The cubic Hermite interpolant through both utilities with the measured slopes
+        ``dU/dv``; it uses the derivatives at both ends, so on a curved utility it
+        is much closer than the straight line over a wide interval. When noisy slopes
+        would make the cubic non-monotone (outside Fritsch & Carlson's sufficient
+        region ``alpha, beta >= 0``, ``alpha**2 + beta**2 <= 9`` of the slopes
+        relative to the secant), both slopes are replaced by the secant slope, which
+        gives the straight line.
+        """
+        va, vb = (_to_expansion_variable(p.epsilon, self.expansion_) for p in (a, b))
+        width = vb - va
+        secant = (b.utility - a.utility) / width
+        slopes = [p.derivative / _variable_derivative(p.epsilon, self.expansion_)
+                  for p in (a, b)]
+        slope_sems = [p.derivative_sem / abs(_variable_derivative(p.epsilon, self.expansion_))
+                      for p in (a, b)]
+        ratios = [s / secant if secant != 0 else -1.0 for s in slopes]
+        line = min(ratios) < 0 or ratios[0] ** 2 + ratios[1] ** 2 > 9
+
+        def curve(v):
+            t = (v - va) / width
+            if line:
+                weights = (1 - t, t, 0.0, 0.0)
+            else:
+                weights = (2 * t**3 - 3 * t**2 + 1, -2 * t**3 + 3 * t**2,
+                           width * (t**3 - 2 * t**2 + t), width * (t**3 - t**2))
+            value = (weights[0] * a.utility + weights[1] * b.utility
+                     + weights[2] * slopes[0] + weights[3] * slopes[1])
+            error = np.sqrt((weights[0] * a.utility_sem) ** 2 + (weights[1] * b.utility_sem) ** 2
+                            + (weights[2] * slope_sems[0]) ** 2
+                            + (weights[3] * slope_sems[1]) ** 2)
+            return value, error
+
+        return curve
+
     def _solve_target(self):
         """The epsilon where the estimated utility meets the target.
 
-        When two neighbouring measuring points bracket the target, interpolate
-        between them (a secant step, robust to noisy derivatives); otherwise take
+        When two neighbouring measuring points bracket the target, solve the
+        interpolant between them (:meth:`_between`, monotone there); otherwise take
         a Newton step in the expansion variable from the point whose utility is
         nearest the target.
         """
@@ -539,7 +607,8 @@ default=None
         for a, b in zip(points, points[1:]):
             if (a.utility - target) * (b.utility - target) <= 0 and a.utility != b.utility:
                 va, vb = (_to_expansion_variable(p.epsilon, self.expansion_) for p in (a, b))
-                v = va + (target - a.utility) * (vb - va) / (b.utility - a.utility)
+                curve = self._between(a, b)
+                v = brentq(lambda v: curve(v)[0] - target, va, vb, xtol=1e-14 * abs(vb - va))
                 return _from_expansion_variable(v, self.expansion_), target
         point = min(points, key=lambda p: abs(p.utility - target))
         epsilon = self._root(point)

@@ -230,3 +230,76 @@ def test_auto_expansion_follows_the_mechanism():
     assert _search(estimator=OutputPertSVM(C=0.5, delta=1e-5)).fit(X, y).expansion_ == "inverse"
     assert DPSGDClassifier._epsilon_expansion == "inverse"
     assert _search(expansion="linear").fit(X, y).expansion_ == "linear"
+
+
+def test_napp_uses_its_analytic_path_and_two_stage_the_reruns():
+    from skdp import NAPPLassoClassifier
+
+    napp = _search(estimator=NAPPLassoClassifier(alpha=2.0, delta=1e-5), n_draws=2).fit(X, y)
+    assert napp.expansion_ == "log"
+    # analytic path: one fit per measurement, plus the refit
+    assert napp.n_fits_ == 3
+    assert napp.predicted_utility_ == pytest.approx(0.92, abs=1e-9)
+    two_stage = _search(estimator=NAPPLassoClassifier(alpha=2.0, delta=1e-5,
+                                                      adaptive_two_stage=True),
+                        n_draws=2).fit(X, y)
+    # no analytic path: each measurement is three fits (common-noise reruns)
+    assert two_stage.n_fits_ == 2 * 3 + 1
+    assert [f["purpose"] for f in two_stage.privacy_report_["fits"]][:3] == [
+        "measure", "measure (common-noise difference)", "measure (common-noise difference)"]
+
+
+def _two_points(derivative_a, derivative_b=0.01):
+    """A search with hand-set measurements at epsilon 0.5 and 2 (log expansion)."""
+    search = _search(expansion="log")
+    search.expansion_, search._size_ratio = "log", 1.0
+    search.measurements_ = [dict(epsilon=0.5, utility=0.70, derivative=derivative_a),
+                            dict(epsilon=2.0, utility=0.80, derivative=derivative_b)]
+    return search
+
+
+def test_between_points_the_hermite_cubic_by_hand():
+    search = _two_points(0.4)
+    # slopes in v = log(epsilon): 0.5 * 0.4 = 0.2 and 2 * 0.01 = 0.02; secant 0.1 / log 4
+    width = np.log(4.0)
+    (mid,), _ = search.predict_utility([1.0])  # t = 1/2: h00 = h01 = 1/2, h10 = -h11 = 1/8
+    assert mid == pytest.approx(0.75 + width / 8 * (0.2 - 0.02), rel=1e-12)
+    ends, _ = search.predict_utility([0.5, 2.0])
+    assert_allclose(ends, [0.70, 0.80], rtol=1e-12)
+    # the interpolant has the measured slopes at both ends
+    h = 1e-6
+    values, _ = search.predict_utility(np.exp([np.log(0.5) + h, np.log(2.0) - h]))
+    assert (values[0] - 0.70) / h == pytest.approx(0.2, rel=1e-4)
+    assert (0.80 - values[1]) / h == pytest.approx(0.02, rel=1e-4)
+    # the answer solves it
+    search.target_utility = 0.78
+    epsilon, predicted = search._solve_target()
+    assert predicted == 0.78
+    assert search.predict_utility([epsilon])[0][0] == pytest.approx(0.78, abs=1e-12)
+    assert 0.5 < epsilon < 1.0  # the straight line would need epsilon 2**0.6 = 1.52
+
+
+@pytest.mark.parametrize("derivative_a", [1.0, -0.1])
+def test_between_points_the_line_when_the_cubic_would_not_be_monotone(derivative_a):
+    # slope 0.5 is 6.9 secants (alpha**2 > 9); a negative slope is noise
+    search = _two_points(derivative_a)
+    (mid,), _ = search.predict_utility([1.0])
+    assert mid == pytest.approx(0.75, rel=1e-12)
+    search.target_utility = 0.78
+    assert search._solve_target()[0] == pytest.approx(2.0**0.6, rel=1e-10)
+
+
+@pytest.mark.parametrize("derivative_b, expected", [
+    (0.02, 2.0 * np.exp(0.05 / 0.04)),  # slope 0.04 is 0.55 secants: the measured one
+    (0.2, 2.0 * np.exp(0.05 / 0.4)),    # 5.5 secants: steep is kept (a shorter step)
+    (0.001, 4.0),                       # 0.03 secants: the secant 0.1 / log 4
+    (-0.01, 4.0),                       # the wrong sign: the secant
+])
+def test_beyond_the_points_a_too_flat_derivative_gives_way_to_the_secant(derivative_b,
+                                                                              expected):
+    search = _two_points(0.4, derivative_b)
+    search.target_utility = 0.85  # above both: a Newton step from epsilon 2
+    epsilon, predicted = search._solve_target()
+    assert epsilon == pytest.approx(expected, rel=1e-12)
+    assert predicted == pytest.approx(0.85, abs=1e-12)
+    assert search.predict_utility([epsilon])[0][0] == pytest.approx(0.85, abs=1e-12)
