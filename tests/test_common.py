@@ -34,6 +34,8 @@ _N_ITER_LEAKS = {
 EXPECTED_FAILED = {
     "ObjPertLogisticRegression": _N_ITER_LEAKS,
     "OutputPertSVM": _N_ITER_LEAKS,
+    "NAPPLasso": _N_ITER_LEAKS,
+    "NAPPLassoClassifier": _N_ITER_LEAKS,
 }
 
 

@@ -103,10 +103,7 @@ _NAPP_PARAMS = {
         Maximum number of proximal Newton iterations of the exact polish.""",
     "napp_max_iter": """napp_max_iter : int, default=10
         Maximum number of NAPP (noise-augmented IRLS) iterations of the warm start.""",
-    "fitted_common": """n_iter_ : int or ndarray of shape (n_problems,)
-        NAPP iterations plus polish iterations.
-
-    privacy_guarantee_ : bool
+    "fitted_common": """privacy_guarantee_ : bool
         ``False`` when the KKT certificate failed or a research mode was used;
         ``epsilon_spent_`` is then ``inf``.
 
@@ -356,7 +353,6 @@ class _BaseNAPP(PrivacyParamsMixin, BaseEstimator):
             coef_part[np.abs(coef_part) < self.threshold] = 0.0
         coef, intercept = split_coefficients(thetas, n_features, self.fit_intercept,
                                              self.intercept_scaling)
-        self.n_iter_ = np.array([s.n_iter for s in solutions], dtype=np.int32)
         report = self._report(solutions)
         if self.research_mode is not None:
             warnings.warn(
@@ -636,7 +632,6 @@ class NAPPLasso(RegressorMixin, _BaseNAPP):
         coef, intercept = self._finish(solutions, self.n_features_in_)
         self.coef_ = coef[0]
         self.intercept_ = float(intercept[0])
-        self.n_iter_ = int(self.n_iter_[0])
         return solutions
 
     def predict(self, X):

@@ -446,7 +446,8 @@ def test_fitted_estimator_keeps_no_noise_or_data():
     X, y = _regression(0)
     est = NAPPLasso(alpha=1.0, y_bound=5.0, coef_bound=20.0, random_state=0).fit(X, y)
     arrays = {k for k, v in vars(est).items() if isinstance(v, np.ndarray)}
-    assert arrays <= {"coef_", "n_iter_", "feature_names_in_"}
+    assert arrays <= {"coef_", "feature_names_in_"}
+    assert not hasattr(est, "n_iter_")  # data-dependent, not covered by the guarantee
     assert len(pickle.dumps(est)) < 5000
 
 
