@@ -36,3 +36,17 @@ def unit_ball_classification():
                                random_state=0)
     X /= np.linalg.norm(X, axis=1).max()
     return X, y
+
+
+def pytest_terminal_summary(terminalreporter):
+    """List every planted bug with the checks that caught it (tests/audit/test_planted_bugs.py)."""
+    lines = []
+    for report in terminalreporter.stats.get("passed", []):
+        caught_by = dict(report.user_properties).get("caught_by")
+        if caught_by is not None and report.when == "call":
+            bug = report.nodeid.rsplit("[", 1)[-1].rstrip("]")
+            lines.append(f"{bug}: caught by {caught_by}")
+    if lines:
+        terminalreporter.section("planted bugs and the checks that caught them")
+        for line in lines:
+            terminalreporter.write_line(line)
