@@ -241,7 +241,7 @@ default=None
     epsilon_bounds : tuple of float, default=(1e-3, 1e3)
         The answer is clipped to these bounds, with an
         :class:`~skdp.exceptions.UnreachableUtilityWarning` when the target is
-        out of reach inside them.
+        out of reach inside them (also see the trust region in the Notes).
 
     refit : bool, default=True
         Whether to fit ``best_estimator_`` on all the data at ``epsilon_``.
@@ -291,6 +291,18 @@ default=None
     For a clean guarantee run this on public or proxy data and then fit the
     private data at ``epsilon_``. Specification:
     ``shared/spec/epsilon_for_utility_math.md``.
+
+    The answer is trusted only near the measurements. Unless two measuring
+    points bracket the target, ``epsilon_`` lies at most a factor 5 (the step
+    of the refinement fits) below the smallest or above the largest measuring
+    epsilon: a first-order expansion from a noisy derivative can otherwise
+    extrapolate by orders of magnitude. When the expansion's answer lies
+    further out, ``epsilon_`` is the trust-region boundary (``predicted_utility_``
+    is then the expansion's utility there, short of the target) and an
+    :class:`~skdp.exceptions.UnreachableUtilityWarning` says that the target
+    was not reached within the trust region; a larger ``max_fits`` moves the
+    measurements towards the answer. When the boundary itself is at or beyond
+    ``epsilon_bounds``, the answer is clipped to the bound as described there.
 
     Examples
     --------
@@ -447,14 +459,7 @@ default=None
                 "measuring point: the noise of the measurement dominates there. Increase "
                 "n_draws, measure on more data or at another epsilon.",
                 UnreachableUtilityWarning, stacklevel=3)
-        if not lo <= epsilon <= hi:
-            warnings.warn(
-                f"The target utility {self.target_utility} is out of reach inside "
-                f"epsilon_bounds={self.epsilon_bounds} (the expansion gives "
-                f"{epsilon / self._size_ratio:.4g}); epsilon_ is clipped to the nearest bound.",
-                UnreachableUtilityWarning, stacklevel=3)
-            epsilon = float(np.clip(epsilon, lo, hi))
-            predicted = self._expansion_at(epsilon)[0]
+        epsilon, predicted = self._release(epsilon, predicted)
         self.epsilon_ = float(epsilon / self._size_ratio)
         self.predicted_utility_ = float(predicted)
 
@@ -474,6 +479,38 @@ default=None
             "statement": SELECTION_STATEMENT,
         }
         return self
+
+    def _release(self, epsilon, predicted):
+        """The answer (on the measuring scale) kept in the trust region and the bounds.
+
+        Unless two measuring points bracket the target (then the answer lies between
+        them), the answer is at most a factor ``MAX_STEP`` below the smallest or above
+        the largest measuring epsilon; beyond that, it is the trust-region boundary,
+        with a warning. When that boundary is itself at or beyond ``epsilon_bounds``,
+        the answer is clipped to the bound (the target is out of reach inside them).
+        Returns ``(epsilon, predicted utility)``.
+        """
+        lo, hi = (b * self._size_ratio for b in self.epsilon_bounds)
+        points = self._points()
+        trusted = float(np.clip(epsilon, points[0].epsilon / MAX_STEP,
+                                points[-1].epsilon * MAX_STEP))
+        if trusted != epsilon and lo < trusted < hi:
+            warnings.warn(
+                f"The target utility {self.target_utility} is not reached within the trust "
+                f"region (a factor {MAX_STEP:g} in epsilon beyond the measured points; the "
+                f"expansion gives {epsilon / self._size_ratio:.4g}); epsilon_ is its boundary. "
+                "Raise max_fits for more refinement fits.",
+                UnreachableUtilityWarning, stacklevel=4)
+            return trusted, self._expansion_at(trusted)[0]
+        if not lo <= epsilon <= hi:
+            warnings.warn(
+                f"The target utility {self.target_utility} is out of reach inside "
+                f"epsilon_bounds={self.epsilon_bounds} (the expansion gives "
+                f"{epsilon / self._size_ratio:.4g}); epsilon_ is clipped to the nearest bound.",
+                UnreachableUtilityWarning, stacklevel=4)
+            epsilon = float(np.clip(epsilon, lo, hi))
+            return epsilon, self._expansion_at(epsilon)[0]
+        return epsilon, predicted
 
     def _refit(self, estimator, seed, X, y):
         """Fit at ``epsilon_``; raise it (with a warning) if the estimator cannot train there."""

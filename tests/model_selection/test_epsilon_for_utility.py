@@ -1,4 +1,5 @@
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -15,11 +16,13 @@ from skdp.model_selection._epsilon_for_utility import SELECTION_STATEMENT
 X, y = make_classification(n_samples=1500, n_features=5, n_informative=2, n_redundant=0,
                            class_sep=1.5, flip_y=0.02, random_state=0)
 X /= np.linalg.norm(X, axis=1)[:, None]  # accuracy 0.76 at epsilon 0.1, 0.95 at 1, 0.96 at inf
+# reached by the expansion from epsilon 1 inside the trust region [1/5, 5]
+TARGET = 0.94
 
 
 def _search(**params):
     defaults = dict(estimator=ObjPertLogisticRegression(C=10.0, delta=1e-5),
-                    target_utility=0.92, n_draws=2, random_state=0)
+                    target_utility=TARGET, n_draws=2, random_state=0)
     return EpsilonForUtility(**{**defaults, **params})
 
 
@@ -29,9 +32,9 @@ def fitted():
 
 
 def test_answer_solves_the_expansion_and_refit_uses_it(fitted):
-    assert fitted.predicted_utility_ == pytest.approx(0.92, abs=1e-9)
+    assert fitted.predicted_utility_ == pytest.approx(TARGET, abs=1e-9)
     value, _ = fitted.predict_utility([fitted.epsilon_])
-    assert value[0] == pytest.approx(0.92, abs=1e-9)
+    assert value[0] == pytest.approx(TARGET, abs=1e-9)
     assert fitted.best_estimator_.epsilon == fitted.epsilon_
     assert fitted.best_estimator_.n_features_in_ == 5
     assert_allclose(fitted.predict(X), fitted.best_estimator_.predict(X))
@@ -46,11 +49,11 @@ def test_inverse_expansion_algebra():
     assert fitted._size_ratio == pytest.approx(len(y) / int(np.ceil(0.8 * len(y))), rel=1e-2)
     t0, t = 1 / point.epsilon, 1 / (fitted.epsilon_ * fitted._size_ratio)
     # U(t) = U(t0) + dU/dt (t - t0), dU/dt = -epsilon^2 dU/depsilon
-    assert point.utility - point.epsilon**2 * point.derivative * (t - t0) == pytest.approx(0.92)
+    assert point.utility - point.epsilon**2 * point.derivative * (t - t0) == pytest.approx(TARGET)
     linear = _search(expansion="linear", measuring_epsilon=0.3).fit(X, y)
     (p,) = linear._points()
     eps_fit = linear.epsilon_ * linear._size_ratio
-    assert p.utility + p.derivative * (eps_fit - p.epsilon) == pytest.approx(0.92)
+    assert p.utility + p.derivative * (eps_fit - p.epsilon) == pytest.approx(TARGET)
     unscaled = _search(expansion="linear", measuring_epsilon=0.3,
                        rescale_to_full_data=False).fit(X, y)
     assert unscaled.epsilon_ == pytest.approx(eps_fit)
@@ -89,15 +92,76 @@ def test_refinement_respects_max_fits():
     assert search.n_fits_ == 3
     assert [m["purpose"] for m in search.measurements_] == ["measure", "refine"]
     # after a refinement the expansion is taken at the refined point
-    assert search.predicted_utility_ == pytest.approx(0.92, abs=1e-9)
+    assert search.predicted_utility_ == pytest.approx(TARGET, abs=1e-9)
     with pytest.raises(ValueError, match="max_fits"):
         _search(n_draws=3, max_fits=3).fit(X, y)
 
 
 def test_unreachable_target_warns_and_clips():
+    # the trust region from epsilon 1 reaches past the bound 3: clipped to the bound
     with pytest.warns(UnreachableUtilityWarning, match="out of reach"):
+        search = _search(target_utility=1.5, epsilon_bounds=(0.01, 3.0)).fit(X, y)
+    assert search.epsilon_ == 3.0
+
+
+def test_far_extrapolation_is_capped_at_the_trust_region():
+    # inside wide bounds the same target stops at the trust-region boundary, 5 x epsilon 1
+    with pytest.warns(UnreachableUtilityWarning, match="trust region"):
         search = _search(target_utility=1.5, epsilon_bounds=(0.01, 50.0)).fit(X, y)
-    assert search.epsilon_ == 50.0
+    assert search.epsilon_ * search._size_ratio == pytest.approx(5.0, rel=1e-12)
+    assert search.best_estimator_.epsilon == search.epsilon_
+    # the reported utility is the expansion's at the boundary, short of the target
+    assert search.predicted_utility_ == pytest.approx(
+        search.predict_utility([search.epsilon_])[0][0], abs=1e-12)
+    assert search.predicted_utility_ < 1.0
+    # downwards too: from epsilon 1 the log expansion puts 0.92 at epsilon 0.1 (the true
+    # crossing is near 0.4, see measuring_epsilon=0.3); the answer stops at 1/5
+    with pytest.warns(UnreachableUtilityWarning, match="trust region"):
+        low = _search(target_utility=0.92).fit(X, y)
+    assert low.epsilon_ * low._size_ratio == pytest.approx(0.2, rel=1e-12)
+    # a refinement fit moves the trust region: one more factor 5
+    with pytest.warns(UnreachableUtilityWarning, match="trust region"):
+        refined = _search(target_utility=1.5, epsilon_bounds=(0.01, 50.0), n_draws=1,
+                          max_fits=3).fit(X, y)
+    assert refined.epsilon_ * refined._size_ratio == pytest.approx(25.0, rel=1e-12)
+
+
+def _one_point(derivative, **params):
+    """A search with a hand-set measurement at epsilon 1, utility 0.7 (log expansion)."""
+    search = _search(expansion="log", target_utility=0.8, **params)
+    search.expansion_, search._size_ratio = "log", 1.0
+    search.measurements_ = [dict(epsilon=1.0, utility=0.70, derivative=derivative)]
+    return search
+
+
+def test_release_caps_only_beyond_the_trust_region():
+    # slope 0.01 in log(epsilon): the expansion needs log(epsilon) = 10, epsilon 22026
+    far = _one_point(0.01)
+    epsilon, predicted = far._solve_target()
+    assert epsilon > 1000.0
+    with pytest.warns(UnreachableUtilityWarning, match="trust region"):
+        assert far._release(epsilon, predicted) == pytest.approx(
+            (5.0, 0.70 + 0.01 * np.log(5.0)), rel=1e-12)
+    # slope 0.1: epsilon e = 2.72, inside the trust region: unchanged, no warning
+    near = _one_point(0.1)
+    epsilon, predicted = near._solve_target()
+    assert epsilon == pytest.approx(np.e, rel=1e-12)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert near._release(epsilon, predicted) == (epsilon, predicted)
+    # bracketed by points at 1 and 100: the cubic's answer, more than a factor 5 from
+    # the point at 1, is kept
+    bracketed = _one_point(0.01)
+    bracketed.measurements_.append(dict(epsilon=100.0, utility=0.9, derivative=0.001))
+    epsilon, predicted = bracketed._solve_target()
+    assert 5.0 < epsilon < 100.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert bracketed._release(epsilon, predicted) == (epsilon, predicted)
+    # the trust-region boundary beyond the bounds: the bound, "out of reach"
+    bounded = _one_point(0.01, epsilon_bounds=(0.01, 3.0))
+    with pytest.warns(UnreachableUtilityWarning, match="out of reach"):
+        assert bounded._release(*bounded._solve_target())[0] == 3.0
 
 
 def test_smoothed_accuracy_derivative_is_the_path_derivative():
@@ -191,7 +255,7 @@ def test_log_expansion_algebra():
     (p,) = search._points()
     eps_fit = search.epsilon_ * search._size_ratio
     # U(eps) = U(eps0) + eps0 U'(eps0) log(eps / eps0)
-    assert p.utility + p.epsilon * p.derivative * np.log(eps_fit / p.epsilon) == pytest.approx(0.92)
+    assert p.utility + p.epsilon * p.derivative * np.log(eps_fit / p.epsilon) == pytest.approx(TARGET)
 
 
 @pytest.mark.parametrize("params", [dict(delta=0.0), dict(delta=1e-5),
@@ -239,7 +303,7 @@ def test_napp_uses_its_analytic_path_and_two_stage_the_reruns():
     assert napp.expansion_ == "log"
     # analytic path: one fit per measurement, plus the refit
     assert napp.n_fits_ == 3
-    assert napp.predicted_utility_ == pytest.approx(0.92, abs=1e-9)
+    assert napp.predicted_utility_ == pytest.approx(TARGET, abs=1e-9)
     two_stage = _search(estimator=NAPPLassoClassifier(alpha=2.0, delta=1e-5,
                                                       adaptive_two_stage=True),
                         n_draws=2).fit(X, y)
