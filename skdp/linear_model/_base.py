@@ -8,13 +8,29 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..utils.validation import augment_intercept, clip_rows_to_norm
+import scipy.sparse as sp
+
+from ..utils.validation import (augment_intercept, check_data_norm, clip_rows_to_norm,
+                                row_clip_factors)
 
 
 def design_matrix(X, *, data_norm, fit_intercept, intercept_scaling):
-    """Clip rows to ``data_norm`` and append the public intercept column."""
-    X = clip_rows_to_norm(X, data_norm)
-    return augment_intercept(X, intercept_scaling) if fit_intercept else X
+    """Clip rows to ``data_norm`` and append the public intercept column.
+
+    Dense input with an intercept is built in one allocation: the same values as
+    clipping then appending, bit for bit (rows inside the ball are multiplied by
+    exactly 1), without the intermediate copy.
+    """
+    if sp.issparse(X) or not fit_intercept:
+        X = clip_rows_to_norm(X, data_norm)
+        return augment_intercept(X, intercept_scaling) if fit_intercept else X
+    check_data_norm(data_norm)
+    X = np.asarray(X, dtype=np.float64)
+    design = np.empty((X.shape[0], X.shape[1] + 1))
+    norms = np.sqrt(np.einsum("ij,ij->i", X, X))
+    np.multiply(X, row_clip_factors(norms, data_norm)[:, None], out=design[:, :-1])
+    design[:, -1] = intercept_scaling
+    return design
 
 
 def one_vs_rest_targets(y_idx, n_classes):

@@ -26,17 +26,16 @@ from ..utils._random import check_rng
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ..utils.validation import (
     augment_intercept,
-    check_data_norm,
     clip_rows_to_norm,
     effective_data_norm,
 )
 from ._base import (
     _LinearClassifierMixin,
     check_two_classes,
+    design_matrix,
     one_vs_rest_targets,
     split_coefficients,
 )
-from ._base import design_matrix as base_design_matrix
 from ._random_features import (
     RANDOM_FEATURE_NORM,
     RandomFourierMap,
@@ -248,28 +247,6 @@ def certified_hinge_minimiser(X, y, *, C, target_distance, max_iter):
         theta, gap = hinge_duality_gap(X, y, C, alpha)
         best = (theta, np.sqrt(2.0 * gap))
     return best[0], float(best[1]), n_iter
-
-
-def design_matrix(X, *, data_norm, fit_intercept, intercept_scaling):
-    """:func:`skdp.linear_model._base.design_matrix`, CSR if sparse.
-
-    Clipped rows and the intercept column. Dense input with an intercept is
-    built in one allocation: the same values bit for bit (rows inside the ball
-    are multiplied by exactly 1), without the intermediate copy, which matters
-    at this solver's speed.
-    """
-    if sp.issparse(X) or not fit_intercept:
-        design = base_design_matrix(X, data_norm=data_norm, fit_intercept=fit_intercept,
-                                    intercept_scaling=intercept_scaling)
-        return sp.csr_matrix(design) if sp.issparse(design) else design
-    check_data_norm(data_norm)
-    n, d = X.shape
-    design = np.empty((n, d + 1))
-    norms = np.sqrt(np.einsum("ij,ij->i", X, X))
-    factors = np.minimum(1.0, data_norm / np.maximum(norms, np.finfo(float).tiny))
-    np.multiply(X, factors[:, None], out=design[:, :d])
-    design[:, d] = intercept_scaling
-    return design
 
 
 @dataclass

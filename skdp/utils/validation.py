@@ -29,13 +29,18 @@ def clip_rows_to_norm(X, data_norm):
         norms = np.sqrt(np.einsum("ij,ij->i", X, X))
     if np.isinf(data_norm):
         return X
-    factors = np.minimum(1.0, data_norm / np.maximum(norms, np.finfo(float).tiny))
+    factors = row_clip_factors(norms, data_norm)
     if sp.issparse(X):
         X.data *= np.repeat(factors, np.diff(X.indptr))
     else:
         too_long = norms > data_norm
         X[too_long] *= factors[too_long][:, None]
     return X
+
+
+def row_clip_factors(norms, data_norm):
+    """Per-row factors ``min(1, data_norm / norm)`` that clip rows to ``data_norm``."""
+    return np.minimum(1.0, data_norm / np.maximum(norms, np.finfo(float).tiny))
 
 
 def augment_intercept(X, intercept_scaling):
