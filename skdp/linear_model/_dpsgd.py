@@ -230,13 +230,18 @@ class DPSGDSolution:
                       noise_rng=copy.deepcopy(self.noise_state), **self.settings)
         return run.theta
 
-    def theta_derivative(self, relative_step=1e-4):
+    def derivative_step(self, relative_step=1e-4):
+        """Step in ``z`` of :meth:`theta_derivative`'s central difference."""
+        return relative_step * max(self.noise_multiplier, 1.0)
+
+    def theta_derivative(self):
         """Pathwise ``d theta / d z`` by a common-random-number central difference.
 
+        Two reruns, at ``z + h`` and ``z - h`` (``h`` = :meth:`derivative_step`).
         Multiply by ``dz/depsilon`` (``DPSGDClassifier._noise_multiplier_derivative``)
         for ``d theta / d epsilon`` (spec ``epsilon_for_utility_math.md`` 5).
         """
-        h = relative_step * max(self.noise_multiplier, 1.0)
+        h = self.derivative_step()
         return (self.rerun(self.noise_multiplier + h)
                 - self.rerun(self.noise_multiplier - h)) / (2.0 * h)
 
@@ -605,6 +610,9 @@ class DPSGDClassifier(PrivacyParamsMixin, _LinearClassifierMixin, ClassifierMixi
         ``dtheta/depsilon = dtheta/dz * dz/depsilon``: the first factor by two
         reruns with the same masks and standard normals (common random numbers),
         the second from the accountant (spec epsilon_for_utility_math.md 5).
+        The reruns are private computations on ``X`` too: their epsilons
+        (``epsilon +- h / (dz/depsilon)`` to first order in the step ``h`` in ``z``)
+        are kept in ``_derivative_rerun_epsilons`` for the caller's privacy ledger.
         """
         if self.noise_multiplier is not None:
             raise ValueError("The derivative in epsilon needs a calibrated noise multiplier: "
@@ -613,6 +621,9 @@ class DPSGDClassifier(PrivacyParamsMixin, _LinearClassifierMixin, ClassifierMixi
         solution = self._solve(X, y)
         self._set_fitted(solution)
         dz = self._noise_multiplier_derivative(self.epsilon_spent_)
+        h = solution.derivative_step()
+        self._derivative_rerun_epsilons = [self.epsilon_spent_ + h / dz,
+                                           self.epsilon_spent_ - h / dz]
         return split_coefficients(solution.theta_derivative() * dz, self.n_features_in_,
                                   self.fit_intercept, self.intercept_scaling)
 

@@ -123,7 +123,8 @@ def _measure(estimator, epsilon, seed, X_fit, y_fit, X_eval, y_eval, scoring, pu
         if not hasattr(estimator, "_fit_epsilon_derivative"):
             raise NotImplementedError
         dcoef, dintercept = estimator._fit_epsilon_derivative(X_fit, y_fit)
-        extra_fits = []
+        # paths that rerun the mechanism (DP-SGD) list the reruns' epsilons
+        extra_fits = getattr(estimator, "_derivative_rerun_epsilons", [])
     except NotImplementedError:
         # no path for this estimator or configuration: common-noise reruns
         dcoef, dintercept, extra_fits = _crn_fit_derivative(estimator, X_fit, y_fit)
@@ -426,6 +427,8 @@ default=None
         else:
             X_fit, X_eval, y_fit, y_eval = X, X, y, y
         data = (X_fit, y_fit, X_eval, y_eval)
+        # rows the utility is measured on: their sampling error of accuracy is in the band
+        self._n_evaluated = (y_eval.shape[0] if scoring == "accuracy" else None)
         self._size_ratio = (X.shape[0] / X_fit.shape[0]
                             if self.rescale_to_full_data and self.measure_on == "validation"
                             else 1.0)
@@ -674,12 +677,22 @@ default=None
             Interpolation between measuring points, first-order expansion outside
             them; on the full-data scale (see ``rescale_to_full_data``).
         error : ndarray of shape (n_points,)
-            Standard error from the spread of the noise draws (NaN with one draw).
+            Standard error from the spread of the noise draws (NaN with one draw)
+            and, for accuracy, the sampling error ``sqrt(u (1 - u) / m)`` of the
+            ``m`` rows it is measured on, shared by all the measurements: with
+            ``measure_on="validation"`` the held-out split's ``m`` is small, and
+            targets within about two of these errors of the curve's plateau cannot
+            be told apart from unreachable ones.
         """
         check_is_fitted(self, "measurements_")
         values = [self._expansion_at(float(e) * self._size_ratio)
                   for e in np.atleast_1d(epsilons)]
-        return np.array([v for v, _ in values]), np.array([e for _, e in values])
+        utility = np.array([v for v, _ in values])
+        error = np.array([e for _, e in values])
+        if getattr(self, "_n_evaluated", None):
+            share = np.clip(utility, 0.0, 1.0)
+            error = np.hypot(error, np.sqrt(share * (1.0 - share) / self._n_evaluated))
+        return utility, error
 
     def plot(self, ax=None):
         """Plot the measured utilities, the estimated curve and the answer.

@@ -367,3 +367,45 @@ def test_beyond_the_points_a_too_flat_derivative_gives_way_to_the_secant(derivat
     assert epsilon == pytest.approx(expected, rel=1e-12)
     assert predicted == pytest.approx(0.85, abs=1e-12)
     assert search.predict_utility([epsilon])[0][0] == pytest.approx(0.85, abs=1e-12)
+
+
+@pytest.mark.filterwarnings("ignore::skdp.UnreachableUtilityWarning")
+def test_dpsgd_derivative_reruns_are_in_the_privacy_report():
+    from skdp import DPSGDClassifier
+    from skdp.accounting import dpsgd_epsilon
+
+    inner = DPSGDClassifier(delta=1e-5, batch_size=300, epochs=2, learning_rate=2.0)
+    search = _search(estimator=inner, n_draws=1, measure_on="train").fit(X, y)
+    fits = search.privacy_report_["fits"]
+    # one measurement = the fit and its two common-noise reruns at z + h and z - h
+    assert [f["purpose"] for f in fits] == [
+        "measure", "measure (common-noise difference)", "measure (common-noise difference)",
+        "refit (released model)"]
+    measured = clone(inner).set_params(epsilon=1.0, random_state=search.measurements_[0]["seed"])
+    measured.fit(X, y)
+    z, h = measured.noise_multiplier_, 1e-4 * max(measured.noise_multiplier_, 1.0)
+    for fit, step in zip(fits[1:3], (h, -h)):
+        exact = dpsgd_epsilon(z + step, measured.sample_rate_, measured.n_steps_, 1e-5)
+        assert fit["epsilon"] == pytest.approx(exact, rel=1e-4)
+        assert fit["delta"] == 1e-5
+    assert fits[1]["epsilon"] < fits[0]["epsilon"] < fits[2]["epsilon"]
+    assert search.privacy_report_["total_epsilon"] == pytest.approx(
+        sum(f["epsilon"] for f in fits[:3]) + search.epsilon_)
+    assert search.n_fits_ == 4
+
+
+
+@pytest.mark.filterwarnings("ignore::skdp.UnreachableUtilityWarning")
+def test_error_band_adds_the_evaluation_rows_sampling_error(fitted):
+    (point,) = fitted._points()
+    draws = [m["utility"] for m in fitted.measurements_]
+    # at the measuring point: the draws' standard error and the binomial error of the
+    # 300 held-out rows (ceil(0.2 * 1500)), in quadrature
+    _, (error,) = fitted.predict_utility([point.epsilon / fitted._size_ratio])
+    draw_sem = np.std(draws, ddof=1) / np.sqrt(2)
+    split = np.sqrt(point.utility * (1 - point.utility) / 300)
+    assert error == pytest.approx(np.hypot(draw_sem, split), rel=1e-9)
+    log_loss = _search(scoring="neg_log_loss", target_utility=-0.3).fit(X, y)
+    (p,) = log_loss._points()
+    _, (error,) = log_loss.predict_utility([p.epsilon / log_loss._size_ratio])
+    assert error == pytest.approx(p.utility_sem, rel=1e-9)  # no binomial term
