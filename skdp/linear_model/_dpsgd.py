@@ -234,14 +234,14 @@ class DPSGDSolution:
         """Step in ``z`` of :meth:`theta_derivative`'s central difference."""
         return relative_step * max(self.noise_multiplier, 1.0)
 
-    def theta_derivative(self):
+    def theta_derivative(self, relative_step=1e-4):
         """Pathwise ``d theta / d z`` by a common-random-number central difference.
 
         Two reruns, at ``z + h`` and ``z - h`` (``h`` = :meth:`derivative_step`).
         Multiply by ``dz/depsilon`` (``DPSGDClassifier._noise_multiplier_derivative``)
         for ``d theta / d epsilon`` (spec ``epsilon_for_utility_math.md`` 5).
         """
-        h = self.derivative_step()
+        h = self.derivative_step(relative_step)
         return (self.rerun(self.noise_multiplier + h)
                 - self.rerun(self.noise_multiplier - h)) / (2.0 * h)
 
