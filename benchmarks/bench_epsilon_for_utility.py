@@ -12,11 +12,24 @@ measuring point (at epsilon 1) and at most 3 private fits (measure, refine, refi
 whole training split, measuring on a validation split (the default) and on the training
 data (the paper's choice); the refit model's test accuracy over 20 repetitions, and
 epsilon_ against the true smallest epsilon: the crossing of the mean test-accuracy curve
-on a dense grid (20 seeds per point, the grid tight around the targets' crossings). DP-SGD
-uses the documented mini-batch recipe (``bench_dpsgd.RECIPE``); its targets lie inside the
-range its curve covers on the grid (0.80 at epsilon 0.1 to 0.84 at 1).
+on a dense grid (20 seeds per point, the grid tight around the targets' crossings, with a
+coarse tail up to the largest answer the 3-fit search can give). DP-SGD uses the
+documented mini-batch recipe (``bench_dpsgd.RECIPE``); its targets lie inside the range its
+curve covers on the grid (0.80 at epsilon 0.1 to 0.84 at 1).
 
-Run ``python -m benchmarks.bench_epsilon_for_utility [--quick]`` from the repo root.
+Two reference computations need no further fits:
+
+* the noise-free expansion (part A): the expansion from the mean of the 10 repetitions'
+  utilities and derivatives at each measuring point, which isolates the error of the
+  first-order rule itself from the noise of one draw;
+* the validation-split floor (part B): the mean ratio ``epsilon_ / true`` of an oracle that
+  knows the mean test-accuracy curve exactly but, like any method measuring on the
+  held-out split, sees it shifted by the split's sampling error, normal with standard
+  deviation ``sqrt(t (1 - t) / n_validation)`` at the target ``t`` (draw noise ignored, so
+  a lower bound for one draw), with the same largest answer.
+
+Run ``python -m benchmarks.bench_epsilon_for_utility [--quick] [--n-jobs N]`` from the
+repo root.
 """
 
 import argparse
@@ -24,12 +37,13 @@ import json
 import warnings
 
 import numpy as np
+from scipy.stats import norm
 from sklearn.base import clone
 
 from skdp import EpsilonForUtility, ObjPertLogisticRegression
 from skdp.datasets import load_adult
 
-from ._common import RESULTS_DIR, figure_footer, summarise, write_results
+from ._common import N_JOBS_HELP, RESULTS_DIR, figure_footer, map_seeds, summarise, write_results
 from .bench_dpsgd import RECIPE
 
 NAME = "epsilon_for_utility"
@@ -40,11 +54,17 @@ PARAMS = {
     "curve_seeds": 20,
     "expansion_curve_seeds": 10,
     "n_rows": 10_000,
-    # per estimator: targets (test accuracy) and the dense grid around their crossings
+    # per estimator: targets (test accuracy) and the grid: dense around their crossings,
+    # then a coarse tail up to 20, the largest answer of a 3-fit search measuring at 1
+    # (refinement and answer each at most MAX_STEP = 5 further, on the 80 % split's scale:
+    # 25 * 0.8)
     "decision": {
-        "objpert_logistic_gaussian": ([0.80, 0.82, 0.83], np.geomspace(0.15, 1.6, 21)),
-        "objpert_huber_gaussian": ([0.80, 0.82, 0.83], np.geomspace(0.07, 1.6, 21)),
-        "dpsgd_recipe": ([0.82, 0.83, 0.835], np.geomspace(0.08, 1.2, 17)),
+        "objpert_logistic_gaussian": ([0.80, 0.82, 0.83], np.r_[np.geomspace(0.15, 1.6, 21),
+                                                                 2, 3, 5, 8, 13, 20]),
+        "objpert_huber_gaussian": ([0.80, 0.82, 0.83], np.r_[np.geomspace(0.07, 1.6, 21),
+                                                              2, 3, 5, 8, 13, 20]),
+        "dpsgd_recipe": ([0.82, 0.83, 0.835], np.r_[np.geomspace(0.08, 1.2, 17),
+                                                     1.6, 2.5, 4, 6.5, 10, 20]),
     },
     "decision_measure_on": ["validation", "train"],
     "decision_repetitions": 20,
@@ -56,7 +76,7 @@ QUICK = {
     "curve_seeds": 2,
     "expansion_curve_seeds": 2,
     "n_rows": 3000,
-    "decision": {"objpert_logistic_gaussian": ([0.82], np.geomspace(0.1, 5.0, 5))},
+    "decision": {"objpert_logistic_gaussian": ([0.82], np.r_[np.geomspace(0.1, 5.0, 5), 20])},
     "decision_measure_on": ["train"],
     "decision_repetitions": 2,
     "decision_max_fits": 3,
@@ -88,34 +108,72 @@ def estimators():
     return configs
 
 
-def _mean_curve(estimator, grid, seeds, X, y, X_eval, y_eval):
-    return np.array([
-        np.mean([clone(estimator).set_params(epsilon=float(e), random_state=s).fit(X, y)
-                 .score(X_eval, y_eval) for s in range(seeds)])
-        for e in grid])
+def _scores_at(seed, estimator, grid, X, y, X_eval, y_eval):
+    return [clone(estimator).set_params(epsilon=float(e), random_state=seed).fit(X, y)
+            .score(X_eval, y_eval) for e in grid]
+
+
+def _mean_curve(estimator, grid, seeds, X, y, X_eval, y_eval, n_jobs=1):
+    scores = map_seeds(_scores_at, range(seeds), n_jobs, estimator=estimator, grid=grid,
+                       X=X, y=y, X_eval=X_eval, y_eval=y_eval)
+    return np.mean(scores, axis=0)
 
 
 EXPANSIONS = ("linear", "inverse", "log")
 
 
-def expansion_study(estimator, X, y, params):
+def _measuring_search(rep, estimator, point, X, y):
+    search = EpsilonForUtility(estimator, target_utility=0.5, measure_on="train",
+                               measuring_epsilon=point, n_draws=1, refit=False,
+                               random_state=rep)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return search.fit(X, y)
+
+
+def _expansion_errors(search, grid, measured):
+    """Mean absolute error of each expansion of the same measurements."""
+    errors = {}
+    for expansion in EXPANSIONS:
+        search.expansion_ = expansion
+        predicted, _ = search.predict_utility(grid)
+        errors[expansion] = float(np.mean(np.abs(predicted - measured)))
+    return errors
+
+
+def _surrogate_check(pooled, point, grid, measured):
+    """The mean derivative of the smoothed accuracy over the draws at ``point`` against
+    the slope of the measured mean accuracy curve there (central difference on the grid)."""
+    (mean,) = pooled._points()
+    i = int(np.argmin(np.abs(grid - point)))
+    lo, hi = max(i - 1, 0), min(i + 1, len(grid) - 1)
+    return {"epsilon": point, "smoothed_accuracy_derivative": float(mean.derivative),
+            "sem": float(mean.derivative_sem),
+            "measured_accuracy_slope": float((measured[hi] - measured[lo])
+                                             / (grid[hi] - grid[lo]))}
+
+
+def expansion_study(estimator, X, y, params, n_jobs=1):
     """Part A: mean absolute error of the predicted training-accuracy curve."""
     result = {}
     for range_name, (points, grid) in params["ranges"].items():
-        measured = _mean_curve(estimator, grid, params["expansion_curve_seeds"], X, y, X, y)
+        measured = _mean_curve(estimator, grid, params["expansion_curve_seeds"], X, y, X, y,
+                               n_jobs)
         errors = {e: [] for e in EXPANSIONS}
+        noise_free = {e: [] for e in EXPANSIONS}
+        slopes = []
         for point in points:
-            for rep in range(params["repetitions"]):
-                search = EpsilonForUtility(
-                    estimator, target_utility=float(measured[-1]), measure_on="train",
-                    measuring_epsilon=point, n_draws=1, refit=False, random_state=rep)
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    search.fit(X, y)
-                for expansion in EXPANSIONS:  # the same measurement, three expansions
-                    search.expansion_ = expansion
-                    predicted, _ = search.predict_utility(grid)
-                    errors[expansion].append(float(np.mean(np.abs(predicted - measured))))
+            searches = map_seeds(_measuring_search, range(params["repetitions"]), n_jobs,
+                                 estimator=estimator, point=point, X=X, y=y)
+            for search in searches:
+                for k, v in _expansion_errors(search, grid, measured).items():
+                    errors[k].append(v)
+            # all repetitions' draws at one point: their mean utility and derivative
+            pooled = searches[0]
+            pooled.measurements_ = [m for s in searches for m in s.measurements_]
+            for k, v in _expansion_errors(pooled, grid, measured).items():
+                noise_free[k].append(v)
+            slopes.append(_surrogate_check(pooled, point, grid, measured))
         result[range_name] = {
             "errors_by_point": {k: np.reshape(v, (len(points), -1)).mean(axis=1)
                                 for k, v in errors.items()},
@@ -123,6 +181,8 @@ def expansion_study(estimator, X, y, params):
             "mae": {k: summarise(v) for k, v in errors.items()},
             "ratio_linear_to": {k: float(np.mean(errors["linear"]) / np.mean(v))
                                 for k, v in errors.items()},
+            "noise_free_errors_by_point": noise_free,
+            "surrogate_check": slopes,
         }
         print("  " + range_name + ": MAE " + ", ".join(
             f"{k} {np.mean(v):.4f}" for k, v in errors.items()), flush=True)
@@ -134,10 +194,15 @@ def over_all_points(estimator, result):
     points and repetitions per range), and the gain of the default expansion."""
     mean = {k: float(np.mean([r["mae"][k]["mean"] for r in result.values()]))
             for k in EXPANSIONS}
+    noise_free = {k: float(np.mean([np.mean(r["noise_free_errors_by_point"][k])
+                                    for r in result.values()])) for k in EXPANSIONS}
     auto = getattr(estimator, "_epsilon_expansion", "inverse")
-    print(f"  all points: gain of {auto} over linear {mean['linear'] / mean[auto]:.2f}x",
-          flush=True)
-    return {"mae": mean, "auto": auto, "gain_auto_over_linear": mean["linear"] / mean[auto]}
+    gain = mean["linear"] / mean[auto]
+    gain_noise_free = {k: noise_free["linear"] / v for k, v in noise_free.items()}
+    print(f"  all points: gain of {auto} over linear {gain:.2f}x; noise-free gains "
+          + ", ".join(f"{k} {v:.2f}x" for k, v in gain_noise_free.items()), flush=True)
+    return {"mae": mean, "auto": auto, "gain_auto_over_linear": gain,
+            "noise_free_mae": noise_free, "noise_free_gain_over_linear": gain_noise_free}
 
 
 def _crossing(grid, curve, target):
@@ -152,40 +217,68 @@ def _crossing(grid, curve, target):
     return float(np.exp(np.log(grid[i - 1]) + w * np.log(grid[i] / grid[i - 1])))
 
 
-def decision_study(estimator, data, targets, grid, params):
+def validation_floor(grid, curve, target, n_validation):
+    """Mean ``epsilon / true`` of the oracle that sees the mean curve shifted by the
+    validation split's sampling error (module docstring), with P(ratio > 1.25).
+
+    Normal quadrature over the shift; an answer beyond the grid is its last point."""
+    true_eps = _crossing(grid, curve, target)
+    sigma = np.sqrt(target * (1 - target) / n_validation)
+    shifts = np.linspace(-8, 8, 3201)
+    weights = norm.pdf(shifts) / norm.pdf(shifts).sum()
+    answers = np.array([min(_crossing(grid, curve, target - sigma * z), grid[-1])
+                        for z in shifts])
+    ratios = answers / true_eps
+    return {"sigma": float(sigma), "mean_ratio": float(weights @ ratios),
+            "p_ratio_over_1_25": float(weights @ (ratios > 1.25))}
+
+
+def _decide(rep, estimator, target, measure_on, X, y, X_test, y_test, max_fits):
+    search = EpsilonForUtility(estimator, target_utility=target, n_draws=1, max_fits=max_fits,
+                               measuring_epsilon=1.0, measure_on=measure_on, random_state=rep)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        search.fit(X, y)
+    capped = any("trust region" in str(w.message) for w in caught)
+    return search.epsilon_, search.score(X_test, y_test), search.n_fits_, capped
+
+
+def decision_study(estimator, data, targets, grid, params, n_jobs=1):
     """Part B: the refit model against the target and the true smallest epsilon."""
     curve = _mean_curve(estimator, grid, params["curve_seeds"], data.X_train, data.y_train,
-                        data.X_test, data.y_test)
+                        data.X_test, data.y_test, n_jobs)
     result = {"grid": grid, "mean_test_accuracy_curve": curve,
               "grid_fits": len(grid) * params["curve_seeds"]}
+    # the split EpsilonForUtility makes (train_test_split rounds the test part up)
+    n_validation = int(np.ceil(0.2 * len(data.y_train)))
     for measure_on in params["decision_measure_on"]:
         rows = []
         for target in targets:
             true_eps = _crossing(grid, curve, target)
-            chosen, accuracy, fits = [], [], []
-            for rep in range(params["decision_repetitions"]):
-                search = EpsilonForUtility(estimator, target_utility=target, n_draws=1,
-                                           max_fits=params["decision_max_fits"],
-                                           measuring_epsilon=1.0, measure_on=measure_on,
-                                           random_state=rep)
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    search.fit(data.X_train, data.y_train)
-                chosen.append(search.epsilon_)
-                accuracy.append(search.score(data.X_test, data.y_test))
-                fits.append(search.n_fits_)
+            outcomes = map_seeds(_decide, range(params["decision_repetitions"]), n_jobs,
+                                 estimator=estimator, target=target, measure_on=measure_on,
+                                 X=data.X_train, y=data.y_train, X_test=data.X_test,
+                                 y_test=data.y_test, max_fits=params["decision_max_fits"])
+            chosen, accuracy, fits, capped = (list(v) for v in zip(*outcomes))
             row = {"target": target, "true_smallest_epsilon": true_eps,
                    "epsilon_": summarise(chosen), "epsilon_all": chosen,
                    "test_accuracy": summarise(accuracy),
                    "accuracy_gap_points": 100 * (float(np.mean(accuracy)) - target),
                    "ratio_to_true": float(np.mean(chosen) / true_eps),
                    "median_ratio_to_true": float(np.median(chosen) / true_eps),
-                   "max_fits_used": int(max(fits))}
+                   "max_fits_used": int(max(fits)),
+                   # runs that warned the target was not reached in the trust region
+                   "capped_runs": int(sum(capped)),
+                   "ratio_to_true_uncapped_runs": float(
+                       np.mean([c for c, w in zip(chosen, capped) if not w]) / true_eps)
+                   if not all(capped) else None}
+            if measure_on == "validation":
+                row["validation_floor"] = validation_floor(grid, curve, target, n_validation)
             rows.append(row)
             print(f"  {measure_on} target {target}: true eps {true_eps:.3f}, chosen "
                   f"{np.mean(chosen):.3f} ({row['ratio_to_true']:.2f}x, median "
                   f"{row['median_ratio_to_true']:.2f}x), test accuracy {np.mean(accuracy):.4f},"
-                  f" fits {max(fits)}", flush=True)
+                  f" fits {max(fits)}, capped {sum(capped)}", flush=True)
         # "rows": the default (measure_on="validation"); "rows_train": the paper's choice
         result["rows" if measure_on == "validation" else f"rows_{measure_on}"] = rows
     return result
@@ -227,7 +320,7 @@ def _plot(payload, path):
     plt.close(fig)
 
 
-def run(quick=False, only=None):
+def run(quick=False, only=None, n_jobs=1):
     """Run the studies; ``only``: re-run these estimators and merge them into the JSON."""
     params = QUICK if quick else PARAMS
     data = load_adult()
@@ -247,12 +340,14 @@ def run(quick=False, only=None):
                                                  "decision")})
     for name, estimator in configs.items():
         print(name)
-        payload["expansion"][name] = expansion_study(estimator, X_small, y_small, params)
+        payload["expansion"][name] = expansion_study(estimator, X_small, y_small, params,
+                                                     n_jobs)
         payload["expansion_over_all_points"][name] = over_all_points(
             estimator, payload["expansion"][name])
         if name in params["decision"]:  # the issue's decision study: ObjPert and DP-SGD
             targets, grid = params["decision"][name]
-            payload["decision"][name] = decision_study(estimator, data, targets, grid, params)
+            payload["decision"][name] = decision_study(estimator, data, targets, grid, params,
+                                                       n_jobs)
         path = write_results(name_out, payload)  # after each
     payload["environment"] = json.loads(path.read_text())["environment"]
     _plot(payload, path.with_suffix(".png"))
@@ -265,8 +360,9 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="CI-sized run")
     parser.add_argument("--only", nargs="+", metavar="ESTIMATOR",
                         help="re-run these estimators only, keeping the others' results")
+    parser.add_argument("--n-jobs", type=int, default=1, help=N_JOBS_HELP)
     args = parser.parse_args(argv)
-    run(quick=args.quick, only=args.only)
+    run(quick=args.quick, only=args.only, n_jobs=args.n_jobs)
 
 
 if __name__ == "__main__":

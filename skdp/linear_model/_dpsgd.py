@@ -41,6 +41,11 @@ class _SoftmaxCrossEntropy:
         """``d loss_i / d S_i = softmax(S_i) - Y_i``."""
         return softmax(S, axis=1) - Y
 
+    def residual_tangent(self, S, Y, dS):
+        """Directional derivative of :meth:`residual` along ``dS``."""
+        P = softmax(S, axis=1)
+        return P * (dS - np.sum(P * dS, axis=1, keepdims=True))
+
     def value(self, S, Y):
         return -np.sum(Y * log_softmax(S, axis=1), axis=1)
 
@@ -59,6 +64,11 @@ class _MarginColumns:
 
     def residual(self, S, Y):
         return self.loss.dz(S, Y)
+
+    def residual_tangent(self, S, Y, dS):
+        if isinstance(self.loss, HingeLoss):  # piecewise linear: zero almost everywhere
+            return np.zeros_like(dS)
+        return self.loss.d2z(S, Y) * dS
 
     def value(self, S, Y):
         return np.sum(self.loss.loss(S, Y), axis=1)
@@ -107,6 +117,24 @@ def clipped_gradient_sum(X, Y, theta, loss, max_grad_norm, row_norms):
     return np.asarray(X.T @ (R * factors[:, None])).T, factors
 
 
+def clipped_gradient_tangent(X, Y, theta, tangent, loss, factors):
+    """Directional derivative of :func:`clipped_gradient_sum` along ``tangent``.
+
+    With ``factors`` the clip factors at ``theta``: an unclipped row contributes
+    ``dr_i x_i^T``; a clipped row is ``C r_i / (||r_i|| ||x_i||)``, whose
+    derivative keeps only the part of ``dr_i`` orthogonal to ``r_i``, scaled by
+    its factor (a clipped binary row, ``r_i`` a scalar, contributes nothing).
+    """
+    S = np.asarray(X @ theta.T)
+    R = loss.residual(S, Y)
+    dR = loss.residual_tangent(S, Y, np.asarray(X @ tangent.T))
+    clipped = factors < 1.0
+    Rc, dRc = R[clipped], dR[clipped]
+    radial = np.einsum("ik,ik->i", Rc, dRc) / np.einsum("ik,ik->i", Rc, Rc)
+    dR[clipped] = dRc - Rc * radial[:, None]
+    return np.asarray(X.T @ (dR * factors[:, None])).T
+
+
 @dataclass
 class DPSGDRun:
     """Output of :func:`_dp_sgd`."""
@@ -114,11 +142,12 @@ class DPSGDRun:
     theta: np.ndarray
     n_steps: int
     batch_sizes: np.ndarray = field(repr=False)
+    theta_tangent: np.ndarray = field(default=None, repr=False)
 
 
 def _dp_sgd(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_rate, n_steps,
             learning_rate, schedule, alpha, average, sampling_rng, noise_rng,
-            momentum=0.0, row_norms=None, verbose=0):
+            momentum=0.0, row_norms=None, tangent=False, verbose=0):
     """Noisy clipped gradient descent on ``mean_i loss_i + alpha/2 ||theta||^2``.
 
     Parameters
@@ -150,6 +179,9 @@ def _dp_sgd(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_rate, n_steps
         Heavy-ball momentum on the noisy gradients (post-processing).
     row_norms : ndarray of shape (n,), optional
         ``||x_i||``, computed when not given.
+    tangent : bool, default=False
+        Also propagate ``d theta / d z`` through every step (forward mode, the
+        masks and standard normals held fixed): ``run.theta_tangent``.
     verbose : int
         Print progress once per epoch (step, ``||theta||``, elapsed time:
         post-processing of the private iterates only).
@@ -170,6 +202,8 @@ def _dp_sgd(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_rate, n_steps
     theta = np.zeros((K, d))
     theta_avg = np.zeros((K, d))
     velocity = np.zeros((K, d))
+    # d/dz of theta, its average and the velocity (forward mode)
+    theta_dot, theta_avg_dot, velocity_dot = (np.zeros((K, d)) for _ in range(3))
     full_batch = sample_rate == 1.0
     sparse = sp.issparse(X)
     batch_sizes = np.empty(n_steps, dtype=np.int64)
@@ -186,18 +220,26 @@ def _dp_sgd(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_rate, n_steps
                 Xb = X[idx] if sparse else np.take(X, idx, axis=0)
                 Yb, norms_b = np.take(Y, idx, axis=0), np.take(row_norms, idx)
             batch_sizes[t] = Xb.shape[0]
-            clipped_sum, _ = clipped_gradient_sum(Xb, Yb, theta, loss, max_grad_norm, norms_b)
+            clipped_sum, factors = clipped_gradient_sum(Xb, Yb, theta, loss, max_grad_norm,
+                                                        norms_b)
             xi = noise_rng.standard_normal((K, d))   # drawn even when z = 0 (same stream)
+            if tangent:
+                gradient_dot = (clipped_gradient_tangent(Xb, Yb, theta, theta_dot, loss, factors)
+                                + max_grad_norm * xi) / expected_batch + alpha * theta_dot
+                velocity_dot = momentum * velocity_dot + gradient_dot
+                theta_dot = theta_dot - etas[t] * velocity_dot
             gradient = (clipped_sum + noise_scale * xi) / expected_batch + alpha * theta
             velocity = momentum * velocity + gradient
             theta = theta - etas[t] * velocity
             if t >= first_avg:
                 theta_avg += (theta - theta_avg) / (t - first_avg + 1)
+                if tangent:
+                    theta_avg_dot += (theta_dot - theta_avg_dot) / (t - first_avg + 1)
             if verbose and ((t + 1) % steps_per_epoch == 0 or t + 1 == n_steps):
                 print(f"[DPSGDClassifier] epoch {(t + 1) * sample_rate:.4g}: step {t + 1}/"
                       f"{n_steps}, ||theta|| = {np.linalg.norm(theta):.4g}, "
                       f"{time.perf_counter() - start:.3f} s")
-    return DPSGDRun(theta_avg, n_steps, batch_sizes)
+    return DPSGDRun(theta_avg, n_steps, batch_sizes, theta_avg_dot if tangent else None)
 
 
 @dataclass
@@ -207,7 +249,8 @@ class DPSGDSolution:
     Transient: returned by ``DPSGDClassifier._solve``, never stored on a fitted
     estimator (it holds the clipped private design and the generators of the
     masks and the noise). :meth:`rerun` replays the same masks and standard
-    normals with another noise multiplier (common random numbers).
+    normals with another noise multiplier (common random numbers);
+    ``theta_tangent`` is ``d theta / d z`` when the fit propagated it.
     """
 
     theta: np.ndarray
@@ -221,6 +264,7 @@ class DPSGDSolution:
     settings: dict
     sampling_state: np.random.Generator
     noise_state: np.random.Generator
+    theta_tangent: np.ndarray = None
 
     def rerun(self, noise_multiplier):
         """Final ``theta`` trained with the same random draws and another ``z``."""
@@ -229,22 +273,6 @@ class DPSGDSolution:
                       sampling_rng=copy.deepcopy(self.sampling_state),
                       noise_rng=copy.deepcopy(self.noise_state), **self.settings)
         return run.theta
-
-    def derivative_step(self, relative_step=1e-4):
-        """Step in ``z`` of :meth:`theta_derivative`'s central difference."""
-        return relative_step * max(self.noise_multiplier, 1.0)
-
-    def theta_derivative(self, relative_step=1e-4):
-        """Pathwise ``d theta / d z`` by a common-random-number central difference.
-
-        Two reruns, at ``z + h`` and ``z - h`` (``h`` = :meth:`derivative_step`).
-        Multiply by ``dz/depsilon`` (``DPSGDClassifier._noise_multiplier_derivative``)
-        for ``d theta / d epsilon`` (spec ``epsilon_for_utility_math.md`` 5).
-        """
-        h = self.derivative_step(relative_step)
-        return (self.rerun(self.noise_multiplier + h)
-                - self.rerun(self.noise_multiplier - h)) / (2.0 * h)
-
 
 @fill_doc
 class DPSGDClassifier(PrivacyParamsMixin, _LinearClassifierMixin, ClassifierMixin,
@@ -533,12 +561,12 @@ class DPSGDClassifier(PrivacyParamsMixin, _LinearClassifierMixin, ClassifierMixi
                 "use noise_multiplier=None to calibrate it.")
         return z, spent
 
-    def _solve(self, X, y):
+    def _solve(self, X, y, tangent=False):
         """Validate, calibrate and train once; return the transient solution.
 
         The solution holds the clipped design and the generators of the masks
         and the noise (for common-random-number reruns); the fitted estimator
-        never keeps it.
+        never keeps it. ``tangent``: also propagate ``d theta / d z``.
         """
         self._check_params()
         X, y = validate_data(self, X, y, dtype=np.float64, accept_sparse="csr")
@@ -570,10 +598,10 @@ class DPSGDClassifier(PrivacyParamsMixin, _LinearClassifierMixin, ClassifierMixi
         noise_state = copy.deepcopy(noise_rng)
         run = _dp_sgd(design, Y, loss, noise_multiplier=z, sample_rate=sample_rate,
                       n_steps=n_steps, sampling_rng=sampling_rng, noise_rng=noise_rng,
-                      **settings)
+                      tangent=tangent, **settings)
         settings["verbose"] = 0
         return DPSGDSolution(run.theta, z, spent, sample_rate, n_steps, design, Y, loss,
-                             settings, sampling_state, noise_state)
+                             settings, sampling_state, noise_state, run.theta_tangent)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
@@ -607,24 +635,19 @@ class DPSGDClassifier(PrivacyParamsMixin, _LinearClassifierMixin, ClassifierMixi
     def _fit_epsilon_derivative(self, X, y):
         """Fit, then return ``(dcoef, dintercept)``, the derivative in epsilon.
 
-        ``dtheta/depsilon = dtheta/dz * dz/depsilon``: the first factor by two
-        reruns with the same masks and standard normals (common random numbers),
-        the second from the accountant (spec epsilon_for_utility_math.md 5).
-        The reruns are private computations on ``X`` too: their epsilons
-        (``epsilon +- h / (dz/depsilon)`` to first order in the step ``h`` in ``z``)
-        are kept in ``_derivative_rerun_epsilons`` for the caller's privacy ledger.
+        ``dtheta/depsilon = dtheta/dz * dz/depsilon``: the first factor propagated
+        through the steps in the same pass as the fit (forward mode, the masks and
+        standard normals held fixed), the second from the accountant (spec
+        epsilon_for_utility_math.md 5).
         """
         if self.noise_multiplier is not None:
             raise ValueError("The derivative in epsilon needs a calibrated noise multiplier: "
                              "set noise_multiplier=None.")
         self._validate_params()
-        solution = self._solve(X, y)
+        solution = self._solve(X, y, tangent=True)
         self._set_fitted(solution)
         dz = self._noise_multiplier_derivative(self.epsilon_spent_)
-        h = solution.derivative_step()
-        self._derivative_rerun_epsilons = [self.epsilon_spent_ + h / dz,
-                                           self.epsilon_spent_ - h / dz]
-        return split_coefficients(solution.theta_derivative() * dz, self.n_features_in_,
+        return split_coefficients(solution.theta_tangent * dz, self.n_features_in_,
                                   self.fit_intercept, self.intercept_scaling)
 
     def _noise_multiplier_for(self, epsilon):

@@ -123,8 +123,7 @@ def _measure(estimator, epsilon, seed, X_fit, y_fit, X_eval, y_eval, scoring, pu
         if not hasattr(estimator, "_fit_epsilon_derivative"):
             raise NotImplementedError
         dcoef, dintercept = estimator._fit_epsilon_derivative(X_fit, y_fit)
-        # paths that rerun the mechanism (DP-SGD) list the reruns' epsilons
-        extra_fits = getattr(estimator, "_derivative_rerun_epsilons", [])
+        extra_fits = []
     except NotImplementedError:
         # no path for this estimator or configuration: common-noise reruns
         dcoef, dintercept, extra_fits = _crn_fit_derivative(estimator, X_fit, y_fit)
@@ -168,8 +167,9 @@ class EpsilonForUtility(MetaEstimatorMixin, BaseEstimator):
     At a measuring epsilon the wrapped estimator is fitted with ``n_draws`` noise
     draws; each fit gives the utility and its pathwise derivative in epsilon
     (noise draws held fixed: implicit differentiation for objective perturbation
-    and NAPP, closed form for output perturbation, reruns with the same draws
-    for DP-SGD and for any other estimator with ``epsilon`` and ``random_state``).
+    and NAPP, closed form for output perturbation, forward-mode propagation
+    through the steps for DP-SGD, and reruns with the same draws for any other
+    estimator with ``epsilon`` and ``random_state``).
     A first-order expansion (see ``expansion``) then gives the epsilon at which
     the utility reaches ``target_utility``; optional refinement fits re-measure
     there and solve again.
@@ -196,7 +196,15 @@ default=None
     measure_on : {"validation", "train"}, default="validation"
         Where the utility is measured: a held-out split of the data given to
         ``fit`` (stratified for classifiers), or the training data itself (the
-        source paper's choice).
+        source paper's choice). The held-out split guards against models that
+        overfit, but its sampling error (for accuracy ``sqrt(u (1 - u) / m)`` on
+        ``m`` rows, part of :meth:`predict_utility`'s band) shifts every
+        measurement alike, so a target within about two such errors of the
+        utility's plateau cannot be told from an unreachable one. For linear
+        models with many more rows than features the training utility of a
+        private model is close to its test utility and is measured on all the
+        rows: ``"train"`` then gives steadier answers (user guide, "Where the
+        utility is measured").
 
     validation_fraction : float, default=0.2
         Size of the held-out split when ``measure_on="validation"``.

@@ -241,7 +241,31 @@ def test_rerun_replays_the_same_draws_and_is_smooth_in_the_noise_multiplier():
     diffs = [(solution.rerun(z + h) - solution.rerun(z - h)) / (2 * h) for h in (1e-2, 1e-3)]
     assert np.linalg.norm(diffs[0]) > 0
     assert_allclose(diffs[1], diffs[0], rtol=1e-3, atol=1e-6 * np.abs(diffs[0]).max())
-    assert_allclose(solution.theta_derivative(relative_step=1e-3 / z), diffs[1], rtol=1e-12)
+
+
+@pytest.mark.parametrize("params", [
+    dict(loss="logistic"),
+    dict(loss="logistic", max_grad_norm=0.3, momentum=0.9, average=0.5),  # clipping active
+    dict(loss="huber", max_grad_norm=0.3, alpha=0.01, learning_rate_schedule="linear"),
+    dict(loss="hinge"),
+    dict(loss="logistic", batch_size=None, max_grad_norm=0.3),            # DP-GD
+    dict(loss="logistic", multiclass=True, max_grad_norm=0.5, momentum=0.5),  # softmax
+])
+def test_forward_mode_tangent_is_the_common_noise_derivative(params):
+    params = dict(params)
+    X, y = _unit_ball_data(n=300)
+    if params.pop("multiclass", False):
+        y = np.digitize(X[:, 0], [-0.2, 0.2])
+    est = DPSGDClassifier(**{**dict(epsilon=2.0, batch_size=60, epochs=4, accountant="rdp",
+                                    random_state=0), **params})
+    solution = est._solve(X, y, tangent=True)
+    assert_array_equal(solution.theta, est._solve(X, y).theta)  # the fit is unchanged
+    z = solution.noise_multiplier
+    h = 1e-5 * z
+    central = (solution.rerun(z + h) - solution.rerun(z - h)) / (2 * h)
+    assert np.linalg.norm(central) > 0
+    error = np.linalg.norm(solution.theta_tangent - central) / np.linalg.norm(central)
+    assert error < 1e-6
 
 
 def test_solution_is_not_kept_on_the_fitted_estimator():
