@@ -380,16 +380,17 @@ def epsilon_for_utility(payload, timing=None):
         lines += table(["estimator", "range"] + [f"MAE {e}" for e in names] + ["best"], rows)
     overall = payload.get("expansion_over_all_points", {})
     if overall:
-        rows = [[estimator, o.get("auto", DASH), fmt(o.get("gain_auto_over_linear"), 2),
-                 fmt(o.get("noise_free_gain_over_linear", {}).get(o.get("auto")), 2)]
+        rows = [[estimator, o.get("auto", DASH), fmt(o.get("gain_auto_over_linear"), 2)]
+                + [fmt(o.get("noise_free_gain_over_linear", {}).get(e), 2)
+                   for e in ("inverse", "log")]
                 for estimator, o in overall.items()]
         lines += ["Part A over all six measuring points: gain of the default (auto) expansion "
-                  "over the paper's linear rule (ratio of mean absolute errors; target >= 2), "
-                  "for one draw per measurement and noise-free (the mean of the repetitions' "
-                  "draws at each point, which leaves only the error of the first-order rule):",
-                  ""]
-        lines += table(["estimator", "auto expansion", "gain, one draw", "gain, noise-free"],
-                       rows)
+                  "over the paper's linear rule (ratio of mean absolute errors; target >= 2) "
+                  "with one draw per measurement, and the noise-free gains of the inverse and "
+                  "log expansions (from the mean of the repetitions' draws at each point, "
+                  "which leaves only the error of the first-order rule itself):", ""]
+        lines += table(["estimator", "auto expansion", "gain of auto, one draw",
+                        "noise-free gain, inverse", "noise-free gain, log"], rows)
     checks = [(estimator, c) for estimator, ranges in expansion.items()
               for r in ranges.values() for c in r.get("surrogate_check", [])]
     if checks:
