@@ -274,6 +274,7 @@ class DPSGDSolution:
                       noise_rng=copy.deepcopy(self.noise_state), **self.settings)
         return run.theta
 
+
 @fill_doc
 class DPSGDClassifier(PrivacyParamsMixin, _LinearClassifierMixin, ClassifierMixin,
                       BaseEstimator):

@@ -141,6 +141,11 @@ def _measure(estimator, epsilon, seed, X_fit, y_fit, X_eval, y_eval, scoring, pu
             "derivative": derivative, "purpose": purpose, "fits": fits}
 
 
+def _standard_error(values):
+    """Standard error of the mean of the draws (NaN for one draw)."""
+    return values.std(ddof=1) / np.sqrt(len(values)) if len(values) > 1 else np.nan
+
+
 def _to_expansion_variable(epsilon, expansion):
     if expansion == "inverse":
         return 1.0 / epsilon
@@ -552,9 +557,9 @@ default=None
         for eps, ms in sorted(by_eps.items()):
             u = np.array([m["utility"] for m in ms])
             d = np.array([m["derivative"] for m in ms])
-            sem = (lambda v: v.std(ddof=1) / np.sqrt(len(v)) if len(v) > 1 else np.nan)
             points.append(Bunch(epsilon=eps, utility=u.mean(), derivative=d.mean(),
-                                utility_sem=sem(u), derivative_sem=sem(d)))
+                                utility_sem=_standard_error(u),
+                                derivative_sem=_standard_error(d)))
         return points
 
     def _slope(self, point):

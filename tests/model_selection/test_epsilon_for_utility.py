@@ -255,7 +255,8 @@ def test_log_expansion_algebra():
     (p,) = search._points()
     eps_fit = search.epsilon_ * search._size_ratio
     # U(eps) = U(eps0) + eps0 U'(eps0) log(eps / eps0)
-    assert p.utility + p.epsilon * p.derivative * np.log(eps_fit / p.epsilon) == pytest.approx(TARGET)
+    expanded = p.utility + p.epsilon * p.derivative * np.log(eps_fit / p.epsilon)
+    assert expanded == pytest.approx(TARGET)
 
 
 @pytest.mark.parametrize("params", [dict(delta=0.0), dict(delta=1e-5),
