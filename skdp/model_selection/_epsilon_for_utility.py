@@ -519,7 +519,7 @@ default=None
                 f"The target utility {self.target_utility} is not reached within the trust "
                 f"region (a factor {MAX_STEP:g} in epsilon beyond the measured points; the "
                 f"expansion gives {epsilon / self._size_ratio:.4g}); epsilon_ is its boundary. "
-                "Raise max_fits for more refinement fits.",
+                "Raise max_fits for more refinement fits." + self._split_hint(epsilon),
                 UnreachableUtilityWarning, stacklevel=4)
             return trusted, self._expansion_at(trusted)[0]
         if not lo <= epsilon <= hi:
@@ -531,6 +531,18 @@ default=None
             epsilon = float(np.clip(epsilon, lo, hi))
             return epsilon, self._expansion_at(epsilon)[0]
         return epsilon, predicted
+
+    def _split_hint(self, epsilon):
+        """For an answer above the measurements on the held-out split: its sampling error."""
+        top = self._points()[-1]
+        if (self.measure_on != "validation" or not getattr(self, "_n_evaluated", None)
+                or epsilon < top.epsilon):
+            return ""
+        u = float(np.clip(top.utility, 0.0, 1.0))
+        error = np.sqrt(u * (1.0 - u) / self._n_evaluated)
+        return (f" Near the utility's plateau the held-out split's sampling error (about "
+                f"{error:.2g} on its {self._n_evaluated} rows) can hide the target; "
+                "measure_on='train' measures on all the rows.")
 
     def _refit(self, estimator, seed, X, y):
         """Fit at ``epsilon_``; raise it (with a warning) if the estimator cannot train there."""

@@ -106,9 +106,13 @@ def test_unreachable_target_warns_and_clips():
 
 def test_far_extrapolation_is_capped_at_the_trust_region():
     # inside wide bounds the same target stops at the trust-region boundary, 5 x epsilon 1
-    with pytest.warns(UnreachableUtilityWarning, match="trust region"):
+    with pytest.warns(UnreachableUtilityWarning, match="trust region") as caught:
         search = _search(target_utility=1.5, epsilon_bounds=(0.01, 50.0)).fit(X, y)
     assert search.epsilon_ * search._size_ratio == pytest.approx(5.0, rel=1e-12)
+    # upwards on the held-out split (300 rows), the warning names its sampling error
+    (top,) = search._points()
+    error = np.sqrt(top.utility * (1 - top.utility) / 300)
+    assert any(f"about {error:.2g} on its 300 rows" in str(w.message) for w in caught)
     assert search.best_estimator_.epsilon == search.epsilon_
     # the reported utility is the expansion's at the boundary, short of the target
     assert search.predicted_utility_ == pytest.approx(
