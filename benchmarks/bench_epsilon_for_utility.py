@@ -63,7 +63,7 @@ PARAMS = {
                                                                  2, 3, 5, 8, 13, 20]),
         "objpert_huber_gaussian": ([0.80, 0.82, 0.83], np.r_[np.geomspace(0.07, 1.6, 21),
                                                               2, 3, 5, 8, 13, 20]),
-        "dpsgd_recipe": ([0.82, 0.83, 0.835], np.r_[np.geomspace(0.08, 1.2, 17),
+        "dpsgd_recipe": ([0.80, 0.82, 0.83, 0.835], np.r_[np.geomspace(0.08, 1.2, 17),
                                                      1.6, 2.5, 4, 6.5, 10, 20]),
     },
     "decision_measure_on": ["validation", "train"],
