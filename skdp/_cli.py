@@ -96,7 +96,7 @@ def _parser():
                         help="where to write the utility-versus-epsilon plot")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--quiet", action="store_true",
-                        help="no progress lines (by default one per measuring fit, on stderr)")
+                        help="no progress lines (by default one per round of measuring fits)")
     return parser
 
 
@@ -114,17 +114,12 @@ def main(argv=None):
           f"rows, {X_train.shape[1]} features; estimator {type(estimator).__name__}; "
           f"target accuracy {args.target}", flush=True)
     print(f"[skdp] measuring at epsilon={args.measuring_epsilon} with {args.draws} draws, "
-          f"at most {max_fits} private fits"
-          + ("" if args.quiet else " (progress: a joblib line per measuring fit, on stderr)")
-          + " ...", flush=True)
+          f"at most {max_fits} private fits ...", flush=True)
     search = EpsilonForUtility(estimator, target_utility=args.target,
                                measuring_epsilon=args.measuring_epsilon, n_draws=args.draws,
-                               max_fits=max_fits, random_state=args.seed)
-    from joblib import parallel_config
-
-    # progress: the measuring fits run through joblib; above 10 it reports every one
-    with parallel_config(verbose=0 if args.quiet else 11):
-        search.fit(X_train, y_train)
+                               max_fits=max_fits, verbose=0 if args.quiet else 1,
+                               random_state=args.seed)
+    search.fit(X_train, y_train)
     measured = search.score(X_test, y_test)
     report = search.privacy_report_
     print(f"[skdp] done in {time.perf_counter() - start:.1f} s")

@@ -45,14 +45,15 @@ def test_module_entry_point_prints_help():
     assert "target accuracy" in result.stdout
 
 
-def test_progress_line_per_measuring_fit_and_quiet(tmp_path, capsys):
+def test_progress_line_per_measuring_round_and_quiet(tmp_path, capsys):
     pytest.importorskip("matplotlib")
     args = ["--draws", "3", "--max-fits", "7", "--output", str(tmp_path / "p.png")]
     assert main(args) == 0
-    err = capsys.readouterr().err
-    # 3 draws at the measuring point, 3 more at one refinement: one line each
-    assert err.count(" tasks ") == 6
-    assert err.count("finished") == 2
+    out = capsys.readouterr().out
+    # 3 draws at the measuring point, 3 more at one refinement, then the answer
+    assert out.count("[EpsilonForUtility] measured at") == 1
+    assert out.count("[EpsilonForUtility] refined at") == 1
+    assert out.count("[EpsilonForUtility] epsilon_=") == 1
     assert main(args + ["--quiet"]) == 0
-    out, err = capsys.readouterr()
-    assert "Done" not in err and "chosen epsilon" in out
+    out = capsys.readouterr().out
+    assert "[EpsilonForUtility]" not in out and "chosen epsilon" in out

@@ -267,6 +267,12 @@ default=None
     n_jobs : int, default=None
         Parallel measuring fits (joblib; works with ``joblib.parallel_backend("dask")``).
 
+    verbose : int, default=0
+        ``1``: print a line after each round of measuring fits (its epsilon, the mean
+        utility and derivative, the answer so far) and one with the answer;
+        ``2``: also joblib's line per measuring fit. Epsilons are on the full-data
+        scale (see ``rescale_to_full_data``).
+
     random_state : int, RandomState instance, Generator or None, default=None
         Seeds the validation split, the noise draws of the measuring fits and,
         when the wrapped estimator's own ``random_state`` is ``None``, the refit.
@@ -348,6 +354,7 @@ default=None
         "epsilon_bounds": [tuple, list],
         "refit": ["boolean"],
         "n_jobs": [Integral, None],
+        "verbose": ["verbose"],
         "random_state": ["random_state", np.random.Generator],
     }
 
@@ -355,7 +362,7 @@ default=None
                  measure_on="validation", validation_fraction=0.2,
                  rescale_to_full_data=True, measuring_epsilon=1.0, n_draws=5,
                  expansion="auto", max_fits=None, epsilon_bounds=(1e-3, 1e3), refit=True,
-                 n_jobs=None, random_state=None):
+                 n_jobs=None, verbose=0, random_state=None):
         self.estimator = estimator
         self.target_utility = target_utility
         self.scoring = scoring
@@ -369,6 +376,7 @@ default=None
         self.epsilon_bounds = epsilon_bounds
         self.refit = refit
         self.n_jobs = n_jobs
+        self.verbose = verbose
         self.random_state = random_state
 
     def _inner(self):
@@ -407,7 +415,7 @@ default=None
 
     def _run(self, points, seeds, data, scoring, estimator, purpose):
         X_fit, y_fit, X_eval, y_eval = data
-        return Parallel(n_jobs=self.n_jobs)(
+        return Parallel(n_jobs=self.n_jobs, verbose=11 if self.verbose > 1 else 0)(
             delayed(_measure)(estimator, eps, seed, X_fit, y_fit, X_eval, y_eval, scoring,
                               purpose)
             for eps in points for seed in seeds)
@@ -456,6 +464,7 @@ default=None
 
         self.measurements_ = self._run(points, seeds, data, scoring, estimator, "measure")
         epsilon, predicted = self._solve_target()
+        self._progress(points, epsilon, "measured")
         n_fits = sum(len(m["fits"]) for m in self.measurements_)
         budget = self.max_fits - int(self.refit) if self.max_fits is not None else n_fits
         # the bounds apply to the full-data epsilon; measuring fits run at ratio times it
@@ -472,6 +481,7 @@ default=None
             self.measurements_ += new
             n_fits += sum(len(m["fits"]) for m in new)
             epsilon, predicted = self._solve_target()
+            self._progress([target_point], epsilon, "refined")
 
         if any(p.derivative <= 0 for p in self._points()):
             warnings.warn(
@@ -490,6 +500,10 @@ default=None
                          "delta": float(getattr(self.best_estimator_, "delta", 0.0)),
                          "purpose": "refit (released model)"})
         self.n_fits_ = len(fits)
+        if self.verbose:
+            print(f"[EpsilonForUtility] epsilon_={self.epsilon_:.4g} (predicted utility "
+                  f"{self.predicted_utility_:.4f}); {self.n_fits_} private fits"
+                  + (", the refit included" if self.refit else ""), flush=True)
         self.privacy_report_ = {
             "fits": fits,
             "total_epsilon": float(sum(f["epsilon"] for f in fits)),
@@ -499,6 +513,18 @@ default=None
             "statement": SELECTION_STATEMENT,
         }
         return self
+
+    def _progress(self, epsilons, answer, what):
+        """With ``verbose``: one line per measuring epsilon of the round just made."""
+        if not self.verbose:
+            return
+        ratio = self._size_ratio
+        for point in self._points():
+            if point.epsilon in epsilons:
+                print(f"[EpsilonForUtility] {what} at epsilon={point.epsilon / ratio:.4g} "
+                      f"({self.n_draws} draws): utility {point.utility:.4f}, derivative "
+                      f"{point.derivative * ratio:.4g}; answer so far "
+                      f"epsilon={answer / ratio:.4g}", flush=True)
 
     def _release(self, epsilon, predicted):
         """The answer (on the measuring scale) kept in the trust region and the bounds.

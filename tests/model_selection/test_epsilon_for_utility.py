@@ -399,3 +399,19 @@ def test_error_band_adds_the_evaluation_rows_sampling_error(fitted):
     (p,) = log_loss._points()
     _, (error,) = log_loss.predict_utility([p.epsilon / log_loss._size_ratio])
     assert error == pytest.approx(p.utility_sem, rel=1e-9)  # no binomial term
+
+
+def test_verbose_prints_one_line_per_round_and_the_answer(capsys):
+    search = _search(n_draws=2, max_fits=5, verbose=1).fit(X, y)
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 3
+    first = search.measurements_[0]
+    assert lines[0].startswith(
+        f"[EpsilonForUtility] measured at epsilon={first['epsilon'] / search._size_ratio:.4g} "
+        "(2 draws)")
+    assert lines[1].startswith("[EpsilonForUtility] refined at")
+    assert lines[2] == (f"[EpsilonForUtility] epsilon_={search.epsilon_:.4g} (predicted "
+                        f"utility {search.predicted_utility_:.4f}); 5 private fits, the refit "
+                        "included")
+    _search(n_draws=2, max_fits=5).fit(X, y)
+    assert capsys.readouterr().out == ""
