@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
@@ -205,3 +206,24 @@ def test_quick_run_of_the_cheapest_benchmark(tmp_path):
     cells = _row(text, [f"{row['epsilon']:.4g}"])
     assert fmt_summary(row["test_accuracy"]) in cells
     assert "(quick mode)" in report.read_text()
+
+
+def test_validation_floor_on_a_log_linear_curve():
+    """The oracle floor behind the decision study's claims, against its closed form.
+
+    On ``u = a + s log(epsilon)`` a level shift ``e ~ N(0, sigma^2)`` moves the crossing
+    to ``true * exp(-e / s)``: a log-normal ratio with mean ``exp(sigma^2 / (2 s^2))``
+    and ``P(ratio > 1.25) = Phi(-log(1.25) s / sigma)``."""
+    from scipy.stats import norm
+
+    from benchmarks.bench_epsilon_for_utility import validation_floor
+
+    target, n_validation = 0.83, 6033
+    sigma = np.sqrt(target * (1 - target) / n_validation)
+    s = 2 * sigma                                   # sigma / s = 1/2
+    grid = np.geomspace(1e-3, 1e3, 4001)            # +-6.9 in log(epsilon), true at 1
+    curve = target + s * np.log(grid)
+    floor = validation_floor(grid, curve, target, n_validation)
+    assert floor["sigma"] == pytest.approx(sigma, rel=1e-12)
+    assert floor["mean_ratio"] == pytest.approx(np.exp(0.125), rel=1e-4)
+    assert floor["p_ratio_over_1_25"] == pytest.approx(norm.cdf(-2 * np.log(1.25)), abs=1e-3)
