@@ -3,12 +3,11 @@
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.special import expit
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
-
-import scipy.sparse as sp
 
 from ..utils.validation import (augment_intercept, check_data_norm, clip_rows_to_norm,
                                 row_clip_factors)

@@ -22,6 +22,7 @@ from ..losses import HingeLoss, HuberHingeLoss, LogisticLoss
 from ..utils._docstrings import fill_doc
 from ..utils._random import check_rng
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
+from ..utils.validation import row_clip_factors
 from ._base import _LinearClassifierMixin, check_two_classes, design_matrix, split_coefficients
 
 _DPSGD_LOSSES = {"logistic": LogisticLoss, "huber": HuberHingeLoss, "hinge": HingeLoss}
@@ -113,7 +114,7 @@ def clipped_gradient_sum(X, Y, theta, loss, max_grad_norm, row_norms):
     """
     R = loss.residual(np.asarray(X @ theta.T), Y)
     norms = np.sqrt(np.einsum("ik,ik->i", R, R)) * row_norms
-    factors = np.minimum(1.0, max_grad_norm / np.maximum(norms, np.finfo(float).tiny))
+    factors = row_clip_factors(norms, max_grad_norm)
     return np.asarray(X.T @ (R * factors[:, None])).T, factors
 
 

@@ -81,9 +81,12 @@ def hinge_duality_gap(X, y, C, alpha):
     without cancellation. Strong convexity gives ``||theta - theta*|| <= sqrt(2 gap)``.
     """
     theta = np.asarray(X.T @ (alpha * y)).ravel()
-    slack = 1.0 - y * np.asarray(X @ theta).ravel()
-    gap = float(np.sum(C * np.maximum(slack, 0.0) - alpha * slack))
-    return theta, max(gap, 0.0)
+    return theta, _gap_from_slacks(1.0 - y * np.asarray(X @ theta).ravel(), alpha, C)
+
+
+def _gap_from_slacks(slack, alpha, C):
+    """Sum of the Fenchel-Young terms ``C max(0, s_i) - alpha_i s_i`` (each >= 0)."""
+    return max(float(np.sum(C * np.maximum(slack, 0.0) - alpha * slack)), 0.0)
 
 
 def _margin_dual(signed, C, fixed):
@@ -152,9 +155,8 @@ def _polish_round(X, y, C, w):
         fixed = fixed_far + signed[count:].T @ trial[count:]
         trial[:count] = _margin_dual(signed[:count], C, fixed)
         theta = fixed + signed[:count].T @ trial[:count]
-        slack = 1.0 - signed @ theta
         alpha[near] = trial
-        yield max(float(np.sum(C * np.maximum(slack, 0.0) - trial * slack)), 0.0), theta, alpha
+        yield _gap_from_slacks(1.0 - signed @ theta, trial, C), theta, alpha
 
 
 def _certify(X, y, C, theta, alpha):
@@ -164,8 +166,7 @@ def _certify(X, y, C, theta, alpha):
     terms, so that a gap at rounding level never certifies a distance of
     exactly zero (rounding is otherwise out of scope).
     """
-    slack = 1.0 - y * np.asarray(X @ theta).ravel()
-    gap = max(float(np.sum(C * np.maximum(slack, 0.0) - alpha * slack)), 0.0)
+    gap = _gap_from_slacks(1.0 - y * np.asarray(X @ theta).ravel(), alpha, C)
     return np.sqrt(2.0 * gap) + X.shape[0] * np.finfo(float).eps * np.linalg.norm(theta)
 
 

@@ -508,8 +508,7 @@ BUGS = {
         "noise_scale = 0.25 * noise_multiplier * max_grad_norm")),
     "dpsgd-gradients-not-clipped": ("dpsgd", lambda mp: mutate(
         mp, dpsgd_module, "clipped_gradient_sum",
-        "factors = np.minimum(1.0, max_grad_norm / np.maximum(norms, np.finfo(float).tiny))",
-        "factors = np.ones_like(norms)")),
+        "factors = row_clip_factors(norms, max_grad_norm)", "factors = np.ones_like(norms)")),
     "dpsgd-intercept-not-in-clip-norm": ("dpsgd", plant_dpsgd_intercept),
     "dpsgd-realised-batch-size": ("dpsgd", lambda mp: mutate(
         mp, dpsgd_module, "_dp_sgd", "(clipped_sum + noise_scale * xi) / expected_batch",
