@@ -1,6 +1,7 @@
 """skdp: differentially private empirical risk minimisation for scikit-learn."""
 
-from .exceptions import PrivacyBudgetError, PrivacyLeakWarning, UnreachableUtilityWarning
+from .exceptions import (ConvergenceError, PrivacyBudgetError, PrivacyLeakWarning,
+                         UnreachableUtilityWarning)
 from .linear_model import (
     DPSGDClassifier,
     NAPPLasso,
@@ -13,6 +14,7 @@ from .model_selection import EpsilonForUtility
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "ConvergenceError",
     "DPSGDClassifier",
     "EpsilonForUtility",
     "NAPPLasso",

@@ -28,6 +28,16 @@ class PrivacyParamsMixin:
     def _check_privacy_params(self):
         check_data_norm(self.data_norm)
 
+    def _claimed_spend(self):
+        """``(epsilon, delta)`` that a successful fit with these parameters certifies.
+
+        Read from the parameters alone, without fitting (composing reports such
+        as :func:`~skdp.model_selection.privacy_cost_of_search` use it for fits
+        they cannot see). Estimators whose options can void the guarantee (a
+        research mode) override it to return ``(inf, delta)``.
+        """
+        return float(self.epsilon), float(self.delta)
+
     def _record_spend(self, epsilon, delta, neighboring):
         self.epsilon_spent_ = float(epsilon)
         self.delta_spent_ = float(delta)

@@ -16,3 +16,12 @@ class PrivacyBudgetError(ValueError):
 
 class UnreachableUtilityWarning(UserWarning):
     """The target utility cannot be met inside the allowed range of epsilon."""
+
+
+class ConvergenceError(RuntimeError):
+    """The solver did not reach the public tolerance that the guarantee needs.
+
+    Raised instead of releasing anything: the privacy proofs cover a point within
+    the public tolerance of the exact minimiser, and a fit that cannot certify one
+    releases no coefficients. The message holds no statistic of the data.
+    """

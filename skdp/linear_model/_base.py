@@ -39,6 +39,35 @@ def one_vs_rest_targets(y_idx, n_classes):
     return [np.where(y_idx == k, 1.0, -1.0) for k in range(n_classes)]
 
 
+def encode_labels(y, classes=None):
+    """``classes_`` and the index of each label in it.
+
+    ``classes=None`` takes the label set from ``y`` (the set of labels is then
+    treated as public). A declared ``classes`` is the public label set: labels
+    outside it are an error, and a class absent from ``y`` still fits.
+    """
+    if classes is None:
+        classes_, y_idx = np.unique(y, return_inverse=True)
+        check_two_classes(classes_)
+        return classes_, y_idx
+    classes_ = np.unique(np.asarray(classes))
+    if len(classes_) != len(classes):
+        raise ValueError(f"classes={list(classes)!r} holds repeated labels.")
+    check_two_classes(classes_)
+    y = np.asarray(y)
+    outside = ~np.isin(y, classes_)
+    if outside.any():
+        raise ValueError(
+            "y holds labels outside the declared classes; every label must be one of "
+            f"classes={classes_.tolist()!r}.")
+    return classes_, np.searchsorted(classes_, y)
+
+
+def classes_constraint():
+    """Parameter constraint of ``classes`` (the public label set)."""
+    return ["array-like", None]
+
+
 def check_two_classes(classes):
     """Every classifier needs samples of at least two classes."""
     if len(classes) < 2:

@@ -1,34 +1,186 @@
-"""Conversion of ``random_state`` into one :class:`numpy.random.Generator`."""
+"""The one place that turns ``random_state`` into random streams.
+
+Two kinds of randomness never share a stream:
+
+- **privacy noise** (and anything that must stay secret for the guarantee to hold,
+  such as the Poisson sampling masks of DP-SGD): :func:`noise_generator`;
+- **public randomness** (random feature maps, data splits, anything that is
+  published or does not depend on the data): :func:`public_generator`.
+
+With ``random_state=None`` (the default) privacy noise comes from a ChaCha20
+stream keyed with 256 bits from :mod:`secrets`, fresh for every call, so no
+released value lets anyone regenerate it. An int, a ``RandomState`` or a
+``Generator`` is *reproducibility mode*: the streams are a deterministic function
+of it, two fits seeded alike share their noise (their spends do not compose), and
+a model fitted this way must not be published together with its seed.
+"""
 
 import numbers
+import secrets
 
 import numpy as np
 
+# Spawn keys that separate the two streams derived from one seed.
+_NOISE_KEY, _PUBLIC_KEY = 0, 1
 
-def check_rng(random_state):
-    """Return a :class:`numpy.random.Generator` built from ``random_state``.
+
+def _is_seed(random_state):
+    return isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool)
+
+
+def _check_random_state_type(random_state):
+    if random_state is None or _is_seed(random_state) or isinstance(
+            random_state, (np.random.Generator, np.random.RandomState)):
+        return
+    raise ValueError(
+        f"random_state={random_state!r} cannot seed a random stream; pass None (fresh "
+        "cryptographic noise, the default), an int, a numpy RandomState or a numpy "
+        "Generator (reproducibility mode).")
+
+
+def _seed_sequence(random_state):
+    """The deterministic root of reproducibility mode.
+
+    An int is used as entropy directly; a ``Generator`` or ``RandomState`` gives
+    256 bits of its own output, so its state advances (two fits from one
+    generator object differ, but ``sklearn.clone`` copies the object and with it
+    the noise).
+    """
+    if _is_seed(random_state):
+        return np.random.SeedSequence(int(random_state))
+    if isinstance(random_state, np.random.RandomState):
+        words = random_state.randint(0, 2**32, size=8, dtype=np.uint64)
+    else:
+        words = random_state.integers(0, 2**32, size=8, dtype=np.uint64)
+    return np.random.SeedSequence([int(w) for w in words])
+
+
+def _chacha(seed_sequence):
+    # imported here: randomgen costs about 150 ms to import
+    from randomgen import ChaCha
+
+    return np.random.Generator(ChaCha(seed=seed_sequence, rounds=20))
+
+
+def privacy_streams(random_state):
+    """Return ``(noise, public)``: two independent :class:`numpy.random.Generator`.
 
     Parameters
     ----------
     random_state : None, int, numpy.random.RandomState or numpy.random.Generator
-        ``None`` draws fresh entropy from the operating system, so the global
-        ``np.random.seed`` never freezes the privacy noise. A ``Generator`` is
-        used as is (its state advances), an int seeds a new one, and a
-        ``RandomState`` seeds a new one from one of its draws.
+        ``None``: the noise stream is ChaCha20 keyed with 256 fresh bits from
+        :mod:`secrets` and the public stream draws fresh entropy from the
+        operating system. Anything else is reproducibility mode: both streams
+        are derived from it, on separate branches of one
+        :class:`numpy.random.SeedSequence`, so publishing the public stream's
+        output reveals nothing about the noise stream.
+
+    Returns
+    -------
+    noise : numpy.random.Generator
+        ChaCha20 (cryptographically secure) in every mode. Draw privacy noise,
+        and secret randomness such as sampling masks, only from it; spawn
+        children from it for separate secret streams.
+    public : numpy.random.Generator
+        For public randomness only.
+
+    Examples
+    --------
+    >>> from skdp.utils import privacy_streams
+    >>> noise, public = privacy_streams(0)
+    >>> noise_again, _ = privacy_streams(0)
+    >>> bool(noise.standard_normal() == noise_again.standard_normal())
+    True
+    """
+    _check_random_state_type(random_state)
+    if random_state is None:
+        root = np.random.SeedSequence(secrets.randbits(256))
+        return _chacha(root), np.random.default_rng()
+    root = _seed_sequence(random_state)
+    noise_seed, public_seed = (np.random.SeedSequence(root.entropy, spawn_key=(key,))
+                               for key in (_NOISE_KEY, _PUBLIC_KEY))
+    return _chacha(noise_seed), np.random.default_rng(public_seed)
+
+
+def noise_generator(random_state):
+    """The privacy-noise stream of :func:`privacy_streams` alone.
+
+    Parameters
+    ----------
+    random_state : None, int, numpy.random.RandomState or numpy.random.Generator
+
+    Returns
+    -------
+    noise : numpy.random.Generator
+    """
+    return privacy_streams(random_state)[0]
+
+
+def public_generator(random_state):
+    """The public stream of :func:`privacy_streams` alone.
+
+    Parameters
+    ----------
+    random_state : None, int, numpy.random.RandomState or numpy.random.Generator
+
+    Returns
+    -------
+    public : numpy.random.Generator
+    """
+    return privacy_streams(random_state)[1]
+
+
+def check_rng(random_state):
+    """A :class:`numpy.random.Generator` for randomness that is not privacy noise.
+
+    For tools that are not private mechanisms (audits, benchmarks, data splits of
+    public data). ``None`` draws fresh entropy from the operating system, a
+    ``Generator`` is used as is, an int or a ``RandomState`` seeds a new one.
+
+    Parameters
+    ----------
+    random_state : None, int, numpy.random.RandomState or numpy.random.Generator
 
     Returns
     -------
     rng : numpy.random.Generator
     """
-    if random_state is None:
-        return np.random.default_rng()
+    _check_random_state_type(random_state)
     if isinstance(random_state, np.random.Generator):
         return random_state
     if isinstance(random_state, np.random.RandomState):
-        return np.random.default_rng(random_state.randint(np.iinfo(np.int32).max))
-    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
-        return np.random.default_rng(int(random_state))
-    raise ValueError(
-        f"random_state={random_state!r} cannot be used to seed a numpy Generator; "
-        "pass None, an int, a numpy RandomState or a numpy Generator."
-    )
+        return np.random.default_rng(_seed_sequence(random_state))
+    return np.random.default_rng(random_state)
+
+
+def noise_independence(random_states):
+    """Whether fits made with these ``random_state`` values drew independent noise.
+
+    Parameters
+    ----------
+    random_states : iterable
+        The ``random_state`` of every fit that a report composes.
+
+    Returns
+    -------
+    independent : bool
+        ``True`` when every fit used ``None`` (fresh cryptographic noise), or
+        distinct int seeds.
+    reason : str
+        Why independence cannot be established (empty when it can).
+    """
+    random_states = list(random_states)
+    if all(rs is None for rs in random_states):
+        return True, ""
+    seeds = [int(rs) for rs in random_states if _is_seed(rs)]
+    others = [rs for rs in random_states if rs is not None and not _is_seed(rs)]
+    if others:
+        return False, (
+            "some fits were seeded with a numpy Generator or RandomState; sklearn.clone "
+            "copies it, so the clones draw the same noise and their spends do not compose")
+    if len(set(seeds)) < len(seeds):
+        return False, (
+            "several fits share an integer random_state, so they drew the same noise and "
+            "their spends do not compose (with shared noise, two releases can cancel it "
+            "exactly)")
+    return True, ""
