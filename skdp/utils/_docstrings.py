@@ -23,10 +23,18 @@ _SHARED_PARAMS = {
         ``sqrt(data_norm**2 + intercept_scaling**2)``.""",
     "intercept_scaling": """intercept_scaling : float, default=1.0
         Public value of the constant intercept column.""",
-    "random_state": """random_state : int, RandomState instance, Generator or None, default=None
-        Source of the privacy noise. ``None`` draws fresh entropy from the
-        operating system (so ``np.random.seed`` cannot freeze the noise); an int
-        makes fits reproducible.""",
+    "random_state": """random_state : None, int, RandomState instance or Generator, default=None
+        Source of the privacy noise. ``None`` (the default, the only setting
+        for a model you publish) draws the noise from a ChaCha20 stream keyed
+        with fresh bits from :mod:`secrets`, new for every fit, so nothing
+        released lets anyone regenerate it. An int, a ``RandomState`` or a
+        ``Generator`` is reproducibility mode, for tests, benchmarks and
+        teaching: never publish the model together with that value (whoever
+        has it can regenerate the noise), and fits seeded alike share their
+        noise, so their spends do not compose (two fits at epsilon 0.5 and 1
+        with one seed can cancel the noise exactly). ``sklearn.clone`` copies a
+        ``Generator``, so every clone in a search draws the same noise. See the
+        user guide page on randomness and seeds (``docs/randomness.rst``).""",
     "privacy_attrs": """epsilon_spent_ : float
         Epsilon of the guarantee delivered by this fit.
 
