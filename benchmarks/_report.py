@@ -139,7 +139,9 @@ def _objpert_accuracy(dataset, result):
                     + ([fmt(reference.get(float(eps)), 3)] if reference else [])
                     + [fmt(non_private.get("test_accuracy"))])
     lines = [f"{dataset} test accuracy (mean ± standard error over seeds; hyperparameters "
-             f"chosen per method and epsilon on a validation split), n_train = "
+             f"chosen per method and epsilon on a validation split of the training rows, "
+             f"without noise and outside every reported epsilon: what each estimator can "
+             f"reach, not what a private search would), n_train = "
              f"{result.get('n_train', NOT_RECORDED)}:", ""]
     lines += table(header, rows)
     if non_private:

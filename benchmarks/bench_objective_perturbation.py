@@ -1,7 +1,11 @@
 """Objective perturbation on UCI Adult and KDDCup99: test accuracy against epsilon, fit time.
 
 Methods, all with the same C grid; hyperparameters chosen per method and epsilon by
-mean accuracy on a validation split of the training data (never the test set):
+mean accuracy on a validation split of the training data (never the test set). That
+selection reads the protected training rows without noise and its cost is in no reported
+epsilon: the tables show what each method can reach with well-chosen hyperparameters, not
+what a private pipeline that must also choose them would get.
+
 
 * skdp ObjPertLogisticRegression, pure epsilon-DP (Chaudhuri et al. Algorithm 2), under
   replace-one (to compare with diffprivlib) and add/remove-one (skdp's default), with
