@@ -95,7 +95,7 @@ SPECIFIC_CASES = {
     ],
     "DPSGDClassifier": [
         ("delta zero (pure DP impossible)", {"delta": 0.0}, "delta > 0"),
-        ("batch larger than data", {"batch_size": 41}, "batch_size"),
+        ("sampling rate above one", {"sample_rate": 1.5}, "'sample_rate'"),
         ("max_grad_norm zero", {"max_grad_norm": 0.0}, "'max_grad_norm'"),
         ("learning_rate negative", {"learning_rate": -0.1}, "'learning_rate'"),
         ("epochs zero", {"epochs": 0}, "'epochs'"),

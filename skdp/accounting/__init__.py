@@ -9,7 +9,7 @@ from ._gaussian import (
     gdp_mu,
     gdp_mu_derivative,
 )
-from ._dpsgd import dpsgd_delta, dpsgd_epsilon
+from ._dpsgd import composed_mu, default_count_noise_std, dpsgd_delta, dpsgd_epsilon
 from ._calibration import calibrate_noise_multiplier, noise_multiplier_derivative
 
 __all__ = [
@@ -17,6 +17,8 @@ __all__ = [
     "analytic_gaussian_sigma_derivative",
     "calibrate_noise_multiplier",
     "classical_gaussian_sigma",
+    "composed_mu",
+    "default_count_noise_std",
     "dpsgd_delta",
     "dpsgd_epsilon",
     "gaussian_delta",

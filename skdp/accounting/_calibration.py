@@ -11,7 +11,8 @@ import math
 from functools import lru_cache
 
 from ..exceptions import PrivacyBudgetError
-from ._dpsgd import _check_accounting_args, _is_exact_gdp, dpsgd_epsilon
+from ._dpsgd import _check_accounting_args, _float_or_none, _is_exact_gdp, dpsgd_epsilon
+from ._dpsgd import composed_mu
 from ._gaussian import gaussian_delta, gdp_mu, gdp_mu_derivative
 
 MAX_NOISE_MULTIPLIER = 1e4
@@ -24,7 +25,7 @@ def _budget_error(epsilon, delta, sample_rate, n_steps, max_noise_multiplier):
         f"{n_steps} noisy steps at sampling rate {sample_rate:.4g} ({epochs:.4g} epochs) "
         f"would need a noise multiplier above {max_noise_multiplier:g}, which leaves "
         "nothing of the signal. Increase epsilon, or train for fewer epochs (fewer "
-        "steps), or lower the sampling rate (a smaller batch_size)."
+        "steps), or lower the sampling rate."
     )
 
 
@@ -117,24 +118,36 @@ def search_noise_multiplier(epsilon_of, target, *, start=1.0, rtol=1e-3,
     return hi, e_hi
 
 
+def _steps_mu(epsilon, delta, count_noise_std):
+    """Gaussian-DP ``mu`` left for the steps once the count ``1/s^2`` is taken (or None)."""
+    mu_squared = gdp_mu(epsilon, delta) ** 2
+    if count_noise_std is not None:
+        mu_squared -= 1.0 / count_noise_std**2
+    return math.sqrt(mu_squared) if mu_squared > 0 else None
+
+
 @lru_cache(maxsize=256)
-def _calibrate(epsilon, delta, sample_rate, n_steps, accountant, rtol, max_noise_multiplier):
+def _calibrate(epsilon, delta, sample_rate, n_steps, accountant, rtol, max_noise_multiplier,
+               count_noise_std):
     if math.isinf(epsilon):
         return 0.0, math.inf
+    accounting = dict(accountant=accountant, count_noise_std=count_noise_std)
     if _is_exact_gdp(sample_rate, accountant):
-        mu = gdp_mu(epsilon, delta)
+        mu = _steps_mu(epsilon, delta, count_noise_std)
+        if mu is None:
+            raise _budget_error(epsilon, delta, sample_rate, n_steps, max_noise_multiplier)
         z = math.sqrt(n_steps) / mu
-        while gaussian_delta(epsilon, math.sqrt(n_steps) / z) > delta:
+        while dpsgd_delta_gdp(z, n_steps, epsilon, count_noise_std) > delta:
             z = math.nextafter(z, math.inf)
         if z > max_noise_multiplier:
             raise _budget_error(epsilon, delta, sample_rate, n_steps, max_noise_multiplier)
-        # delta(epsilon; sqrt(T)/z) <= delta was checked above, so the target itself is
+        # delta(epsilon; mu(z)) <= delta was checked above, so the target itself is
         # certified; the root finder of gaussian_epsilon may land an ulp above it
-        spent = dpsgd_epsilon(z, sample_rate, n_steps, delta, accountant=accountant)
+        spent = dpsgd_epsilon(z, sample_rate, n_steps, delta, **accounting)
         return z, min(spent, epsilon)
 
     def epsilon_of(z):
-        return dpsgd_epsilon(z, sample_rate, n_steps, delta, accountant=accountant)
+        return dpsgd_epsilon(z, sample_rate, n_steps, delta, **accounting)
 
     start = min(max(_initial_guess(epsilon, delta, sample_rate, n_steps), 0.3),
                 max_noise_multiplier)
@@ -144,6 +157,11 @@ def _calibrate(epsilon, delta, sample_rate, n_steps, accountant, rtol, max_noise
     except PrivacyBudgetError:
         raise _budget_error(epsilon, delta, sample_rate, n_steps,
                             max_noise_multiplier) from None
+
+
+def dpsgd_delta_gdp(noise_multiplier, n_steps, epsilon, count_noise_std):
+    """Exact delta of full-batch DP-GD with its row count (Gaussian DP)."""
+    return gaussian_delta(epsilon, composed_mu(noise_multiplier, n_steps, count_noise_std))
 
 
 def _check_target(epsilon, delta):
@@ -157,7 +175,7 @@ def _check_target(epsilon, delta):
 
 def calibrate_noise_multiplier(epsilon, delta, sample_rate, n_steps, *, accountant="pld",
                                rtol=1e-3, max_noise_multiplier=MAX_NOISE_MULTIPLIER,
-                               return_epsilon=False):
+                               return_epsilon=False, count_noise_std=None):
     """Smallest DP-SGD noise multiplier meeting a target (epsilon, delta), conservatively.
 
     Parameters
@@ -180,6 +198,9 @@ def calibrate_noise_multiplier(epsilon, delta, sample_rate, n_steps, *, accounta
         Beyond this the budget is declared too small for the training length.
     return_epsilon : bool, default=False
         Also return the epsilon certified for the returned multiplier.
+    count_noise_std : float or None, default=None
+        Standard deviation of the Gaussian row count composed with the steps
+        (see :func:`dpsgd_epsilon`); the steps get what the count leaves.
 
     Returns
     -------
@@ -203,19 +224,20 @@ def calibrate_noise_multiplier(epsilon, delta, sample_rate, n_steps, *, accounta
     _check_target(epsilon, delta)
     _check_accounting_args(1.0, sample_rate, n_steps, accountant)
     z, spent = _calibrate(float(epsilon), float(delta), float(sample_rate), int(n_steps),
-                          accountant, float(rtol), float(max_noise_multiplier))
+                          accountant, float(rtol), float(max_noise_multiplier),
+                          _float_or_none(count_noise_std))
     return (z, spent) if return_epsilon else z
 
 
 def noise_multiplier_derivative(epsilon, delta, sample_rate, n_steps, *, accountant="pld",
-                                relative_step=1e-3):
+                                relative_step=1e-3, count_noise_std=None):
     """Derivative ``dz/depsilon`` of the calibrated noise multiplier (negative).
 
-    Full-batch DP-GD under the PLD accountant uses the Gaussian-DP closed form
-    ``dz/depsilon = -(sqrt(T) / mu^2) dmu/depsilon`` (spec
-    ``epsilon_for_utility_math.md`` 5). Otherwise ``1 / (depsilon_acct/dz)`` with
-    a central difference of the accountant at the calibrated ``z``, step
-    ``relative_step * z``.
+    Full-batch DP-GD under the PLD accountant uses the Gaussian-DP closed form: with
+    ``m^2 = mu^2 - 1/s^2`` left for the steps, ``z = sqrt(T) / m`` and
+    ``dz/depsilon = -(sqrt(T) mu / m^3) dmu/depsilon``. Otherwise
+    ``1 / (depsilon_acct/dz)`` with a central difference of the accountant at the
+    calibrated ``z``, step ``relative_step * z``. The count's ``s`` is held fixed.
 
     Parameters
     ----------
@@ -233,6 +255,8 @@ def noise_multiplier_derivative(epsilon, delta, sample_rate, n_steps, *, account
         Central-difference step relative to ``z``. The PLD accountant is
         discretised (loss grid ``1e-4``), so a step much below ``1e-3 z`` picks
         up the discretisation.
+    count_noise_std : float or None, default=None
+        The row count's noise, held fixed (see :func:`calibrate_noise_multiplier`).
 
     Returns
     -------
@@ -243,10 +267,12 @@ def noise_multiplier_derivative(epsilon, delta, sample_rate, n_steps, *, account
         return 0.0
     if _is_exact_gdp(sample_rate, accountant):
         mu = gdp_mu(epsilon, delta)
-        return -math.sqrt(n_steps) / mu**2 * gdp_mu_derivative(epsilon, delta)
-    z = calibrate_noise_multiplier(epsilon, delta, sample_rate, n_steps,
-                                   accountant=accountant, rtol=1e-6)
+        steps_mu = _steps_mu(epsilon, delta, count_noise_std)
+        return -math.sqrt(n_steps) * mu / steps_mu**3 * gdp_mu_derivative(epsilon, delta)
+    accounting = dict(accountant=accountant, count_noise_std=count_noise_std)
+    z = calibrate_noise_multiplier(epsilon, delta, sample_rate, n_steps, rtol=1e-6,
+                                   **accounting)
     h = relative_step * z
-    up = dpsgd_epsilon(z + h, sample_rate, n_steps, delta, accountant=accountant)
-    down = dpsgd_epsilon(z - h, sample_rate, n_steps, delta, accountant=accountant)
+    up = dpsgd_epsilon(z + h, sample_rate, n_steps, delta, **accounting)
+    down = dpsgd_epsilon(z - h, sample_rate, n_steps, delta, **accounting)
     return 2.0 * h / (up - down)

@@ -1,12 +1,16 @@
-"""Privacy accounting of DP-SGD: T Poisson-sampled Gaussian steps (add/remove-one).
+"""Privacy accounting of DP-SGD: a DP row count and T Poisson-sampled Gaussian steps.
 
 A thin wrapper over Google's ``dp-accounting``: the PLD accountant (default,
 tightest) and the RDP accountant (improved RDP-to-DP conversion), both for the
-event ``T x PoissonSampled(q, Gaussian(z))`` under the add/remove-one relation
-(spec ``dp_sgd_and_accounting.md`` 3-4). Full-batch DP-GD (``q = 1``) under the
-PLD accountant is accounted exactly in closed form: ``T`` Gaussian steps of
-multiplier ``z`` are ``mu``-GDP with ``mu = sqrt(T) / z``, which is what the PLD
-accountant approximates from above.
+event ``Gaussian(s) o T x PoissonSampled(q, Gaussian(z))`` under the add/remove-one
+relation: the optional first event is the Gaussian count ``n + N(0, s^2)``
+(sensitivity 1) that DP-SGD releases to normalise its steps, because the number of
+rows is private under add/remove (``docs/privacy/dpsgd.rst``). Both mechanisms have
+fixed public parameters, so the composition is non-adaptive. Full-batch DP-GD
+(``q = 1``) under the PLD accountant is accounted exactly in closed form: the count
+and ``T`` Gaussian steps of multiplier ``z`` are ``mu``-GDP with
+``mu = sqrt(T / z^2 + 1 / s^2)``, which is what the PLD accountant approximates from
+above.
 
 ``dp_accounting`` is imported inside the functions, so that ``import skdp``
 stays fast.
@@ -17,9 +21,11 @@ from functools import lru_cache
 
 import numpy as np
 
-from ._gaussian import gaussian_delta, gaussian_epsilon
+from ._gaussian import gaussian_delta, gaussian_epsilon, gdp_mu
 
 ACCOUNTANTS = ("pld", "rdp")
+# s = 10 / mu: the row count takes (1/10)^2 = 1 % of the Gaussian-DP budget mu^2
+COUNT_SHARE_FACTOR = 10.0
 
 
 def _check_accounting_args(noise_multiplier, sample_rate, n_steps, accountant):
@@ -33,13 +39,70 @@ def _check_accounting_args(noise_multiplier, sample_rate, n_steps, accountant):
         raise ValueError(f"noise_multiplier must be >= 0, got {noise_multiplier!r}.")
 
 
-def _dpsgd_event(noise_multiplier, sample_rate, n_steps):
+def _dpsgd_event(noise_multiplier, sample_rate, n_steps, count_noise_std=None):
     import dp_accounting
 
     step = dp_accounting.GaussianDpEvent(float(noise_multiplier))
     if sample_rate < 1:
         step = dp_accounting.PoissonSampledDpEvent(float(sample_rate), step)
-    return dp_accounting.SelfComposedDpEvent(step, int(n_steps))
+    steps = dp_accounting.SelfComposedDpEvent(step, int(n_steps))
+    if count_noise_std is None:
+        return steps
+    count = dp_accounting.GaussianDpEvent(float(count_noise_std))
+    return dp_accounting.ComposedDpEvent([count, steps])
+
+
+def composed_mu(noise_multiplier, n_steps, count_noise_std=None):
+    """Gaussian-DP ``mu`` of the count and ``T`` full-batch steps: ``sqrt(T/z^2 + 1/s^2)``.
+
+    Parameters
+    ----------
+    noise_multiplier : float
+        Noise multiplier ``z`` of the steps.
+    n_steps : int
+        Number of steps ``T``.
+    count_noise_std : float or None
+        Standard deviation ``s`` of the Gaussian row count (sensitivity 1);
+        ``None`` leaves the count out.
+
+    Returns
+    -------
+    mu : float
+    """
+    mu_squared = n_steps / noise_multiplier**2
+    if count_noise_std is not None:
+        mu_squared += 1.0 / count_noise_std**2
+    return math.sqrt(mu_squared)
+
+
+def default_count_noise_std(epsilon, delta):
+    """Public standard deviation of DP-SGD's row count for a target (epsilon, delta).
+
+    ``s = 10 / mu`` with ``mu`` the Gaussian-DP parameter of the target: the count
+    then takes 1 %% of the budget ``mu^2`` (exactly so for full-batch DP-GD, about so
+    under Poisson sampling, where the accountant calibrates the steps to what is
+    left). A function of public quantities only.
+
+    Parameters
+    ----------
+    epsilon : float
+        Target epsilon; ``inf`` gives ``0`` (no noise, the non-private baseline).
+    delta : float
+        Target delta in (0, 1).
+
+    Returns
+    -------
+    count_noise_std : float
+
+    Examples
+    --------
+    >>> from skdp.accounting import default_count_noise_std
+    >>> round(default_count_noise_std(1.0, 1e-5), 2)
+    37.31
+    """
+    if math.isinf(epsilon):
+        return 0.0
+    return COUNT_SHARE_FACTOR / gdp_mu(epsilon, delta)
 
 
 def _make_accountant(accountant):
@@ -56,7 +119,8 @@ def _is_exact_gdp(sample_rate, accountant):
     return sample_rate == 1 and accountant == "pld"
 
 
-def dpsgd_epsilon(noise_multiplier, sample_rate, n_steps, delta, *, accountant="pld"):
+def dpsgd_epsilon(noise_multiplier, sample_rate, n_steps, delta, *, accountant="pld",
+                  count_noise_std=None):
     """Epsilon certified for DP-SGD with Poisson sampling (add/remove-one).
 
     Parameters
@@ -75,6 +139,10 @@ def dpsgd_epsilon(noise_multiplier, sample_rate, n_steps, delta, *, accountant="
         ``"pld"``: dp-accounting's privacy-loss-distribution accountant (for
         ``q = 1`` the exact Gaussian-DP closed form it approximates);
         ``"rdp"``: dp-accounting's Renyi accountant (looser).
+    count_noise_std : float or None, default=None
+        Standard deviation ``s`` of the Gaussian row count released before the
+        steps (sensitivity 1), composed with them; ``None`` accounts the steps
+        alone.
 
     Returns
     -------
@@ -91,26 +159,32 @@ def dpsgd_epsilon(noise_multiplier, sample_rate, n_steps, delta, *, accountant="
     _check_accounting_args(noise_multiplier, sample_rate, n_steps, accountant)
     if not 0 < delta < 1:
         raise ValueError(f"DP-SGD accounting needs 0 < delta < 1, got delta={delta!r}.")
-    if noise_multiplier == 0:
+    if noise_multiplier == 0 or count_noise_std == 0:
         return math.inf
     if np.isinf(noise_multiplier):
-        return 0.0
+        return 0.0 if count_noise_std is None else gaussian_epsilon(delta, 1.0 / count_noise_std)
     if _is_exact_gdp(sample_rate, accountant):
-        return gaussian_epsilon(delta, math.sqrt(n_steps) / noise_multiplier)
+        return gaussian_epsilon(delta, composed_mu(noise_multiplier, n_steps, count_noise_std))
     return _accountant_epsilon(float(noise_multiplier), float(sample_rate), int(n_steps),
-                               float(delta), accountant)
+                               float(delta), accountant, _float_or_none(count_noise_std))
+
+
+def _float_or_none(value):
+    return None if value is None else float(value)
 
 
 @lru_cache(maxsize=1024)
-def _accountant_epsilon(noise_multiplier, sample_rate, n_steps, delta, accountant):
+def _accountant_epsilon(noise_multiplier, sample_rate, n_steps, delta, accountant,
+                        count_noise_std):
     # a pure function of public settings: cached, so that refits (grid searches,
     # cross-validation, calibration) do not recompose the same event
     acc = _make_accountant(accountant)
-    acc.compose(_dpsgd_event(noise_multiplier, sample_rate, n_steps))
+    acc.compose(_dpsgd_event(noise_multiplier, sample_rate, n_steps, count_noise_std))
     return float(acc.get_epsilon(delta))
 
 
-def dpsgd_delta(noise_multiplier, sample_rate, n_steps, epsilon, *, accountant="pld"):
+def dpsgd_delta(noise_multiplier, sample_rate, n_steps, epsilon, *, accountant="pld",
+                count_noise_std=None):
     """Delta certified for DP-SGD at a given epsilon (add/remove-one).
 
     Parameters
@@ -125,18 +199,20 @@ def dpsgd_delta(noise_multiplier, sample_rate, n_steps, epsilon, *, accountant="
         Target epsilon >= 0.
     accountant : {"pld", "rdp"}, default="pld"
         Accountant, as in :func:`dpsgd_epsilon`.
+    count_noise_std : float or None, default=None
+        The row count's noise, as in :func:`dpsgd_epsilon`.
 
     Returns
     -------
     delta : float
     """
     _check_accounting_args(noise_multiplier, sample_rate, n_steps, accountant)
-    if noise_multiplier == 0:
+    if noise_multiplier == 0 or count_noise_std == 0:
         return 1.0
     if np.isinf(noise_multiplier):
-        return 0.0
+        return 0.0 if count_noise_std is None else gaussian_delta(epsilon, 1.0 / count_noise_std)
     if _is_exact_gdp(sample_rate, accountant):
-        return gaussian_delta(epsilon, math.sqrt(n_steps) / noise_multiplier)
+        return gaussian_delta(epsilon, composed_mu(noise_multiplier, n_steps, count_noise_std))
     acc = _make_accountant(accountant)
-    acc.compose(_dpsgd_event(noise_multiplier, sample_rate, n_steps))
+    acc.compose(_dpsgd_event(noise_multiplier, sample_rate, n_steps, count_noise_std))
     return float(acc.get_delta(epsilon))

@@ -4,7 +4,7 @@ import copy
 import math
 import time
 from dataclasses import dataclass, field
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 import scipy.sparse as sp
@@ -15,15 +15,16 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
 from ..accounting._calibration import calibrate_noise_multiplier, noise_multiplier_derivative
-from ..accounting._dpsgd import dpsgd_epsilon
+from ..accounting._dpsgd import default_count_noise_std, dpsgd_epsilon
 from ..base import PrivacyParamsMixin
 from ..exceptions import PrivacyBudgetError
 from ..losses import HingeLoss, HuberHingeLoss, LogisticLoss
 from ..utils._docstrings import fill_doc
-from ..utils._random import check_rng
+from ..utils._random import noise_generator
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ..utils.validation import row_clip_factors
-from ._base import _LinearClassifierMixin, check_two_classes, design_matrix, split_coefficients
+from ._base import (_LinearClassifierMixin, classes_constraint, design_matrix, encode_labels,
+                    split_coefficients)
 
 _DPSGD_LOSSES = {"logistic": LogisticLoss, "huber": HuberHingeLoss, "hinge": HingeLoss}
 _SCHEDULES = ("constant", "step", "linear")
@@ -147,7 +148,7 @@ class DPSGDRun:
 
 
 def _dp_sgd(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_rate, n_steps,
-            learning_rate, schedule, alpha, average, sampling_rng, noise_rng,
+            normaliser, learning_rate, schedule, alpha, average, sampling_rng, noise_rng,
             momentum=0.0, row_norms=None, tangent=False, verbose=0):
     """Noisy clipped gradient descent on ``mean_i loss_i + alpha/2 ||theta||^2``.
 
@@ -166,6 +167,9 @@ def _dp_sgd(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_rate, n_steps
     sample_rate : float
         Poisson sampling probability ``q``; ``1`` is full-batch DP-GD.
     n_steps : int
+    normaliser : float
+        Public or differentially private divisor of the noisy clipped sum (the
+        estimator passes ``q`` times its DP row count); never the private ``n``.
     learning_rate : float
     schedule : {"constant", "step", "linear"}
     alpha : float
@@ -195,7 +199,6 @@ def _dp_sgd(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_rate, n_steps
     K = Y.shape[1]
     if row_norms is None:
         row_norms = _row_norms(X)
-    expected_batch = sample_rate * n           # divide by E|S_t| = q n, never by |S_t|
     noise_scale = noise_multiplier * max_grad_norm
     etas = _learning_rates(learning_rate, schedule, n_steps)
     n_avg = max(1, int(math.ceil(average * n_steps))) if average > 0 else 1
@@ -206,8 +209,8 @@ def _dp_sgd(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_rate, n_steps
     # d/dz of theta, its average and the velocity (forward mode)
     theta_dot, theta_avg_dot, velocity_dot = (np.zeros((K, d)) for _ in range(3))
     full_batch = sample_rate == 1.0
-    sparse = sp.issparse(X)
     batch_sizes = np.empty(n_steps, dtype=np.int64)
+    sparse = sp.issparse(X)
     steps_per_epoch = max(1, int(round(1.0 / sample_rate)))
     start = time.perf_counter()
     # the products are matrix-vector shaped and memory bound: BLAS threads only add
@@ -226,10 +229,10 @@ def _dp_sgd(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_rate, n_steps
             xi = noise_rng.standard_normal((K, d))   # drawn even when z = 0 (same stream)
             if tangent:
                 gradient_dot = (clipped_gradient_tangent(Xb, Yb, theta, theta_dot, loss, factors)
-                                + max_grad_norm * xi) / expected_batch + alpha * theta_dot
+                                + max_grad_norm * xi) / normaliser + alpha * theta_dot
                 velocity_dot = momentum * velocity_dot + gradient_dot
                 theta_dot = theta_dot - etas[t] * velocity_dot
-            gradient = (clipped_sum + noise_scale * xi) / expected_batch + alpha * theta
+            gradient = (clipped_sum + noise_scale * xi) / normaliser + alpha * theta
             velocity = momentum * velocity + gradient
             theta = theta - etas[t] * velocity
             if t >= first_avg:
@@ -259,6 +262,7 @@ class DPSGDSolution:
     epsilon: float
     sample_rate: float
     n_steps: int
+    count_noise_std: float
     X: np.ndarray
     Y: np.ndarray
     loss: object
@@ -282,14 +286,15 @@ class DPSGDClassifier(PrivacyParamsMixin, _LinearClassifierMixin, ClassifierMixi
     """Differentially private linear classifier trained by DP-SGD or full-batch DP-GD.
 
     Gradient perturbation (Abadi et al. 2016, in the Poisson-sampled form of
-    Opacus): at every step each row enters the batch independently with
-    probability ``q = batch_size / n_samples``, every per-example gradient is
+    Opacus): at every step each row enters the batch independently with the
+    public probability ``q = sample_rate``, every per-example gradient is
     clipped to ``max_grad_norm``, Gaussian noise of standard deviation
     ``noise_multiplier * max_grad_norm`` is added to their sum, and the sum is
-    divided by the expected batch size ``q * n_samples``. The noise multiplier
-    is calibrated to ``(epsilon, delta)`` by Google's ``dp-accounting``.
-    ``batch_size=None`` is full-batch DP-GD (``q = 1``), accounted exactly
-    through Gaussian differential privacy.
+    divided by ``q`` times a differentially private count of the rows (the
+    number of rows is private under add/remove: it is never used directly).
+    The noise multiplier is calibrated to ``(epsilon, delta)`` for the count
+    and the steps together by Google's ``dp-accounting``. ``sample_rate=1`` is
+    full-batch DP-GD, accounted exactly through Gaussian differential privacy.
 
     Binary problems fit a logistic (or Huber / hinge) model. With more than two
     classes ``loss="logistic"`` fits the multinomial (softmax) model natively
@@ -322,19 +327,32 @@ class DPSGDClassifier(PrivacyParamsMixin, _LinearClassifierMixin, ClassifierMixi
         intercept_scaling**2)``; clipping below it trades a little bias for
         less noise.
 
-    batch_size : int or None, default=None
-        Expected batch size of Poisson sampling (``q = batch_size /
-        n_samples``); it must not exceed ``n_samples``. ``None`` (or
-        ``n_samples``) is full-batch DP-GD.
+    sample_rate : float, default=1.0
+        Public Poisson sampling probability ``q`` in (0, 1]: each row enters
+        each batch independently with probability ``q``, so the expected batch
+        is ``q * n_samples`` rows. ``1`` is full-batch DP-GD. It is a public
+        parameter, never derived from the number of rows (which is private):
+        for a batch of about ``B`` rows on data of about ``N`` rows, pass
+        ``B / N`` with ``N`` a public figure. A batch size derived from a DP
+        count would make the composition adaptive, which the accountant here
+        does not cover, so it is not offered.
 
     epochs : float, default=100
-        Number of passes: the number of steps is
-        ``ceil(epochs * n_samples / batch_size)`` (``epochs`` for DP-GD), fixed
-        before the noise is calibrated.
+        Number of passes: the number of steps is ``ceil(epochs /
+        sample_rate)``, fixed before the noise is calibrated.
+
+    count_noise_std : float or None, default=None
+        Standard deviation ``s`` of the Gaussian noise on the row count
+        ``n + N(0, s^2)`` released at the start of the fit (sensitivity 1) and
+        used only to normalise the noisy gradient sums. ``None`` sets
+        ``s = 10 / mu`` with ``mu`` the Gaussian-DP parameter of the target
+        ``(epsilon, delta)``, so that the count takes 1 %% of the budget
+        (``s`` is about 37 at epsilon 1 and 310 at epsilon 0.1, delta 1e-5).
+        The count is composed with the steps in the accountant.
 
     learning_rate : float, default=4.0
-        Step size on the averaged gradient (the sum divided by the expected
-        batch size).
+        Step size on the normalised gradient (the noisy sum divided by ``q``
+        times the DP row count).
 
     learning_rate_schedule : {"constant", "step", "linear"}, default="constant"
         ``"step"`` halves the step size at mid-training; ``"linear"`` decays it
@@ -373,6 +391,12 @@ class DPSGDClassifier(PrivacyParamsMixin, _LinearClassifierMixin, ClassifierMixi
         dp-accounting's privacy-loss-distribution accountant (tight; for
         DP-GD the exact Gaussian-DP closed form) or its Renyi accountant.
 
+    classes : array-like of shape (n_classes,) or None, default=None
+        The public set of class labels. ``None`` takes it from ``y``: the set
+        of labels present is then treated as public. When given, labels
+        outside it are an error and a declared class absent from ``y`` still
+        gets its coefficients.
+
     %(random_state)s
 
     verbose : int, default=0
@@ -392,16 +416,20 @@ class DPSGDClassifier(PrivacyParamsMixin, _LinearClassifierMixin, ClassifierMixi
         Defined only when ``X`` has string feature names.
 
     noise_multiplier_ : float
-        Noise multiplier used (calibrated or given).
+        Noise multiplier used (calibrated or given): a function of the public
+        parameters only.
 
     sample_rate_ : float
-        Poisson sampling probability ``q``.
+        Poisson sampling probability ``q`` (the public ``sample_rate``).
 
     n_steps_ : int
-        Number of noisy steps.
+        Number of noisy steps, ``ceil(epochs / sample_rate)``.
 
     n_iter_ : int
         Same as ``n_steps_`` (scikit-learn's name).
+
+    count_noise_std_ : float
+        Standard deviation of the noise on the row count.
 
     %(privacy_attrs)s
 
@@ -415,20 +443,26 @@ class DPSGDClassifier(PrivacyParamsMixin, _LinearClassifierMixin, ClassifierMixi
     Privacy statement. Unit of privacy: one record (row of ``X`` with its
     label). Neighbouring relation: add/remove-one only
     (``neighboring_ = "add_remove"``), the relation the Poisson-sampled
-    Gaussian analysis assumes. Mechanism: ``T`` steps of the subsampled
-    Gaussian mechanism; sensitivity of each noisy sum is ``max_grad_norm``
+    Gaussian analysis assumes; a replace-one variant would need sampling
+    without replacement and its own accounting, and is not offered.
+    Mechanism: first the row count ``n + N(0, s^2)`` (sensitivity 1), then
+    ``T`` steps of the subsampled Gaussian mechanism with the public rate
+    ``q``; the sensitivity of each noisy sum is ``max_grad_norm``
     (per-example clipping, the intercept coordinate included), noise
-    ``N(0, (noise_multiplier * max_grad_norm)^2 I)`` on the sum. Loss measure:
-    (epsilon, delta)-DP certified by dp-accounting's PLD accountant (default;
-    full-batch DP-GD: ``mu``-GDP with ``mu = sqrt(T) / noise_multiplier``,
-    exact) or RDP accountant. The penalty ``alpha`` and the learning-rate
-    schedule are public; tail averaging is post-processing. Not protected:
-    the number of samples (it sets ``q``, the number of steps and the
-    normalisation), the set of class labels and the feature dimension.
-    Feature scaling must itself be public (not fitted on the private data).
-    Hyperparameters tuned on the private data cost privacy that is not
-    accounted here. Floating-point attacks on the Gaussian sampler are out of
-    scope. Specification: ``shared/spec/dp_sgd_and_accounting.md``.
+    ``N(0, (noise_multiplier * max_grad_norm)^2 I)`` on the sum, which is
+    divided by ``max(q * n_tilde, 1)`` with ``n_tilde`` the DP count
+    (post-processing). Every parameter of both mechanisms is public and fixed
+    before the data are seen, so they compose non-adaptively. Loss measure:
+    (epsilon, delta)-DP certified for the count and the steps together by
+    dp-accounting's PLD accountant (default; full-batch DP-GD: ``mu``-GDP
+    with ``mu = sqrt(T / noise_multiplier^2 + 1 / s^2)``, exact) or RDP
+    accountant. The penalty ``alpha`` and the learning-rate schedule are
+    public; tail averaging is post-processing. The Poisson masks are drawn
+    from the secret noise stream. Not protected: the set of class labels
+    unless ``classes`` is given, and the feature dimension. Feature scaling
+    must itself be public (not fitted on the private data). Floating-point
+    attacks on the Gaussian sampler are out of scope. Derivation:
+    ``docs/privacy/dpsgd.rst``.
 
     Hyperparameters. They are public choices: tuning them on the private data
     costs privacy that is not accounted here. The defaults (full-batch DP-GD,
@@ -436,16 +470,19 @@ class DPSGDClassifier(PrivacyParamsMixin, _LinearClassifierMixin, ClassifierMixi
     ``momentum=0.9``, ``alpha=1e-4``, averaging of the last half of the
     iterates) were tuned on a 75/25 validation split of the UCI Adult
     training set (``skdp.datasets.load_adult``: rows clipped to norm 1,
-    intercept column), never on its test set. They suit small budgets
-    (epsilon up to about 0.5). For epsilon >= 1 on tens of thousands of rows,
-    Poisson mini-batches reach closer to the non-private model:
-    ``batch_size=1000, epochs=60, learning_rate=16, momentum=0.9,
-    max_grad_norm=0.5, alpha=0, average=0.5``. Measured test accuracies are
-    in ``benchmarks/results/dpsgd.json``.
+    intercept column), never on its test set; that tuning read Adult's
+    protected training rows and is in no reported epsilon, so they are
+    public choices for other data but not independent of Adult. They suit
+    small budgets (epsilon up to about 0.5). For epsilon >= 1 on tens of
+    thousands of rows, Poisson mini-batches reach closer to the non-private
+    model: ``sample_rate=0.033, epochs=60, learning_rate=16, momentum=0.9,
+    max_grad_norm=0.5, alpha=0, average=0.5`` (batches of about 1,000 rows on
+    Adult's 30,162). Measured test accuracies are in
+    ``benchmarks/results/dpsgd.json``.
 
-    Rounding. The number of steps is ``ceil(epochs * n_samples /
-    batch_size)``, fixed before calibration; calibration returns the end of
-    its search that is within budget, so ``epsilon_spent_ <= epsilon``.
+    Rounding. The number of steps is ``ceil(epochs / sample_rate)``, fixed
+    before calibration; calibration returns the end of its search that is
+    within budget, so ``epsilon_spent_ <= epsilon``.
 
     References
     ----------
@@ -462,6 +499,8 @@ class DPSGDClassifier(PrivacyParamsMixin, _LinearClassifierMixin, ClassifierMixi
     >>> clf = DPSGDClassifier(epsilon=1.0, random_state=0).fit(X, y)
     >>> clf.coef_.shape, clf.n_steps_, clf.neighboring_
     ((1, 4), 100, 'add_remove')
+    >>> DPSGDClassifier(sample_rate=0.1, epochs=2).fit(X, y).n_steps_
+    20
     >>> bool(clf.epsilon_spent_ <= 1.0)
     True
     """
@@ -473,7 +512,8 @@ class DPSGDClassifier(PrivacyParamsMixin, _LinearClassifierMixin, ClassifierMixi
         **PrivacyParamsMixin._privacy_parameter_constraints,
         "noise_multiplier": [Interval(Real, 0, None, closed="left"), None],
         "max_grad_norm": [Interval(Real, 0, None, closed="neither")],
-        "batch_size": [Interval(Integral, 1, None, closed="left"), None],
+        "sample_rate": [Interval(Real, 0, 1, closed="right")],
+        "count_noise_std": [Interval(Real, 0, None, closed="neither"), None],
         "epochs": [Interval(Real, 0, None, closed="neither")],
         "learning_rate": [Interval(Real, 0, None, closed="neither")],
         "learning_rate_schedule": [StrOptions(set(_SCHEDULES))],
@@ -485,20 +525,23 @@ class DPSGDClassifier(PrivacyParamsMixin, _LinearClassifierMixin, ClassifierMixi
         "fit_intercept": ["boolean"],
         "intercept_scaling": [Interval(Real, 0, None, closed="neither")],
         "accountant": [StrOptions({"pld", "rdp"})],
+        "classes": classes_constraint(),
         "verbose": ["verbose"],
     }
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, noise_multiplier=None, max_grad_norm=0.5,
-                 batch_size=None, epochs=100, learning_rate=4.0,
+                 sample_rate=1.0, epochs=100, count_noise_std=None, learning_rate=4.0,
                  learning_rate_schedule="constant", alpha=1e-4, average=0.5, momentum=0.9,
                  loss="logistic", huber_h=0.5, fit_intercept=True, intercept_scaling=1.0,
-                 data_norm=1.0, accountant="pld", random_state=None, verbose=0):
+                 data_norm=1.0, accountant="pld", classes=None, random_state=None,
+                 verbose=0):
         self.epsilon = epsilon
         self.delta = delta
         self.noise_multiplier = noise_multiplier
         self.max_grad_norm = max_grad_norm
-        self.batch_size = batch_size
+        self.sample_rate = sample_rate
         self.epochs = epochs
+        self.count_noise_std = count_noise_std
         self.learning_rate = learning_rate
         self.learning_rate_schedule = learning_rate_schedule
         self.alpha = alpha
@@ -510,6 +553,7 @@ class DPSGDClassifier(PrivacyParamsMixin, _LinearClassifierMixin, ClassifierMixi
         self.intercept_scaling = intercept_scaling
         self.data_norm = data_norm
         self.accountant = accountant
+        self.classes = classes
         self.random_state = random_state
         self.verbose = verbose
 
@@ -533,28 +577,25 @@ class DPSGDClassifier(PrivacyParamsMixin, _LinearClassifierMixin, ClassifierMixi
             return _MarginColumns(HuberHingeLoss(h=self.huber_h))
         return _MarginColumns(_DPSGD_LOSSES[self.loss]())
 
-    def _schedule(self, n_samples):
-        """Sampling rate and number of steps, public functions of ``n_samples``."""
-        if self.batch_size is not None and self.batch_size > n_samples:
-            raise ValueError(
-                f"batch_size={self.batch_size} exceeds n_samples={n_samples}: it is the "
-                "expected batch size of Poisson sampling, at most n_samples. Use "
-                "batch_size=None for full-batch DP-GD.")
-        if self.batch_size is None or self.batch_size == n_samples:
-            sample_rate = 1.0
-        else:
-            sample_rate = self.batch_size / n_samples
-        n_steps = max(1, math.ceil(self.epochs / sample_rate - 1e-9))
-        return sample_rate, n_steps
+    def _schedule(self):
+        """Sampling rate and number of steps: public parameters, never the row count."""
+        sample_rate = float(self.sample_rate)
+        return sample_rate, max(1, math.ceil(self.epochs / sample_rate - 1e-9))
 
-    def _privacy_spend(self, sample_rate, n_steps):
+    def _count_noise(self):
+        """Standard deviation of the row count's noise (public)."""
+        if self.count_noise_std is not None:
+            return float(self.count_noise_std)
+        return default_count_noise_std(self.epsilon, self.delta)
+
+    def _privacy_spend(self, sample_rate, n_steps, count_noise):
         """Noise multiplier and certified epsilon, before any noise is drawn."""
+        accounting = dict(accountant=self.accountant, count_noise_std=count_noise)
         if self.noise_multiplier is None:
             return calibrate_noise_multiplier(self.epsilon, self.delta, sample_rate, n_steps,
-                                              accountant=self.accountant,
-                                              return_epsilon=True)
+                                              return_epsilon=True, **accounting)
         z = float(self.noise_multiplier)
-        spent = dpsgd_epsilon(z, sample_rate, n_steps, self.delta, accountant=self.accountant)
+        spent = dpsgd_epsilon(z, sample_rate, n_steps, self.delta, **accounting)
         if spent > self.epsilon:
             raise PrivacyBudgetError(
                 f"noise_multiplier={z!r} with {n_steps} steps at sampling rate "
@@ -573,12 +614,11 @@ class DPSGDClassifier(PrivacyParamsMixin, _LinearClassifierMixin, ClassifierMixi
         self._check_params()
         X, y = validate_data(self, X, y, dtype=np.float64, accept_sparse="csr")
         check_classification_targets(y)
-        self.classes_, y_idx = np.unique(y, return_inverse=True)
-        check_two_classes(self.classes_)
+        self.classes_, y_idx = encode_labels(y, self.classes)
         n_classes = len(self.classes_)
-        n = X.shape[0]
-        sample_rate, n_steps = self._schedule(n)
-        z, spent = self._privacy_spend(sample_rate, n_steps)
+        sample_rate, n_steps = self._schedule()
+        count_noise = self._count_noise()
+        z, spent = self._privacy_spend(sample_rate, n_steps, count_noise)
         loss = self._make_loss(n_classes)
         if n_classes == 2:
             Y = np.where(y_idx == 1, 1.0, -1.0)[:, None]
@@ -590,8 +630,11 @@ class DPSGDClassifier(PrivacyParamsMixin, _LinearClassifierMixin, ClassifierMixi
                                intercept_scaling=self.intercept_scaling)
         if sp.issparse(design):
             design = sp.csr_matrix(design)
-        sampling_rng, noise_rng = check_rng(self.random_state).spawn(2)
+        count_rng, sampling_rng, noise_rng = noise_generator(self.random_state).spawn(3)
+        # the DP row count: the only way n enters the released model
+        n_tilde = X.shape[0] + count_noise * count_rng.standard_normal()
         settings = dict(max_grad_norm=float(self.max_grad_norm),
+                        normaliser=max(sample_rate * n_tilde, 1.0),
                         learning_rate=float(self.learning_rate),
                         schedule=self.learning_rate_schedule, alpha=float(self.alpha),
                         average=float(self.average), momentum=float(self.momentum),
@@ -602,8 +645,8 @@ class DPSGDClassifier(PrivacyParamsMixin, _LinearClassifierMixin, ClassifierMixi
                       n_steps=n_steps, sampling_rng=sampling_rng, noise_rng=noise_rng,
                       tangent=tangent, **settings)
         settings["verbose"] = 0
-        return DPSGDSolution(run.theta, z, spent, sample_rate, n_steps, design, Y, loss,
-                             settings, sampling_state, noise_state, run.theta_tangent)
+        return DPSGDSolution(run.theta, z, spent, sample_rate, n_steps, count_noise, design, Y,
+                             loss, settings, sampling_state, noise_state, run.theta_tangent)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
@@ -630,6 +673,7 @@ class DPSGDClassifier(PrivacyParamsMixin, _LinearClassifierMixin, ClassifierMixi
         self.sample_rate_ = float(solution.sample_rate)
         self.n_steps_ = int(solution.n_steps)
         self.n_iter_ = self.n_steps_
+        self.count_noise_std_ = float(solution.count_noise_std)
         self._record_spend(solution.epsilon, self.delta, "add_remove")
 
     # -- what EpsilonForUtility needs (private) ------------------------------------------
@@ -656,13 +700,20 @@ class DPSGDClassifier(PrivacyParamsMixin, _LinearClassifierMixin, ClassifierMixi
         """Calibrated noise multiplier ``z(epsilon)`` for this fit's ``q``, ``T``, delta."""
         check_is_fitted(self)
         return calibrate_noise_multiplier(epsilon, self.delta, self.sample_rate_,
-                                          self.n_steps_, accountant=self.accountant)
+                                          self.n_steps_, accountant=self.accountant,
+                                          count_noise_std=self._fitted_count_noise())
 
     def _noise_multiplier_derivative(self, epsilon):
         """``dz/depsilon`` at ``epsilon`` (negative), for this fit's ``q``, ``T``, delta."""
         check_is_fitted(self)
         return noise_multiplier_derivative(epsilon, self.delta, self.sample_rate_,
-                                           self.n_steps_, accountant=self.accountant)
+                                           self.n_steps_, accountant=self.accountant,
+                                           count_noise_std=self._fitted_count_noise())
+
+    def _fitted_count_noise(self):
+        # the count's noise is held fixed when epsilon moves (its effect on the
+        # normaliser is of relative order s / n)
+        return self.count_noise_std_ if self.count_noise_std_ > 0 else None
 
     # -- prediction ---------------------------------------------------------------------
 

@@ -26,7 +26,7 @@ _SHARED_PARAMS = {
     "random_state": """random_state : None, int, RandomState instance or Generator, default=None
         Source of the privacy noise. ``None`` (the default, the only setting
         for a model you publish) draws the noise from a ChaCha20 stream keyed
-        with fresh bits from :mod:`secrets`, new for every fit, so nothing
+        with fresh bits from Python's ``secrets`` module, new for every fit, so nothing
         released lets anyone regenerate it. An int, a ``RandomState`` or a
         ``Generator`` is reproducibility mode, for tests, benchmarks and
         teaching: never publish the model together with that value (whoever

@@ -8,7 +8,7 @@ Two kinds of randomness never share a stream:
   published or does not depend on the data): :func:`public_generator`.
 
 With ``random_state=None`` (the default) privacy noise comes from a ChaCha20
-stream keyed with 256 bits from :mod:`secrets`, fresh for every call, so no
+stream keyed with 256 bits from ``secrets``, fresh for every call, so no
 released value lets anyone regenerate it. An int, a ``RandomState`` or a
 ``Generator`` is *reproducibility mode*: the streams are a deterministic function
 of it, two fits seeded alike share their noise (their spends do not compose), and
@@ -69,7 +69,7 @@ def privacy_streams(random_state):
     ----------
     random_state : None, int, numpy.random.RandomState or numpy.random.Generator
         ``None``: the noise stream is ChaCha20 keyed with 256 fresh bits from
-        :mod:`secrets` and the public stream draws fresh entropy from the
+        ``secrets`` and the public stream draws fresh entropy from the
         operating system. Anything else is reproducibility mode: both streams
         are derived from it, on separate branches of one
         :class:`numpy.random.SeedSequence`, so publishing the public stream's

@@ -250,12 +250,14 @@ def outpert_control_flow():
 
 
 @functools.lru_cache(maxsize=None)
-def pld_epsilon(noise_multiplier, sample_rate, n_steps, delta):
-    """Epsilon of ``T`` Poisson-sampled Gaussian steps, straight from dp-accounting."""
+def pld_epsilon(noise_multiplier, sample_rate, n_steps, delta, count_noise_std):
+    """Epsilon of the Gaussian row count and ``T`` Poisson-sampled Gaussian steps,
+    straight from dp-accounting."""
     import dp_accounting
     from dp_accounting.pld import PLDAccountant
 
     accountant = PLDAccountant()
+    accountant.compose(dp_accounting.GaussianDpEvent(count_noise_std))
     accountant.compose(dp_accounting.SelfComposedDpEvent(dp_accounting.PoissonSampledDpEvent(
         sample_rate, dp_accounting.GaussianDpEvent(noise_multiplier)), n_steps))
     return accountant.get_epsilon(delta)
@@ -263,20 +265,20 @@ def pld_epsilon(noise_multiplier, sample_rate, n_steps, delta):
 
 def dpsgd_oracle(monkeypatch):
     """Account the noise multiplier the steps actually used, with the spec's
-    ``q = batch_size / n`` and ``T = ceil(epochs / q)``, directly with dp-accounting."""
+    public ``q = sample_rate`` and ``T = ceil(epochs / q)`` and the row count's Gaussian,
+    directly with dp-accounting."""
     recorder = _StepRecorder(monkeypatch)
     X, y = base_data(30)
-    epsilon, delta, batch, epochs = 2.0, 1e-3, 10, 4
+    epsilon, delta, q, epochs, count_noise = 2.0, 1e-3, 1 / 3, 4, 20.0
     est = dpsgd_estimator(epsilon=epsilon, delta=delta, noise_multiplier=None,
-                          batch_size=batch, epochs=epochs)
+                          sample_rate=q, epochs=epochs, count_noise_std=count_noise)
     est._set_fitted(est._solve(X, y))
     run = recorder.runs[-1]
-    q = batch / len(X)
     steps = int(np.ceil(epochs / q))
     violations = _flag(run["sample_rate"] != q or run["n_steps"] != steps,
                        f"schedule (q={run['sample_rate']}, T={run['n_steps']}) != spec "
                        f"({q}, {steps})")
-    certified = pld_epsilon(float(run["noise_multiplier"]), q, steps, delta)
+    certified = pld_epsilon(float(run["noise_multiplier"]), q, steps, delta, count_noise)
     violations += _flag(certified > epsilon * 1.002,
                         f"the noise used certifies epsilon={certified:.4g} > claimed {epsilon}")
     violations += _flag(est.noise_multiplier_ != run["noise_multiplier"],
@@ -511,7 +513,7 @@ BUGS = {
         "factors = row_clip_factors(norms, max_grad_norm)", "factors = np.ones_like(norms)")),
     "dpsgd-intercept-not-in-clip-norm": ("dpsgd", plant_dpsgd_intercept),
     "dpsgd-realised-batch-size": ("dpsgd", lambda mp: mutate(
-        mp, dpsgd_module, "_dp_sgd", "(clipped_sum + noise_scale * xi) / expected_batch",
+        mp, dpsgd_module, "_dp_sgd", "(clipped_sum + noise_scale * xi) / normaliser",
         "(clipped_sum + noise_scale * xi) / max(Xb.shape[0], 1)")),
     "dpsgd-accountant-half-the-steps": ("dpsgd", plant_dpsgd_half_the_steps),
     # NAPP

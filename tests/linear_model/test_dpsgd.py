@@ -17,7 +17,8 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import Normalizer
 
 from skdp import DPSGDClassifier
-from skdp.accounting import calibrate_noise_multiplier, dpsgd_epsilon, noise_multiplier_derivative
+from skdp.accounting import (calibrate_noise_multiplier, default_count_noise_std, dpsgd_epsilon,
+                             noise_multiplier_derivative)
 from skdp.exceptions import PrivacyBudgetError
 from skdp.linear_model._dpsgd import (
     _dp_sgd,
@@ -36,9 +37,16 @@ def _unit_ball_data(n=300, d=5, n_classes=2, seed=0):
     return X, y
 
 
+def _run(X, Y, loss, **kw):
+    """The worker with the normaliser a full-data count would give (``q n``)."""
+    if kw.get("normaliser") is None:
+        kw["normaliser"] = kw["sample_rate"] * X.shape[0]
+    return _dp_sgd(X, Y, loss, **kw)
+
+
 def _worker_kwargs(**overrides):
     kw = dict(noise_multiplier=1.0, max_grad_norm=1.0, sample_rate=1.0, n_steps=5,
-              learning_rate=0.5, schedule="constant", alpha=0.0, average=0.0)
+              normaliser=None, learning_rate=0.5, schedule="constant", alpha=0.0, average=0.0)
     kw.update(overrides)
     return kw
 
@@ -85,7 +93,7 @@ def test_poisson_sample_includes_each_row_independently_with_probability_q():
 def test_fit_uses_poisson_batches(seed):
     X, y = _unit_ball_data(n=500, seed=seed)
     Y = np.where(y == 1, 1.0, -1.0)[:, None]
-    run = _dp_sgd(X, Y, _MarginColumns(LogisticLoss()),
+    run = _run(X, Y, _MarginColumns(LogisticLoss()),
                   sampling_rng=np.random.default_rng(seed), noise_rng=np.random.default_rng(9),
                   **_worker_kwargs(sample_rate=0.2, n_steps=400))
     sizes = run.batch_sizes
@@ -136,7 +144,7 @@ def test_division_by_expected_not_realised_batch_size():
     Y = np.ones((n, 1))
     sampling = np.random.default_rng(4)
     replay = copy.deepcopy(sampling)
-    run = _dp_sgd(X, Y, _MarginColumns(LogisticLoss()), sampling_rng=sampling,
+    run = _run(X, Y, _MarginColumns(LogisticLoss()), sampling_rng=sampling,
                   noise_rng=np.random.default_rng(0),
                   **_worker_kwargs(noise_multiplier=0.0, sample_rate=q, n_steps=1,
                                    learning_rate=eta))
@@ -153,7 +161,7 @@ def test_empty_batch_update_is_noise_over_expected_batch_size():
     Y = np.where(y == 1, 1.0, -1.0)[:, None]
     sampling, noise = np.random.default_rng(0), np.random.default_rng(1)
     replay_s, replay_n = copy.deepcopy(sampling), copy.deepcopy(noise)
-    run = _dp_sgd(X, Y, _MarginColumns(LogisticLoss()), sampling_rng=sampling, noise_rng=noise,
+    run = _run(X, Y, _MarginColumns(LogisticLoss()), sampling_rng=sampling, noise_rng=noise,
                   **_worker_kwargs(noise_multiplier=z, max_grad_norm=C, sample_rate=q,
                                    n_steps=2, learning_rate=eta, alpha=lam))
     assert len(_poisson_sample(n, q, replay_s)) == 0
@@ -177,7 +185,7 @@ def test_noiseless_full_batch_is_gradient_descent_on_clipped_loss(multiclass):
     else:
         Y = np.where(y == 1, 1.0, -1.0)[:, None]
         loss = _MarginColumns(LogisticLoss())
-    run = _dp_sgd(X, Y, loss, sampling_rng=np.random.default_rng(0),
+    run = _run(X, Y, loss, sampling_rng=np.random.default_rng(0),
                   noise_rng=np.random.default_rng(0),
                   **_worker_kwargs(noise_multiplier=0.0, max_grad_norm=C, n_steps=T,
                                    learning_rate=eta, alpha=lam))
@@ -203,7 +211,7 @@ def test_momentum_and_tail_averaging_are_post_processing():
     kw = _worker_kwargs(noise_multiplier=0.0, n_steps=6, learning_rate=0.5, alpha=0.1,
                         momentum=0.5, average=0.5)
     rng = np.random.default_rng
-    run = _dp_sgd(X, Y, _MarginColumns(LogisticLoss()), sampling_rng=rng(0),
+    run = _run(X, Y, _MarginColumns(LogisticLoss()), sampling_rng=rng(0),
                   noise_rng=rng(0), **kw)
     thetas, theta, velocity = [], np.zeros((1, X.shape[1])), 0.0
     for _ in range(6):
@@ -217,10 +225,10 @@ def test_momentum_and_tail_averaging_are_post_processing():
 
 # -- the estimator ----------------------------------------------------------------------
 
-@pytest.mark.parametrize("batch_size", [None, 60])
-def test_same_seed_same_model_other_seed_other_model(batch_size):
+@pytest.mark.parametrize("sample_rate", [1.0, 0.2])
+def test_same_seed_same_model_other_seed_other_model(sample_rate):
     X, y = _unit_ball_data(n=300)
-    kw = dict(epsilon=1.0, batch_size=batch_size, epochs=3, accountant="rdp")
+    kw = dict(epsilon=1.0, sample_rate=sample_rate, epochs=3, accountant="rdp")
     a = DPSGDClassifier(random_state=3, **kw).fit(X, y)
     b = DPSGDClassifier(random_state=3, **kw).fit(X, y)
     c = DPSGDClassifier(random_state=4, **kw).fit(X, y)
@@ -231,7 +239,7 @@ def test_same_seed_same_model_other_seed_other_model(batch_size):
 
 def test_rerun_replays_the_same_draws_and_is_smooth_in_the_noise_multiplier():
     X, y = _unit_ball_data(n=300)
-    est = DPSGDClassifier(epsilon=2.0, batch_size=60, epochs=4, accountant="rdp",
+    est = DPSGDClassifier(epsilon=2.0, sample_rate=0.2, epochs=4, accountant="rdp",
                           max_grad_norm=5.0, random_state=0)
     solution = est._solve(X, y)
     z = solution.noise_multiplier
@@ -248,7 +256,7 @@ def test_rerun_replays_the_same_draws_and_is_smooth_in_the_noise_multiplier():
     dict(loss="logistic", max_grad_norm=0.3, momentum=0.9, average=0.5),  # clipping active
     dict(loss="huber", max_grad_norm=0.3, alpha=0.01, learning_rate_schedule="linear"),
     dict(loss="hinge"),
-    dict(loss="logistic", batch_size=None, max_grad_norm=0.3),            # DP-GD
+    dict(loss="logistic", sample_rate=1.0, max_grad_norm=0.3),            # DP-GD
     dict(loss="logistic", multiclass=True, max_grad_norm=0.5, momentum=0.5),  # softmax
 ])
 def test_forward_mode_tangent_is_the_common_noise_derivative(params):
@@ -256,7 +264,7 @@ def test_forward_mode_tangent_is_the_common_noise_derivative(params):
     X, y = _unit_ball_data(n=300)
     if params.pop("multiclass", False):
         y = np.digitize(X[:, 0], [-0.2, 0.2])
-    est = DPSGDClassifier(**{**dict(epsilon=2.0, batch_size=60, epochs=4, accountant="rdp",
+    est = DPSGDClassifier(**{**dict(epsilon=2.0, sample_rate=0.2, epochs=4, accountant="rdp",
                                     random_state=0), **params})
     solution = est._solve(X, y, tangent=True)
     assert_array_equal(solution.theta, est._solve(X, y).theta)  # the fit is unchanged
@@ -276,20 +284,22 @@ def test_solution_is_not_kept_on_the_fitted_estimator():
     assert not any(isinstance(v, np.random.Generator) for v in vars(est).values())
 
 
-@pytest.mark.parametrize("batch_size, accountant", [(None, "pld"), (None, "rdp"), (50, "rdp")])
-def test_fitted_privacy_attributes(batch_size, accountant):
+@pytest.mark.parametrize("q, accountant", [(1.0, "pld"), (1.0, "rdp"), (0.15, "rdp")])
+def test_fitted_privacy_attributes(q, accountant):
     X, y = _unit_ball_data(n=300)
-    est = DPSGDClassifier(epsilon=0.5, batch_size=batch_size, epochs=7, accountant=accountant,
+    est = DPSGDClassifier(epsilon=0.5, sample_rate=q, epochs=7, accountant=accountant,
                           random_state=0).fit(X, y)
-    q = 1.0 if batch_size is None else batch_size / 300
-    T = 7 if batch_size is None else math.ceil(7 * 300 / 50)
+    T = math.ceil(7 / q)
+    s = default_count_noise_std(0.5, 1e-5)
     assert est.sample_rate_ == q and est.n_steps_ == T == est.n_iter_
-    assert est.noise_multiplier_ == calibrate_noise_multiplier(0.5, 1e-5, q, T,
-                                                               accountant=accountant)
+    assert est.count_noise_std_ == s
+    assert est.noise_multiplier_ == calibrate_noise_multiplier(
+        0.5, 1e-5, q, T, accountant=accountant, count_noise_std=s)
     assert est.epsilon_spent_ <= 0.5
     assert est.epsilon_spent_ >= 0.99 * 0.5
     assert est.epsilon_spent_ == pytest.approx(
-        dpsgd_epsilon(est.noise_multiplier_, q, T, 1e-5, accountant=accountant), rel=1e-9)
+        dpsgd_epsilon(est.noise_multiplier_, q, T, 1e-5, accountant=accountant,
+                      count_noise_std=s), rel=1e-9)
     assert est.delta_spent_ == 1e-5
     assert est.neighboring_ == "add_remove"
 
@@ -299,12 +309,17 @@ def test_given_noise_multiplier_is_accounted_and_capped():
     est = DPSGDClassifier(epsilon=np.inf, noise_multiplier=3.0, epochs=5,
                           random_state=0).fit(X, y)
     assert est.noise_multiplier_ == 3.0
-    assert est.epsilon_spent_ == pytest.approx(dpsgd_epsilon(3.0, 1.0, 5, 1e-5), rel=1e-12)
+    # epsilon = inf: the count is exact (s = 0), so the spend is unbounded
+    assert est.epsilon_spent_ == np.inf
+    capped = DPSGDClassifier(epsilon=5.0, noise_multiplier=3.0, epochs=5, count_noise_std=40.0,
+                             random_state=0).fit(X, y)
+    assert capped.epsilon_spent_ == pytest.approx(
+        dpsgd_epsilon(3.0, 1.0, 5, 1e-5, count_noise_std=40.0), rel=1e-12)
     rng = np.random.default_rng(0)
-    children = rng.bit_generator.seed_seq.n_children_spawned
+    before = rng.bit_generator.state
     with pytest.raises(PrivacyBudgetError, match="certifies epsilon"):
         DPSGDClassifier(epsilon=1.0, noise_multiplier=3.0, epochs=5, random_state=rng).fit(X, y)
-    assert rng.bit_generator.seed_seq.n_children_spawned == children
+    assert rng.bit_generator.state == before
 
 
 def test_private_noise_multiplier_function_and_derivative():
@@ -313,7 +328,9 @@ def test_private_noise_multiplier_function_and_derivative():
     assert est._noise_multiplier_for(1.0) == est.noise_multiplier_
     assert est._noise_multiplier_for(2.0) < est.noise_multiplier_
     assert est._noise_multiplier_derivative(1.0) == pytest.approx(
-        noise_multiplier_derivative(1.0, 1e-5, 1.0, 10), rel=1e-12)
+        noise_multiplier_derivative(1.0, 1e-5, 1.0, 10,
+                                    count_noise_std=default_count_noise_std(1.0, 1e-5)),
+        rel=1e-12)
     h = 1e-4
     fd = (est._noise_multiplier_for(1 + h) - est._noise_multiplier_for(1 - h)) / (2 * h)
     assert est._noise_multiplier_derivative(1.0) == pytest.approx(fd, rel=1e-6)
@@ -362,8 +379,8 @@ def test_multiclass_and_losses(loss):
 def test_sparse_input_equals_dense():
     X = sp.random(120, 8, density=0.3, random_state=0, format="csr")
     y = np.arange(120) % 2
-    for batch_size in (None, 40):
-        kw = dict(batch_size=batch_size, epochs=3, accountant="rdp", random_state=1)
+    for q in (1.0, 1 / 3):
+        kw = dict(sample_rate=q, epochs=3, accountant="rdp", random_state=1)
         dense = DPSGDClassifier(**kw).fit(X.toarray(), y)
         sparse = DPSGDClassifier(**kw).fit(X, y)
         assert_allclose(sparse.coef_, dense.coef_, atol=1e-12)
@@ -372,7 +389,7 @@ def test_sparse_input_equals_dense():
 
 def test_verbose_prints_one_line_per_epoch(capsys):
     X, y = _unit_ball_data(n=200)
-    DPSGDClassifier(batch_size=50, epochs=3, accountant="rdp", verbose=1,
+    DPSGDClassifier(sample_rate=0.25, epochs=3, accountant="rdp", verbose=1,
                     random_state=0).fit(X, y)
     lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("[DPSGD")]
     assert len(lines) == 3
@@ -383,8 +400,8 @@ def test_sklearn_tools():
     X, y = _unit_ball_data(n=200)
     pipe = make_pipeline(Normalizer(), DPSGDClassifier(epsilon=np.inf, random_state=0))
     assert cross_val_score(pipe, X, y, cv=3).mean() > 0.7
-    est = clone(DPSGDClassifier(epsilon=2.0, batch_size=40))
-    assert est.get_params()["batch_size"] == 40
+    est = clone(DPSGDClassifier(epsilon=2.0, sample_rate=0.2))
+    assert est.get_params()["sample_rate"] == 0.2
 
 
 # -- bad input, before any noise --------------------------------------------------------
@@ -401,8 +418,11 @@ CASES = [
     ("delta zero", dict(delta=0.0), X_OK, Y_OK, ValueError, "DP-SGD needs delta > 0"),
     ("delta one", dict(delta=1.0), X_OK, Y_OK, ValueError, "'delta'"),
     ("data_norm None", dict(data_norm=None), X_OK, Y_OK, ValueError, "data_norm=None"),
-    ("batch_size > n", dict(batch_size=31), X_OK, Y_OK, ValueError, "exceeds n_samples=30"),
-    ("batch_size zero", dict(batch_size=0), X_OK, Y_OK, ValueError, "'batch_size'"),
+    ("sample_rate above one", dict(sample_rate=1.5), X_OK, Y_OK, ValueError, "'sample_rate'"),
+    ("sample_rate zero", dict(sample_rate=0.0), X_OK, Y_OK, ValueError, "'sample_rate'"),
+    ("count_noise_std zero", dict(count_noise_std=0.0), X_OK, Y_OK, ValueError,
+     "'count_noise_std'"),
+    ("label outside classes", dict(classes=[0, 2]), X_OK, Y_OK, ValueError, "outside"),
     ("max_grad_norm zero", dict(max_grad_norm=0.0), X_OK, Y_OK, ValueError,
      "'max_grad_norm'"),
     ("max_grad_norm negative", dict(max_grad_norm=-1.0), X_OK, Y_OK, ValueError,
@@ -426,18 +446,17 @@ CASES = [
 def test_bad_input_raises_before_noise(name, params, X, y, error, match):
     rng = np.random.default_rng(42)
     before = rng.bit_generator.state
-    children = rng.bit_generator.seed_seq.n_children_spawned
     with pytest.raises(error, match=match):
         DPSGDClassifier(random_state=rng, **params).fit(X, y)
     assert rng.bit_generator.state == before, "noise was drawn before the error"
-    assert rng.bit_generator.seed_seq.n_children_spawned == children, "streams were spawned"
 
 
 def test_the_rng_check_above_can_fail():
-    # a successful fit spawns the sampling and noise streams from the Generator
+    # a successful fit draws its noise key from the Generator
     rng = np.random.default_rng(42)
+    before = rng.bit_generator.state
     DPSGDClassifier(random_state=rng).fit(X_OK, Y_OK)
-    assert rng.bit_generator.seed_seq.n_children_spawned == 2
+    assert rng.bit_generator.state != before
 
 
 def test_epsilon_too_small_message_says_what_to_change():
@@ -450,7 +469,7 @@ def test_epsilon_too_small_message_says_what_to_change():
 # -- the documented defaults on Adult (slow) --------------------------------------------
 
 # the documented mini-batch recipe for epsilon >= 1 (DPSGDClassifier Notes)
-RECIPE = dict(batch_size=1000, epochs=60, learning_rate=16.0, momentum=0.9, max_grad_norm=0.5,
+RECIPE = dict(sample_rate=0.033, epochs=60, learning_rate=16.0, momentum=0.9, max_grad_norm=0.5,
               alpha=0.0, average=0.5)
 
 

@@ -20,12 +20,14 @@ The ``check_*`` functions return a list of violations (empty: the check passes);
 to show that they have power.
 """
 
-import copy
+import contextlib
+from unittest import mock
 
 import numpy as np
 import pytest
 
 import skdp.linear_model._dpsgd as dpsgd_module
+import skdp.utils._random as random_module
 from skdp import DPSGDClassifier, NAPPLassoClassifier, ObjPertLogisticRegression, OutputPertSVM
 from skdp.linear_model._solvers import glm_gradient, glm_hessian
 
@@ -202,7 +204,7 @@ def check_outpert_replay(relation="add_remove", epsilon=1.0, C=0.01, loss="hinge
 
 def dpsgd_estimator(**params):
     """Small Poisson-sampled runs; a given noise multiplier skips the (slow) calibration."""
-    settings = dict(epsilon=np.inf, delta=1e-3, noise_multiplier=1.0, batch_size=4, epochs=4,
+    settings = dict(epsilon=np.inf, delta=1e-3, noise_multiplier=1.0, sample_rate=0.15, epochs=4,
                     max_grad_norm=0.5, learning_rate=1.0, momentum=0.5, alpha=0.01,
                     random_state=0)
     return DPSGDClassifier(**{**settings, **params})
@@ -276,12 +278,12 @@ def recovered_step_noise(recorder, estimator):
     """Noise of each step, recovered from the recorded trajectory.
 
     ``theta_{t+1} = theta_t - eta v_t``, ``v_t = mu v_{t-1} + g_t`` and
-    ``g_t = (S_t + noise_t) / (q n) + alpha theta_t`` give
-    ``noise_t = (g_t - alpha theta_t) q n - S_t`` (constant learning rate).
+    ``g_t = (S_t + noise_t) / c + alpha theta_t`` give
+    ``noise_t = (g_t - alpha theta_t) c - S_t`` (constant learning rate), with ``c`` the
+    run's normaliser (``q`` times the DP row count).
     """
     run = recorder.runs[-1]
-    n = run["X"].shape[0]
-    expected_batch = run["sample_rate"] * n
+    normaliser = run["normaliser"]
     eta, mu, alpha = run["learning_rate"], run["momentum"], run["alpha"]
     thetas = [s["theta"] for s in recorder.steps]
     noises, velocity = [], np.zeros_like(thetas[0])
@@ -289,18 +291,22 @@ def recovered_step_noise(recorder, estimator):
         new_velocity = (thetas[t] - thetas[t + 1]) / eta
         g = new_velocity - mu * velocity
         velocity = new_velocity
-        noises.append((g - alpha * thetas[t]) * expected_batch
+        noises.append((g - alpha * thetas[t]) * normaliser
                       - recorder.steps[t]["clipped_sum"])
     return np.array(noises), estimator.noise_multiplier_ * run["max_grad_norm"]
 
 
 def check_dpsgd_normalisation(monkeypatch):
-    """Without noise (``z = 0``) each step must be exactly ``S_t / (q n) + alpha theta_t``."""
+    """Without noise (``z = 0``, ``epsilon = inf``: the count is exact) each step must be
+    exactly ``S_t / (q n) + alpha theta_t``: divided by the expected batch size, never by
+    the realised one."""
     recorder = _StepRecorder(monkeypatch)
     X, y = base_data(30)
-    est = dpsgd_estimator(noise_multiplier=0.0, epsilon=np.inf, batch_size=10, epochs=5)
+    est = dpsgd_estimator(noise_multiplier=0.0, epsilon=np.inf, sample_rate=1 / 3, epochs=5)
     est._solve(X, y)
     est.noise_multiplier_ = 0.0
+    if recorder.runs[-1]["normaliser"] != len(X) / 3:
+        return ["dpsgd: the noiseless normaliser is not q n"]
     noise, _ = recovered_step_noise(recorder, est)
     scale = max(np.max(np.abs([s["clipped_sum"] for s in recorder.steps])), 1e-12)
     worst = np.max(np.abs(noise)) / scale
@@ -325,7 +331,7 @@ def check_dpsgd_noise_std(monkeypatch, n_fits=6):
     ratios = []
     for seed in range(n_fits):
         recorder.reset()
-        est = dpsgd_estimator(batch_size=10, epochs=8, random_state=seed)
+        est = dpsgd_estimator(sample_rate=1 / 3, epochs=8, random_state=seed)
         est._set_fitted(est._solve(X, y))
         noise, sigma = recovered_step_noise(recorder, est)
         ratios.append(noise.ravel() / sigma)
@@ -343,7 +349,30 @@ def check_dpsgd_noise_std(monkeypatch, n_fits=6):
 
 
 def _state(generator):
-    return copy.deepcopy(generator.bit_generator.state)
+    return _frozen(generator.bit_generator.state)
+
+
+def _frozen(value):
+    """A comparable copy of a bit generator's state (ChaCha's holds arrays)."""
+    if isinstance(value, dict):
+        return tuple(sorted((k, _frozen(v)) for k, v in value.items()))
+    if isinstance(value, np.ndarray):
+        return tuple(value.ravel().tolist())
+    return value
+
+
+@contextlib.contextmanager
+def recorded_noise_streams():
+    """The noise generators that fits create while the context is open."""
+    created = []
+    original = random_module._chacha
+
+    def recording(seed_sequence):
+        created.append(original(seed_sequence))
+        return created[-1]
+
+    with mock.patch.object(random_module, "_chacha", recording):
+        yield created
 
 
 def check_rng_consumption(make_estimator, relations=("add_remove", "replace")):
@@ -352,9 +381,12 @@ def check_rng_consumption(make_estimator, relations=("add_remove", "replace")):
     for relation in relations:
         for (Xa, ya), (Xb, yb) in neighbouring_pairs(relation):
             ga, gb = np.random.default_rng(5), np.random.default_rng(5)
-            make_estimator(relation, ga)._solve(Xa, ya)
-            make_estimator(relation, gb)._solve(Xb, yb)
-            if _state(ga) != _state(gb):
+            with recorded_noise_streams() as noise_a:
+                make_estimator(relation, ga)._solve(Xa, ya)
+            with recorded_noise_streams() as noise_b:
+                make_estimator(relation, gb)._solve(Xb, yb)
+            if _state(ga) != _state(gb) or ([_state(g) for g in noise_a]
+                                            != [_state(g) for g in noise_b]):
                 violations.append(f"control flow: the generator advanced differently on "
                                   f"{relation} neighbours")
     return violations
@@ -373,7 +405,7 @@ def check_dpsgd_control_flow(monkeypatch):
                 est = dpsgd_estimator()
                 est._solve(X, y)
                 run = recorder.runs[-1]
-                if run["result"].n_steps != est._schedule(len(X))[1]:
+                if run["result"].n_steps != est._schedule()[1]:
                     violations.append("dpsgd control flow: the number of steps is not the "
                                       "public schedule")
                 ends.append((_state(run["noise_rng"]), _state(run["sampling_rng"])))

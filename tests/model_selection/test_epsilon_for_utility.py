@@ -241,7 +241,7 @@ def test_bad_parameters():
 def test_dpsgd_derivative_path_matches_common_noise_refits():
     from skdp import DPSGDClassifier
 
-    est = DPSGDClassifier(epsilon=1.0, batch_size=300, epochs=2, learning_rate=2.0,
+    est = DPSGDClassifier(epsilon=1.0, sample_rate=0.2, count_noise_std=40.0, epochs=2, learning_rate=2.0,
                           random_state=3)
     dcoef, dintercept = clone(est)._fit_epsilon_derivative(X, y)
     h = 1e-3
@@ -281,7 +281,7 @@ def test_refit_below_the_smallest_trainable_epsilon_is_raised():
     from skdp import DPSGDClassifier
     from skdp.exceptions import PrivacyBudgetError
 
-    est = DPSGDClassifier(epochs=50, batch_size=None)
+    est = DPSGDClassifier(epochs=50)
     with pytest.raises(PrivacyBudgetError):
         clone(est).set_params(epsilon=1e-6).fit(X, y)
     search = EpsilonForUtility(est, target_utility=0.5, n_draws=1, random_state=0,
@@ -379,7 +379,7 @@ def test_dpsgd_measurement_is_one_fit():
     from skdp import DPSGDClassifier
 
     # the derivative is propagated in the fit's own pass (forward mode): no reruns
-    inner = DPSGDClassifier(delta=1e-5, batch_size=300, epochs=2, learning_rate=2.0)
+    inner = DPSGDClassifier(delta=1e-5, sample_rate=0.2, count_noise_std=40.0, epochs=2, learning_rate=2.0)
     search = _search(estimator=inner, n_draws=1, max_fits=3).fit(X, y)
     purposes = [f["purpose"] for f in search.privacy_report_["fits"]]
     assert purposes == ["measure", "refine", "refit (released model)"]
