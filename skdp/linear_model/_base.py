@@ -1,14 +1,12 @@
 """Pieces shared by the private linear classifiers."""
 
-import warnings
-
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ..exceptions import ConvergenceError
 from ..utils.validation import (augment_intercept, check_data_norm, clip_rows_to_norm,
                                 row_clip_factors)
 
@@ -30,6 +28,12 @@ def design_matrix(X, *, data_norm, fit_intercept, intercept_scaling):
     np.multiply(X, row_clip_factors(norms, data_norm)[:, None], out=design[:, :-1])
     design[:, -1] = intercept_scaling
     return design
+
+
+def release_nothing(estimator):
+    """Remove every fitted attribute, so that a failed fit leaves nothing behind."""
+    for name in [k for k in vars(estimator) if k.endswith("_") and not k.startswith("_")]:
+        delattr(estimator, name)
 
 
 def one_vs_rest_targets(y_idx, n_classes):
@@ -133,24 +137,24 @@ class _LinearClassifierMixin:
             indices = scores.argmax(axis=1)
         return self.classes_[indices]
 
-    def _set_fitted(self, thetas, n_coefficients, converged, failure):
+    def _set_fitted(self, thetas, n_coefficients, converged):
         """Fitted attributes and spend from the per-problem solutions.
 
-        When the solver could not certify every solution, warn (``failure`` says
-        what was not certified), set ``privacy_guarantee_=False`` and report
-        ``epsilon_spent_=inf``. The solver's iteration count depends on the private
-        data and no guarantee covers it, so it is not kept (no ``n_iter_``).
+        When the solver did not reach its public tolerance on every problem,
+        nothing is released: the fitted attributes are removed and
+        :class:`~skdp.exceptions.ConvergenceError` is raised, with no statistic of
+        the data in its message. The solver's iteration count depends on the
+        private data and no guarantee covers it, so it is not kept (no ``n_iter_``).
         """
+        if not all(converged):
+            release_nothing(self)
+            raise ConvergenceError(
+                f"{type(self).__name__}: the solver did not reach the public tolerance "
+                f"tol={self.tol} within max_iter={self.max_iter}; nothing is released. "
+                "Increase max_iter (the tolerance is part of the privacy guarantee).")
         self.coef_, self.intercept_ = split_coefficients(
             thetas, n_coefficients, self.fit_intercept, self.intercept_scaling)
-        self.privacy_guarantee_ = bool(all(converged))
-        if not self.privacy_guarantee_:
-            warnings.warn(
-                f"{failure} within max_iter={self.max_iter}; the differential privacy "
-                "guarantee does NOT hold for this model (privacy_guarantee_=False). "
-                "Increase max_iter or tol.", ConvergenceWarning, stacklevel=4)
-        self._record_spend(self.epsilon if self.privacy_guarantee_ else np.inf, self.delta,
-                           self.neighboring)
+        self._record_spend(self.epsilon, self.delta, self.neighboring)
 
     def _has_proba(self):
         """Probabilities exist for the likelihood (logistic) loss only."""

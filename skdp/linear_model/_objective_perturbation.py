@@ -12,20 +12,24 @@ from sklearn.utils.validation import validate_data
 from ..base import PrivacyParamsMixin, neighboring_constraint
 from ..losses import HuberHingeLoss, LogisticLoss
 from ..mechanisms import draw_gamma_norm, draw_gaussian
+from ..mechanisms._approximate_minima import (COVER_EPSILON_SHARE, MAX_TOL, solver_cover,
+                                              split_budget)
 from ..mechanisms._objective_perturbation import (
+    CalibrationDerivative,
     chaudhuri_calibration,
     chaudhuri_calibration_derivative,
     kst_calibration,
     kst_calibration_derivative,
 )
 from ..utils._docstrings import fill_doc
-from ..utils._random import check_rng
+from ..utils._random import noise_generator
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ..utils.validation import effective_data_norm
 from ._base import (
     _LinearClassifierMixin,
-    check_two_classes,
+    classes_constraint,
     design_matrix,
+    encode_labels,
     one_vs_rest_targets,
     split_coefficients,
 )
@@ -43,11 +47,12 @@ class ObjPertSolution:
     """
 
     theta: np.ndarray
-    n_iter: int
-    gradient_norm: float
+    minimiser: np.ndarray
     converged: bool
     calibration: object
     draw: object
+    cover: object
+    cover_draw: object
     X: np.ndarray
     y: np.ndarray
     C: float
@@ -62,27 +67,50 @@ class ObjPertSolution:
         return self.draw.vector(self.calibration.noise_scale)
 
     def theta_derivative(self):
-        """``dtheta/depsilon`` with the standard draws held fixed (implicit function).
+        """``dtheta/depsilon`` of the release with the standard draws held fixed.
 
         Stationarity ``grad J(theta) = 0`` with ``J`` the perturbed objective gives
-        ``W dtheta = -(dDelta theta + db)``, ``W`` the Hessian of ``J`` at theta
-        (spec epsilon_for_utility_math.md sections 2-3).
+        ``W dtheta = -(dDelta theta + db)`` in the mechanism's epsilon, ``W`` the
+        Hessian of ``J`` at theta (``docs/privacy/objective_perturbation.rst``), with
+        the calibration's derivatives taken in the total epsilon; the cover's noise,
+        of scale proportional to ``1 / epsilon``, adds ``-cover / epsilon``.
         """
         if self.draw is None:
             return np.zeros_like(self.theta)
         d = self.calibration_derivative
-        hessian = glm_hessian(self.theta, self.X, self.y, self.loss, self.C, self.ridge)
-        rhs = d.d_extra_ridge * self.theta + d.d_log_noise_scale * self.noise
-        return -cho_solve(cho_factor(hessian), rhs)
+        hessian = glm_hessian(self.minimiser, self.X, self.y, self.loss, self.C, self.ridge)
+        rhs = d.d_extra_ridge * self.minimiser + d.d_log_noise_scale * self.noise
+        cover = self.cover_draw.vector(self.cover.scale)
+        return -cho_solve(cho_factor(hessian), rhs) - cover / self.cover.epsilon
+
+
+def _in_total_epsilon(derivative, calibration, budget):
+    """The calibration's derivatives in the total epsilon of :func:`split_budget`.
+
+    The mechanism runs at ``epsilon_m = (1 - a) epsilon`` and ``delta_m = delta
+    exp(-a epsilon / 2)`` (``a`` the cover's share). For the Gaussian noise, of
+    scale proportional to ``sqrt(2 log(2 / delta_m) + epsilon_m)``, the second
+    dependence adds ``(a / 2) / (2 log(2 / delta_m) + epsilon_m)`` to ``dlog s``.
+    """
+    share = 1.0 - COVER_EPSILON_SHARE
+    d_log_scale = share * derivative.d_log_noise_scale
+    if calibration.noise == "gaussian":
+        t = np.log(2.0 / budget.delta_mechanism)
+        d_log_scale += 0.5 * COVER_EPSILON_SHARE / (2.0 * t + budget.epsilon_mechanism)
+    return CalibrationDerivative(share * derivative.d_extra_ridge, d_log_scale)
 
 
 def _objective_perturbation(X, y, loss, *, C, epsilon, delta, neighboring, delta_rule,
                             row_norm, tol, max_iter, rng, eps_jacobian_frac=0.5):
-    """Minimise ``C sum_i l(y_i <x_i, theta>) + (1 + Delta)/2 ||theta||^2 + <b, theta>``.
+    """Minimise ``C sum_i l(y_i <x_i, theta>) + (1 + Delta)/2 ||theta||^2 + <b, theta>``
+    to gradient norm ``tol``, then add the cover's noise.
 
     ``X`` is the clipped (and intercept-augmented) design whose rows have norm at
     most ``row_norm``; ``y`` is in {-1, +1}. ``delta == 0`` uses Chaudhuri et al.
-    Algorithm 2, ``delta > 0`` the KST Gaussian variant.
+    Algorithm 2, ``delta > 0`` the KST Gaussian variant, each at the mechanism's
+    share of the budget; the rest pays for Gamma-norm output noise that covers the
+    distance ``tol / (1 + Delta)`` to the exact minimiser (approximate minima
+    perturbation).
     """
     for attribute in ("lipschitz", "smoothness"):
         if not np.isfinite(getattr(loss, attribute)):
@@ -90,6 +118,8 @@ def _objective_perturbation(X, y, loss, *, C, epsilon, delta, neighboring, delta
     gradient_bound = C * loss.lipschitz * row_norm
     hessian_bound = C * loss.smoothness * row_norm**2
     ridge = 1.0
+    budget = split_budget(epsilon, delta)
+    epsilon, delta = budget.epsilon_mechanism, budget.delta_mechanism
     if delta > 0:
         kst_args = dict(gradient_bound=gradient_bound, hessian_bound=hessian_bound,
                         neighboring=neighboring)
@@ -103,6 +133,8 @@ def _objective_perturbation(X, y, loss, *, C, epsilon, delta, neighboring, delta
         calibration = chaudhuri_calibration(epsilon, **chaudhuri_args)
         derivative = (None if np.isinf(epsilon)
                       else chaudhuri_calibration_derivative(epsilon, **chaudhuri_args))
+    if derivative is not None:
+        derivative = _in_total_epsilon(derivative, calibration, budget)
     d = X.shape[1]
     if calibration.noise == "gamma_norm":
         draw = draw_gamma_norm(d, rng)
@@ -114,9 +146,11 @@ def _objective_perturbation(X, y, loss, *, C, epsilon, delta, neighboring, delta
     total_ridge = ridge + calibration.extra_ridge
     result = newton_minimise(X, y, loss, C=C, ridge=total_ridge, linear=noise, tol=tol,
                              max_iter=max_iter)
-    return ObjPertSolution(result.theta, result.n_iter, result.gradient_norm,
-                           result.converged, calibration, draw, X, y, C, total_ridge, loss,
-                           derivative)
+    cover = solver_cover(tol, total_ridge, budget.epsilon_cover)
+    cover_draw = None if draw is None else cover.draw(d, rng)
+    released = result.theta if draw is None else result.theta + cover_draw.vector(cover.scale)
+    return ObjPertSolution(released, result.theta, result.converged, calibration, draw, cover,
+                           cover_draw, X, y, C, total_ridge, loss, derivative)
 
 
 @fill_doc
@@ -168,11 +202,23 @@ class ObjPertLogisticRegression(PrivacyParamsMixin, _LinearClassifierMixin, Clas
         regularisation, which pays off at small epsilon (see the benchmark).
 
     tol : float, default=1e-8
-        Certificate of the exact minimiser: the fit succeeds when the gradient
-        norm of the perturbed objective is at most ``tol``.
+        Public gradient-norm tolerance, in (0, 1e-6]. The solver stops when the
+        gradient norm of the perturbed objective is at most ``tol``, which puts
+        it within ``tol / (1 + Delta)`` of the exact minimiser; 1 %% of epsilon
+        pays for Gamma-norm output noise that covers that distance (its norm is
+        about ``2e2 * tol * d / epsilon``: 2e-6 d / epsilon at the default). If
+        ``tol`` is not reached within ``max_iter`` the fit raises
+        :class:`~skdp.exceptions.ConvergenceError` and releases nothing.
 
     max_iter : int, default=100
         Maximum number of Newton iterations.
+
+    classes : array-like of shape (n_classes,) or None, default=None
+        The public set of class labels. ``None`` takes it from ``y``: the set
+        of labels present is then treated as public. When given, labels
+        outside it are an error, a declared class absent from ``y`` still gets
+        its one-vs-rest problem, and the budget is split over the declared
+        classes.
 
     %(random_state)s
 
@@ -191,10 +237,6 @@ class ObjPertLogisticRegression(PrivacyParamsMixin, _LinearClassifierMixin, Clas
 
     %(privacy_attrs)s
 
-    privacy_guarantee_ : bool
-        ``False`` when the solver could not certify the exact minimiser; the
-        guarantee then does not hold and ``epsilon_spent_`` is ``inf``.
-
     See Also
     --------
     OutputPertSVM : output perturbation, also for the non-smooth hinge loss.
@@ -203,24 +245,29 @@ class ObjPertLogisticRegression(PrivacyParamsMixin, _LinearClassifierMixin, Clas
     Notes
     -----
     Privacy statement. Unit of privacy: one record (row of ``X`` with its label).
-    Neighbouring relation: ``neighboring`` (default add/remove-one). With
-    ``delta=0`` the mechanism is Chaudhuri, Monteleoni & Sarwate (2011)
-    Algorithm 2, epsilon-DP: noise with density ``exp(-epsilon' ||b|| / zeta)``
-    where ``zeta = G`` (add/remove) or ``2 G`` (replace) and
-    ``G = C * data_norm_eff`` bounds a record's gradient, plus an extra ridge
-    when the Jacobian term ``m log(1 + c C R^2)`` (``m = 1`` add/remove, 2
-    replace) exceeds half the budget. With ``delta > 0`` it is the Gaussian
-    objective perturbation of Kifer, Smith & Thakurta (2012), (epsilon,
-    delta)-DP, with standard deviation ``zeta sqrt(8 log(2/delta) + 4 epsilon) /
-    epsilon`` and extra ridge ``2 c C R^2 / epsilon``. Here ``R`` is
-    ``sqrt(data_norm**2 + intercept_scaling**2)`` with an intercept and ``c`` is
-    1/4 (logistic) or ``1 / (2 huber_h)`` (Huber). Multiclass one-vs-rest
-    splits epsilon and delta evenly over the classes (sequential composition).
-    Not protected: the number of samples, the set of class labels and the
-    feature dimension. The proofs hold for the exact minimiser, which is
-    certified by the gradient norm (``tol``). Floating-point attacks on the
-    samplers are out of scope. Specification:
-    ``shared/spec/objective_perturbation.md``.
+    Neighbouring relation: ``neighboring`` (default add/remove-one). The budget
+    is shared: 99 %% of epsilon (and ``delta exp(-epsilon / 200)``) for the
+    objective perturbation, 1 %% for the output noise that covers the solver's
+    distance to the exact minimiser. With ``delta=0`` the mechanism is
+    Chaudhuri, Monteleoni & Sarwate (2011) Algorithm 2, epsilon-DP: noise with
+    density ``exp(-epsilon' ||b|| / zeta)`` where ``zeta = G`` (add/remove) or
+    ``2 G`` (replace) and ``G = C * data_norm_eff`` bounds a record's gradient,
+    plus an extra ridge when the Jacobian term ``m log(1 + c C R^2)`` (``m =
+    1`` add/remove, 2 replace) exceeds its share. With ``delta > 0`` it is the
+    Gaussian objective perturbation of Kifer, Smith & Thakurta (2012),
+    (epsilon, delta)-DP, with standard deviation ``zeta sqrt(8 log(2/delta) +
+    4 epsilon) / epsilon`` and extra ridge ``2 c C R^2 / epsilon``. Here ``R``
+    is ``sqrt(data_norm**2 + intercept_scaling**2)`` with an intercept and
+    ``c`` is 1/4 (logistic) or ``1 / (2 huber_h)`` (Huber). The proofs hold
+    for the exact minimiser; the solver stops at the public gradient norm
+    ``tol``, within ``r = tol / (1 + Delta)`` of it, and the release adds
+    Gamma-norm noise of scale ``2 r / epsilon_cover``, which makes the release
+    private whatever the solver's path. Multiclass one-vs-rest splits epsilon
+    and delta evenly over the classes (sequential composition). A fit that does
+    not reach ``tol`` raises and releases nothing. Not protected: the set of
+    class labels unless ``classes`` is given, and the feature dimension.
+    Floating-point attacks on the samplers are out of scope. Derivation:
+    ``docs/privacy/objective_perturbation.rst``.
 
     References
     ----------
@@ -252,14 +299,15 @@ class ObjPertLogisticRegression(PrivacyParamsMixin, _LinearClassifierMixin, Clas
         "intercept_scaling": [Interval(Real, 0, None, closed="neither")],
         "delta_rule": [StrOptions({"continuous", "paper"})],
         "eps_jacobian_frac": [Interval(Real, 0, 1, closed="neither")],
-        "tol": [Interval(Real, 0, None, closed="neither")],
+        "tol": [Interval(Real, 0, MAX_TOL, closed="right")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "classes": classes_constraint(),
     }
 
     def __init__(self, *, epsilon=1.0, delta=0.0, neighboring="add_remove", C=1.0,
                  loss="logistic", huber_h=0.5, fit_intercept=True, intercept_scaling=1.0,
                  data_norm=1.0, delta_rule="continuous", eps_jacobian_frac=0.5, tol=1e-8,
-                 max_iter=100, random_state=None):
+                 max_iter=100, classes=None, random_state=None):
         self.epsilon = epsilon
         self.delta = delta
         self.neighboring = neighboring
@@ -273,6 +321,7 @@ class ObjPertLogisticRegression(PrivacyParamsMixin, _LinearClassifierMixin, Clas
         self.eps_jacobian_frac = eps_jacobian_frac
         self.tol = tol
         self.max_iter = max_iter
+        self.classes = classes
         self.random_state = random_state
 
     def __sklearn_tags__(self):
@@ -294,12 +343,11 @@ class ObjPertLogisticRegression(PrivacyParamsMixin, _LinearClassifierMixin, Clas
         self._check_privacy_params()
         X, y = validate_data(self, X, y, dtype=np.float64, accept_sparse=("csr", "csc"))
         check_classification_targets(y)
-        self.classes_, y_idx = np.unique(y, return_inverse=True)
-        check_two_classes(self.classes_)
+        self.classes_, y_idx = encode_labels(y, self.classes)
         design = design_matrix(X, data_norm=self.data_norm, fit_intercept=self.fit_intercept,
                                intercept_scaling=self.intercept_scaling)
         targets = one_vs_rest_targets(y_idx, len(self.classes_))
-        rng = check_rng(self.random_state)
+        rng = noise_generator(self.random_state)
         row_norm = effective_data_norm(self.data_norm, self.fit_intercept,
                                        self.intercept_scaling)
         loss = self._make_loss()
@@ -348,9 +396,6 @@ class ObjPertLogisticRegression(PrivacyParamsMixin, _LinearClassifierMixin, Clas
     def _fit_solutions(self, X, y):
         """Fit and return the transient solutions (used by ``fit`` and derivatives)."""
         solutions = self._solve(X, y)
-        worst = max(s.gradient_norm for s in solutions)
-        self._set_fitted(
-            [s.theta for s in solutions], self.n_features_in_, [s.converged for s in solutions],
-            f"The solver did not certify the exact minimiser (gradient norm {worst:.3g} "
-            f"> tol={self.tol})")
+        self._set_fitted([s.theta for s in solutions], self.n_features_in_,
+                         [s.converged for s in solutions])
         return solutions

@@ -112,7 +112,10 @@ def _close(a, b):
 
 def spec_objpert(epsilon, delta, C, relation, *, c=0.25, data_norm=1.0, scaling=1.0):
     """Spec objective_perturbation.md 3, 3.1 (continuous rule, share 1/2), 3.3 and 4:
-    ``(noise_scale, extra_ridge)`` in sum form with unit base ridge."""
+    ``(noise_scale, extra_ridge)`` in sum form with unit base ridge, at the mechanism's
+    share of the budget (privacy_engineering.md 3: 1 % of epsilon, and delta
+    ``exp(-epsilon_cover / 2)``, pay for the solver's cover)."""
+    epsilon, delta = 0.99 * epsilon, delta * np.exp(-0.005 * epsilon)
     R = np.hypot(data_norm, scaling)
     zeta = (2.0 if relation == "replace" else 1.0) * C * R
     beta = C * c * R**2
@@ -171,8 +174,8 @@ def objpert_noise_law(n_fits=150):
     for seed in range(n_fits):
         est = ObjPertLogisticRegression(epsilon=epsilon, C=C, random_state=seed)
         (sol,) = est._solve(X, y)
-        zero = np.zeros_like(sol.theta)
-        norms.append(np.linalg.norm(glm_gradient(sol.theta, sol.X, sol.y, LogisticLoss(), C,
+        zero = np.zeros_like(sol.minimiser)
+        norms.append(np.linalg.norm(glm_gradient(sol.minimiser, sol.X, sol.y, LogisticLoss(), C,
                                                  1.0 + ridge, zero)))
     pvalue = stats.kstest(norms, stats.gamma(a=3, scale=scale).cdf).pvalue
     return _flag(pvalue < KS_LEVEL, f"implied noise norm is not Gamma(3, {scale:.4g}) "

@@ -13,7 +13,7 @@ from sklearn.model_selection import GridSearchCV
 from sklearn.multiclass import OneVsRestClassifier
 from sklearn.svm import LinearSVC
 
-from skdp import OutputPertSVM
+from skdp import ConvergenceError, OutputPertSVM
 from skdp.accounting import analytic_gaussian_sigma
 from skdp.linear_model._output_perturbation import (
     certified_hinge_minimiser,
@@ -22,6 +22,7 @@ from skdp.linear_model._output_perturbation import (
 )
 from skdp.linear_model._solvers import glm_objective
 from skdp.losses import HingeLoss
+from skdp.utils import privacy_streams
 
 
 def _design(X, data_norm=1.0, scaling=1.0):
@@ -50,7 +51,6 @@ def test_infinite_epsilon_equals_linear_svc_on_augmented_clipped_design(seed, C)
     design = _design(X, data_norm=2.0, scaling=1.5)
     ref = _reference_svc(design, y, C)
     ours = OutputPertSVM(epsilon=np.inf, C=C, data_norm=2.0, intercept_scaling=1.5).fit(X, y)
-    assert ours.privacy_guarantee_
     assert_allclose(ours.coef_, ref[:, :-1], atol=1e-6 * max(1.0, C))
     assert_allclose(ours.intercept_, ref[:, -1] * 1.5, atol=1e-6 * max(1.0, C))
     # the objective of the released point is at least as low as liblinear's
@@ -166,13 +166,13 @@ def test_huber_path_certifies_when_liblinear_stalls():
     assert np.linalg.norm(theta - ref) <= 1e-6 + 1e-6
 
 
-def test_capped_iterations_void_the_guarantee():
+def test_capped_iterations_raise_and_release_nothing():
     X, y = make_classification(n_samples=300, n_features=5, n_informative=3, n_classes=3,
                                random_state=0)
-    with pytest.warns(ConvergenceWarning, match="does NOT hold"):
-        est = OutputPertSVM(max_iter=1, C=100.0, random_state=0).fit(X, y)
-    assert est.privacy_guarantee_ is False
-    assert est.epsilon_spent_ == np.inf
+    est = OutputPertSVM(max_iter=1, C=100.0, random_state=0)
+    with pytest.raises(ConvergenceError, match="nothing is released"):
+        est.fit(X, y)
+    assert not [k for k in vars(est) if k.endswith("_")]
 
 
 # ---------------------------------------------------------------- sensitivity
@@ -352,7 +352,7 @@ def test_random_fourier_map_does_not_depend_on_the_data():
     b = OutputPertSVM(random_state=1, **kw).fit(X2, y2)
     assert_allclose(a.random_weights_, b.random_weights_, rtol=0, atol=0)
     assert_allclose(a.random_offset_, b.random_offset_, rtol=0, atol=0)
-    # default: drawn from random_state's generator (still data-independent)
+    # default: drawn from random_state's public stream (still data-independent)
     c = OutputPertSVM(kernel="rbf", n_components=30, random_state=3).fit(X1, y1)
     d = OutputPertSVM(kernel="rbf", n_components=30, random_state=3).fit(X2, y2)
     assert_allclose(c.random_weights_, d.random_weights_, rtol=0, atol=0)
@@ -360,7 +360,7 @@ def test_random_fourier_map_does_not_depend_on_the_data():
     for data_norm, gamma in ((1.0, 1.0), (2.0, 0.25), (None, 1 / 5)):
         e = OutputPertSVM(kernel="rbf", n_components=30, data_norm=data_norm,
                           random_state=3).fit(X1, y1)
-        omega = np.random.default_rng(3).normal(scale=np.sqrt(2 * gamma), size=(5, 30))
+        omega = privacy_streams(3)[1].normal(scale=np.sqrt(2 * gamma), size=(5, 30))
         assert_allclose(e.random_weights_, omega)
 
 
@@ -387,8 +387,8 @@ def test_rbf_uses_unit_feature_norm_and_fits_nonlinear_data():
     assert est.coef_.shape == (1, 300)
     linear = OutputPertSVM(C=10.0, epsilon=np.inf, data_norm=2.0).fit(X, y)
     assert est.score(X, y) > 0.9 > linear.score(X, y)
-    # degenerate linear problem: theta* = (0, 0, -1), 434 rows exactly on the margin
-    assert est.privacy_guarantee_ and linear.privacy_guarantee_
+    # degenerate linear problem: theta* = (0, 0, -1), 434 rows exactly on the margin;
+    # both fits were certified (an uncertified fit raises)
 
 
 # ---------------------------------------------------------------- estimator behaviour
@@ -407,7 +407,7 @@ def test_same_seed_same_model_other_seed_other_model(unit_ball_classification):
 def test_fitted_estimator_keeps_no_noise_or_data(unit_ball_classification):
     X, y = unit_ball_classification
     common = {"coef_", "intercept_", "classes_", "n_features_in_",
-              "privacy_guarantee_", "epsilon_spent_", "delta_spent_", "neighboring_"}
+              "epsilon_spent_", "delta_spent_", "neighboring_"}
     for kw, extra in ((dict(), set()),
                       (dict(kernel="rbf", n_components=10), {"random_weights_",
                                                                "random_offset_"})):

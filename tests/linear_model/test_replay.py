@@ -30,6 +30,7 @@ import skdp.linear_model._dpsgd as dpsgd_module
 import skdp.utils._random as random_module
 from skdp import DPSGDClassifier, NAPPLassoClassifier, ObjPertLogisticRegression, OutputPertSVM
 from skdp.linear_model._solvers import glm_gradient, glm_hessian
+from skdp.mechanisms import split_budget
 
 RELATIVE_SLACK = 1e-9  # floating-point slack on every "at most" comparison
 
@@ -101,8 +102,11 @@ def objpert_bounds_used(solution, epsilon, delta, relation):
     share ``m log(1 + beta_H / ridge)`` is ``epsilon - eps_noise`` (``m = 2``
     replace, 1 add/remove; ``ridge`` includes the extra ridge). KST Gaussian:
     ``s = zeta sqrt(8 log(2/delta) + 4 epsilon) / epsilon`` and ``Delta = 2
-    beta_H / epsilon``.
+    beta_H / epsilon``; both at the mechanism's share of ``(epsilon, delta)`` (the
+    rest pays for the cover of the solver's error).
     """
+    budget = split_budget(epsilon, delta)
+    epsilon, delta = budget.epsilon_mechanism, budget.delta_mechanism
     cal = solution.calibration
     if cal.noise == "gaussian":
         zeta = cal.noise_scale * epsilon / np.sqrt(8.0 * np.log(2.0 / delta) + 4.0 * epsilon)
