@@ -14,7 +14,7 @@ from ..exceptions import PrivacyLeakWarning
 from ..losses import LogisticLoss, PoissonLoss, SquaredLoss
 from ..penalties import make_penalty
 from ..utils._docstrings import _SHARED_PARAMS
-from ..utils._random import check_rng
+from ..utils._random import noise_generator
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ..utils.validation import clip_rows_to_norm, effective_data_norm
 from ._base import (
@@ -605,7 +605,7 @@ class NAPPLasso(RegressorMixin, _BaseNAPP):
             y = np.clip(y, -self.y_bound, self.y_bound)
         design = design_matrix(X, data_norm=self.data_norm, fit_intercept=self.fit_intercept,
                                intercept_scaling=self.intercept_scaling)
-        rng = check_rng(self.random_state)
+        rng = noise_generator(self.random_state)
         return self._run(design, [y], _NAPP_LOSSES[self.loss](), rng)
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -806,7 +806,7 @@ class NAPPLassoClassifier(_LinearClassifierMixin, ClassifierMixin, _BaseNAPP):
         design = design_matrix(X, data_norm=self.data_norm, fit_intercept=self.fit_intercept,
                                intercept_scaling=self.intercept_scaling)
         targets = one_vs_rest_targets(y_idx, len(self.classes_))
-        rng = check_rng(self.random_state)
+        rng = noise_generator(self.random_state)
         return self._run(design, targets, LogisticLoss(), rng)
 
     @_fit_context(prefer_skip_nested_validation=True)
