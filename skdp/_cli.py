@@ -94,7 +94,10 @@ def _parser():
                              "(default: draws + 1 + draws, one refinement)")
     parser.add_argument("--output", default="skdp_utility_curve.png",
                         help="where to write the utility-versus-epsilon plot")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=None,
+                        help="reproducibility mode: derive the noise of every private fit "
+                             "from this integer (never publish a model with its seed). "
+                             "Default: fresh cryptographic noise for every fit")
     parser.add_argument("--quiet", action="store_true",
                         help="no progress lines (by default one per round of measuring fits)")
     return parser
@@ -106,8 +109,9 @@ def main(argv=None):
     from . import EpsilonForUtility
 
     start = time.perf_counter()
+    # the train/test split of the demonstration data is public: a fixed seed
     X_train, X_test, y_train, y_test = load_dataset(args.dataset, args.data_home,
-                                                    args.label_column, args.seed)
+                                                    args.label_column, seed=0)
     estimator = make_estimator(args.estimator)
     max_fits = args.max_fits if args.max_fits is not None else 2 * args.draws + 1
     print(f"[skdp] {args.dataset}: {X_train.shape[0]} training rows, {X_test.shape[0]} test "
@@ -129,8 +133,9 @@ def main(argv=None):
     print(f"released model            : ({report['released_model']['epsilon']:.4g}, "
           f"{report['released_model']['delta']:.3g})-DP, "
           f"neighbouring {search.best_estimator_.neighboring_}")
-    print(f"cost of the selection     : {len(report['fits'])} private fits, total epsilon {report['total_epsilon']:.4g}, "
-          f"total delta {report['total_delta']:.3g} (basic composition)")
+    print(f"cost of the selection     : {len(report['fits'])} private fits, total epsilon "
+          f"{report['total_epsilon']:.4g}, total delta {report['total_delta']:.3g} "
+          f"({report['composition']})")
     print(f"note: {report['statement']}")
     try:
         import matplotlib

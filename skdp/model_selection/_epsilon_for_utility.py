@@ -1,6 +1,7 @@
 """Choose the smallest epsilon that meets a target utility (EpsilonForUtility)."""
 
 import copy
+import secrets
 import warnings
 from numbers import Integral, Real
 
@@ -17,7 +18,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..exceptions import PrivacyBudgetError, UnreachableUtilityWarning
-from ..utils._random import check_rng
+from ..utils._random import _seed_sequence
 from ..utils._sklearn_compat import HasMethods, Interval, StrOptions, _fit_context
 
 # refinement fits move at most this factor in epsilon from the previous measuring point
@@ -106,19 +107,42 @@ def _scorer_derivative(scorer, estimator, X, y, dcoef, dintercept):
 
 
 def _crn_fit_derivative(estimator, X, y, rel_step=1e-4):
-    """Common-random-number central difference: two extra fits with the same seed."""
+    """Common-random-number central difference: two extra fits with the same noise.
+
+    The three fits share one noise source (a generator that ``clone`` copies), so
+    their spends do not compose: the report counts them as one noise draw.
+    """
+    if estimator.random_state is None:
+        estimator.set_params(random_state=_secret_generator())
     epsilon = estimator.epsilon
     h = rel_step * epsilon
     ends = [clone(estimator).set_params(epsilon=epsilon + s * h).fit(X, y) for s in (1, -1)]
     estimator.fit(X, y)
     dcoef = (ends[0].coef_ - ends[1].coef_) / (2 * h)
     dintercept = (np.asarray(ends[0].intercept_) - np.asarray(ends[1].intercept_)) / (2 * h)
-    return dcoef, dintercept, [e.epsilon for e in ends]
+    return dcoef, dintercept, ends
 
 
-def _measure(estimator, epsilon, seed, X_fit, y_fit, X_eval, y_eval, scoring, purpose):
-    """One measuring fit: utility and its pathwise derivative at ``epsilon``."""
-    estimator = clone(estimator).set_params(epsilon=epsilon, random_state=seed)
+def _secret_generator():
+    """A generator keyed from ``secrets``, for fits that must share one secret draw."""
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(secrets.randbits(256))))
+
+
+def _fit_record(estimator, purpose, draw):
+    """What the report keeps of one internal fit: its certified spend and noise draw."""
+    return {"epsilon": float(estimator.epsilon_spent_), "delta": float(estimator.delta_spent_),
+            "purpose": purpose, "noise_draw": draw}
+
+
+def _measure(estimator, epsilon, draw, random_state, X_fit, y_fit, X_eval, y_eval, scoring,
+             purpose):
+    """One measuring fit: utility and its pathwise derivative at ``epsilon``.
+
+    ``draw`` labels the fit's noise draw in the report (fits with one label share
+    their noise); ``random_state`` is ``None`` (fresh cryptographic noise) or, in
+    reproducibility mode, a generator derived for this fit alone.
+    """
+    estimator = clone(estimator).set_params(epsilon=epsilon, random_state=random_state)
     try:
         if not hasattr(estimator, "_fit_epsilon_derivative"):
             raise NotImplementedError
@@ -133,12 +157,69 @@ def _measure(estimator, epsilon, seed, X_fit, y_fit, X_eval, y_eval, scoring, pu
         derivative = smoothed_accuracy_derivative(estimator, X_eval, y_eval, dcoef, dintercept)
     else:
         derivative = _scorer_derivative(scorer, estimator, X_eval, y_eval, dcoef, dintercept)
-    fits = [{"epsilon": float(epsilon), "delta": float(getattr(estimator, "delta", 0.0)),
-             "purpose": purpose}]
-    fits += [{"epsilon": float(e), "delta": float(getattr(estimator, "delta", 0.0)),
-              "purpose": purpose + " (common-noise difference)"} for e in extra_fits]
-    return {"epsilon": float(epsilon), "seed": int(seed), "utility": utility,
+    fits = [_fit_record(estimator, purpose, draw)]
+    fits += [_fit_record(end, purpose + " (common-noise difference)", draw)
+             for end in extra_fits]
+    return {"epsilon": float(epsilon), "draw": draw, "utility": utility,
             "derivative": derivative, "purpose": purpose, "fits": fits}
+
+
+class _NoiseSources:
+    """The ``random_state`` of each internal fit; nothing derived is ever stored.
+
+    With every ``random_state`` ``None`` each internal fit gets ``None``: fresh
+    cryptographic noise, independent across fits. Otherwise (reproducibility mode)
+    fit ``k`` gets a generator of its own, derived from the given seed on branch
+    ``k`` of a seed sequence: reproducible and independent across fits.
+    """
+
+    def __init__(self, *random_states):
+        given = [rs for rs in random_states if rs is not None]
+        self._root = None if not given else _seed_sequence(given[0])
+        self._count = 0
+
+    def next(self):
+        """``(draw label, random_state)`` of the next internal fit."""
+        draw, self._count = self._count, self._count + 1
+        if self._root is None:
+            return draw, None
+        child = np.random.SeedSequence(self._root.entropy, spawn_key=(draw,))
+        return draw, np.random.Generator(np.random.PCG64(child))
+
+    def public(self):
+        """A generator for public randomness (the validation split)."""
+        if self._root is None:
+            return np.random.default_rng()
+        return np.random.default_rng(np.random.SeedSequence(self._root.entropy,
+                                                            spawn_key=(2**32,)))
+
+
+def compose_fits(fits):
+    """Totals of the certified spends, or ``inf`` with the reason when they cannot add up.
+
+    Parameters
+    ----------
+    fits : list of dict
+        With ``epsilon``, ``delta`` (certified spend) and ``noise_draw`` (fits with
+        one label share their noise).
+
+    Returns
+    -------
+    total_epsilon, total_delta : float
+    reason : str
+        Empty when the totals are finite sums of independent fits.
+    """
+    draws = [f["noise_draw"] for f in fits]
+    if len(set(draws)) < len(draws):
+        return np.inf, 1.0, (
+            "some internal fits share their noise (common-noise reruns of an estimator "
+            "without an analytic derivative): their spends do not compose")
+    total_epsilon = float(sum(f["epsilon"] for f in fits))
+    total_delta = float(min(1.0, sum(f["delta"] for f in fits)))
+    if not np.isfinite(total_epsilon):
+        return np.inf, total_delta, ("a fit certified no finite epsilon (a research mode "
+                                     "that is not differentially private)")
+    return total_epsilon, total_delta, ""
 
 
 def _standard_error(values):
@@ -274,8 +355,14 @@ default=None
         scale (see ``rescale_to_full_data``).
 
     random_state : int, RandomState instance, Generator or None, default=None
-        Seeds the validation split, the noise draws of the measuring fits and,
-        when the wrapped estimator's own ``random_state`` is ``None``, the refit.
+        ``None`` (and the wrapped estimator's ``random_state`` ``None``): every
+        internal fit, the refit included, draws fresh cryptographic noise, and
+        the validation split fresh public randomness. Otherwise (either one
+        given) reproducibility mode: each internal fit gets a generator of its
+        own derived from that value (independent across fits), and the split
+        its own public stream. The released ``best_estimator_`` keeps the
+        wrapped estimator's ``random_state`` unchanged, and no derived seed or
+        generator is stored anywhere.
 
     Attributes
     ----------
@@ -289,7 +376,8 @@ default=None
         The expansion used (``expansion`` with ``"auto"`` resolved).
 
     measurements_ : list of dict
-        One entry per measuring fit: epsilon, seed, utility, derivative, purpose.
+        One entry per measuring fit: epsilon, draw (a label of its noise draw,
+        not a seed), utility, derivative, purpose and the fits it made.
 
     best_estimator_ : estimator
         The estimator refitted on all data at ``epsilon_`` (when ``refit=True``).
@@ -298,8 +386,12 @@ default=None
         Number of private fits made, the refit included.
 
     privacy_report_ : dict
-        Every internal fit's (epsilon, delta), their sum (basic composition) and
-        a statement of what the guarantee covers.
+        Every internal fit's certified (epsilon, delta) (``epsilon_spent_`` and
+        ``delta_spent_``: ``inf`` for a research mode), the label of its noise
+        draw, and their totals by basic composition; the totals are ``inf``,
+        with the reason in ``"composition"``, when fits share their noise
+        (common-noise reruns) or one certified no finite epsilon. Also a
+        statement of what the guarantee covers.
 
     n_features_in_ : int
 
@@ -413,12 +505,13 @@ default=None
                 "n_draws.")
         return points
 
-    def _run(self, points, seeds, data, scoring, estimator, purpose):
+    def _run(self, points, sources, data, scoring, estimator, purpose):
         X_fit, y_fit, X_eval, y_eval = data
+        jobs = [(eps, *sources.next()) for eps in points for _ in range(self.n_draws)]
         return Parallel(n_jobs=self.n_jobs, verbose=11 if self.verbose > 1 else 0)(
-            delayed(_measure)(estimator, eps, seed, X_fit, y_fit, X_eval, y_eval, scoring,
-                              purpose)
-            for eps in points for seed in seeds)
+            delayed(_measure)(estimator, eps, draw, random_state, X_fit, y_fit, X_eval,
+                              y_eval, scoring, purpose)
+            for eps, draw, random_state in jobs)
 
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y):
@@ -439,15 +532,16 @@ default=None
                              ensure_all_finite=True)
         if is_classifier(estimator):
             check_classification_targets(y)
-        rng = check_rng(self.random_state)
+        inner_random_state = estimator.get_params()["random_state"]
+        sources = _NoiseSources(self.random_state, inner_random_state)
         scoring = self._scoring(estimator)
         self.expansion_ = (getattr(estimator, "_epsilon_expansion", "inverse")
                            if self.expansion == "auto" else self.expansion)
         if self.measure_on == "validation":
-            split_seed = int(rng.integers(2**31 - 1))
             stratify = y if is_classifier(estimator) else None
+            split = np.random.RandomState(sources.public().integers(2**32))
             X_fit, X_eval, y_fit, y_eval = train_test_split(
-                X, y, test_size=self.validation_fraction, random_state=split_seed,
+                X, y, test_size=self.validation_fraction, random_state=split,
                 stratify=stratify)
         else:
             X_fit, X_eval, y_fit, y_eval = X, X, y, y
@@ -457,12 +551,7 @@ default=None
         self._size_ratio = (X.shape[0] / X_fit.shape[0]
                             if self.rescale_to_full_data and self.measure_on == "validation"
                             else 1.0)
-        seeds = [int(s) for s in rng.integers(2**31 - 1, size=self.n_draws)]
-        refit_seed = estimator.get_params()["random_state"]
-        if refit_seed is None:
-            refit_seed = int(rng.integers(2**31 - 1))
-
-        self.measurements_ = self._run(points, seeds, data, scoring, estimator, "measure")
+        self.measurements_ = self._run(points, sources, data, scoring, estimator, "measure")
         epsilon, predicted = self._solve_target()
         self._progress(points, epsilon, "measured")
         n_fits = sum(len(m["fits"]) for m in self.measurements_)
@@ -475,7 +564,7 @@ default=None
             target_point = float(np.clip(epsilon, max(lo, last / MAX_STEP),
                                          min(hi, last * MAX_STEP)))
             try:
-                new = self._run([target_point], seeds, data, scoring, estimator, "refine")
+                new = self._run([target_point], sources, data, scoring, estimator, "refine")
             except PrivacyBudgetError:
                 break  # the estimator cannot train at so small an epsilon: stop refining
             self.measurements_ += new
@@ -495,20 +584,23 @@ default=None
 
         fits = [fit for m in self.measurements_ for fit in m["fits"]]
         if self.refit:
-            self.best_estimator_ = self._refit(estimator, refit_seed, X, y)
-            fits.append({"epsilon": self.epsilon_,
-                         "delta": float(getattr(self.best_estimator_, "delta", 0.0)),
-                         "purpose": "refit (released model)"})
+            draw, random_state = sources.next()
+            self.best_estimator_ = self._refit(estimator, random_state, X, y)
+            # the released estimator keeps the user's random_state, never a derived one
+            self.best_estimator_.set_params(random_state=inner_random_state)
+            fits.append(_fit_record(self.best_estimator_, "refit (released model)", draw))
         self.n_fits_ = len(fits)
         if self.verbose:
             print(f"[EpsilonForUtility] epsilon_={self.epsilon_:.4g} (predicted utility "
                   f"{self.predicted_utility_:.4f}); {self.n_fits_} private fits"
                   + (", the refit included" if self.refit else ""), flush=True)
+        total_epsilon, total_delta, reason = compose_fits(fits)
         self.privacy_report_ = {
             "fits": fits,
-            "total_epsilon": float(sum(f["epsilon"] for f in fits)),
-            "total_delta": float(sum(f["delta"] for f in fits)),
-            "released_model": {"epsilon": self.epsilon_, "delta": fits[-1]["delta"]}
+            "total_epsilon": total_epsilon,
+            "total_delta": total_delta,
+            "composition": reason or "basic sequential composition of independent fits",
+            "released_model": {"epsilon": fits[-1]["epsilon"], "delta": fits[-1]["delta"]}
             if self.refit else None,
             "statement": SELECTION_STATEMENT,
         }
@@ -570,12 +662,12 @@ default=None
                 f"{error:.2g} on its {self._n_evaluated} rows) can hide the target; "
                 "measure_on='train' measures on all the rows.")
 
-    def _refit(self, estimator, seed, X, y):
+    def _refit(self, estimator, random_state, X, y):
         """Fit at ``epsilon_``; raise it (with a warning) if the estimator cannot train there."""
         for _ in range(60):
             try:
                 return clone(estimator).set_params(epsilon=self.epsilon_,
-                                                   random_state=seed).fit(X, y)
+                                                   random_state=random_state).fit(X, y)
             except PrivacyBudgetError:
                 warnings.warn(
                     f"{type(estimator).__name__} cannot train at epsilon={self.epsilon_:.4g}; "

@@ -205,10 +205,13 @@ def test_common_random_number_fallback_matches_analytic_path():
     for a, g in zip(analytic.measurements_, generic.measurements_):
         assert a["utility"] == g["utility"]
         assert g["derivative"] == pytest.approx(a["derivative"], rel=1e-3)
-    # each generic measurement costs three fits, all reported
+    # each generic measurement costs three fits, all reported with their certified spend
     assert generic.n_fits_ == 2 * 3 + 1
-    assert generic.privacy_report_["total_epsilon"] == pytest.approx(
-        2 * (1.0 + 1.0001 + 0.9999) + generic.epsilon_)
+    report = generic.privacy_report_
+    assert [f["epsilon"] for f in report["fits"][:3]] == pytest.approx([1.0, 1.0001, 0.9999])
+    # the three fits of one measurement share their noise: the spends do not compose
+    assert [f["noise_draw"] for f in report["fits"][:3]] == [0, 0, 0]
+    assert report["total_epsilon"] == np.inf and "share their noise" in report["composition"]
 
 
 def test_other_scorings_and_measuring_points():
