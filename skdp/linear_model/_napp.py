@@ -5,12 +5,12 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..base import PrivacyParamsMixin, neighboring_constraint
-from ..exceptions import PrivacyLeakWarning
+from ..exceptions import ConvergenceError, PrivacyLeakWarning
+from ..mechanisms._approximate_minima import COVER_EPSILON_SHARE, MAX_TOL
 from ..losses import LogisticLoss, PoissonLoss, SquaredLoss
 from ..penalties import make_penalty
 from ..utils._docstrings import _SHARED_PARAMS
@@ -19,7 +19,9 @@ from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ..utils.validation import clip_rows_to_norm, effective_data_norm
 from ._base import (
     _LinearClassifierMixin,
-    check_two_classes,
+    classes_constraint,
+    encode_labels,
+    release_nothing,
     design_matrix,
     one_vs_rest_targets,
     split_coefficients,
@@ -97,15 +99,22 @@ _NAPP_PARAMS = {
         Left truncation ``t0 < 0`` of the noise of ``research_mode="vs"``;
         ``None`` means two coordinate standard deviations below 0.""",
     "tol": """tol : float, default=1e-8
-        KKT certificate of the exact minimiser, relative to the scale of the
-        problem. When it fails the fit warns and voids the guarantee.""",
+        Public KKT tolerance, in (0, 1e-6], absolute (never scaled by a quantity
+        of the data): the solver stops when the largest violation of the
+        optimality conditions is at most ``tol``, which puts it within a public
+        distance ``r`` of the exact minimiser. 1 %% of epsilon pays for
+        Gamma-norm output noise that covers ``r``; released coordinates below
+        a public floor (the cover's norm with overwhelming probability) are set
+        to zero, which keeps the exact zeros of the lasso. If ``tol`` is not
+        reached within ``max_iter`` the fit raises
+        :class:`~skdp.exceptions.ConvergenceError` and releases nothing.""",
     "max_iter": """max_iter : int, default=100
         Maximum number of proximal Newton iterations of the exact polish.""",
     "napp_max_iter": """napp_max_iter : int, default=10
         Maximum number of NAPP (noise-augmented IRLS) iterations of the warm start.""",
     "fitted_common": """privacy_guarantee_ : bool
-        ``False`` when the KKT certificate failed or a research mode was used;
-        ``epsilon_spent_`` is then ``inf``.
+        ``False`` when a research mode was used; ``epsilon_spent_`` is then
+        ``inf``.
 
     privacy_report_ : dict
         Public constants of the release: mechanism, the epsilon split
@@ -143,7 +152,8 @@ def _calibration_derivative(calibration, eps_jacobian_frac, retrieval):
     """``(d extra_ridge / d epsilon, d log noise_scale / d epsilon)`` of one release.
 
     Differentiates :func:`napp_calibration` in its ``epsilon`` (branch by branch;
-    the branches meet only where the penalty's curvature equals ``Delta``).
+    the branches meet only where the penalty's curvature equals ``Delta``), then
+    in the release's total epsilon, of which the mechanism gets its share.
     """
     f, eps = eps_jacobian_frac, calibration.epsilon
     mu = calibration.penalty_curvature
@@ -156,19 +166,43 @@ def _calibration_derivative(calibration, eps_jacobian_frac, retrieval):
         d_extra = -calibration.hessian_bound * f * np.exp(f * eps) / np.expm1(f * eps) ** 2
         d_eps_noise = 1.0 - f
     e = calibration.eps_noise
+    share = 1.0 - COVER_EPSILON_SHARE   # the mechanism runs at this share of epsilon
     if calibration.noise == "gaussian":
-        # sigma = zeta (t + r) / (2 e), r = sqrt(t^2 + 2 e)
+        # sigma = zeta (t + r) / (2 e), r = sqrt(t^2 + 2 e), t = sqrt(2 log(k / delta_m));
+        # delta_m = delta exp(-a epsilon / 2) adds (a / 2) / (r t) to dlog sigma/depsilon
         k = 4.0 if calibration.neighboring == "replace" else 2.0
         t = np.sqrt(2.0 * np.log(k / calibration.delta))
         r = np.sqrt(t * t + 2.0 * e)
-        d_log_scale = (1.0 / (r * (t + r)) - 1.0 / e) * d_eps_noise
+        d_log_scale = (share * (1.0 / (r * (t + r)) - 1.0 / e) * d_eps_noise
+                       + 0.5 * COVER_EPSILON_SHARE / (r * t))
     else:  # Gamma-norm scale zeta / e
-        d_log_scale = -d_eps_noise / e
-    return d_extra, d_log_scale
+        d_log_scale = -share * d_eps_noise / e
+    return share * d_extra, d_log_scale
+
+
+def _cover_derivative(solution):
+    """``d/depsilon`` of the cover's noise on the released (non-zero) coordinates.
+
+    Its scale is proportional to ``1 / epsilon_cover``, a fixed share of epsilon.
+    """
+    if solution.cover is None:
+        return 0.0
+    epsilon = solution.cover.epsilon / COVER_EPSILON_SHARE
+    return -solution.cover_draw.vector(solution.cover.scale) / epsilon
 
 
 def _release_theta_derivative(solution, eps_jacobian_frac, retrieval):
-    """``d theta / d epsilon`` of one default NAPP release, the standard draw held fixed.
+    """``d/depsilon`` of one default NAPP release: minimiser and cover, draws held fixed.
+
+    Coordinates the release's floor set to zero stay zero nearby.
+    """
+    derivative = (_minimiser_theta_derivative(solution, eps_jacobian_frac, retrieval)
+                  + _cover_derivative(solution))
+    return np.where(solution.released != 0, derivative, 0.0)
+
+
+def _minimiser_theta_derivative(solution, eps_jacobian_frac, retrieval):
+    """``d theta / d epsilon`` of one default NAPP minimiser, the standard draw held fixed.
 
     On the support ``S`` of ``theta`` the KKT conditions ``g_S(theta) + l1_S
     sign(theta_S) (+ nu theta_S) = 0`` (``g`` the smooth gradient, ``nu`` the
@@ -231,7 +265,7 @@ class _BaseNAPP(PrivacyParamsMixin, BaseEstimator):
         "n_aug": [Interval(Integral, 1, None, closed="left"), None],
         "research_mode": [StrOptions(set(RESEARCH_MODES)), None],
         "vs_truncation": [Interval(Real, None, 0, closed="neither"), None],
-        "tol": [Interval(Real, 0, None, closed="neither")],
+        "tol": [Interval(Real, 0, MAX_TOL, closed="right")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "napp_max_iter": [Interval(Integral, 1, None, closed="left")],
     }
@@ -352,8 +386,19 @@ class _BaseNAPP(PrivacyParamsMixin, BaseEstimator):
         return dcoef.reshape(np.shape(self.coef_)), dintercept.reshape(np.shape(self.intercept_))
 
     def _finish(self, solutions, n_features):
-        """Coefficients, certificate, spend and report from the transient solutions."""
-        thetas = np.array([s.theta for s in solutions], dtype=float)
+        """Coefficients, certificate, spend and report from the transient solutions.
+
+        A solution that did not reach the public tolerance releases nothing: the
+        fit raises :class:`~skdp.exceptions.ConvergenceError`.
+        """
+        if self.research_mode is None and not all(s.converged for s in solutions):
+            release_nothing(self)
+            raise ConvergenceError(
+                f"{type(self).__name__}: the solver did not reach the public tolerance "
+                f"tol={self.tol} within max_iter={self.max_iter}; nothing is released. "
+                "Increase max_iter (the tolerance is part of the privacy guarantee).")
+        thetas = np.array([s.theta if s.released is None else s.released for s in solutions],
+                          dtype=float)
         if self.threshold is not None:
             coef_part = thetas[:, :n_features]
             coef_part[np.abs(coef_part) < self.threshold] = 0.0
@@ -368,15 +413,7 @@ class _BaseNAPP(PrivacyParamsMixin, BaseEstimator):
                 "use research_mode=None for a private fit.", PrivacyLeakWarning, stacklevel=3)
             self.privacy_guarantee_ = False
         else:
-            self.privacy_guarantee_ = all(s.converged for s in solutions)
-            if not self.privacy_guarantee_:
-                worst = max(s.residual for s in solutions)
-                warnings.warn(
-                    f"The solver did not certify the exact minimiser (KKT residual {worst:.3g}"
-                    f" above tol={self.tol} relative) within max_iter={self.max_iter}; the "
-                    "differential privacy guarantee does NOT hold for this model "
-                    "(privacy_guarantee_=False). Increase max_iter or tol.",
-                    ConvergenceWarning, stacklevel=3)
+            self.privacy_guarantee_ = True
         if self.privacy_guarantee_:
             spent = report["epsilon_spent"]
         else:
@@ -388,10 +425,13 @@ class _BaseNAPP(PrivacyParamsMixin, BaseEstimator):
     def _report(self, solutions):
         first = solutions[0]
         stages = []
-        if first.stage1 is not None:
-            stages.append(first.stage1.calibration.as_dict())
-        stages.append(first.calibration.as_dict())
-        per_problem = sum(stage["epsilon_spent"] for stage in stages)
+        for stage in (first.stage1, first):
+            if stage is not None:
+                record = stage.calibration.as_dict()
+                # the share that pays for the cover of the solver's error
+                record["epsilon_cover"] = 0.0 if stage.cover is None else stage.cover.epsilon
+                stages.append(record)
+        per_problem = sum(stage["epsilon_spent"] + stage["epsilon_cover"] for stage in stages)
         if self.research_mode is not None:
             mechanism = f"research:{self.research_mode}"
         elif self.adaptive_two_stage:
@@ -715,6 +755,13 @@ class NAPPLassoClassifier(_LinearClassifierMixin, ClassifierMixin, _BaseNAPP):
 
     %(napp_max_iter)s
 
+    classes : array-like of shape (n_classes,) or None, default=None
+        The public set of class labels. ``None`` takes it from ``y``: the set
+        of labels present is then treated as public. When given, labels
+        outside it are an error, a declared class absent from ``y`` still gets
+        its one-vs-rest problem, and the budget is split over the declared
+        classes.
+
     %(random_state)s
 
     Attributes
@@ -748,7 +795,8 @@ class NAPPLassoClassifier(_LinearClassifierMixin, ClassifierMixin, _BaseNAPP):
     Logistic loss: ``L_f = 1`` and ``c = 1/4`` on all of ``R^d``, so no
     ``coef_bound`` is needed (it is only used as a constraint when given).
     Multiclass one-vs-rest splits epsilon and delta evenly over the classes
-    (sequential composition); the set of class labels is treated as public.
+    (sequential composition); the set of class labels is treated as public
+    unless it is declared with ``classes``.
 
     References
     ----------
@@ -766,13 +814,16 @@ class NAPPLassoClassifier(_LinearClassifierMixin, ClassifierMixin, _BaseNAPP):
     ((1, 4), array([0, 1]), 1.0)
     """
 
+    _parameter_constraints = {**_BaseNAPP._parameter_constraints,
+                              "classes": classes_constraint()}
+
     def __init__(self, *, alpha=1.0, penalty="l1", l1_ratio=0.5, q=1.5, epsilon=1.0,
                  delta=0.0, neighboring="add_remove", eps_jacobian_frac=0.5,
                  retrieval="recycle", data_norm=1.0, coef_bound=None, fit_intercept=True,
                  intercept_scaling=1.0, adaptive_two_stage=False, stage1_frac=0.3,
                  threshold=None, augmentation="expected", n_aug=None, research_mode=None,
                  vs_truncation=None, tol=1e-8, max_iter=100, napp_max_iter=10,
-                 random_state=None):
+                 classes=None, random_state=None):
         self.alpha = alpha
         self.penalty = penalty
         self.l1_ratio = l1_ratio
@@ -796,6 +847,7 @@ class NAPPLassoClassifier(_LinearClassifierMixin, ClassifierMixin, _BaseNAPP):
         self.tol = tol
         self.max_iter = max_iter
         self.napp_max_iter = napp_max_iter
+        self.classes = classes
         self.random_state = random_state
 
     def _solve(self, X, y):
@@ -807,8 +859,7 @@ class NAPPLassoClassifier(_LinearClassifierMixin, ClassifierMixin, _BaseNAPP):
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
         self._check_params(X.shape[1] + int(self.fit_intercept))
-        self.classes_, y_idx = np.unique(y, return_inverse=True)
-        check_two_classes(self.classes_)
+        self.classes_, y_idx = encode_labels(y, self.classes)
         design = design_matrix(X, data_norm=self.data_norm, fit_intercept=self.fit_intercept,
                                intercept_scaling=self.intercept_scaling)
         targets = one_vs_rest_targets(y_idx, len(self.classes_))

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..mechanisms import draw_gamma_norm, draw_gaussian
+from ..mechanisms import SolverCover, draw_gamma_norm, draw_gaussian, split_budget
 from ._napp_privacy import napp_calibration
 from ._napp_solver import CompositeProblem, solve_napp
 
@@ -35,6 +35,9 @@ class NAPPSolution:
     problem: CompositeProblem
     support: np.ndarray = None
     stage1: object = None
+    released: np.ndarray = None
+    cover: object = None
+    cover_draw: object = None
 
     @property
     def noise(self):
@@ -66,24 +69,74 @@ def solve_release(X, y, loss, penalty, calibration, draw, *, coef_bound, solver)
                             extra_ridge=calibration.extra_ridge, coef_bound=coef_bound)
     result = solve_napp(problem, **solver)
     return NAPPSolution(result.theta, result.n_iter + result.napp_iter, result.napp_iter,
-                        result.residual, result.converged, calibration, draw, problem)
+                        result.residual, result.converged, calibration, draw, problem,
+                        released=result.theta)
+
+
+def distance_bound(problem, tol, strong_convexity):
+    """Public bound on the distance of a certified point to the exact minimiser of ``F``.
+
+    The certificate bounds the minimal subgradient's max-norm by ``tol``, so its
+    2-norm by ``sqrt(d) tol``, and ``F`` is ``lambda``-strongly convex on its domain
+    (``lambda`` the penalty's public curvature plus the extra ridge):
+    ``||theta - theta*|| <= sqrt(d) tol / lambda``. On an active ball of radius
+    ``B`` the complementarity residual (also at most ``tol``) adds
+    ``B sqrt(tol / lambda)`` (``docs/privacy/napp.rst``).
+    """
+    radius = np.sqrt(problem.X.shape[1]) * tol / strong_convexity
+    bound = problem.coef_bound
+    if bound is not None and np.isfinite(bound):
+        radius += bound * np.sqrt(tol / strong_convexity)
+    return radius
+
+
+def cover_release(solution, epsilon_cover, tol, strong_convexity, cover_draw):
+    """Add the cover's noise to a certified solution, then zero what the noise alone explains.
+
+    The release is ``theta + W`` with ``W`` Gamma-norm of scale ``2 r / epsilon_cover``
+    (:mod:`skdp.mechanisms._approximate_minima`); coordinates of the release below the
+    public floor ``r + scale (d + 10 sqrt(d))`` (beyond the cover's norm with
+    overwhelming probability) are set to zero, post-processing that keeps the exact
+    zeros of a sparse solution. ``cover_draw`` is the standard Gamma-norm draw, made
+    before the solver runs so that the solver's own use of the stream cannot move it.
+    """
+    if cover_draw is None:
+        return solution
+    d = solution.theta.shape[0]
+    radius = distance_bound(solution.problem, tol, strong_convexity)
+    cover = SolverCover(radius=radius, epsilon=epsilon_cover)
+    released = solution.theta + cover_draw.vector(cover.scale)
+    released[np.abs(released) <= radius + cover.scale * (d + 10.0 * np.sqrt(d))] = 0.0
+    solution.released, solution.cover, solution.cover_draw = released, cover, cover_draw
+    return solution
 
 
 def napp_release(X, y, loss, penalty, *, epsilon, delta, gradient_bound, hessian_bound,
                  coef_bound, eps_jacobian_frac, neighboring, retrieval, solver, rng,
                  calibrate=napp_calibration):
-    """Default NAPP mechanism (spec 7.1): calibrate, draw ``b`` once, solve, certify.
+    """Default NAPP mechanism (spec 7.1): calibrate, draw ``b`` once, solve, certify, cover.
 
-    ``X`` is the clipped (intercept-augmented) design, ``y`` the clipped target.
+    ``X`` is the clipped (intercept-augmented) design, ``y`` the clipped target. The
+    mechanism gets the share :func:`~skdp.mechanisms.split_budget` leaves it; the rest
+    pays for the output noise that covers the solver's distance to the exact minimiser.
     """
+    budget = split_budget(epsilon, delta)
     mu = penalty.strong_convexity(coef_bound)
-    calibration = calibrate(epsilon, delta, gradient_bound=gradient_bound,
-                            hessian_bound=hessian_bound, penalty_curvature=mu,
-                            eps_jacobian_frac=eps_jacobian_frac, neighboring=neighboring,
-                            retrieval=retrieval)
+    calibration = calibrate(budget.epsilon_mechanism, budget.delta_mechanism,
+                            gradient_bound=gradient_bound, hessian_bound=hessian_bound,
+                            penalty_curvature=mu, eps_jacobian_frac=eps_jacobian_frac,
+                            neighboring=neighboring, retrieval=retrieval)
     draw = draw_noise(calibration, X.shape[1], rng)
-    return solve_release(X, y, loss, penalty, calibration, draw, coef_bound=coef_bound,
-                         solver=solver)
+    cover_draw = _cover_draw(draw, X.shape[1], rng)
+    solution = solve_release(X, y, loss, penalty, calibration, draw, coef_bound=coef_bound,
+                             solver=solver)
+    return cover_release(solution, budget.epsilon_cover, solver["tol"],
+                         mu + calibration.extra_ridge, cover_draw)
+
+
+def _cover_draw(draw, dim, rng):
+    """The cover's standard draw (none when the release has no noise)."""
+    return None if draw is None else draw_gamma_norm(dim, rng)
 
 
 class _RidgeWeights:
@@ -117,17 +170,20 @@ def napp_two_stage(X, y, loss, penalty, *, epsilon, delta, gradient_bound, hessi
                          gradient_bound=gradient_bound, hessian_bound=hessian_bound,
                          coef_bound=coef_bound, eps_jacobian_frac=eps_jacobian_frac,
                          neighboring=neighboring, retrieval="recycle", solver=solver, rng=rng)
-    support = np.flatnonzero(first.theta)
+    # stage 2 reads only stage 1's release (public), never its unreleased solution
+    support = np.flatnonzero(first.released)
     d = X.shape[1]
+    budget2 = split_budget(eps2, delta2)
     if np.isinf(epsilon):
         floor = 0.0
     else:
-        floor = hessian_bound / np.expm1(eps_jacobian_frac * eps2)
+        floor = hessian_bound / np.expm1(eps_jacobian_frac * budget2.epsilon_mechanism)
     cap = 1e8 * max(1.0, floor, penalty.l1_weight + np.max(penalty.l2_weight)
                     + penalty.bridge_weight)
-    weights = np.maximum(floor, penalty.lqa_weight(first.theta[support], cap))
+    weights = np.maximum(floor, penalty.lqa_weight(first.released[support], cap))
     ridge = _RidgeWeights(weights)
-    calibration = napp_calibration(eps2, delta2, gradient_bound=gradient_bound,
+    calibration = napp_calibration(budget2.epsilon_mechanism, budget2.delta_mechanism,
+                                   gradient_bound=gradient_bound,
                                    hessian_bound=hessian_bound,
                                    penalty_curvature=ridge.strong_convexity() if len(support)
                                    else np.inf,
@@ -138,12 +194,19 @@ def napp_two_stage(X, y, loss, penalty, *, epsilon, delta, gradient_bound, hessi
         # nothing to estimate: stage 2 reads no data
         empty = CompositeProblem(X[:, :0], y, loss, np.zeros(0), 0.0, 0.0, 0.0, 2.0, coef_bound)
         return NAPPSolution(theta, first.n_iter, first.napp_iter, first.residual,
-                            first.converged, calibration, None, empty, support, first)
+                            first.converged, calibration, None, empty, support, first,
+                            released=theta)
     draw = draw_noise(calibration, len(support), rng)
-    second = solve_release(X[:, support], y, loss, ridge, calibration, draw,
-                           coef_bound=coef_bound, solver=solver)
+    cover_draw = _cover_draw(draw, len(support), rng)
+    second = cover_release(solve_release(X[:, support], y, loss, ridge, calibration, draw,
+                                         coef_bound=coef_bound, solver=solver),
+                           budget2.epsilon_cover, solver["tol"],
+                           ridge.strong_convexity() + calibration.extra_ridge, cover_draw)
     theta[support] = second.theta
+    released = np.zeros(d)
+    released[support] = second.released
     return NAPPSolution(theta, first.n_iter + second.n_iter, first.napp_iter + second.napp_iter,
                         max(first.residual, second.residual),
                         first.converged and second.converged, calibration, draw,
-                        second.problem, support, first)
+                        second.problem, support, first, released, second.cover,
+                        second.cover_draw)

@@ -18,8 +18,8 @@ It is solved in three steps:
    solved exactly by feature-sign search (an active-set method), and a
    one-dimensional search over the Lagrange multiplier of the norm ball when
    the constraint is active (:func:`solve_composite`).
-3. Certificate: the KKT residual (:func:`kkt_residual`) must be at most
-   ``tol`` relative to the scale of the problem.
+3. Certificate: the KKT residual (:func:`kkt_residual`) must be at most the
+   public ``tol`` (absolute: never scaled by a quantity of the data).
 """
 
 from dataclasses import dataclass, field
@@ -198,7 +198,7 @@ def _well_conditioned(H):
 def prox_newton(problem, theta0, *, mu=0.0, tol, max_iter):
     """Proximal Newton on ``F + mu/2 ||theta||^2``, certified by :func:`kkt_residual`."""
     theta = np.array(theta0, dtype=float)
-    target = tol * problem.scale
+    target = tol
     value = problem.value(theta, mu)
     residual = kkt_residual(problem, theta, mu)
     n_iter = 0
@@ -277,7 +277,7 @@ def solve_composite(problem, theta0, *, tol, max_iter):
     complementarity = hi * (bound - norm)
     residual = max(res_hi.residual, complementarity / bound)
     return SolverResult(res_hi.theta, total_iter, residual,
-                        residual <= tol * problem.scale, multiplier=hi)
+                        residual <= tol, multiplier=hi)
 
 
 # -- noise augmentation ---------------------------------------------------------------
