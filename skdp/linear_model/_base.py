@@ -142,7 +142,7 @@ class _LinearClassifierMixin:
 
         When the solver did not reach its public tolerance on every problem,
         nothing is released: the fitted attributes are removed and
-        :class:`~skdp.exceptions.ConvergenceError` is raised, with no statistic of
+        :class:`~skdp.ConvergenceError` is raised, with no statistic of
         the data in its message. The solver's iteration count depends on the
         private data and no guarantee covers it, so it is not kept (no ``n_iter_``).
         """

@@ -107,7 +107,7 @@ _NAPP_PARAMS = {
         a public floor (the cover's norm with overwhelming probability) are set
         to zero, which keeps the exact zeros of the lasso. If ``tol`` is not
         reached within ``max_iter`` the fit raises
-        :class:`~skdp.exceptions.ConvergenceError` and releases nothing.""",
+        :class:`~skdp.ConvergenceError` and releases nothing.""",
     "max_iter": """max_iter : int, default=100
         Maximum number of proximal Newton iterations of the exact polish.""",
     "napp_max_iter": """napp_max_iter : int, default=10
@@ -389,7 +389,7 @@ class _BaseNAPP(PrivacyParamsMixin, BaseEstimator):
         """Coefficients, certificate, spend and report from the transient solutions.
 
         A solution that did not reach the public tolerance releases nothing: the
-        fit raises :class:`~skdp.exceptions.ConvergenceError`.
+        fit raises :class:`~skdp.ConvergenceError`.
         """
         if self.research_mode is None and not all(s.converged for s in solutions):
             release_nothing(self)

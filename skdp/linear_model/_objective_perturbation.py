@@ -208,7 +208,7 @@ class ObjPertLogisticRegression(PrivacyParamsMixin, _LinearClassifierMixin, Clas
         pays for Gamma-norm output noise that covers that distance (its norm is
         about ``2e2 * tol * d / epsilon``: 2e-6 d / epsilon at the default). If
         ``tol`` is not reached within ``max_iter`` the fit raises
-        :class:`~skdp.exceptions.ConvergenceError` and releases nothing.
+        :class:`~skdp.ConvergenceError` and releases nothing.
 
     max_iter : int, default=100
         Maximum number of Newton iterations.

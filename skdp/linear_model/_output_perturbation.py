@@ -408,7 +408,7 @@ class OutputPertSVM(PrivacyParamsMixin, _LinearClassifierMixin, ClassifierMixin,
         Maximum iterations of each liblinear pass (hinge; up to four passes
         with tightening tolerances) or Newton iterations (logistic, Huber).
         If the certificate is not reached the fit raises
-        :class:`~skdp.exceptions.ConvergenceError` and releases nothing.
+        :class:`~skdp.ConvergenceError` and releases nothing.
 
     classes : array-like of shape (n_classes,) or None, default=None
         The public set of class labels. ``None`` takes it from ``y``: the set
