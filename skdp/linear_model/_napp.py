@@ -145,7 +145,7 @@ _NOTES = """Privacy statement. Unit of privacy: one record (a row of ``X`` with 
     samples and the feature dimension. Floating-point attacks on the samplers
     are out of scope. The paper's MOOR, VS, VS+ and recycling are not DP as
     published (exact audits in ``skdp.linear_model._napp_audit``) and exist only
-    as ``research_mode``. Specification: ``shared/spec/napp_erm.md``."""
+    as ``research_mode``. Derivation: ``docs/privacy/napp.rst``."""
 
 
 def _calibration_derivative(calibration, eps_jacobian_frac, retrieval):
@@ -408,7 +408,7 @@ class _BaseNAPP(PrivacyParamsMixin, BaseEstimator):
         if self.research_mode is not None:
             warnings.warn(
                 f"research_mode={self.research_mode!r} reproduces a published NAPP variant "
-                "that is NOT differentially private (spec napp_erm.md section 6: exact "
+                "that is NOT differentially private (docs/privacy/napp.rst: exact "
                 "audits find violations). privacy_guarantee_=False and epsilon_spent_=inf; "
                 "use research_mode=None for a private fit.", PrivacyLeakWarning, stacklevel=3)
             self.privacy_guarantee_ = False

@@ -1,7 +1,7 @@
 """Output perturbation: an exact, certified minimiser plus calibrated noise.
 
 Linear SVM (hinge loss; also logistic and Huber) and an RBF SVM through random
-Fourier features. Specification: ``shared/spec/output_perturbation.md``.
+Fourier features. Derivation: ``docs/privacy/output_perturbation.rst``.
 """
 
 import warnings

@@ -6,7 +6,7 @@ The map of Chaudhuri, Monteleoni & Sarwate (2011, Algorithm 3) is
 ``x`` is, and ``E[v(x) . v(x')] = exp(-gamma ||x - x'||^2) / 2`` (a rescaled
 Gaussian kernel). The draws depend only on the shape ``(p, D)``, ``gamma`` and the
 generator, never on the rows, so the map can be released with the model.
-Specification: ``shared/spec/output_perturbation.md`` section 4.
+Derivation: ``docs/privacy/output_perturbation.rst``.
 """
 
 from dataclasses import dataclass

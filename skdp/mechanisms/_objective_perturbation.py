@@ -4,7 +4,7 @@ The perturbed objective is ``sum_i l_i(theta) + (ridge + extra_ridge)/2 ||theta|
 + <b, theta>`` with per-example gradient norm at most ``gradient_bound`` (G) and
 per-example Hessian eigenvalues at most ``hessian_bound`` (beta_H). The
 neighbouring records' gradients differ by at most ``zeta = G`` (add/remove-one)
-or ``2 G`` (replace-one). Specification: ``shared/spec/objective_perturbation.md``
+or ``2 G`` (replace-one). Derivation: ``docs/privacy/objective_perturbation.rst``
 sections 3 and 4.
 """
 

@@ -405,8 +405,7 @@ default=None
     lists every fit; the released ``best_estimator_`` carries its own
     (``epsilon_``, delta) guarantee only for the refit, not for the selection.
     For a clean guarantee run this on public or proxy data and then fit the
-    private data at ``epsilon_``. Specification:
-    ``shared/spec/epsilon_for_utility_math.md``.
+    private data at ``epsilon_``. Randomness: ``docs/randomness.rst``.
 
     The answer is trusted only near the measurements. Unless two measuring
     points bracket the target, ``epsilon_`` lies at most a factor 5 (the step
