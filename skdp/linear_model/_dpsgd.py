@@ -391,11 +391,7 @@ class DPSGDClassifier(PrivacyParamsMixin, _LinearClassifierMixin, ClassifierMixi
         dp-accounting's privacy-loss-distribution accountant (tight; for
         DP-GD the exact Gaussian-DP closed form) or its Renyi accountant.
 
-    classes : array-like of shape (n_classes,) or None, default=None
-        The public set of class labels. ``None`` takes it from ``y``: the set
-        of labels present is then treated as public. When given, labels
-        outside it are an error and a declared class absent from ``y`` still
-        gets its coefficients.
+    %(classes)s
 
     %(random_state)s
 

@@ -755,12 +755,7 @@ class NAPPLassoClassifier(_LinearClassifierMixin, ClassifierMixin, _BaseNAPP):
 
     %(napp_max_iter)s
 
-    classes : array-like of shape (n_classes,) or None, default=None
-        The public set of class labels. ``None`` takes it from ``y``: the set
-        of labels present is then treated as public. When given, labels
-        outside it are an error, a declared class absent from ``y`` still gets
-        its one-vs-rest problem, and the budget is split over the declared
-        classes.
+    %(classes)s
 
     %(random_state)s
 

@@ -221,7 +221,10 @@ def certified_hinge_minimiser(X, y, *, C, target_distance, max_iter):
     """
     best, n_iter = (None, np.inf), 0
     w = np.zeros(X.shape[1])
-    for liblinear_tol in _LIBLINEAR_TOLS:
+    # a declared class absent from the data leaves one label: liblinear refuses it,
+    # the Huber path below does not
+    one_label = np.all(y == y[0])
+    for liblinear_tol in () if one_label else _LIBLINEAR_TOLS:
         svc = LinearSVC(C=C, loss="hinge", dual=True, fit_intercept=False, tol=liblinear_tol,
                         max_iter=max_iter, random_state=0)
         with warnings.catch_warnings():
@@ -410,12 +413,7 @@ class OutputPertSVM(PrivacyParamsMixin, _LinearClassifierMixin, ClassifierMixin,
         If the certificate is not reached the fit raises
         :class:`~skdp.ConvergenceError` and releases nothing.
 
-    classes : array-like of shape (n_classes,) or None, default=None
-        The public set of class labels. ``None`` takes it from ``y``: the set
-        of labels present is then treated as public. When given, labels
-        outside it are an error, a declared class absent from ``y`` still gets
-        its one-vs-rest problem, and the budget is split over the declared
-        classes.
+    %(classes)s
 
     %(random_state)s
 

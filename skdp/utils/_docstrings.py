@@ -35,6 +35,11 @@ _SHARED_PARAMS = {
         with one seed can cancel the noise exactly). ``sklearn.clone`` copies a
         ``Generator``, so every clone in a search draws the same noise. See the
         user guide page on randomness and seeds (``docs/randomness.rst``).""",
+    "classes": """classes : array-like of shape (n_classes,) or None, default=None
+        The public set of class labels. ``None`` takes it from ``y``: the set
+        of labels present is then treated as public. When given, labels
+        outside it are an error and a declared class absent from ``y`` still
+        gets its coefficients (and, for one-vs-rest, its share of the budget).""",
     "privacy_attrs": """epsilon_spent_ : float
         Epsilon of the guarantee delivered by this fit.
 
