@@ -98,12 +98,12 @@ def privacy_cost_of_search(search):
     >>> from skdp import ObjPertLogisticRegression
     >>> from skdp.model_selection import privacy_cost_of_search
     >>> X, y = make_classification(n_samples=300, random_state=0)
-    >>> grid = GridSearchCV(ObjPertLogisticRegression(),
-    ...                     {"epsilon": [0.5, 1.0]}, cv=3).fit(X, y)
-    >>> privacy_cost_of_search(grid)["total_epsilon"]  # 3 x 0.5 + 3 x 1.0 + refit at 1.0
-    5.5
-    >>> seeded = GridSearchCV(ObjPertLogisticRegression(random_state=0),
-    ...                       {"epsilon": [0.5, 1.0]}, cv=3).fit(X, y)
+    >>> grid = GridSearchCV(ObjPertLogisticRegression(epsilon=0.5),
+    ...                     {"C": [0.1, 1.0]}, cv=3).fit(X, y)
+    >>> privacy_cost_of_search(grid)["total_epsilon"]  # 2 x 3 fits at 0.5 + refit at 0.5
+    3.5
+    >>> seeded = GridSearchCV(ObjPertLogisticRegression(epsilon=0.5, random_state=0),
+    ...                       {"C": [0.1, 1.0]}, cv=3).fit(X, y)
     >>> privacy_cost_of_search(seeded)["total_epsilon"]  # the fits share their noise
     inf
     """
