@@ -333,7 +333,7 @@ def _output_perturbation(X, y, loss, *, C, epsilon, delta, neighboring, row_norm
         result = newton_minimise(X, y, loss, C=C, ridge=1.0, linear=np.zeros(X.shape[1]),
                                  tol=slack, max_iter=max_iter)
         # strong convexity 1: ||theta - theta*|| <= ||grad J(theta)||
-        theta, distance, n_iter = result.theta, result.gradient_norm, result.n_iter
+        theta, distance, n_iter = result.theta, result.certified_norm, result.n_iter
     if np.isinf(epsilon):
         noise, draw = "none", None
     elif delta > 0:
