@@ -151,7 +151,8 @@ class _LinearClassifierMixin:
             raise ConvergenceError(
                 f"{type(self).__name__}: the solver did not reach the public tolerance "
                 f"tol={self.tol} within max_iter={self.max_iter}; nothing is released. "
-                "Increase max_iter (the tolerance is part of the privacy guarantee).")
+                "Increase max_iter, or tol if it is near the rounding level of the "
+                "gradient (the tolerance is part of the privacy guarantee).")
         self.coef_, self.intercept_ = split_coefficients(
             thetas, n_coefficients, self.fit_intercept, self.intercept_scaling)
         self._record_spend(self.epsilon, self.delta, self.neighboring)

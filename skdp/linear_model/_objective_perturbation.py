@@ -206,9 +206,13 @@ class ObjPertLogisticRegression(PrivacyParamsMixin, _LinearClassifierMixin, Clas
         gradient norm of the perturbed objective is at most ``tol``, which puts
         it within ``tol / (1 + Delta)`` of the exact minimiser; 1 %% of epsilon
         pays for Gamma-norm output noise that covers that distance (its norm is
-        about ``2e2 * tol * d / epsilon``: 2e-6 d / epsilon at the default). If
-        ``tol`` is not reached within ``max_iter`` the fit raises
-        :class:`~skdp.ConvergenceError` and releases nothing.
+        about ``2e2 * tol * d / epsilon``: 2e-6 d / epsilon at the default, 2e-4
+        d / epsilon at the bound). The certified norm adds an estimate of the
+        gradient's rounding error, up to about ``2.2e-16 * C * n * R`` (``R``
+        as in Notes): the default is reachable while ``C * n * R`` is below
+        about 3e7 (10^7 rows at ``C=1``). If ``tol`` is not reached within
+        ``max_iter`` the fit raises :class:`~skdp.ConvergenceError` and
+        releases nothing.
 
     max_iter : int, default=100
         Maximum number of Newton iterations.

@@ -405,7 +405,10 @@ class OutputPertSVM(PrivacyParamsMixin, _LinearClassifierMixin, ClassifierMixin,
         Relative accuracy of the minimiser. The solver must certify that the
         returned point is within ``tol * Delta`` of the exact minimiser
         (``Delta`` the sensitivity below); the noise is calibrated to
-        ``(1 + 2 tol) Delta``.
+        ``(1 + 2 tol) Delta``, which bounds the distance between the returned
+        points of two neighbouring datasets. The certificate includes an
+        estimate of its own rounding error (a fixed relative ``tol`` stays
+        above it for any realistic number of rows).
 
     max_iter : int, default=10_000
         Maximum iterations of each liblinear pass (hinge; up to four passes

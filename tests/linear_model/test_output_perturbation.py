@@ -21,6 +21,7 @@ from skdp.linear_model._output_perturbation import (
     minimiser_sensitivity,
 )
 from skdp.linear_model._solvers import glm_objective
+from skdp.mechanisms import draw_gamma_norm
 from skdp.losses import HingeLoss
 from skdp.utils import privacy_streams
 
@@ -362,6 +363,27 @@ def test_random_fourier_map_does_not_depend_on_the_data():
                           random_state=3).fit(X1, y1)
         omega = privacy_streams(3)[1].normal(scale=np.sqrt(2 * gamma), size=(5, 30))
         assert_allclose(e.random_weights_, omega)
+
+
+def test_published_random_fourier_map_is_independent_of_the_noise_stream():
+    """Formerly the map was the generator output drawn just before the noise. Now: the
+    map is the same whatever the noise (another epsilon, another noise law), none of its
+    draws comes from the noise stream, and the noise is the noise stream's first draws,
+    so knowing the map predicts nothing about it."""
+    X, y = make_classification(n_samples=150, n_features=5, random_state=0)
+    kw = dict(kernel="rbf", n_components=30, random_state=11)
+    fits = [OutputPertSVM(epsilon=eps, delta=delta, **kw).fit(X, y)
+            for eps, delta in ((1.0, 0.0), (3.0, 0.0), (1.0, 1e-5))]
+    assert not np.allclose(fits[0].coef_, fits[1].coef_)
+    for other in fits[1:]:
+        np.testing.assert_array_equal(fits[0].random_weights_, other.random_weights_)
+        np.testing.assert_array_equal(fits[0].random_offset_, other.random_offset_)
+    (solution,) = OutputPertSVM(**kw)._solve(X, y)
+    replayed = draw_gamma_norm(31, privacy_streams(11)[0])      # 30 features + intercept
+    assert_allclose(solution.draw.vector(1.0), replayed.vector(1.0), rtol=1e-14)
+    noise_draws = privacy_streams(11)[0].standard_normal(1_000_000)
+    standard_map = fits[0].random_weights_ / np.sqrt(2.0)       # gamma = 1 / data_norm**2
+    assert not np.isin(standard_map, noise_draws).any()
 
 
 def test_rbf_clips_rows_to_data_norm_in_fit_and_predict():
