@@ -171,9 +171,25 @@ def test_capped_iterations_raise_and_release_nothing():
     X, y = make_classification(n_samples=300, n_features=5, n_informative=3, n_classes=3,
                                random_state=0)
     est = OutputPertSVM(max_iter=1, C=100.0, random_state=0)
-    with pytest.raises(ConvergenceError, match="nothing is released"):
+    with pytest.raises(ConvergenceError, match="nothing is released") as info:
         est.fit(X, y)
     assert not [k for k in vars(est) if k.endswith("_")]
+    public = str(info.value).replace("tol=0.001", "").replace("max_iter=1", "")
+    assert not any(ch.isdigit() for ch in public), "the message holds a number"
+
+
+def test_declared_classes_set_the_one_vs_rest_split():
+    """Four declared classes, three present: four problems, each at epsilon / 4, the
+    noise of a binary fit at epsilon = 1; a label outside the declared set is refused."""
+    X, y = make_classification(n_samples=150, n_features=4, n_informative=3,
+                               n_redundant=0, n_classes=3, random_state=0)
+    est = OutputPertSVM(epsilon=4.0, C=0.1, classes=[0, 1, 2, 7], random_state=0).fit(X, y)
+    assert est.coef_.shape == (4, 4) and list(est.classes_) == [0, 1, 2, 7]
+    (single,) = OutputPertSVM(epsilon=1.0, C=0.1, random_state=0)._solve(X, y == 0)
+    for solution in est._solve(X, y):
+        assert solution.noise_scale() == pytest.approx(single.noise_scale())
+    with pytest.raises(ValueError):
+        OutputPertSVM(classes=[0, 1], random_state=0).fit(X, y)
 
 
 # ---------------------------------------------------------------- sensitivity
