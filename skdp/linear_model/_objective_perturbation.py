@@ -72,16 +72,26 @@ class ObjPertSolution:
         Stationarity ``grad J(theta) = 0`` with ``J`` the perturbed objective gives
         ``W dtheta = -(dDelta theta + db)`` in the mechanism's epsilon, ``W`` the
         Hessian of ``J`` at theta (``docs/privacy/objective_perturbation.rst``), with
-        the calibration's derivatives taken in the total epsilon; the cover's noise,
-        of scale proportional to ``1 / epsilon``, adds ``-cover / epsilon``.
+        the calibration's derivatives taken in the total epsilon; plus
+        :meth:`cover_derivative`.
         """
         if self.draw is None:
             return np.zeros_like(self.theta)
         d = self.calibration_derivative
         hessian = glm_hessian(self.minimiser, self.X, self.y, self.loss, self.C, self.ridge)
         rhs = d.d_extra_ridge * self.minimiser + d.d_log_noise_scale * self.noise
-        cover = self.cover_draw.vector(self.cover.scale)
-        return -cho_solve(cho_factor(hessian), rhs) - cover / self.cover.epsilon
+        return -cho_solve(cho_factor(hessian), rhs) + self.cover_derivative()
+
+    def cover_derivative(self):
+        """``d/depsilon`` of the cover's noise with its standard draws held fixed.
+
+        Its scale ``2 tol / (ridge * share * epsilon)`` falls with epsilon and with
+        the total ridge, which moves by ``d_extra_ridge``: ``dlog scale / depsilon =
+        -1 / epsilon - d_extra_ridge / ridge``.
+        """
+        epsilon = self.cover.epsilon / COVER_EPSILON_SHARE
+        d_log_scale = -1.0 / epsilon - self.calibration_derivative.d_extra_ridge / self.ridge
+        return d_log_scale * self.cover_draw.vector(self.cover.scale)
 
 
 def _in_total_epsilon(derivative, calibration, budget):

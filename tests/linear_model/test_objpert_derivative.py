@@ -38,6 +38,23 @@ def test_analytic_derivative_matches_common_noise_differences(name, eps, params)
     assert rel < 1e-6, f"{name}: relative error {rel:.2e}"
 
 
+@pytest.mark.parametrize("name, eps, params", CASES, ids=[c[0] for c in CASES])
+def test_cover_derivative_matches_the_difference_of_cover_noises(name, eps, params):
+    """The cover's noise is an exact function of epsilon for fixed draws: its derivative
+    is checked alone, at the largest tol, where the noise is largest (a derivative off
+    by the cover's share 1/0.01, or missing the extra ridge's move, fails)."""
+    def cover(epsilon):
+        (sol,) = ObjPertLogisticRegression(epsilon=epsilon, random_state=7, tol=1e-6,
+                                           **params)._solve(*_DATA)
+        return sol.cover_draw.vector(sol.cover.scale)
+
+    (sol,) = ObjPertLogisticRegression(epsilon=eps, random_state=7, tol=1e-6,
+                                       **params)._solve(*_DATA)
+    h = 1e-5 * eps
+    fd = (cover(eps + h) - cover(eps - h)) / (2 * h)
+    assert np.linalg.norm(sol.cover_derivative() - fd) <= 1e-6 * np.linalg.norm(fd)
+
+
 def test_source_paper_sign_would_fail_the_check():
     """Regression test for the sign error of the source paper's eq. (6): with
     b' = +|s'| z the derivative disagrees with the common-noise difference."""
