@@ -9,7 +9,6 @@ from numpy.testing import assert_allclose
 from scipy import stats
 from sklearn.base import clone
 from sklearn.datasets import make_classification, make_regression
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import ElasticNet, Lasso, LogisticRegression, PoissonRegressor, Ridge
 from sklearn.model_selection import GridSearchCV, cross_val_score
 from sklearn.pipeline import make_pipeline

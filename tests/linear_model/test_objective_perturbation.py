@@ -7,7 +7,6 @@ import scipy.sparse as sp
 from numpy.testing import assert_allclose
 from scipy import stats
 from sklearn.datasets import make_classification
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV, cross_val_score
 from sklearn.multiclass import OneVsRestClassifier
