@@ -11,7 +11,7 @@ from skdp._cli import main
 def test_main_job_default_runs_offline(tmp_path, capsys):
     pytest.importorskip("matplotlib")
     out = tmp_path / "curve.png"
-    assert main(["--draws", "2", "--output", str(out)]) == 0
+    assert main(["--draws", "2", "--seed", "0", "--output", str(out)]) == 0
     text = capsys.readouterr().out
     for line in ("chosen epsilon", "predicted accuracy there", "measured test accuracy",
                  "cost of the selection", "not covered"):
@@ -30,7 +30,7 @@ def test_csv_input_and_label_column(tmp_path, capsys):
         for i, (r, t) in enumerate(zip(X, y))]
     path.write_text("\n".join(rows) + "\n")
     assert main(["--dataset", str(path), "--label-column", "label", "--target", "0.8",
-                 "--draws", "2", "--output", str(tmp_path / "p.png")]) == 0
+                 "--draws", "2", "--seed", "0", "--output", str(tmp_path / "p.png")]) == 0
     assert "chosen epsilon" in capsys.readouterr().out
 
 
@@ -47,7 +47,7 @@ def test_module_entry_point_prints_help():
 
 def test_progress_line_per_measuring_round_and_quiet(tmp_path, capsys):
     pytest.importorskip("matplotlib")
-    args = ["--draws", "3", "--max-fits", "7", "--output", str(tmp_path / "p.png")]
+    args = ["--draws", "3", "--max-fits", "7", "--seed", "0", "--output", str(tmp_path / "p.png")]
     assert main(args) == 0
     out = capsys.readouterr().out
     # 3 draws at the measuring point, 3 more at one refinement, then the answer

@@ -557,7 +557,8 @@ default=None
         budget = self.max_fits - int(self.refit) if self.max_fits is not None else n_fits
         # the bounds apply to the full-data epsilon; measuring fits run at ratio times it
         lo, hi = (b * self._size_ratio for b in self.epsilon_bounds)
-        while n_fits + self.n_draws <= budget and epsilon != self.measurements_[-1]["epsilon"]:
+        while (n_fits + self.n_draws <= budget
+               and not np.isclose(epsilon, self.measurements_[-1]["epsilon"], rtol=1e-9, atol=0)):
             # a trust region: re-measure at most a factor MAX_STEP away from the last point
             last = self.measurements_[-1]["epsilon"]
             target_point = float(np.clip(epsilon, max(lo, last / MAX_STEP),
@@ -680,10 +681,12 @@ default=None
     def _points(self):
         """Per measuring epsilon: mean utility, mean derivative and their standard errors."""
         by_eps = {}
-        for m in self.measurements_:
-            by_eps.setdefault(m["epsilon"], []).append(m)
+        for m in sorted(self.measurements_, key=lambda m: m["epsilon"]):
+            # epsilons a rounding apart (a bound times the size ratio) are one point
+            close = [e for e in by_eps if np.isclose(e, m["epsilon"], rtol=1e-9, atol=0)]
+            by_eps.setdefault(close[0] if close else m["epsilon"], []).append(m)
         points = []
-        for eps, ms in sorted(by_eps.items()):
+        for eps, ms in by_eps.items():
             u = np.array([m["utility"] for m in ms])
             d = np.array([m["derivative"] for m in ms])
             points.append(Bunch(epsilon=eps, utility=u.mean(), derivative=d.mean(),

@@ -361,6 +361,17 @@ def test_between_points_the_line_when_the_cubic_would_not_be_monotone(derivative
     assert search._solve_target()[0] == pytest.approx(2.0**0.6, rel=1e-10)
 
 
+def test_two_measuring_epsilons_a_rounding_apart_are_one_point():
+    # 5 and the float below it have the same logarithm: no bracket of zero width
+    search = _search(expansion="log", target_utility=0.8)
+    search.expansion_, search._size_ratio = "log", 1.0
+    below = np.nextafter(5.0, 0.0)
+    search.measurements_ = [dict(epsilon=below, utility=0.70, derivative=0.05),
+                            dict(epsilon=5.0, utility=0.90, derivative=0.05)]
+    epsilon, predicted = search._solve_target()
+    assert np.isfinite(epsilon) and np.isfinite(predicted)
+
+
 @pytest.mark.parametrize("derivative_b, expected", [
     (0.02, 2.0 * np.exp(0.05 / 0.04)),  # slope 0.04 is 0.55 secants: the measured one
     (0.2, 2.0 * np.exp(0.05 / 0.4)),    # 5.5 secants: steep is kept (a shorter step)
