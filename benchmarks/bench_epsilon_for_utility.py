@@ -41,6 +41,7 @@ from scipy.stats import norm
 from sklearn.base import clone
 
 from skdp import EpsilonForUtility, ObjPertLogisticRegression
+from skdp.base import get_privacy_tags
 from skdp.datasets import load_adult
 
 from ._common import N_JOBS_HELP, RESULTS_DIR, figure_footer, map_seeds, summarise, write_results
@@ -196,7 +197,7 @@ def over_all_points(estimator, result):
             for k in EXPANSIONS}
     noise_free = {k: float(np.mean([np.mean(r["noise_free_errors_by_point"][k])
                                     for r in result.values()])) for k in EXPANSIONS}
-    auto = getattr(estimator, "_epsilon_expansion", "inverse")
+    auto = get_privacy_tags(estimator).epsilon_expansion
     gain = mean["linear"] / mean[auto]
     gain_noise_free = {k: noise_free["linear"] / v for k, v in noise_free.items()}
     print(f"  all points: gain of {auto} over linear {gain:.2f}x; noise-free gains "

@@ -133,7 +133,7 @@ def rbf_defaults_study(X, y, params):
         for feature_seed in study["feature_seeds"]:
             est = make_estimator(params, "rbf", 0, gamma=gamma, n_components=n_components, C=C,
                                  feature_random_state=feature_seed)
-            solutions = est._solve(X_fit, y_fit)
+            solutions = est._releases(X_fit, y_fit)
             exact.append(_release(est, solutions, np.inf).score(X_val, y_val))
             for noise_seed in study["noise_seeds"]:
                 # the same certified solve with fresh standard draws (pure epsilon)
@@ -193,7 +193,7 @@ def run_dataset(name, params):
         exact = None
         for seed in params["seeds"]:
             est = make_estimator(params, kernel, seed)
-            solutions = est._solve(X, y)
+            solutions = est._releases(X, y)
             assert all(s.converged for s in solutions)
             if exact is None:
                 exact = float(_release(est, solutions, np.inf).score(X_test, y_test))

@@ -1,11 +1,16 @@
-"""Parameters, constraints and bookkeeping shared by every private estimator."""
+"""The contract shared by every private estimator: parameters, spend, privacy tags."""
 
+from dataclasses import dataclass, fields
 from numbers import Real
 
 import numpy as np
+from sklearn.utils import Tags, get_tags
 
 from .utils._sklearn_compat import Interval, StrOptions
 from .utils.validation import check_data_norm
+
+__all__ = ["EpsilonRelease", "PrivacyTags", "PrivateTags", "get_privacy_tags",
+           "with_privacy_tags"]
 
 NEIGHBORING_RELATIONS = ("add_remove", "replace")
 
@@ -47,3 +52,105 @@ class PrivacyParamsMixin:
 def neighboring_constraint():
     """Parameter constraint of ``neighboring``."""
     return [StrOptions(set(NEIGHBORING_RELATIONS))]
+
+
+@dataclass
+class PrivacyTags:
+    """What a private estimator declares to the tools that wrap it.
+
+    Read with :func:`get_privacy_tags`. A third-party estimator takes part in
+    :class:`~skdp.EpsilonForUtility`'s analytic measurements by returning
+    :class:`PrivateTags` from ``__sklearn_tags__`` with these set, and
+    implementing ``fit_release(X, y)`` (which returns an :class:`EpsilonRelease`)
+    and ``with_coefficients(coef, intercept)``.
+
+    Attributes
+    ----------
+    epsilon_derivative : bool, default=False
+        Whether ``fit_release`` gives the derivative in ``epsilon`` of the
+        released coefficients with the noise's standard draws held fixed.
+        Without it, a wrapper differentiates by reruns that share one noise draw
+        (whose spends then do not compose).
+    epsilon_expansion : {"log", "inverse", "linear"}, default="inverse"
+        The variable in which the utility is closest to linear in epsilon:
+        ``"log"`` where the noise enters through the objective, ``"inverse"``
+        where the released coefficients move with the noise scale itself (the
+        noise scale of most mechanisms is close to proportional to ``1 /
+        epsilon``).
+    """
+
+    epsilon_derivative: bool = False
+    epsilon_expansion: str = "inverse"
+
+
+@dataclass
+class PrivateTags(Tags):
+    """scikit-learn's :class:`~sklearn.utils.Tags` with the :class:`PrivacyTags`.
+
+    Attributes
+    ----------
+    privacy_tags : PrivacyTags or None, default=None
+        ``None`` for an estimator that declares nothing about its privacy.
+    """
+
+    privacy_tags: PrivacyTags = None
+
+
+def with_privacy_tags(tags, privacy_tags):
+    """scikit-learn ``tags`` extended by ``privacy_tags``.
+
+    Parameters
+    ----------
+    tags : sklearn.utils.Tags
+        The tags of the estimator's other base classes.
+    privacy_tags : PrivacyTags
+        What the estimator declares about its privacy.
+
+    Returns
+    -------
+    tags : PrivateTags
+    """
+    values = {field.name: getattr(tags, field.name) for field in fields(Tags)}
+    return PrivateTags(**values, privacy_tags=privacy_tags)
+
+
+def get_privacy_tags(estimator):
+    """The :class:`PrivacyTags` of an estimator, or the defaults when it declares none.
+
+    Parameters
+    ----------
+    estimator : estimator object
+
+    Returns
+    -------
+    privacy_tags : PrivacyTags
+    """
+    declared = getattr(get_tags(estimator), "privacy_tags", None)
+    return PrivacyTags() if declared is None else declared
+
+
+@dataclass(frozen=True)
+class EpsilonRelease:
+    """A fitted model's released coefficients and their derivative in epsilon.
+
+    The derivative is pathwise: the noise's standard draws are held fixed while
+    ``epsilon`` moves, so it is the slope of the released model along one noise
+    realisation. It is returned by ``fit_release`` and never stored on the
+    estimator (it is computed from the noise).
+
+    Attributes
+    ----------
+    coef : ndarray of shape (n_problems, n_coefficients)
+        The released ``coef_``.
+    intercept : ndarray of shape (n_problems,)
+        The released ``intercept_``.
+    coef_derivative : ndarray of shape (n_problems, n_coefficients)
+        ``d coef_ / d epsilon``.
+    intercept_derivative : ndarray of shape (n_problems,)
+        ``d intercept_ / d epsilon``.
+    """
+
+    coef: np.ndarray
+    intercept: np.ndarray
+    coef_derivative: np.ndarray
+    intercept_derivative: np.ndarray

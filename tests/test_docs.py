@@ -12,11 +12,13 @@ from sklearn.base import BaseEstimator
 import skdp
 import skdp.accounting
 import skdp.audit
+import skdp.base
 import skdp.datasets
 import skdp.model_selection
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
-PUBLIC_MODULES = [skdp, skdp.audit, skdp.model_selection, skdp.accounting, skdp.datasets]
+PUBLIC_MODULES = [skdp, skdp.audit, skdp.model_selection, skdp.accounting, skdp.datasets,
+                  skdp.base]
 
 
 def test_docs_build_without_warnings(tmp_path):

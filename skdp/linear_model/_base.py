@@ -1,12 +1,17 @@
-"""Pieces shared by the private linear classifiers."""
+"""The private linear models' base (``fit`` written once) and the pieces they share."""
+
+import copy
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit
+from sklearn.base import BaseEstimator
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ..base import EpsilonRelease, PrivacyParamsMixin, PrivacyTags, with_privacy_tags
 from ..exceptions import ConvergenceError
+from ..utils._sklearn_compat import _fit_context
 from ..utils.validation import (augment_intercept, check_data_norm, clip_rows_to_norm,
                                 row_clip_factors)
 
@@ -92,6 +97,144 @@ def split_coefficients(thetas, n_features, fit_intercept, intercept_scaling):
     return coef, intercept
 
 
+class PrivateLinearModel(PrivacyParamsMixin, BaseEstimator):
+    """Base of the private linear models: ``fit`` is written once, over one hook.
+
+    A subclass implements ``_releases(X, y, with_derivative=False)``: validate
+    (every error before any noise is drawn), run the mechanism once per problem
+    (one-vs-rest class, or one multinomial problem) and return the transient
+    releases, each with ``theta`` (the released coefficients, the intercept's
+    last), ``converged`` (the solver met its public tolerance) and, when
+    ``with_derivative``, ``theta_derivative()`` (``d theta / d epsilon`` in the
+    estimator's epsilon, the noise's standard draws held fixed). The releases
+    hold the noise and are never stored on the estimator.
+    """
+
+    # PrivacyTags.epsilon_expansion (chosen per mechanism from EpsilonForUtility's benchmark)
+    _epsilon_expansion = "inverse"
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return with_privacy_tags(tags, PrivacyTags(
+            epsilon_derivative=self._has_epsilon_derivative(),
+            epsilon_expansion=self._epsilon_expansion))
+
+    def _has_epsilon_derivative(self):
+        return True
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Fit the private model.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training rows; rows longer than ``data_norm`` are clipped.
+        y : array-like of shape (n_samples,)
+            Class labels (classifiers) or target values (regressors).
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
+        self._fit_releases(X, y)
+        return self
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit_release(self, X, y):
+        """Fit, and return the released coefficients with their derivative in epsilon.
+
+        The derivative holds the noise's standard draws fixed (see
+        :class:`~skdp.base.EpsilonRelease`); the fit is the same as :meth:`fit`'s,
+        with the same spend. Available when the estimator's privacy tags declare
+        ``epsilon_derivative``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training rows.
+        y : array-like of shape (n_samples,)
+            Class labels (classifiers) or target values (regressors).
+
+        Returns
+        -------
+        release : EpsilonRelease
+            ``coef_``, ``intercept_`` and their derivatives in ``epsilon``.
+        """
+        if not self._has_epsilon_derivative():
+            raise NotImplementedError(
+                f"{type(self).__name__} with these parameters has no derivative in "
+                "epsilon (its privacy tags say so).")
+        releases = self._fit_releases(X, y, with_derivative=True)
+        dcoef, dintercept = self._derivative_coefficients(releases)
+        return EpsilonRelease(self.coef_.copy(), np.array(self.intercept_, dtype=float),
+                              dcoef.reshape(np.shape(self.coef_)),
+                              dintercept.reshape(np.shape(self.intercept_)))
+
+    def with_coefficients(self, coef, intercept):
+        """A copy of the fitted model with other coefficients (the original is untouched).
+
+        Useful to evaluate a direction in coefficient space, for example the
+        derivative of an :class:`~skdp.base.EpsilonRelease`: the model's
+        decision function is affine in ``(coef_, intercept_)``. The copy has no
+        privacy guarantee of its own.
+
+        Parameters
+        ----------
+        coef : array-like of the shape of ``coef_``
+        intercept : array-like of the shape of ``intercept_``
+
+        Returns
+        -------
+        model : estimator
+            A shallow copy with ``coef_`` and ``intercept_`` replaced.
+        """
+        check_is_fitted(self)
+        model = copy.copy(self)
+        model.coef_ = np.asarray(coef, dtype=float).reshape(np.shape(self.coef_))
+        model.intercept_ = np.asarray(intercept, dtype=float).reshape(np.shape(self.intercept_))
+        return model
+
+    def _fit_releases(self, X, y, with_derivative=False):
+        releases = self._releases(X, y, with_derivative=with_derivative)
+        self._set_fitted(releases)
+        return releases
+
+    def _n_coefficients(self):
+        return self.n_features_in_
+
+    def _coefficients(self, thetas):
+        """``coef_`` and ``intercept_`` from the per-problem augmented vectors (or matrices,
+        one row per class)."""
+        return split_coefficients(np.vstack(thetas), self._n_coefficients(), self.fit_intercept,
+                                  self.intercept_scaling)
+
+    def _derivative_coefficients(self, releases):
+        return self._coefficients([r.theta_derivative() for r in releases])
+
+    def _check_converged(self, releases):
+        """Raise, releasing nothing, unless every problem met the public tolerance.
+
+        The message holds no statistic of the data. The solver's iteration count
+        depends on the private data and no guarantee covers it, so it is never
+        kept (no ``n_iter_``).
+        """
+        if not all(r.converged for r in releases):
+            release_nothing(self)
+            raise ConvergenceError(
+                f"{type(self).__name__}: the solver did not reach the public tolerance "
+                f"tol={self.tol} within max_iter={self.max_iter}; nothing is released. "
+                "Increase max_iter, or tol if it is near the rounding level of the "
+                "gradient (the tolerance is part of the privacy guarantee).")
+
+    def _set_fitted(self, releases):
+        self._check_converged(releases)
+        self.coef_, self.intercept_ = self._coefficients([r.theta for r in releases])
+        self._record_spend(self.epsilon, self.delta, self.neighboring)
+
+
 class _LinearClassifierMixin:
     """Prediction for linear classifiers fitted on rows clipped to ``data_norm``.
 
@@ -136,26 +279,6 @@ class _LinearClassifierMixin:
         else:
             indices = scores.argmax(axis=1)
         return self.classes_[indices]
-
-    def _set_fitted(self, thetas, n_coefficients, converged):
-        """Fitted attributes and spend from the per-problem solutions.
-
-        When the solver did not reach its public tolerance on every problem,
-        nothing is released: the fitted attributes are removed and
-        :class:`~skdp.ConvergenceError` is raised, with no statistic of
-        the data in its message. The solver's iteration count depends on the
-        private data and no guarantee covers it, so it is not kept (no ``n_iter_``).
-        """
-        if not all(converged):
-            release_nothing(self)
-            raise ConvergenceError(
-                f"{type(self).__name__}: the solver did not reach the public tolerance "
-                f"tol={self.tol} within max_iter={self.max_iter}; nothing is released. "
-                "Increase max_iter, or tol if it is near the rounding level of the "
-                "gradient (the tolerance is part of the privacy guarantee).")
-        self.coef_, self.intercept_ = split_coefficients(
-            thetas, n_coefficients, self.fit_intercept, self.intercept_scaling)
-        self._record_spend(self.epsilon, self.delta, self.neighboring)
 
     def _has_proba(self):
         """Probabilities exist for the likelihood (logistic) loss only."""

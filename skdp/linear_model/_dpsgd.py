@@ -9,9 +9,9 @@ from numbers import Real
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit, log_softmax, softmax
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import validate_data
 from threadpoolctl import threadpool_limits
 
 from ..accounting._calibration import calibrate_noise_multiplier, noise_multiplier_derivative
@@ -21,10 +21,10 @@ from ..exceptions import PrivacyBudgetError
 from ..losses import HingeLoss, HuberHingeLoss, LogisticLoss
 from ..utils._docstrings import fill_doc
 from ..utils._random import noise_generator
-from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
+from ..utils._sklearn_compat import Interval, StrOptions
 from ..utils.validation import row_clip_factors
-from ._base import (_LinearClassifierMixin, classes_constraint, design_matrix, encode_labels,
-                    split_coefficients)
+from ._base import (PrivateLinearModel, _LinearClassifierMixin, classes_constraint,
+                    design_matrix, encode_labels)
 
 _DPSGD_LOSSES = {"logistic": LogisticLoss, "huber": HuberHingeLoss, "hinge": HingeLoss}
 _SCHEDULES = ("constant", "step", "linear")
@@ -250,12 +250,15 @@ def _dp_sgd(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_rate, n_steps
 class DPSGDSolution:
     """One DP-SGD fit with what pathwise derivatives need.
 
-    Transient: returned by ``DPSGDClassifier._solve``, never stored on a fitted
+    Transient: returned by ``DPSGDClassifier._releases``, never stored on a fitted
     estimator (it holds the clipped private design and the generators of the
     masks and the noise). :meth:`rerun` replays the same masks and standard
     normals with another noise multiplier (common random numbers);
-    ``theta_tangent`` is ``d theta / d z`` when the fit propagated it.
+    ``theta_tangent`` is ``d theta / d z`` when the fit propagated it, and
+    ``dz_depsilon`` the accountant's ``dz / d epsilon``.
     """
+
+    converged = True  # a fixed number of steps: nothing to certify
 
     theta: np.ndarray
     noise_multiplier: float
@@ -270,6 +273,11 @@ class DPSGDSolution:
     sampling_state: np.random.Generator
     noise_state: np.random.Generator
     theta_tangent: np.ndarray = None
+    dz_depsilon: float = None
+
+    def theta_derivative(self):
+        """``d theta / d epsilon = d theta / dz * dz / d epsilon``, draws held fixed."""
+        return self.theta_tangent * self.dz_depsilon
 
     def rerun(self, noise_multiplier):
         """Final ``theta`` trained with the same random draws and another ``z``."""
@@ -281,8 +289,7 @@ class DPSGDSolution:
 
 
 @fill_doc
-class DPSGDClassifier(PrivacyParamsMixin, _LinearClassifierMixin, ClassifierMixin,
-                      BaseEstimator):
+class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearModel):
     """Differentially private linear classifier trained by DP-SGD or full-batch DP-GD.
 
     Gradient perturbation (Abadi et al. 2016, in the Poisson-sampled form of
@@ -553,11 +560,6 @@ class DPSGDClassifier(PrivacyParamsMixin, _LinearClassifierMixin, ClassifierMixi
         self.random_state = random_state
         self.verbose = verbose
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        return tags
-
     def _check_params(self):
         self._check_privacy_params()
         if self.delta == 0:
@@ -600,14 +602,20 @@ class DPSGDClassifier(PrivacyParamsMixin, _LinearClassifierMixin, ClassifierMixi
                 "use noise_multiplier=None to calibrate it.")
         return z, spent
 
-    def _solve(self, X, y, tangent=False):
-        """Validate, calibrate and train once; return the transient solution.
+    def _releases(self, X, y, with_derivative=False):
+        """Validate, calibrate and train once; return the transient solution (in a list).
 
         The solution holds the clipped design and the generators of the masks
         and the noise (for common-random-number reruns); the fitted estimator
-        never keeps it. ``tangent``: also propagate ``d theta / d z``.
+        never keeps it. ``with_derivative``: also propagate ``d theta / d z``
+        through the steps (forward mode, masks and standard normals held fixed)
+        and take ``dz / d epsilon`` from the accountant, the count's noise held
+        fixed (its effect on the normaliser is of relative order ``s / n``).
         """
         self._check_params()
+        if with_derivative and self.noise_multiplier is not None:
+            raise ValueError("The derivative in epsilon needs a calibrated noise multiplier: "
+                             "set noise_multiplier=None.")
         X, y = validate_data(self, X, y, dtype=np.float64, accept_sparse="csr")
         check_classification_targets(y)
         self.classes_, y_idx = encode_labels(y, self.classes)
@@ -639,77 +647,26 @@ class DPSGDClassifier(PrivacyParamsMixin, _LinearClassifierMixin, ClassifierMixi
         noise_state = copy.deepcopy(noise_rng)
         run = _dp_sgd(design, Y, loss, noise_multiplier=z, sample_rate=sample_rate,
                       n_steps=n_steps, sampling_rng=sampling_rng, noise_rng=noise_rng,
-                      tangent=tangent, **settings)
+                      tangent=with_derivative, **settings)
         settings["verbose"] = 0
-        return DPSGDSolution(run.theta, z, spent, sample_rate, n_steps, count_noise, design, Y,
-                             loss, settings, sampling_state, noise_state, run.theta_tangent)
+        dz = None
+        if with_derivative:
+            dz = noise_multiplier_derivative(spent, self.delta, sample_rate, n_steps,
+                                             accountant=self.accountant,
+                                             count_noise_std=count_noise or None)
+        return [DPSGDSolution(run.theta, z, spent, sample_rate, n_steps, count_noise, design,
+                              Y, loss, settings, sampling_state, noise_state, run.theta_tangent,
+                              dz)]
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
-        """Fit the private model.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training rows; rows longer than ``data_norm`` are clipped.
-        y : array-like of shape (n_samples,)
-            Class labels.
-
-        Returns
-        -------
-        self : object
-        """
-        self._set_fitted(self._solve(X, y))
-        return self
-
-    def _set_fitted(self, solution):
-        self.coef_, self.intercept_ = split_coefficients(
-            solution.theta, self.n_features_in_, self.fit_intercept, self.intercept_scaling)
+    def _set_fitted(self, releases):
+        (solution,) = releases
+        self.coef_, self.intercept_ = self._coefficients([solution.theta])
         self.noise_multiplier_ = float(solution.noise_multiplier)
         self.sample_rate_ = float(solution.sample_rate)
         self.n_steps_ = int(solution.n_steps)
         self.n_iter_ = self.n_steps_
         self.count_noise_std_ = float(solution.count_noise_std)
         self._record_spend(solution.epsilon, self.delta, "add_remove")
-
-    # -- what EpsilonForUtility needs (private) ------------------------------------------
-
-    def _fit_epsilon_derivative(self, X, y):
-        """Fit, then return ``(dcoef, dintercept)``, the derivative in epsilon.
-
-        ``dtheta/depsilon = dtheta/dz * dz/depsilon``: the first factor propagated
-        through the steps in the same pass as the fit (forward mode, the masks and
-        standard normals held fixed), the second from the accountant (spec
-        epsilon_for_utility_math.md 5).
-        """
-        if self.noise_multiplier is not None:
-            raise ValueError("The derivative in epsilon needs a calibrated noise multiplier: "
-                             "set noise_multiplier=None.")
-        self._validate_params()
-        solution = self._solve(X, y, tangent=True)
-        self._set_fitted(solution)
-        dz = self._noise_multiplier_derivative(self.epsilon_spent_)
-        return split_coefficients(solution.theta_tangent * dz, self.n_features_in_,
-                                  self.fit_intercept, self.intercept_scaling)
-
-    def _noise_multiplier_for(self, epsilon):
-        """Calibrated noise multiplier ``z(epsilon)`` for this fit's ``q``, ``T``, delta."""
-        check_is_fitted(self)
-        return calibrate_noise_multiplier(epsilon, self.delta, self.sample_rate_,
-                                          self.n_steps_, accountant=self.accountant,
-                                          count_noise_std=self._fitted_count_noise())
-
-    def _noise_multiplier_derivative(self, epsilon):
-        """``dz/depsilon`` at ``epsilon`` (negative), for this fit's ``q``, ``T``, delta."""
-        check_is_fitted(self)
-        return noise_multiplier_derivative(epsilon, self.delta, self.sample_rate_,
-                                           self.n_steps_, accountant=self.accountant,
-                                           count_noise_std=self._fitted_count_noise())
-
-    def _fitted_count_noise(self):
-        # the count's noise is held fixed when epsilon moves (its effect on the
-        # normaliser is of relative order s / n)
-        return self.count_noise_std_ if self.count_noise_std_ > 0 else None
 
     # -- prediction ---------------------------------------------------------------------
 

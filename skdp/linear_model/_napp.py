@@ -4,27 +4,26 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..base import PrivacyParamsMixin, neighboring_constraint
-from ..exceptions import ConvergenceError, PrivacyLeakWarning
+from ..exceptions import PrivacyLeakWarning
 from ..mechanisms._approximate_minima import COVER_EPSILON_SHARE, MAX_TOL
 from ..losses import LogisticLoss, PoissonLoss, SquaredLoss
 from ..penalties import make_penalty
 from ..utils._docstrings import _SHARED_PARAMS
 from ..utils._random import noise_generator
-from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
+from ..utils._sklearn_compat import Interval, StrOptions
 from ..utils.validation import clip_rows_to_norm, effective_data_norm
 from ._base import (
+    PrivateLinearModel,
     _LinearClassifierMixin,
     classes_constraint,
-    encode_labels,
-    release_nothing,
     design_matrix,
+    encode_labels,
     one_vs_rest_targets,
-    split_coefficients,
 )
 from ._napp_mechanism import napp_release, napp_two_stage
 from ._napp_privacy import loss_constants, napp_calibration
@@ -240,7 +239,7 @@ def _napp_doc(obj):
     return obj
 
 
-class _BaseNAPP(PrivacyParamsMixin, BaseEstimator):
+class _BaseNAPP(PrivateLinearModel):
     """Parameters, validation and the mechanism dispatch shared by the NAPP estimators."""
 
     # first-order expansion of the utility in EpsilonForUtility (see its benchmark)
@@ -357,53 +356,48 @@ class _BaseNAPP(PrivacyParamsMixin, BaseEstimator):
                           if self.vs_truncation is None else self.vs_truncation)
         return research_vs(X, y, loss, penalty, calibration, rng, truncation=truncation, **kw)
 
-    def _fit_epsilon_derivative(self, X, y):
-        """Fit, then return ``(dcoef, dintercept)``: the derivative of ``coef_`` and
-        ``intercept_`` in ``epsilon`` with the standard noise draw held fixed.
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = False
+        return tags
 
-        Private interface of :class:`~skdp.EpsilonForUtility`. Implicit function
-        theorem on the KKT conditions of the released minimiser (see
-        :func:`_release_theta_derivative`); one-vs-rest spends ``epsilon / K`` per
-        class, hence the factor ``1 / K``. The two-stage estimator (whose second
-        stage depends on the first through its support and weights) and the
-        research modes raise ``NotImplementedError``: EpsilonForUtility then
-        differentiates by reruns with the same seed (common random numbers).
+    def _has_epsilon_derivative(self):
+        # the two-stage estimator's second stage depends on the first through its
+        # support and weights; the research modes are not private
+        return self.research_mode is None and not self.adaptive_two_stage
+
+    def _derivative_coefficients(self, releases):
+        """Implicit function theorem on the KKT conditions of each released minimiser
+        (:func:`_release_theta_derivative`); one-vs-rest spends ``epsilon / K`` per
+        class, hence the factor ``1 / K``. Thresholded coefficients stay at 0 nearby.
         """
-        if self.research_mode is not None or self.adaptive_two_stage:
-            raise NotImplementedError("No analytic epsilon-derivative for the two-stage "
-                                      "estimator or the research modes.")
-        self._validate_params()
-        solutions = self._fit_solutions(X, y)
-        k = len(solutions)
-        derivatives = np.array([_release_theta_derivative(s, self.eps_jacobian_frac,
+        k = len(releases)
+        derivatives = np.array([_release_theta_derivative(r, self.eps_jacobian_frac,
                                                           self.retrieval) / k
-                                for s in solutions])
-        if self.threshold is not None:  # thresholded coefficients stay at 0 nearby
+                                for r in releases])
+        if self.threshold is not None:
             coef_part = derivatives[:, :self.n_features_in_]
             coef_part[np.asarray(self.coef_).reshape(k, -1) == 0] = 0.0
-        dcoef, dintercept = split_coefficients(derivatives, self.n_features_in_,
-                                               self.fit_intercept, self.intercept_scaling)
-        return dcoef.reshape(np.shape(self.coef_)), dintercept.reshape(np.shape(self.intercept_))
+        return self._coefficients(derivatives)
 
-    def _finish(self, solutions, n_features):
+    def _check_converged(self, releases):
+        if self.research_mode is None:
+            super()._check_converged(releases)
+
+    def _set_fitted(self, solutions):
         """Coefficients, certificate, spend and report from the transient solutions.
 
         A solution that did not reach the public tolerance releases nothing: the
         fit raises :class:`~skdp.ConvergenceError`.
         """
-        if self.research_mode is None and not all(s.converged for s in solutions):
-            release_nothing(self)
-            raise ConvergenceError(
-                f"{type(self).__name__}: the solver did not reach the public tolerance "
-                f"tol={self.tol} within max_iter={self.max_iter}; nothing is released. "
-                "Increase max_iter (the tolerance is part of the privacy guarantee).")
+        self._check_converged(solutions)
+        n_features = self.n_features_in_
         thetas = np.array([s.theta if s.released is None else s.released for s in solutions],
                           dtype=float)
         if self.threshold is not None:
             coef_part = thetas[:, :n_features]
             coef_part[np.abs(coef_part) < self.threshold] = 0.0
-        coef, intercept = split_coefficients(thetas, n_features, self.fit_intercept,
-                                             self.intercept_scaling)
+        self.coef_, self.intercept_ = self._coefficients(thetas)
         report = self._report(solutions)
         if self.research_mode is not None:
             warnings.warn(
@@ -420,7 +414,6 @@ class _BaseNAPP(PrivacyParamsMixin, BaseEstimator):
             spent = np.inf
         self._record_spend(spent, self.delta, self.neighboring)
         self.privacy_report_ = report
-        return coef, intercept
 
     def _report(self, solutions):
         first = solutions[0]
@@ -634,7 +627,7 @@ class NAPPLasso(RegressorMixin, _BaseNAPP):
         tags.regressor_tags.poor_score = True
         return tags
 
-    def _solve(self, X, y):
+    def _releases(self, X, y, with_derivative=False):
         """Validate, clip, then run the mechanism; return the transient solutions.
 
         The solutions hold the noise draws and the clipped design; the fitted
@@ -654,31 +647,10 @@ class NAPPLasso(RegressorMixin, _BaseNAPP):
         rng = noise_generator(self.random_state)
         return self._run(design, [y], _NAPP_LOSSES[self.loss](), rng)
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
-        """Fit the private model.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Training rows; rows longer than ``data_norm`` are clipped.
-        y : array-like of shape (n_samples,)
-            Targets; clipped to ``y_bound``.
-
-        Returns
-        -------
-        self : object
-        """
-        self._fit_solutions(X, y)
-        return self
-
-    def _fit_solutions(self, X, y):
-        """Fit and return the transient solutions (used by ``fit`` and derivatives)."""
-        solutions = self._solve(X, y)
-        coef, intercept = self._finish(solutions, self.n_features_in_)
-        self.coef_ = coef[0]
-        self.intercept_ = float(intercept[0])
-        return solutions
+    def _set_fitted(self, solutions):
+        super()._set_fitted(solutions)
+        self.coef_ = self.coef_[0]
+        self.intercept_ = float(self.intercept_[0])
 
     def predict(self, X):
         """Predict with the private model (rows clipped to ``data_norm``).
@@ -845,7 +817,7 @@ class NAPPLassoClassifier(_LinearClassifierMixin, ClassifierMixin, _BaseNAPP):
         self.classes = classes
         self.random_state = random_state
 
-    def _solve(self, X, y):
+    def _releases(self, X, y, with_derivative=False):
         """Validate, clip, then run the mechanism once per one-vs-rest problem.
 
         Returns the transient solutions (noise draws, clipped design), which
@@ -860,27 +832,3 @@ class NAPPLassoClassifier(_LinearClassifierMixin, ClassifierMixin, _BaseNAPP):
         targets = one_vs_rest_targets(y_idx, len(self.classes_))
         rng = noise_generator(self.random_state)
         return self._run(design, targets, LogisticLoss(), rng)
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
-        """Fit the private model.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Training rows; rows longer than ``data_norm`` are clipped.
-        y : array-like of shape (n_samples,)
-            Class labels.
-
-        Returns
-        -------
-        self : object
-        """
-        self._fit_solutions(X, y)
-        return self
-
-    def _fit_solutions(self, X, y):
-        """Fit and return the transient solutions (used by ``fit`` and derivatives)."""
-        solutions = self._solve(X, y)
-        self.coef_, self.intercept_ = self._finish(solutions, self.n_features_in_)
-        return solutions

@@ -5,7 +5,7 @@ from numbers import Integral, Real
 
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
@@ -23,15 +23,15 @@ from ..mechanisms._objective_perturbation import (
 )
 from ..utils._docstrings import fill_doc
 from ..utils._random import noise_generator
-from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
+from ..utils._sklearn_compat import Interval, StrOptions
 from ..utils.validation import effective_data_norm
 from ._base import (
+    PrivateLinearModel,
     _LinearClassifierMixin,
     classes_constraint,
     design_matrix,
     encode_labels,
     one_vs_rest_targets,
-    split_coefficients,
 )
 from ._solvers import glm_hessian, newton_minimise
 
@@ -59,6 +59,7 @@ class ObjPertSolution:
     ridge: float
     loss: object
     calibration_derivative: object
+    n_problems: int = 1
 
     @property
     def noise(self):
@@ -69,6 +70,7 @@ class ObjPertSolution:
     def theta_derivative(self):
         """``dtheta/depsilon`` of the release with the standard draws held fixed.
 
+        In the estimator's epsilon, of which this problem gets ``1 / n_problems``.
         Stationarity ``grad J(theta) = 0`` with ``J`` the perturbed objective gives
         ``W dtheta = -(dDelta theta + db)`` in the mechanism's epsilon, ``W`` the
         Hessian of ``J`` at theta (``docs/privacy/objective_perturbation.rst``), with
@@ -80,7 +82,8 @@ class ObjPertSolution:
         d = self.calibration_derivative
         hessian = glm_hessian(self.minimiser, self.X, self.y, self.loss, self.C, self.ridge)
         rhs = d.d_extra_ridge * self.minimiser + d.d_log_noise_scale * self.noise
-        return -cho_solve(cho_factor(hessian), rhs) + self.cover_derivative()
+        in_share = -cho_solve(cho_factor(hessian), rhs) + self.cover_derivative()
+        return in_share / self.n_problems
 
     def cover_derivative(self):
         """``d/depsilon`` of the cover's noise with its standard draws held fixed.
@@ -111,7 +114,8 @@ def _in_total_epsilon(derivative, calibration, budget):
 
 
 def _objective_perturbation(X, y, loss, *, C, epsilon, delta, neighboring, delta_rule,
-                            row_norm, tol, max_iter, rng, eps_jacobian_frac=0.5):
+                            row_norm, tol, max_iter, rng, eps_jacobian_frac=0.5,
+                            n_problems=1):
     """Minimise ``C sum_i l(y_i <x_i, theta>) + (1 + Delta)/2 ||theta||^2 + <b, theta>``
     to gradient norm ``tol``, then add the cover's noise.
 
@@ -120,7 +124,8 @@ def _objective_perturbation(X, y, loss, *, C, epsilon, delta, neighboring, delta
     Algorithm 2, ``delta > 0`` the KST Gaussian variant, each at the mechanism's
     share of the budget; the rest pays for Gamma-norm output noise that covers the
     distance ``tol / (1 + Delta)`` to the exact minimiser (approximate minima
-    perturbation).
+    perturbation). ``epsilon`` and ``delta`` are this problem's share of the
+    estimator's, ``1 / n_problems``.
     """
     for attribute in ("lipschitz", "smoothness"):
         if not np.isfinite(getattr(loss, attribute)):
@@ -160,12 +165,11 @@ def _objective_perturbation(X, y, loss, *, C, epsilon, delta, neighboring, delta
     cover_draw = None if draw is None else cover.draw(d, rng)
     released = result.theta if draw is None else result.theta + cover_draw.vector(cover.scale)
     return ObjPertSolution(released, result.theta, result.converged, calibration, draw, cover,
-                           cover_draw, X, y, C, total_ridge, loss, derivative)
+                           cover_draw, X, y, C, total_ridge, loss, derivative, n_problems)
 
 
 @fill_doc
-class ObjPertLogisticRegression(PrivacyParamsMixin, _LinearClassifierMixin, ClassifierMixin,
-                                BaseEstimator):
+class ObjPertLogisticRegression(_LinearClassifierMixin, ClassifierMixin, PrivateLinearModel):
     """Differentially private logistic regression (or Huber SVM) by objective perturbation.
 
     The coefficients are the exact minimiser of the L2-regularised empirical risk
@@ -333,21 +337,16 @@ class ObjPertLogisticRegression(PrivacyParamsMixin, _LinearClassifierMixin, Clas
         self.classes = classes
         self.random_state = random_state
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        return tags
-
     def _make_loss(self):
         if self.loss == "huber":
             return HuberHingeLoss(h=self.huber_h)
         return LogisticLoss()
 
-    def _solve(self, X, y):
+    def _releases(self, X, y, with_derivative=False):
         """Validate, then run the mechanism once per one-vs-rest problem.
 
         Returns the transient solutions (noise draws, clipped design), which
-        the fitted estimator never keeps.
+        the fitted estimator never keeps; each has its derivative in epsilon.
         """
         self._check_privacy_params()
         X, y = validate_data(self, X, y, dtype=np.float64, accept_sparse=("csr", "csc"))
@@ -366,45 +365,7 @@ class ObjPertLogisticRegression(PrivacyParamsMixin, _LinearClassifierMixin, Clas
                                     delta=self.delta / k, neighboring=self.neighboring,
                                     delta_rule=self.delta_rule,
                                     eps_jacobian_frac=self.eps_jacobian_frac, row_norm=row_norm,
-                                    tol=self.tol, max_iter=self.max_iter, rng=rng)
+                                    tol=self.tol, max_iter=self.max_iter, rng=rng,
+                                    n_problems=k)
             for target in targets
         ]
-
-    def _fit_epsilon_derivative(self, X, y):
-        """Fit, then return ``(dcoef, dintercept)``: the derivative of ``coef_`` and
-        ``intercept_`` in ``epsilon`` with the standard noise draws held fixed.
-
-        Private interface of :class:`~skdp.EpsilonForUtility`. One-vs-rest spends
-        ``epsilon / K`` per class, hence the factor ``1 / K``.
-        """
-        self._validate_params()
-        solutions = self._fit_solutions(X, y)
-        k = len(solutions)
-        return split_coefficients([s.theta_derivative() / k for s in solutions],
-                                  self.n_features_in_, self.fit_intercept,
-                                  self.intercept_scaling)
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
-        """Fit the private model.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Training rows; rows longer than ``data_norm`` are clipped.
-        y : array-like of shape (n_samples,)
-            Class labels.
-
-        Returns
-        -------
-        self : object
-        """
-        self._fit_solutions(X, y)
-        return self
-
-    def _fit_solutions(self, X, y):
-        """Fit and return the transient solutions (used by ``fit`` and derivatives)."""
-        solutions = self._solve(X, y)
-        self._set_fitted([s.theta for s in solutions], self.n_features_in_,
-                         [s.converged for s in solutions])
-        return solutions

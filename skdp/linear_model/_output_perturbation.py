@@ -11,7 +11,7 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import lsq_linear
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import LinearSVC
 from sklearn.utils.multiclass import check_classification_targets
@@ -23,19 +23,19 @@ from ..losses import HingeLoss, HuberHingeLoss, LogisticLoss
 from ..mechanisms import draw_gamma_norm, draw_gaussian
 from ..utils._docstrings import fill_doc
 from ..utils._random import privacy_streams, public_generator
-from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
+from ..utils._sklearn_compat import Interval, StrOptions
 from ..utils.validation import (
     augment_intercept,
     clip_rows_to_norm,
     effective_data_norm,
 )
 from ._base import (
+    PrivateLinearModel,
     _LinearClassifierMixin,
     classes_constraint,
     design_matrix,
     encode_labels,
     one_vs_rest_targets,
-    split_coefficients,
 )
 from ._random_features import (
     RANDOM_FEATURE_NORM,
@@ -304,11 +304,22 @@ class OutputPertSolution:
                                                       self.sensitivity) / self.n_problems
         return -self.sensitivity * self.n_problems / epsilon**2
 
-    def theta(self, epsilon=None):
+    def released(self, epsilon=None):
         """Released coefficients at ``epsilon`` with the same standard draws."""
         if self.draw is None:
             return self.theta_star.copy()
         return self.theta_star + self.draw.vector(self.noise_scale(epsilon))
+
+    @property
+    def theta(self):
+        """The released coefficients."""
+        return self.released()
+
+    def theta_derivative(self):
+        """``d theta / d epsilon``: ``theta*`` does not move, the noise scales."""
+        if self.draw is None:
+            return np.zeros_like(self.theta_star)
+        return self.draw.vector(self.noise_scale_derivative())
 
 
 def _output_perturbation(X, y, loss, *, C, epsilon, delta, neighboring, row_norm, n_problems,
@@ -345,7 +356,7 @@ def _output_perturbation(X, y, loss, *, C, epsilon, delta, neighboring, row_norm
 
 
 @fill_doc
-class OutputPertSVM(PrivacyParamsMixin, _LinearClassifierMixin, ClassifierMixin, BaseEstimator):
+class OutputPertSVM(_LinearClassifierMixin, ClassifierMixin, PrivateLinearModel):
     """Differentially private SVM by output perturbation (linear or RBF kernel).
 
     Solves the L2-regularised problem ``C * sum_i loss_i + 0.5 * ||theta||^2``
@@ -567,7 +578,6 @@ class OutputPertSVM(PrivacyParamsMixin, _LinearClassifierMixin, ClassifierMixin,
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
         # At the default budget (epsilon=1, C=1) the Gamma-norm noise on theta has mean
         # norm d * C * sqrt(2) / epsilon, comparable with theta* on the small check data:
         # check_classifiers_train's 0.83 training accuracy is out of reach by design.
@@ -590,7 +600,7 @@ class OutputPertSVM(PrivacyParamsMixin, _LinearClassifierMixin, ClassifierMixin,
     def _feature_map(self):
         return RandomFourierMap(self.random_weights_, self.random_offset_)
 
-    def _solve(self, X, y):
+    def _releases(self, X, y, with_derivative=False):
         """Validate, then run the mechanism once per one-vs-rest problem.
 
         Returns the transient solutions (non-private minimiser, noise draws),
@@ -636,48 +646,8 @@ class OutputPertSVM(PrivacyParamsMixin, _LinearClassifierMixin, ClassifierMixin,
             for target in targets
         ]
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
-        """Fit the private model.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Training rows; with ``kernel="linear"`` rows longer than
-            ``data_norm`` are clipped.
-        y : array-like of shape (n_samples,)
-            Class labels.
-
-        Returns
-        -------
-        self : object
-        """
-        self._fit_solutions(X, y)
-        return self
-
     def _n_coefficients(self):
         return self.n_components if self.kernel == "rbf" else self.n_features_in_
-
-    def _fit_epsilon_derivative(self, X, y):
-        """Fit, then return ``(dcoef, dintercept)``, the derivative in epsilon.
-
-        ``theta* `` does not depend on epsilon, so with the standard draws held
-        fixed ``dtheta/depsilon`` is the draw scaled by ``dscale/depsilon`` (spec
-        epsilon_for_utility_math.md 4). Private interface of EpsilonForUtility.
-        """
-        self._validate_params()
-        solutions = self._fit_solutions(X, y)
-        derivatives = [np.zeros_like(s.theta_star) if s.draw is None
-                       else s.draw.vector(s.noise_scale_derivative()) for s in solutions]
-        return split_coefficients(derivatives, self._n_coefficients(), self.fit_intercept,
-                                  self.intercept_scaling)
-
-    def _fit_solutions(self, X, y):
-        """Fit and return the transient solutions (used by ``fit`` and derivatives)."""
-        solutions = self._solve(X, y)
-        self._set_fitted([s.theta() for s in solutions], self._n_coefficients(),
-                         [s.converged for s in solutions])
-        return solutions
 
     def _prediction_input(self, X):
         if self.kernel != "rbf":

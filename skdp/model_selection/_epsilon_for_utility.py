@@ -17,6 +17,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ..base import get_privacy_tags
 from ..exceptions import PrivacyBudgetError, UnreachableUtilityWarning
 from ..utils._random import _seed_sequence
 from ..utils._sklearn_compat import HasMethods, Interval, StrOptions, _fit_context
@@ -48,13 +49,23 @@ def _scores(estimator, X):
     return np.asarray(estimator.predict(X), dtype=float)
 
 
+def _with_coefficients(estimator, coef, intercept):
+    """A copy of the fitted ``estimator`` with other coefficients; never the estimator itself.
+
+    Estimators of the private contract provide ``with_coefficients``; for any other
+    linear model a shallow copy is given the coefficients.
+    """
+    if hasattr(estimator, "with_coefficients"):
+        return estimator.with_coefficients(coef, intercept)
+    model = copy.copy(estimator)
+    model.coef_ = np.asarray(coef, dtype=float).reshape(np.shape(estimator.coef_))
+    model.intercept_ = np.asarray(intercept, dtype=float).reshape(np.shape(estimator.intercept_))
+    return model
+
+
 def _score_derivative(estimator, X, dcoef, dintercept):
     """``d scores / d epsilon``: the scores are linear in ``(coef_, intercept_)``."""
-    tangent = copy.copy(estimator)
-    tangent.coef_ = np.asarray(dcoef, dtype=float).reshape(np.shape(estimator.coef_))
-    tangent.intercept_ = np.asarray(dintercept, dtype=float).reshape(
-        np.shape(estimator.intercept_))
-    return _scores(tangent, X)
+    return _scores(_with_coefficients(estimator, dcoef, dintercept), X)
 
 
 def _true_class_margins(estimator, scores, y):
@@ -98,10 +109,10 @@ def _scorer_derivative(scorer, estimator, X, y, dcoef, dintercept):
     h = 1e-5 * scale / size
     values = []
     for sign in (1.0, -1.0):
-        moved = copy.copy(estimator)
-        moved.coef_ = estimator.coef_ + sign * h * np.reshape(dcoef, np.shape(estimator.coef_))
-        moved.intercept_ = estimator.intercept_ + sign * h * np.reshape(
-            dintercept, np.shape(estimator.intercept_))
+        moved = _with_coefficients(
+            estimator, estimator.coef_ + sign * h * np.reshape(dcoef, np.shape(estimator.coef_)),
+            estimator.intercept_ + sign * h * np.reshape(dintercept,
+                                                         np.shape(estimator.intercept_)))
         values.append(scorer(moved, X, y))
     return float((values[0] - values[1]) / (2.0 * h))
 
@@ -143,12 +154,11 @@ def _measure(estimator, epsilon, draw, random_state, X_fit, y_fit, X_eval, y_eva
     reproducibility mode, a generator derived for this fit alone.
     """
     estimator = clone(estimator).set_params(epsilon=epsilon, random_state=random_state)
-    try:
-        if not hasattr(estimator, "_fit_epsilon_derivative"):
-            raise NotImplementedError
-        dcoef, dintercept = estimator._fit_epsilon_derivative(X_fit, y_fit)
+    if get_privacy_tags(estimator).epsilon_derivative:
+        release = estimator.fit_release(X_fit, y_fit)
+        dcoef, dintercept = release.coef_derivative, release.intercept_derivative
         extra_fits = []
-    except NotImplementedError:
+    else:
         # no path for this estimator or configuration: common-noise reruns
         dcoef, dintercept, extra_fits = _crn_fit_derivative(estimator, X_fit, y_fit)
     scorer = check_scoring(estimator, scoring=scoring)
@@ -534,7 +544,7 @@ default=None
         inner_random_state = estimator.get_params()["random_state"]
         sources = _NoiseSources(self.random_state, inner_random_state)
         scoring = self._scoring(estimator)
-        self.expansion_ = (getattr(estimator, "_epsilon_expansion", "inverse")
+        self.expansion_ = (get_privacy_tags(estimator).epsilon_expansion
                            if self.expansion == "auto" else self.expansion)
         if self.measure_on == "validation":
             stratify = y if is_classifier(estimator) else None

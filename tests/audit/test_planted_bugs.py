@@ -13,7 +13,7 @@ family then run on the patched code:
 * ``replay``, ``step-normalisation``, ``step-noise``, ``control-flow``: the
   record/replay checks of ``tests/linear_model/test_replay.py``;
 * ``ledger``: every pass over the private data, recorded at the estimator's
-  ``_solve``, against the spend a search or EpsilonForUtility reports;
+  ``_releases``, against the spend a search or EpsilonForUtility reports;
 * ``audit``: the black-box audit of :mod:`skdp.audit` in a one-dimensional
   setting where it has power (objective and output perturbation). It costs
   about 2 s per run, so the default run applies it to the noise-scale bugs
@@ -157,7 +157,7 @@ def objpert_oracle():
     for epsilon, delta, relation in OBJPERT_SETTINGS:
         est = ObjPertLogisticRegression(epsilon=epsilon, delta=delta, neighboring=relation,
                                         random_state=0)
-        (sol,) = est._solve(X, y)
+        (sol,) = est._releases(X, y)
         scale, ridge = spec_objpert(epsilon, delta, 1.0, relation)
         violations += _flag(not _close(sol.calibration.noise_scale, scale),
                             f"noise scale {sol.calibration.noise_scale:.6g} != spec {scale:.6g}")
@@ -175,7 +175,7 @@ def objpert_noise_law(n_fits=150):
     norms = []
     for seed in range(n_fits):
         est = ObjPertLogisticRegression(epsilon=epsilon, C=C, random_state=seed)
-        (sol,) = est._solve(X, y)
+        (sol,) = est._releases(X, y)
         zero = np.zeros_like(sol.minimiser)
         norms.append(np.linalg.norm(glm_gradient(sol.minimiser, sol.X, sol.y, LogisticLoss(), C,
                                                  1.0 + ridge, zero)))
@@ -221,7 +221,7 @@ def outpert_oracle():
     for epsilon, relation, tol in ((0.5, "add_remove", 1e-3), (2.0, "replace", 1e-2)):
         est = OutputPertSVM(epsilon=epsilon, C=0.1, neighboring=relation, tol=tol,
                             random_state=0)
-        (sol,) = est._solve(X, y)
+        (sol,) = est._releases(X, y)
         scale = spec_outpert_scale(epsilon, 0.1, relation, tol)
         violations += _flag(not _close(sol.noise_scale(), scale),
                             f"noise scale {sol.noise_scale():.6g} != spec {scale:.6g}")
@@ -277,7 +277,7 @@ def dpsgd_oracle(monkeypatch):
     epsilon, delta, q, epochs, count_noise = 2.0, 1e-3, 1 / 3, 4, 20.0
     est = dpsgd_estimator(epsilon=epsilon, delta=delta, noise_multiplier=None,
                           sample_rate=q, epochs=epochs, count_noise_std=count_noise)
-    est._set_fitted(est._solve(X, y))
+    est._set_fitted(est._releases(X, y))
     run = recorder.runs[-1]
     steps = int(np.ceil(epochs / q))
     violations = _flag(run["sample_rate"] != q or run["n_steps"] != steps,
@@ -297,7 +297,7 @@ def napp_oracle():
     for epsilon, relation in ((0.5, "add_remove"), (2.0, "replace")):
         est = NAPPLassoClassifier(epsilon=epsilon, alpha=0.1, neighboring=relation,
                                   random_state=0)
-        (sol,) = est._solve(X, y)
+        (sol,) = est._releases(X, y)
         scale, ridge = spec_napp(epsilon, relation)
         noise = np.linalg.norm(sol.problem.linear)
         expected_noise = np.linalg.norm(sol.draw.vector(scale))
@@ -320,15 +320,15 @@ def napp_control_flow():
 
 
 def _ledger(monkeypatch):
-    """Record ``(epsilon, delta)`` of every pass over the data (``_solve``)."""
+    """Record ``(epsilon, delta)`` of every pass over the data (``_releases``)."""
     passes = []
-    original = ObjPertLogisticRegression._solve
+    original = ObjPertLogisticRegression._releases
 
-    def recorded(self, X, y):
+    def recorded(self, X, y, with_derivative=False):
         passes.append((float(self.epsilon), float(self.delta)))
-        return original(self, X, y)
+        return original(self, X, y, with_derivative)
 
-    monkeypatch.setattr(ObjPertLogisticRegression, "_solve", recorded)
+    monkeypatch.setattr(ObjPertLogisticRegression, "_releases", recorded)
     return passes
 
 

@@ -241,7 +241,7 @@ def test_rerun_replays_the_same_draws_and_is_smooth_in_the_noise_multiplier():
     X, y = _unit_ball_data(n=300)
     est = DPSGDClassifier(epsilon=2.0, sample_rate=0.2, epochs=4, accountant="rdp",
                           max_grad_norm=5.0, random_state=0)
-    solution = est._solve(X, y)
+    (solution,) = est._releases(X, y)
     z = solution.noise_multiplier
     assert_array_equal(solution.rerun(z), solution.theta)
     assert not np.allclose(solution.rerun(1.1 * z), solution.theta)
@@ -266,8 +266,8 @@ def test_forward_mode_tangent_is_the_common_noise_derivative(params):
         y = np.digitize(X[:, 0], [-0.2, 0.2])
     est = DPSGDClassifier(**{**dict(epsilon=2.0, sample_rate=0.2, epochs=4, accountant="rdp",
                                     random_state=0), **params})
-    solution = est._solve(X, y, tangent=True)
-    assert_array_equal(solution.theta, est._solve(X, y).theta)  # the fit is unchanged
+    (solution,) = est._releases(X, y, with_derivative=True)
+    assert_array_equal(solution.theta, est._releases(X, y)[0].theta)  # the fit is unchanged
     z = solution.noise_multiplier
     h = 1e-5 * z
     central = (solution.rerun(z + h) - solution.rerun(z - h)) / (2 * h)
@@ -322,18 +322,21 @@ def test_given_noise_multiplier_is_accounted_and_capped():
     assert rng.bit_generator.state == before
 
 
-def test_private_noise_multiplier_function_and_derivative():
+def test_release_carries_the_accountants_noise_multiplier_derivative():
     X, y = _unit_ball_data(n=300)
-    est = DPSGDClassifier(epsilon=1.0, epochs=10, random_state=0).fit(X, y)
-    assert est._noise_multiplier_for(1.0) == est.noise_multiplier_
-    assert est._noise_multiplier_for(2.0) < est.noise_multiplier_
-    assert est._noise_multiplier_derivative(1.0) == pytest.approx(
-        noise_multiplier_derivative(1.0, 1e-5, 1.0, 10,
-                                    count_noise_std=default_count_noise_std(1.0, 1e-5)),
+    est = DPSGDClassifier(epsilon=1.0, epochs=10, random_state=0)
+    (solution,) = est._releases(X, y, with_derivative=True)
+    count_noise = default_count_noise_std(1.0, 1e-5)
+    spent = solution.epsilon
+    assert solution.dz_depsilon == pytest.approx(
+        noise_multiplier_derivative(spent, 1e-5, 1.0, 10, count_noise_std=count_noise),
         rel=1e-12)
     h = 1e-4
-    fd = (est._noise_multiplier_for(1 + h) - est._noise_multiplier_for(1 - h)) / (2 * h)
-    assert est._noise_multiplier_derivative(1.0) == pytest.approx(fd, rel=1e-6)
+    z = [calibrate_noise_multiplier(spent + s * h, 1e-5, 1.0, 10, count_noise_std=count_noise)
+         for s in (1, -1)]
+    assert solution.dz_depsilon == pytest.approx((z[0] - z[1]) / (2 * h), rel=1e-6)
+    assert_array_equal(solution.theta_derivative(),
+                       solution.theta_tangent * solution.dz_depsilon)
 
 
 def test_infinite_epsilon_recovers_sklearn_binary(seed):

@@ -181,7 +181,7 @@ def test_every_solved_objective_has_curvature_at_least_delta():
         for alpha in (0.1, 5.0, 500.0):
             est = NAPPLasso(penalty=penalty, alpha=alpha, y_bound=5.0, coef_bound=20.0,
                             random_state=0, **kw)
-            (solution,) = est._solve(X, y)
+            (solution,) = est._releases(X, y)
             cal = solution.calibration
             problem = solution.problem
             # the penalty's guaranteed curvature plus the added ridge is never below Delta
@@ -201,7 +201,7 @@ def test_ridge_solution_is_the_ridge_with_weight_max_alpha_delta():
     for alpha in (0.2, 50.0):
         est = NAPPLasso(penalty="l2", alpha=alpha, y_bound=5.0, coef_bound=1e3, epsilon=5.0,
                         random_state=2)
-        (solution,) = est._solve(X, y)
+        (solution,) = est._releases(X, y)
         assert np.linalg.norm(solution.theta) < 1e3  # the constraint is inactive
         weight = max(alpha, solution.calibration.curvature)
         expected = np.linalg.solve(D.T @ D + weight * np.eye(D.shape[1]),
@@ -347,7 +347,7 @@ def test_large_alpha_gives_exact_zeros_and_the_certificate_holds(delta):
     X, y = make_classification(n_samples=400, n_features=10, n_informative=2,
                                n_redundant=0, random_state=0)
     clf = NAPPLassoClassifier(alpha=20.0, epsilon=2.0, delta=delta, random_state=0)
-    (solution,) = clf._solve(X, y)
+    (solution,) = clf._releases(X, y)
     assert np.sum(solution.theta == 0.0) >= 3
     assert solution.converged
     assert kkt_residual(solution.problem, solution.theta) <= 1e-8 * solution.problem.scale
@@ -388,7 +388,7 @@ def test_active_norm_ball_constraint_is_met_with_kkt():
     X, y = _regression(0)
     D = _design(X)
     est = NAPPLasso(alpha=0.5, y_bound=100.0, coef_bound=0.5, random_state=0)
-    (solution,) = est._solve(X, y)
+    (solution,) = est._releases(X, y)
     theta = solution.theta
     assert np.linalg.norm(theta) <= 0.5 * (1 + 1e-12)
     assert np.linalg.norm(theta) == pytest.approx(0.5, rel=1e-9)
@@ -441,7 +441,7 @@ def test_noise_is_drawn_once_per_fit():
     """The noise stream gives one Gamma-norm draw for b, then one for the cover."""
     X, y = _regression(0)
     est = NAPPLasso(alpha=1.0, y_bound=5.0, coef_bound=20.0, random_state=0)
-    (solution,) = est._solve(X, y)
+    (solution,) = est._releases(X, y)
     replay = privacy_streams(0)[0]
     d = X.shape[1] + 1
     direction = replay.standard_normal(d)
@@ -477,7 +477,7 @@ def test_fitted_model_carries_gamma_norm_noise_of_the_calibrated_scale():
     norms, scales = [], set()
     for seed in range(400):
         est = NAPPLassoClassifier(penalty="l2", alpha=1.0, epsilon=2.0, random_state=seed)
-        (solution,) = est._solve(X, y)
+        (solution,) = est._releases(X, y)
         b = _implied_noise(solution)
         assert_allclose(b, solution.noise, atol=1e-6)
         norms.append(np.linalg.norm(b))
@@ -497,7 +497,7 @@ def test_gaussian_noise_has_the_corollary5_std():
     for seed in range(300):
         est = NAPPLassoClassifier(penalty="l2", alpha=1.0, epsilon=1.0, delta=1e-5,
                                   random_state=seed)
-        (solution,) = est._solve(X, y)
+        (solution,) = est._releases(X, y)
         draws.append(_implied_noise(solution))
     draws = np.array(draws)
     sigma = solution.calibration.noise_scale
@@ -522,7 +522,7 @@ def test_solution_object_reproduces_a_given_noise_draw():
     # the transient solve used by EpsilonForUtility: same draw, rescaled noise
     X, y = make_classification(n_samples=200, n_features=4, random_state=0)
     clf = NAPPLassoClassifier(alpha=1.0, random_state=0)
-    (solution,) = clf._solve(X, y)
+    (solution,) = clf._releases(X, y)
     again = solve_release(solution.problem.X, solution.problem.y, LogisticLoss(), L1(1.0),
                           solution.calibration, solution.draw, coef_bound=None,
                           solver=dict(tol=1e-8, max_iter=100))
@@ -538,7 +538,7 @@ def test_two_stage_budget_adds_up_and_stage2_uses_retrieval():
     X, y = make_classification(n_samples=400, n_features=8, n_informative=3, random_state=0)
     clf = NAPPLassoClassifier(alpha=5.0, epsilon=2.0, delta=1e-5, adaptive_two_stage=True,
                               stage1_frac=0.3, random_state=0)
-    (solution,) = clf._solve(X, y)
+    (solution,) = clf._releases(X, y)
     first, second = solution.stage1.calibration, solution.calibration
     # each stage's mechanism gets 99 % of its epsilon, its cover the rest
     covers = solution.stage1.cover.epsilon + solution.cover.epsilon
@@ -693,7 +693,7 @@ def test_noisy_fits_certify_across_seeds_and_folds(seed_):
     for train, _ in StratifiedKFold(3).split(X, y):
         Xs = MaxAbsScaler().fit_transform(X[train])
         for kw in (dict(), dict(delta=1e-6, neighboring="replace"), dict(epsilon=10.0)):
-            (solution,) = NAPPLassoClassifier(random_state=seed_, **kw)._solve(Xs, y[train])
+            (solution,) = NAPPLassoClassifier(random_state=seed_, **kw)._releases(Xs, y[train])
             assert solution.converged, (kw, solution.residual)
 
 
@@ -702,7 +702,7 @@ def test_certificate_tolerance_is_public_not_scaled_by_the_data():
     from the gradient at 0): the former code certified a residual of 0.35 here at
     tol=1e-3. Now "converged" means residual <= tol, whatever the data's scale."""
     X, y = make_classification(n_samples=5000, n_features=6, random_state=0)
-    (solution,) = NAPPLassoClassifier(alpha=1.0, random_state=0)._solve(X, y)
+    (solution,) = NAPPLassoClassifier(alpha=1.0, random_state=0)._releases(X, y)
     problem = solution.problem
     assert problem.scale > 1e3                            # a large data statistic
     for max_iter in range(4, 9):

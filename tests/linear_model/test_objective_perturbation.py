@@ -90,7 +90,7 @@ def test_fitted_model_carries_the_calibrated_gamma_norm_noise(neighboring, facto
     for s in range(400):
         est = ObjPertLogisticRegression(epsilon=eps, C=C, neighboring=neighboring,
                                         random_state=s)
-        (solution,) = est._solve(X, y)
+        (solution,) = est._releases(X, y)
         assert solution.calibration.extra_ridge == 0.0
         assert_allclose(_implied_noise(solution), solution.noise, atol=1e-7)
         norms.append(np.linalg.norm(solution.noise))
@@ -109,7 +109,7 @@ def test_gaussian_variant_noise_std():
     noises = []
     for s in range(300):
         (sol,) = ObjPertLogisticRegression(epsilon=eps, delta=delta, C=C,
-                                           random_state=s)._solve(X, y)
+                                           random_state=s)._releases(X, y)
         assert sol.calibration.extra_ridge == pytest.approx(2 * C * 0.25 * 2.0 / eps_m)
         noises.append(_implied_noise(sol))
     noises = np.array(noises)
@@ -121,7 +121,7 @@ def test_huber_uses_its_own_curvature():
                                random_state=2)
     est = ObjPertLogisticRegression(loss="huber", huber_h=0.1, epsilon=1.0, delta=1e-5,
                                     random_state=0)
-    (sol,) = est._solve(X, y)
+    (sol,) = est._releases(X, y)
     assert sol.calibration.extra_ridge == pytest.approx(2 * (1 / 0.2) * 2.0 / 0.99)
     assert not hasattr(est.fit(X, y), "predict_proba")
     assert HuberHingeLoss(h=0.1).smoothness == pytest.approx(5.0)
@@ -131,9 +131,9 @@ def test_multiclass_splits_the_budget():
     X, y = make_classification(n_samples=90, n_features=4, n_informative=3, n_redundant=0,
                                n_classes=3, random_state=0)
     est = ObjPertLogisticRegression(epsilon=3.0, delta=3e-5, random_state=0)
-    solutions = est._solve(X, y)
+    solutions = est._releases(X, y)
     single = ObjPertLogisticRegression(epsilon=1.0, delta=1e-5)
-    (reference,) = single._solve(X, np.where(y == 0, 1, 0))
+    (reference,) = single._releases(X, np.where(y == 0, 1, 0))
     for sol in solutions:
         assert sol.calibration.noise_scale == pytest.approx(reference.calibration.noise_scale)
     est.fit(X, y)
@@ -147,7 +147,7 @@ def test_certificate_holds_on_every_fit(seed):
     for eps in (0.05, 1.0, 20.0):
         for loss in ("logistic", "huber"):
             est = ObjPertLogisticRegression(epsilon=eps, loss=loss, C=5.0, random_state=seed)
-            (sol,) = est._solve(X, y)
+            (sol,) = est._releases(X, y)
             zero = np.zeros_like(sol.minimiser)
             loss_obj = est._make_loss()
             grad = glm_gradient(sol.minimiser, sol.X, sol.y, loss_obj, sol.C, sol.ridge, sol.noise)
@@ -276,8 +276,8 @@ def test_sparse_and_dense_one_hot_designs_give_the_same_certified_model(loss):
     y = (codes[:, 0] + rng.integers(0, 3, size=2000) > 3).astype(int)
     dense = ObjPertLogisticRegression(loss=loss, C=3.0, random_state=0)
     sparse = ObjPertLogisticRegression(loss=loss, C=3.0, random_state=0)
-    (a,) = dense._solve(X, y)
-    (b,) = sparse._solve(sp.csr_array(X), y)
+    (a,) = dense._releases(X, y)
+    (b,) = sparse._releases(sp.csr_array(X), y)
     assert a.converged and b.converged
     for sol in (a, b):
         grad = glm_gradient(sol.minimiser, sol.X, sol.y, sol.loss, sol.C, sol.ridge, sol.noise)

@@ -107,7 +107,7 @@ def test_the_certified_slack_is_what_is_added():
         for delta in (0.0, 1e-6):
             est = OutputPertSVM(epsilon=0.7, delta=delta, C=0.3, loss=loss, tol=1e-2,
                                 random_state=0)
-            (sol,) = est._solve(X, y)
+            (sol,) = est._releases(X, y)
             base = 0.3 * np.sqrt(2.0)
             assert sol.base_sensitivity == pytest.approx(base)
             assert sol.converged and sol.certified_distance <= 1e-2 * base
@@ -185,8 +185,8 @@ def test_declared_classes_set_the_one_vs_rest_split():
                                n_redundant=0, n_classes=3, random_state=0)
     est = OutputPertSVM(epsilon=4.0, C=0.1, classes=[0, 1, 2, 7], random_state=0).fit(X, y)
     assert est.coef_.shape == (4, 4) and list(est.classes_) == [0, 1, 2, 7]
-    (single,) = OutputPertSVM(epsilon=1.0, C=0.1, random_state=0)._solve(X, y == 0)
-    for solution in est._solve(X, y):
+    (single,) = OutputPertSVM(epsilon=1.0, C=0.1, random_state=0)._releases(X, y == 0)
+    for solution in est._releases(X, y):
         assert solution.noise_scale() == pytest.approx(single.noise_scale())
     with pytest.raises(ValueError):
         OutputPertSVM(classes=[0, 1], random_state=0).fit(X, y)
@@ -243,8 +243,8 @@ def test_record_replay_neighbouring_minimisers_within_sensitivity(loss, relation
     ratios = []
     for X, y, X2, y2, C in record:
         est = OutputPertSVM(epsilon=np.inf, C=C, loss=loss, neighboring=relation, tol=1e-6)
-        (a,) = est._solve(X, y)
-        (b,) = est._solve(X2, y2)
+        (a,) = est._releases(X, y)
+        (b,) = est._releases(X2, y2)
         assert a.converged and b.converged
         assert a.base_sensitivity == minimiser_sensitivity(C, 1.0, np.sqrt(2.0), relation)
         moved = np.linalg.norm(a.theta_star - b.theta_star)
@@ -272,7 +272,7 @@ def test_analytic_gaussian_oracles_of_the_spec(eps, delta, sigma, dsigma):
     # Delta = C * data_norm = 1 without intercept (add/remove)
     est = OutputPertSVM(epsilon=eps, delta=delta, C=1.0, fit_intercept=False, tol=1e-6,
                         random_state=0)
-    (sol,) = est._solve(X, y)
+    (sol,) = est._releases(X, y)
     factor = sol.sensitivity  # sigma is linear in the sensitivity: (1 + 2 tol) * 1
     assert sol.base_sensitivity == 1.0
     assert sol.noise_scale() / factor == pytest.approx(sigma, abs=1e-6)
@@ -284,16 +284,16 @@ def test_noise_scale_path_and_derivatives():
                                n_classes=3, random_state=0)
     for delta in (0.0, 3e-5):
         est = OutputPertSVM(epsilon=3.0, delta=delta, C=0.5, random_state=0)
-        for sol in est._solve(X, y):
+        for sol in est._releases(X, y):
             assert sol.n_problems == 3 and sol.epsilon == 1.0
             for eps in (0.5, 3.0, 9.0):
                 h = 1e-6 * eps
                 fd = (sol.noise_scale(eps + h) - sol.noise_scale(eps - h)) / (2 * h)
                 assert sol.noise_scale_derivative(eps) == pytest.approx(fd, rel=1e-5)
                 # pathwise: d theta / d eps = (s'/s) (theta_eps - theta*)
-                dtheta = (sol.theta(eps + h) - sol.theta(eps - h)) / (2 * h)
+                dtheta = (sol.released(eps + h) - sol.released(eps - h)) / (2 * h)
                 ratio = sol.noise_scale_derivative(eps) / sol.noise_scale(eps)
-                assert_allclose(dtheta, ratio * (sol.theta(eps) - sol.theta_star), rtol=1e-5,
+                assert_allclose(dtheta, ratio * (sol.released(eps) - sol.theta_star), rtol=1e-5,
                                 atol=1e-9)
             if delta == 0:
                 assert sol.noise_scale(3.0) == pytest.approx(sol.sensitivity / 1.0)
@@ -303,8 +303,8 @@ def test_multiclass_splits_the_budget():
     X, y = make_classification(n_samples=90, n_features=4, n_informative=3, n_redundant=0,
                                n_classes=3, random_state=0)
     est = OutputPertSVM(epsilon=3.0, delta=3e-5, C=0.5, random_state=0)
-    (reference,) = OutputPertSVM(epsilon=1.0, delta=1e-5, C=0.5)._solve(X, y == 0)
-    for sol in est._solve(X, y):
+    (reference,) = OutputPertSVM(epsilon=1.0, delta=1e-5, C=0.5)._releases(X, y == 0)
+    for sol in est._releases(X, y):
         assert sol.noise_scale() == pytest.approx(reference.noise_scale())
     est.fit(X, y)
     assert est.epsilon_spent_ == 3.0 and est.delta_spent_ == 3e-5
@@ -394,7 +394,7 @@ def test_published_random_fourier_map_is_independent_of_the_noise_stream():
     for other in fits[1:]:
         np.testing.assert_array_equal(fits[0].random_weights_, other.random_weights_)
         np.testing.assert_array_equal(fits[0].random_offset_, other.random_offset_)
-    (solution,) = OutputPertSVM(**kw)._solve(X, y)
+    (solution,) = OutputPertSVM(**kw)._releases(X, y)
     replayed = draw_gamma_norm(31, privacy_streams(11)[0])      # 30 features + intercept
     assert_allclose(solution.draw.vector(1.0), replayed.vector(1.0), rtol=1e-14)
     noise_draws = privacy_streams(11)[0].standard_normal(1_000_000)
@@ -420,7 +420,7 @@ def test_rbf_uses_unit_feature_norm_and_fits_nonlinear_data():
     y = (np.linalg.norm(X, axis=1) < 0.6).astype(int)  # a disc: not linearly separable
     est = OutputPertSVM(kernel="rbf", gamma=3.0, n_components=300, C=10.0, epsilon=np.inf,
                         data_norm=None, feature_random_state=0).fit(X, y)
-    (sol,) = est._solve(X, y)
+    (sol,) = est._releases(X, y)
     assert sol.base_sensitivity == pytest.approx(10.0 * np.sqrt(2.0))  # R = sqrt(1 + 1)
     assert est.coef_.shape == (1, 300)
     linear = OutputPertSVM(C=10.0, epsilon=np.inf, data_norm=2.0).fit(X, y)

@@ -1,7 +1,7 @@
 """Record/replay sensitivity and control-flow checks of every estimator (issue 7).
 
-Each check runs an estimator's real pre-noise computation (its ``_solve``, or the
-internal functions ``_solve`` calls, recorded through monkeypatch wrappers) on
+Each check runs an estimator's real pre-noise computation (its ``_releases``, or the
+internal functions ``_releases`` calls, recorded through monkeypatch wrappers) on
 neighbouring datasets and asserts that the quantity the noise protects moves by
 at most the sensitivity the estimator *used*, read back from the calibration it
 actually applied:
@@ -138,7 +138,7 @@ def check_objpert_replay(relation="add_remove", epsilon=1.0, delta=0.0, C=1.0,
     for (Xa, ya), (Xb, yb) in neighbouring_pairs(relation):
         est = ObjPertLogisticRegression(epsilon=epsilon, delta=delta, C=C, loss=loss,
                                         neighboring=relation, random_state=0)
-        (a,), (b,) = est._solve(Xa, ya), est._solve(Xb, yb)
+        (a,), (b,) = est._releases(Xa, ya), est._releases(Xb, yb)
         zeta, beta = objpert_bounds_used(a, epsilon, delta, relation)
         zero = np.zeros(a.X.shape[1])
 
@@ -161,7 +161,7 @@ def check_napp_replay(relation="add_remove", epsilon=1.0, delta=0.0, alpha=0.1):
     for (Xa, ya), (Xb, yb) in neighbouring_pairs(relation):
         est = NAPPLassoClassifier(epsilon=epsilon, delta=delta, alpha=alpha,
                                   neighboring=relation, random_state=0)
-        (a,), (b,) = est._solve(Xa, ya), est._solve(Xb, yb)
+        (a,), (b,) = est._releases(Xa, ya), est._releases(Xb, yb)
         cal = a.calibration
         zeta = (cal.noise_scale * cal.eps_noise if cal.noise == "gamma_norm"
                 else cal.sensitivity)
@@ -194,7 +194,7 @@ def check_outpert_replay(relation="add_remove", epsilon=1.0, C=0.01, loss="hinge
     for (Xa, ya), (Xb, yb) in neighbouring_pairs(relation):
         est = OutputPertSVM(epsilon=epsilon, C=C, loss=loss, neighboring=relation,
                             random_state=0)
-        (a,), (b,) = est._solve(Xa, ya), est._solve(Xb, yb)
+        (a,), (b,) = est._releases(Xa, ya), est._releases(Xb, yb)
         used = a.noise_scale() * a.epsilon  # Gamma-norm scale = sensitivity / epsilon
         moved = np.linalg.norm(a.theta_star - b.theta_star)
         if _exceeds(moved, used):
@@ -259,7 +259,7 @@ def check_dpsgd_replay(monkeypatch, **params):
     for _, (Xb, yb) in neighbouring_pairs("add_remove"):
         recorder.reset()
         est = dpsgd_estimator(**params)
-        est._solve(Xb, yb)
+        est._releases(Xb, yb)
         canary = len(Xb) - 1
         for idx, step in zip(recorder.batches, recorder.steps):
             if canary not in idx:
@@ -307,7 +307,7 @@ def check_dpsgd_normalisation(monkeypatch):
     recorder = _StepRecorder(monkeypatch)
     X, y = base_data(30)
     est = dpsgd_estimator(noise_multiplier=0.0, epsilon=np.inf, sample_rate=1 / 3, epochs=5)
-    est._solve(X, y)
+    est._releases(X, y)
     est.noise_multiplier_ = 0.0
     if recorder.runs[-1]["normaliser"] != len(X) / 3:
         return ["dpsgd: the noiseless normaliser is not q n"]
@@ -336,7 +336,7 @@ def check_dpsgd_noise_std(monkeypatch, n_fits=6):
     for seed in range(n_fits):
         recorder.reset()
         est = dpsgd_estimator(sample_rate=1 / 3, epochs=8, random_state=seed)
-        est._set_fitted(est._solve(X, y))
+        est._set_fitted(est._releases(X, y))
         noise, sigma = recovered_step_noise(recorder, est)
         ratios.append(noise.ravel() / sigma)
     ratios = np.concatenate(ratios)
@@ -386,9 +386,9 @@ def check_rng_consumption(make_estimator, relations=("add_remove", "replace")):
         for (Xa, ya), (Xb, yb) in neighbouring_pairs(relation):
             ga, gb = np.random.default_rng(5), np.random.default_rng(5)
             with recorded_noise_streams() as noise_a:
-                make_estimator(relation, ga)._solve(Xa, ya)
+                make_estimator(relation, ga)._releases(Xa, ya)
             with recorded_noise_streams() as noise_b:
-                make_estimator(relation, gb)._solve(Xb, yb)
+                make_estimator(relation, gb)._releases(Xb, yb)
             if _state(ga) != _state(gb) or ([_state(g) for g in noise_a]
                                             != [_state(g) for g in noise_b]):
                 violations.append(f"control flow: the generator advanced differently on "
@@ -407,7 +407,7 @@ def check_dpsgd_control_flow(monkeypatch):
             for X, y in ((Xa, ya), (Xb, yb)):
                 recorder.reset()
                 est = dpsgd_estimator()
-                est._solve(X, y)
+                est._releases(X, y)
                 run = recorder.runs[-1]
                 if run["result"].n_steps != est._schedule()[1]:
                     violations.append("dpsgd control flow: the number of steps is not the "
@@ -437,7 +437,7 @@ def test_objpert_replay_is_not_vacuous():
     """The adversarial canary nearly attains zeta, and margin 0 attains beta_H exactly."""
     (Xa, ya), (Xb, yb) = neighbouring_pairs("add_remove")[0]
     est = ObjPertLogisticRegression(epsilon=2.0, C=1.0, random_state=0)
-    (a,), (b,) = est._solve(Xa, ya), est._solve(Xb, yb)
+    (a,), (b,) = est._releases(Xa, ya), est._releases(Xb, yb)
     zeta, beta = objpert_bounds_used(a, 2.0, 0.0, "add_remove")
     assert zeta == pytest.approx(np.sqrt(2.0)) and beta == pytest.approx(0.5)
     x, label = b.X[-1], b.y[-1]
@@ -465,7 +465,7 @@ def test_outpert_minimisers_within_the_sensitivity_used(relation, loss):
 def test_outpert_replay_is_not_vacuous():
     (Xa, ya), (Xb, yb) = neighbouring_pairs("add_remove")[0]
     est = OutputPertSVM(epsilon=1.0, C=0.01, random_state=0)
-    (a,), (b,) = est._solve(Xa, ya), est._solve(Xb, yb)
+    (a,), (b,) = est._releases(Xa, ya), est._releases(Xb, yb)
     moved = np.linalg.norm(a.theta_star - b.theta_star)
     assert moved > 0.95 * a.noise_scale() * a.epsilon
 
@@ -479,7 +479,7 @@ def test_dpsgd_replay_is_not_vacuous(monkeypatch):
     is active and the clipped sum moves by exactly C when the canary is sampled."""
     recorder = _StepRecorder(monkeypatch)
     (_, (Xb, yb)) = neighbouring_pairs("add_remove")[0]
-    dpsgd_estimator()._solve(Xb, yb)
+    dpsgd_estimator()._releases(Xb, yb)
     canary = len(Xb) - 1
     moves = []
     for idx, step in zip(recorder.batches, recorder.steps):
@@ -521,9 +521,9 @@ def test_rng_check_is_not_vacuous():
     """A fit that draws one extra number when a label is 1 is flagged."""
 
     class Leaky(ObjPertLogisticRegression):
-        def _solve(self, X, y):
+        def _releases(self, X, y, with_derivative=False):
             if np.sum(y) % 2:
                 self.random_state.standard_normal()
-            return super()._solve(X, y)
+            return super()._releases(X, y, with_derivative)
 
     assert check_rng_consumption(lambda rel, g: Leaky(neighboring=rel, random_state=g))

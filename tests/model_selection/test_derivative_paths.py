@@ -22,7 +22,14 @@ from skdp import (
     OutputPertSVM,
 )
 from skdp.accounting import calibrate_noise_multiplier
+from skdp.base import get_privacy_tags
 from skdp.model_selection._epsilon_for_utility import _crn_fit_derivative, _measure
+
+
+def _derivative(release):
+    """``(dcoef, dintercept)`` of an EpsilonRelease."""
+    return release.coef_derivative, release.intercept_derivative
+
 
 X, y = make_classification(n_samples=1500, n_features=5, n_informative=3, n_redundant=0,
                            random_state=0)
@@ -48,7 +55,7 @@ def _crn_difference(estimator, X, y, h):
 
 
 def _path(estimator, X, y):
-    return _tangent(*clone(estimator)._fit_epsilon_derivative(X, y))
+    return _tangent(*_derivative(clone(estimator).fit_release(X, y)))
 
 
 def _relative_error(a, b):
@@ -152,7 +159,7 @@ def test_napp_cases_cover_the_branches():
     assert 0 < fitted["l2-gaussian"].privacy_report_["extra_ridge"] < (
         fitted["l2-gaussian"].privacy_report_["curvature"])
     est, data_X, data_y = NAPP["squared-ball-active"]
-    (ball,) = clone(est).set_params(epsilon=1.5, random_state=6)._solve(data_X, data_y)
+    (ball,) = clone(est).set_params(epsilon=1.5, random_state=6)._releases(data_X, data_y)
     assert np.linalg.norm(ball.theta) == pytest.approx(1.0)   # the minimiser is on the ball
     assert np.any(fitted["threshold"].coef_ == 0)
     assert not np.all(fitted["threshold"].coef_ == 0)
@@ -164,8 +171,9 @@ def test_napp_two_stage_uses_common_noise_reruns():
     difference of their truncation errors (O(h^2), both steps far below 1e-4)."""
     est = NAPPLassoClassifier(alpha=3.0, adaptive_two_stage=True, epsilon=1.5, tol=1e-11,
                               max_iter=300, random_state=5)
+    assert not get_privacy_tags(est).epsilon_derivative
     with pytest.raises(NotImplementedError):
-        clone(est)._fit_epsilon_derivative(X, y)
+        clone(est).fit_release(X, y)
     dcoef, dintercept, ends = _crn_fit_derivative(clone(est), X, y)
     assert [e.epsilon for e in ends] == [1.5 * (1 + 1e-4), 1.5 * (1 - 1e-4)]
     fd = _crn_difference(est, X, y, h=1e-5 * 1.5)
@@ -200,7 +208,7 @@ def test_dpsgd_path_matches_common_noise_refits():
     est = DPSGDClassifier(epsilon=1.0, sample_rate=0.2, count_noise_std=40.0, epochs=2, learning_rate=2.0,
                           random_state=3)
     fitted = clone(est)
-    analytic = _tangent(*fitted._fit_epsilon_derivative(X, y))
+    analytic = _tangent(*_derivative(fitted.fit_release(X, y)))
     q, T, eps = fitted.sample_rate_, fitted.n_steps_, fitted.epsilon_spent_
     h = 1e-2 * eps
     ends = []

@@ -10,8 +10,15 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import Normalizer
 
 from skdp import EpsilonForUtility, ObjPertLogisticRegression, UnreachableUtilityWarning
+from skdp.base import get_privacy_tags
 from skdp.model_selection import smoothed_accuracy_derivative
 from skdp.model_selection._epsilon_for_utility import SELECTION_STATEMENT
+
+
+def _derivative(release):
+    """``(dcoef, dintercept)`` of an EpsilonRelease."""
+    return release.coef_derivative, release.intercept_derivative
+
 
 X, y = make_classification(n_samples=1500, n_features=5, n_informative=2, n_redundant=0,
                            class_sep=1.5, flip_y=0.02, random_state=0)
@@ -170,7 +177,7 @@ def test_release_caps_only_beyond_the_trust_region():
 
 def test_smoothed_accuracy_derivative_is_the_path_derivative():
     est = ObjPertLogisticRegression(C=10.0, delta=1e-5, epsilon=0.7, random_state=1)
-    dcoef, dintercept = est._fit_epsilon_derivative(X, y)
+    dcoef, dintercept = _derivative(est.fit_release(X, y))
     analytic = smoothed_accuracy_derivative(est, X, y, dcoef, dintercept)
     # the same smoothed accuracy on the refitted path (bandwidth held at epsilon's)
     from scipy.special import expit
@@ -189,14 +196,10 @@ def test_smoothed_accuracy_derivative_is_the_path_derivative():
 
 
 class _NoAnalyticPath(ObjPertLogisticRegression):
-    """An estimator that only exposes epsilon and random_state."""
+    """An estimator whose privacy tags declare no derivative in epsilon."""
 
-    _fit_epsilon_derivative = property()  # hide the analytic path
-
-    def __getattribute__(self, name):
-        if name == "_fit_epsilon_derivative":
-            raise AttributeError(name)
-        return super().__getattribute__(name)
+    def _has_epsilon_derivative(self):
+        return False
 
 
 def test_common_random_number_fallback_matches_analytic_path():
@@ -246,7 +249,7 @@ def test_dpsgd_derivative_path_matches_common_noise_refits():
 
     est = DPSGDClassifier(epsilon=1.0, sample_rate=0.2, count_noise_std=40.0, epochs=2, learning_rate=2.0,
                           random_state=3)
-    dcoef, dintercept = clone(est)._fit_epsilon_derivative(X, y)
+    dcoef, dintercept = _derivative(clone(est).fit_release(X, y))
     h = 1e-3
     ends = [clone(est).set_params(epsilon=1.0 + s * h).fit(X, y) for s in (1, -1)]
     fd = (ends[0].coef_ - ends[1].coef_) / (2 * h)
@@ -254,7 +257,7 @@ def test_dpsgd_derivative_path_matches_common_noise_refits():
     fd_b = (ends[0].intercept_ - ends[1].intercept_) / (2 * h)
     assert_allclose(dintercept, fd_b, rtol=1e-2, atol=1e-6)
     with pytest.raises(ValueError, match="noise_multiplier=None"):
-        clone(est).set_params(noise_multiplier=1.0)._fit_epsilon_derivative(X, y)
+        clone(est).set_params(noise_multiplier=1.0).fit_release(X, y)
 
 
 def test_log_expansion_algebra():
@@ -272,7 +275,7 @@ def test_output_perturbation_derivative_path_is_exact(params):
     from skdp import OutputPertSVM
 
     est = OutputPertSVM(epsilon=0.8, C=0.5, random_state=2, feature_random_state=0, **params)
-    dcoef, dintercept = clone(est)._fit_epsilon_derivative(X, y)
+    dcoef, dintercept = _derivative(clone(est).fit_release(X, y))
     h = 1e-6
     ends = [clone(est).set_params(epsilon=0.8 + s * h).fit(X, y) for s in (1, -1)]
     assert_allclose(dcoef, (ends[0].coef_ - ends[1].coef_) / (2 * h), rtol=1e-5, atol=1e-8)
@@ -300,7 +303,7 @@ def test_auto_expansion_follows_the_mechanism():
 
     assert _search().fit(X, y).expansion_ == "log"
     assert _search(estimator=OutputPertSVM(C=0.5, delta=1e-5)).fit(X, y).expansion_ == "inverse"
-    assert DPSGDClassifier._epsilon_expansion == "inverse"
+    assert get_privacy_tags(DPSGDClassifier()).epsilon_expansion == "inverse"
     assert _search(expansion="linear").fit(X, y).expansion_ == "linear"
 
 

@@ -50,7 +50,7 @@ def test_shared_seed_really_shares_the_noise():
     from skdp.losses import LogisticLoss
 
     fits = [ObjPertLogisticRegression(epsilon=e, C=0.01, random_state=0) for e in (2.0, 4.0)]
-    solutions = [f._solve(X, y)[0] for f in fits]
+    solutions = [f._releases(X, y)[0] for f in fits]
     noises = [s.noise for s in solutions]
     assert solutions[0].calibration.extra_ridge == solutions[1].calibration.extra_ridge == 0
     np.testing.assert_allclose(noises[0] / np.linalg.norm(noises[0]),
