@@ -10,7 +10,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..base import PrivacyParamsMixin, neighboring_constraint
 from ..exceptions import PrivacyLeakWarning
-from ..mechanisms._approximate_minima import COVER_EPSILON_SHARE, MAX_TOL
+from ..mechanisms._approximate_minima import COVER_EPSILON_SHARE, MAX_TOL, in_total_epsilon
 from ..losses import LogisticLoss, PoissonLoss, SquaredLoss
 from ..penalties import make_penalty
 from ..utils._docstrings import _SHARED_PARAMS
@@ -26,7 +26,7 @@ from ._base import (
     one_vs_rest_targets,
 )
 from ._napp_mechanism import napp_release, napp_two_stage
-from ._napp_privacy import loss_constants, napp_calibration
+from ..mechanisms._napp import loss_constants, napp_calibration
 from ._napp_research import (
     RESEARCH_MODES,
     default_truncation,
@@ -147,38 +147,6 @@ _NOTES = """Privacy statement. Unit of privacy: one record (a row of ``X`` with 
     as ``research_mode``. Derivation: ``docs/privacy/napp.rst``."""
 
 
-def _calibration_derivative(calibration, eps_jacobian_frac, retrieval):
-    """``(d extra_ridge / d epsilon, d log noise_scale / d epsilon)`` of one release.
-
-    Differentiates :func:`napp_calibration` in its ``epsilon`` (branch by branch;
-    the branches meet only where the penalty's curvature equals ``Delta``), then
-    in the release's total epsilon, of which the mechanism gets its share.
-    """
-    f, eps = eps_jacobian_frac, calibration.epsilon
-    mu = calibration.penalty_curvature
-    if mu >= calibration.curvature and mu > 0:
-        # eps_J* = log(1 + beta_H / mu_P) is constant: recycling gives the noise all of
-        # d epsilon, returning gives it the planned share
-        d_extra, d_eps_noise = 0.0, (1.0 if retrieval == "recycle" else 1.0 - f)
-    else:
-        # extra = beta_H / (exp(f eps) - 1) - mu_P
-        d_extra = -calibration.hessian_bound * f * np.exp(f * eps) / np.expm1(f * eps) ** 2
-        d_eps_noise = 1.0 - f
-    e = calibration.eps_noise
-    share = 1.0 - COVER_EPSILON_SHARE   # the mechanism runs at this share of epsilon
-    if calibration.noise == "gaussian":
-        # sigma = zeta (t + r) / (2 e), r = sqrt(t^2 + 2 e), t = sqrt(2 log(k / delta_m));
-        # delta_m = delta exp(-a epsilon / 2) adds (a / 2) / (r t) to dlog sigma/depsilon
-        k = 4.0 if calibration.neighboring == "replace" else 2.0
-        t = np.sqrt(2.0 * np.log(k / calibration.delta))
-        r = np.sqrt(t * t + 2.0 * e)
-        d_log_scale = (share * (1.0 / (r * (t + r)) - 1.0 / e) * d_eps_noise
-                       + 0.5 * COVER_EPSILON_SHARE / (r * t))
-    else:  # Gamma-norm scale zeta / e
-        d_log_scale = -share * d_eps_noise / e
-    return share * d_extra, d_log_scale
-
-
 def _cover_derivative(solution):
     """``d/depsilon`` of the cover's noise on the released (non-zero) coordinates.
 
@@ -190,17 +158,16 @@ def _cover_derivative(solution):
     return -solution.cover_draw.vector(solution.cover.scale) / epsilon
 
 
-def _release_theta_derivative(solution, eps_jacobian_frac, retrieval):
+def _release_theta_derivative(solution):
     """``d/depsilon`` of one default NAPP release: minimiser and cover, draws held fixed.
 
     Coordinates the release's floor set to zero stay zero nearby.
     """
-    derivative = (_minimiser_theta_derivative(solution, eps_jacobian_frac, retrieval)
-                  + _cover_derivative(solution))
+    derivative = _minimiser_theta_derivative(solution) + _cover_derivative(solution)
     return np.where(solution.released != 0, derivative, 0.0)
 
 
-def _minimiser_theta_derivative(solution, eps_jacobian_frac, retrieval):
+def _minimiser_theta_derivative(solution):
     """``d theta / d epsilon`` of one default NAPP minimiser, the standard draw held fixed.
 
     On the support ``S`` of ``theta`` the KKT conditions ``g_S(theta) + l1_S
@@ -215,8 +182,7 @@ def _minimiser_theta_derivative(solution, eps_jacobian_frac, retrieval):
     if solution.draw is None:
         return derivative
     problem = solution.problem
-    d_extra, d_log_scale = _calibration_derivative(solution.calibration, eps_jacobian_frac,
-                                                   retrieval)
+    d_extra, d_log_scale = in_total_epsilon(solution.calibration)
     S = np.flatnonzero(theta)
     theta_S = theta[S]
     rhs = d_extra * theta_S + d_log_scale * problem.linear[S]
@@ -372,9 +338,7 @@ class _BaseNAPP(PrivateLinearModel):
         class, hence the factor ``1 / K``. Thresholded coefficients stay at 0 nearby.
         """
         k = len(releases)
-        derivatives = np.array([_release_theta_derivative(r, self.eps_jacobian_frac,
-                                                          self.retrieval) / k
-                                for r in releases])
+        derivatives = np.array([_release_theta_derivative(r) / k for r in releases])
         if self.threshold is not None:
             coef_part = derivatives[:, :self.n_features_in_]
             coef_part[np.asarray(self.coef_).reshape(k, -1) == 0] = 0.0

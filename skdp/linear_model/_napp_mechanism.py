@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..mechanisms import SolverCover, draw_gamma_norm, draw_gaussian, split_budget
-from ._napp_privacy import napp_calibration
+from ..mechanisms import SolverCover, draw_noise, split_budget
+from ..mechanisms._napp import napp_calibration
 from ._napp_solver import CompositeProblem, solve_napp
 
 
@@ -44,15 +44,6 @@ class NAPPSolution:
         if self.draw is None:
             return np.zeros(self.problem.X.shape[1])
         return self.draw.vector(self.calibration.noise_scale)
-
-
-def draw_noise(calibration, dim, rng):
-    """The standard draw behind ``b`` (``None`` when no noise is added)."""
-    if calibration.noise == "gamma_norm":
-        return draw_gamma_norm(dim, rng)
-    if calibration.noise == "gaussian":
-        return draw_gaussian(dim, rng)
-    return None
 
 
 def build_problem(X, y, loss, penalty, *, linear, extra_ridge, coef_bound):
@@ -126,7 +117,7 @@ def napp_release(X, y, loss, penalty, *, epsilon, delta, gradient_bound, hessian
                             gradient_bound=gradient_bound, hessian_bound=hessian_bound,
                             penalty_curvature=mu, eps_jacobian_frac=eps_jacobian_frac,
                             neighboring=neighboring, retrieval=retrieval)
-    draw = draw_noise(calibration, X.shape[1], rng)
+    draw = draw_noise(calibration.noise, X.shape[1], rng)
     cover_draw = _cover_draw(draw, X.shape[1], rng)
     solution = solve_release(X, y, loss, penalty, calibration, draw, coef_bound=coef_bound,
                              solver=solver)
@@ -136,7 +127,7 @@ def napp_release(X, y, loss, penalty, *, epsilon, delta, gradient_bound, hessian
 
 def _cover_draw(draw, dim, rng):
     """The cover's standard draw (none when the release has no noise)."""
-    return None if draw is None else draw_gamma_norm(dim, rng)
+    return None if draw is None else draw_noise("gamma_norm", dim, rng)
 
 
 class _RidgeWeights:
@@ -196,7 +187,7 @@ def napp_two_stage(X, y, loss, penalty, *, epsilon, delta, gradient_bound, hessi
         return NAPPSolution(theta, first.n_iter, first.napp_iter, first.residual,
                             first.converged, calibration, None, empty, support, first,
                             released=theta)
-    draw = draw_noise(calibration, len(support), rng)
+    draw = draw_noise(calibration.noise, len(support), rng)
     cover_draw = _cover_draw(draw, len(support), rng)
     second = cover_release(solve_release(X[:, support], y, loss, ridge, calibration, draw,
                                          coef_bound=coef_bound, solver=solver),

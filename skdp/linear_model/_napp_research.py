@@ -23,8 +23,9 @@ The estimators run them only behind ``research_mode``, warn with
 import numpy as np
 from scipy import stats
 
-from ._napp_mechanism import NAPPSolution, build_problem, draw_noise
-from ._napp_privacy import jacobian_curvature, jacobian_epsilon, napp_gaussian_std
+from ..mechanisms import draw_noise
+from ..mechanisms._napp import jacobian_curvature, jacobian_epsilon, napp_gaussian_std
+from ._napp_mechanism import NAPPSolution, build_problem
 from ._napp_solver import CompositeProblem, solve_composite, solve_napp
 
 RESEARCH_MODES = ("moor", "vs", "vs_plus", "recycling")
@@ -59,7 +60,7 @@ def _solution(theta, n_iter, calibration, draw, X, y, loss):
 
 def research_moor(X, y, loss, penalty, calibration, rng, *, coef_bound, n_iter, solver):
     """Paper MOOR: default calibration, weights ``max(Delta, u_j)`` iterated (not DP)."""
-    draw = draw_noise(calibration, X.shape[1], rng)
+    draw = draw_noise(calibration.noise, X.shape[1], rng)
     noise = np.zeros(X.shape[1]) if draw is None else draw.vector(calibration.noise_scale)
     theta, _, total = moor_iterations(X, y, loss, penalty, noise, floor=calibration.curvature,
                                       coef_bound=coef_bound, n_iter=n_iter, solver=solver)
@@ -78,7 +79,7 @@ def truncated_noise(calibration, dim, rng, truncation):
     if calibration.noise == "none":
         return np.zeros(dim)
     if truncation == 0.0:
-        return np.abs(draw_noise(calibration, dim, rng).vector(scale))
+        return np.abs(draw_noise(calibration.noise, dim, rng).vector(scale))
     if calibration.noise == "gaussian":
         a = truncation / scale
         return stats.truncnorm.rvs(a, np.inf, scale=scale, size=dim, random_state=rng)
@@ -146,7 +147,7 @@ def research_recycling(X, y, loss, penalty, calibration, rng, *, coef_bound, n_i
     (Eqs 14-15), and releases the second run.
     """
     d = X.shape[1]
-    draw = draw_noise(calibration, d, rng)
+    draw = draw_noise(calibration.noise, d, rng)
     noise = np.zeros(d) if draw is None else draw.vector(calibration.noise_scale)
     theta, weights, total = moor_iterations(X, y, loss, penalty, noise,
                                             floor=calibration.curvature,
@@ -165,7 +166,7 @@ def research_recycling(X, y, loss, penalty, calibration, rng, *, coef_bound, n_i
                                   calibration.sensitivity, calibration.neighboring)
     else:
         scale = calibration.sensitivity / (calibration.eps_noise + eps_r)
-    second = draw_noise(calibration, d, rng)
+    second = draw_noise(calibration.noise, d, rng)
     theta, _, more = moor_iterations(X, y, loss, penalty, second.vector(scale), floor=floor,
                                      coef_bound=coef_bound, n_iter=n_iter, solver=solver)
     return _solution(theta, total + more, calibration, second, X, y, loss)

@@ -11,16 +11,9 @@ from sklearn.utils.validation import validate_data
 
 from ..base import PrivacyParamsMixin, neighboring_constraint
 from ..losses import HuberHingeLoss, LogisticLoss
-from ..mechanisms import draw_gamma_norm, draw_gaussian
-from ..mechanisms._approximate_minima import (COVER_EPSILON_SHARE, MAX_TOL, solver_cover,
-                                              split_budget)
-from ..mechanisms._objective_perturbation import (
-    CalibrationDerivative,
-    chaudhuri_calibration,
-    chaudhuri_calibration_derivative,
-    kst_calibration,
-    kst_calibration_derivative,
-)
+from ..mechanisms import draw_noise
+from ..mechanisms._approximate_minima import COVER_EPSILON_SHARE, MAX_TOL, solver_cover
+from ..mechanisms._objective_perturbation import objective_perturbation_calibration
 from ..utils._docstrings import fill_doc
 from ..utils._random import noise_generator
 from ..utils._sklearn_compat import Interval, StrOptions
@@ -58,7 +51,6 @@ class ObjPertSolution:
     C: float
     ridge: float
     loss: object
-    calibration_derivative: object
     n_problems: int = 1
 
     @property
@@ -74,12 +66,12 @@ class ObjPertSolution:
         Stationarity ``grad J(theta) = 0`` with ``J`` the perturbed objective gives
         ``W dtheta = -(dDelta theta + db)`` in the mechanism's epsilon, ``W`` the
         Hessian of ``J`` at theta (``docs/privacy/objective_perturbation.rst``), with
-        the calibration's derivatives taken in the total epsilon; plus
+        the calibration's derivatives (taken in the total epsilon); plus
         :meth:`cover_derivative`.
         """
         if self.draw is None:
             return np.zeros_like(self.theta)
-        d = self.calibration_derivative
+        d = self.calibration
         hessian = glm_hessian(self.minimiser, self.X, self.y, self.loss, self.C, self.ridge)
         rhs = d.d_extra_ridge * self.minimiser + d.d_log_noise_scale * self.noise
         in_share = -cho_solve(cho_factor(hessian), rhs) + self.cover_derivative()
@@ -93,24 +85,8 @@ class ObjPertSolution:
         -1 / epsilon - d_extra_ridge / ridge``.
         """
         epsilon = self.cover.epsilon / COVER_EPSILON_SHARE
-        d_log_scale = -1.0 / epsilon - self.calibration_derivative.d_extra_ridge / self.ridge
+        d_log_scale = -1.0 / epsilon - self.calibration.d_extra_ridge / self.ridge
         return d_log_scale * self.cover_draw.vector(self.cover.scale)
-
-
-def _in_total_epsilon(derivative, calibration, budget):
-    """The calibration's derivatives in the total epsilon of :func:`split_budget`.
-
-    The mechanism runs at ``epsilon_m = (1 - a) epsilon`` and ``delta_m = delta
-    exp(-a epsilon / 2)`` (``a`` the cover's share). For the Gaussian noise, of
-    scale proportional to ``sqrt(2 log(2 / delta_m) + epsilon_m)``, the second
-    dependence adds ``(a / 2) / (2 log(2 / delta_m) + epsilon_m)`` to ``dlog s``.
-    """
-    share = 1.0 - COVER_EPSILON_SHARE
-    d_log_scale = share * derivative.d_log_noise_scale
-    if calibration.noise == "gaussian":
-        t = np.log(2.0 / budget.delta_mechanism)
-        d_log_scale += 0.5 * COVER_EPSILON_SHARE / (2.0 * t + budget.epsilon_mechanism)
-    return CalibrationDerivative(share * derivative.d_extra_ridge, d_log_scale)
 
 
 def _objective_perturbation(X, y, loss, *, C, epsilon, delta, neighboring, delta_rule,
@@ -130,33 +106,13 @@ def _objective_perturbation(X, y, loss, *, C, epsilon, delta, neighboring, delta
     for attribute in ("lipschitz", "smoothness"):
         if not np.isfinite(getattr(loss, attribute)):
             raise ValueError(f"Objective perturbation needs a loss with a finite {attribute}.")
-    gradient_bound = C * loss.lipschitz * row_norm
-    hessian_bound = C * loss.smoothness * row_norm**2
     ridge = 1.0
-    budget = split_budget(epsilon, delta)
-    epsilon, delta = budget.epsilon_mechanism, budget.delta_mechanism
-    if delta > 0:
-        kst_args = dict(gradient_bound=gradient_bound, hessian_bound=hessian_bound,
-                        neighboring=neighboring)
-        calibration = kst_calibration(epsilon, delta, **kst_args)
-        derivative = None if np.isinf(epsilon) else kst_calibration_derivative(epsilon, delta,
-                                                                                **kst_args)
-    else:
-        chaudhuri_args = dict(gradient_bound=gradient_bound, hessian_bound=hessian_bound,
-                              ridge=ridge, neighboring=neighboring, rule=delta_rule,
-                              jacobian_frac=eps_jacobian_frac)
-        calibration = chaudhuri_calibration(epsilon, **chaudhuri_args)
-        derivative = (None if np.isinf(epsilon)
-                      else chaudhuri_calibration_derivative(epsilon, **chaudhuri_args))
-    if derivative is not None:
-        derivative = _in_total_epsilon(derivative, calibration, budget)
+    budget, calibration = objective_perturbation_calibration(
+        epsilon, delta, gradient_bound=C * loss.lipschitz * row_norm,
+        hessian_bound=C * loss.smoothness * row_norm**2, ridge=ridge, neighboring=neighboring,
+        delta_rule=delta_rule, eps_jacobian_frac=eps_jacobian_frac)
     d = X.shape[1]
-    if calibration.noise == "gamma_norm":
-        draw = draw_gamma_norm(d, rng)
-    elif calibration.noise == "gaussian":
-        draw = draw_gaussian(d, rng)
-    else:
-        draw = None
+    draw = draw_noise(calibration.noise, d, rng)
     noise = np.zeros(d) if draw is None else draw.vector(calibration.noise_scale)
     total_ridge = ridge + calibration.extra_ridge
     result = newton_minimise(X, y, loss, C=C, ridge=total_ridge, linear=noise, tol=tol,
@@ -165,7 +121,7 @@ def _objective_perturbation(X, y, loss, *, C, epsilon, delta, neighboring, delta
     cover_draw = None if draw is None else cover.draw(d, rng)
     released = result.theta if draw is None else result.theta + cover_draw.vector(cover.scale)
     return ObjPertSolution(released, result.theta, result.converged, calibration, draw, cover,
-                           cover_draw, X, y, C, total_ridge, loss, derivative, n_problems)
+                           cover_draw, X, y, C, total_ridge, loss, n_problems)
 
 
 @fill_doc

@@ -17,10 +17,9 @@ from sklearn.svm import LinearSVC
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
-from ..accounting import analytic_gaussian_sigma, analytic_gaussian_sigma_derivative
 from ..base import PrivacyParamsMixin, neighboring_constraint
 from ..losses import HingeLoss, HuberHingeLoss, LogisticLoss
-from ..mechanisms import draw_gamma_norm, draw_gaussian
+from ..mechanisms import draw_noise, minimiser_sensitivity, output_perturbation_calibration
 from ..utils._docstrings import fill_doc
 from ..utils._random import privacy_streams, public_generator
 from ..utils._sklearn_compat import Interval, StrOptions
@@ -58,18 +57,6 @@ _N_JUMP_BANDS = 6
 _POLISH_ROUNDS = 3
 # Huber widths of the fallback path
 _HUBER_PATH = (1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8)
-
-
-def minimiser_sensitivity(C, lipschitz, row_norm, neighboring):
-    """L2 sensitivity of the exact minimiser of ``C sum l_i + 0.5 ||theta||^2``.
-
-    The objective is 1-strongly convex and one record's loss is
-    ``G = C * lipschitz * row_norm``-Lipschitz in ``theta``, so adding or
-    removing a record moves the minimiser by at most ``G`` and replacing one by
-    at most ``2 G`` (spec section 2).
-    """
-    gradient_bound = C * lipschitz * row_norm
-    return (2.0 if neighboring == "replace" else 1.0) * gradient_bound
 
 
 def hinge_duality_gap(X, y, C, alpha):
@@ -283,26 +270,21 @@ class OutputPertSolution:
         """Sensitivity of the released point: ``base + 2 * slack``."""
         return self.base_sensitivity + 2.0 * self.slack
 
+    def calibration(self, epsilon=None):
+        """The noise's calibration at the estimator's ``epsilon`` (this problem's share)."""
+        epsilon = self.epsilon * self.n_problems if epsilon is None else epsilon
+        if self.noise == "none":
+            epsilon = np.inf
+        return output_perturbation_calibration(epsilon / self.n_problems, self.delta,
+                                               self.sensitivity)
+
     def noise_scale(self, epsilon=None):
         """Gamma-norm scale (``sensitivity / eps``) or analytic Gaussian sigma."""
-        epsilon = self.epsilon * self.n_problems if epsilon is None else epsilon
-        share = epsilon / self.n_problems
-        if np.isinf(share) or self.noise == "none":
-            return 0.0
-        if self.noise == "gaussian":
-            return analytic_gaussian_sigma(share, self.delta, self.sensitivity)
-        return self.sensitivity / share
+        return self.calibration(epsilon).noise_scale
 
     def noise_scale_derivative(self, epsilon=None):
         """Derivative of :meth:`noise_scale` in the estimator's epsilon."""
-        epsilon = self.epsilon * self.n_problems if epsilon is None else epsilon
-        share = epsilon / self.n_problems
-        if np.isinf(share) or self.noise == "none":
-            return 0.0
-        if self.noise == "gaussian":
-            return analytic_gaussian_sigma_derivative(share, self.delta,
-                                                      self.sensitivity) / self.n_problems
-        return -self.sensitivity * self.n_problems / epsilon**2
+        return self.calibration(epsilon).d_noise_scale / self.n_problems
 
     def released(self, epsilon=None):
         """Released coefficients at ``epsilon`` with the same standard draws."""
@@ -345,12 +327,8 @@ def _output_perturbation(X, y, loss, *, C, epsilon, delta, neighboring, row_norm
                                  tol=slack, max_iter=max_iter)
         # strong convexity 1: ||theta - theta*|| <= ||grad J(theta)||
         theta, distance, n_iter = result.theta, result.certified_norm, result.n_iter
-    if np.isinf(epsilon):
-        noise, draw = "none", None
-    elif delta > 0:
-        noise, draw = "gaussian", draw_gaussian(X.shape[1], rng)
-    else:
-        noise, draw = "gamma_norm", draw_gamma_norm(X.shape[1], rng)
+    noise = output_perturbation_calibration(epsilon, delta, base).noise
+    draw = draw_noise(noise, X.shape[1], rng)
     return OutputPertSolution(theta, float(distance), bool(distance <= slack), n_iter, base,
                               slack, noise, epsilon, delta, n_problems, draw)
 

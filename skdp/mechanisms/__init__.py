@@ -1,12 +1,18 @@
-"""Noise samplers. Each keeps its standard draws retrievable (common random numbers).
+"""Calibration of each mechanism's noise, and the noise samplers.
 
-Floating-point attacks on samplers (Mironov 2012) are out of scope for this version.
+One module per mechanism's calibration (objective perturbation, output
+perturbation, NAPP), the cover of a solver's error, and one :func:`draw_noise` for
+every noise law. Each sampler keeps its standard draws retrievable (common random
+numbers). Floating-point attacks on samplers (Mironov 2012) are out of scope.
 """
 
 from ._approximate_minima import (COVER_EPSILON_SHARE, MAX_TOL, Budget, SolverCover,
                                   solver_cover, split_budget)
 from ._gamma_norm import GammaNormDraw, draw_gamma_norm, sample_gamma_norm_vector
 from ._gaussian import GaussianDraw, draw_gaussian, sample_gaussian_vector
+from ._noise import draw_noise
+from ._output_perturbation import (OutputPertCalibration, minimiser_sensitivity,
+                                   output_perturbation_calibration)
 
 __all__ = [
     "COVER_EPSILON_SHARE",
@@ -15,8 +21,12 @@ __all__ = [
     "SolverCover",
     "GammaNormDraw",
     "GaussianDraw",
+    "OutputPertCalibration",
     "draw_gamma_norm",
     "draw_gaussian",
+    "draw_noise",
+    "minimiser_sensitivity",
+    "output_perturbation_calibration",
     "sample_gamma_norm_vector",
     "sample_gaussian_vector",
     "solver_cover",

@@ -92,6 +92,30 @@ class SolverCover:
         return draw_gamma_norm(dim, rng)
 
 
+def in_total_epsilon(calibration):
+    """A mechanism's calibration derivatives in the total epsilon of :func:`split_budget`.
+
+    The mechanism runs at ``epsilon_m = (1 - a) epsilon`` and ``delta_m = delta
+    exp(-a epsilon / 2)`` (``a`` the cover's share), so ``dlog s / depsilon =
+    (1 - a) dlog s / depsilon_m - (a / 2) dlog s / dlog delta_m``.
+
+    Parameters
+    ----------
+    calibration : object
+        With ``d_extra_ridge``, ``d_log_noise_scale`` (in the mechanism's epsilon)
+        and ``d_log_noise_scale_d_log_delta``.
+
+    Returns
+    -------
+    d_extra_ridge, d_log_noise_scale : float
+        In the total epsilon.
+    """
+    share = 1.0 - COVER_EPSILON_SHARE
+    return (share * calibration.d_extra_ridge,
+            share * calibration.d_log_noise_scale
+            - 0.5 * COVER_EPSILON_SHARE * calibration.d_log_noise_scale_d_log_delta)
+
+
 def solver_cover(tol, strong_convexity, epsilon_cover):
     """The cover for a solver certified to gradient norm ``tol``.
 

@@ -8,9 +8,11 @@ or ``2 G`` (replace-one). Derivation: ``docs/privacy/objective_perturbation.rst`
 sections 3 and 4.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
+
+from ._approximate_minima import in_total_epsilon, split_budget
 
 
 @dataclass(frozen=True)
@@ -28,12 +30,22 @@ class ObjPertCalibration:
         Gaussian: the per-coordinate standard deviation.
     epsilon_noise : float
         Part of epsilon paid by the noise term (the rest covers the Jacobian).
+    d_extra_ridge : float
+        ``d extra_ridge / d epsilon``.
+    d_log_noise_scale : float
+        ``d log(noise_scale) / d epsilon``: with the standard draws held fixed
+        the noise vector moves by ``d_log_noise_scale * b``.
+    d_log_noise_scale_d_log_delta : float
+        ``d log(noise_scale) / d log(delta)`` (0 for pure epsilon-DP).
     """
 
     extra_ridge: float
     noise: str
     noise_scale: float
     epsilon_noise: float
+    d_extra_ridge: float = 0.0
+    d_log_noise_scale: float = 0.0
+    d_log_noise_scale_d_log_delta: float = 0.0
 
 
 def gradient_sensitivity(gradient_bound, neighboring):
@@ -74,22 +86,23 @@ def chaudhuri_calibration(epsilon, *, gradient_bound, hessian_bound, ridge,
     frac = 0.5 if rule == "paper" else jacobian_frac
     main_branch = kappa < epsilon if rule == "paper" else kappa <= frac * epsilon
     if main_branch:
+        # scale zeta / (epsilon - kappa)
         extra_ridge, epsilon_noise = 0.0, epsilon - kappa
+        d_extra, d_log_scale = 0.0, -1.0 / epsilon_noise
     else:
-        extra_ridge = hessian_bound / np.expm1(frac * epsilon / m) - ridge
+        # Delta = beta_H / expm1(f epsilon / m) - ridge, scale zeta / ((1 - f) epsilon)
+        rate = frac / m
+        extra_ridge = hessian_bound / np.expm1(rate * epsilon) - ridge
         epsilon_noise = (1.0 - frac) * epsilon
+        d_extra = -hessian_bound * rate * np.exp(rate * epsilon) / np.expm1(rate * epsilon) ** 2
+        d_log_scale = -1.0 / epsilon
     return ObjPertCalibration(float(extra_ridge), "gamma_norm", zeta / epsilon_noise,
-                              float(epsilon_noise))
+                              float(epsilon_noise), float(d_extra), float(d_log_scale))
 
 
 def kst_extra_ridge(epsilon, hessian_bound):
     """Kifer, Smith & Thakurta 2012: ``Delta = 2 beta_H / epsilon`` (sum form)."""
     return 0.0 if np.isinf(epsilon) else 2.0 * hessian_bound / epsilon
-
-
-def kst_extra_ridge_derivative(epsilon, hessian_bound):
-    """``dDelta/depsilon = -2 beta_H / epsilon**2``."""
-    return -2.0 * hessian_bound / epsilon**2
 
 
 def kst_gaussian_std(epsilon, delta, zeta):
@@ -99,77 +112,75 @@ def kst_gaussian_std(epsilon, delta, zeta):
     return zeta * np.sqrt(8.0 * np.log(2.0 / delta) + 4.0 * epsilon) / epsilon
 
 
-def kst_gaussian_std_derivative(epsilon, delta, zeta):
-    """``s'(epsilon) = -zeta (4t + epsilon) / (epsilon**2 sqrt(2t + epsilon))``, t = log(2/delta).
-
-    Negative: the source paper's eq. (6) has the opposite sign (spec
-    epsilon_for_utility_math.md section 2).
-    """
-    t = np.log(2.0 / delta)
-    return -zeta * (4.0 * t + epsilon) / (epsilon**2 * np.sqrt(2.0 * t + epsilon))
-
-
 def kst_calibration(epsilon, delta, *, gradient_bound, hessian_bound, neighboring="replace"):
     """KST objective perturbation: Gaussian noise if ``delta > 0``, else Gamma-norm.
 
-    Both add the extra ridge ``2 beta_H / epsilon``, which bounds the Jacobian
-    term by ``log(1 + epsilon/2) <= epsilon/2`` under either relation. The
-    Gaussian standard deviation is :func:`kst_gaussian_std`; the pure variant's
-    Gamma-norm scale is ``2 zeta / epsilon``.
+    Both add the extra ridge ``2 beta_H / epsilon`` (``dDelta / depsilon = -2
+    beta_H / epsilon**2``), which bounds the Jacobian term by ``log(1 +
+    epsilon/2) <= epsilon/2`` under either relation. The Gaussian standard
+    deviation is :func:`kst_gaussian_std`, with ``dlog s / depsilon = -(4t +
+    epsilon) / (2 epsilon (2t + epsilon))`` and ``dlog s / dlog delta = -1 / (2t
+    + epsilon)``, ``t = log(2/delta)`` (the source paper's eq. (6) has the
+    opposite sign of ``s'``); the pure variant's Gamma-norm scale is ``2 zeta /
+    epsilon``, with ``dlog s / depsilon = -1 / epsilon``.
     """
     if np.isinf(epsilon):
         return ObjPertCalibration(0.0, "none", 0.0, np.inf)
     zeta = gradient_sensitivity(gradient_bound, neighboring)
     extra_ridge = kst_extra_ridge(epsilon, hessian_bound)
-    if delta > 0:
-        return ObjPertCalibration(extra_ridge, "gaussian",
-                                  float(kst_gaussian_std(epsilon, delta, zeta)), 0.5 * epsilon)
-    return ObjPertCalibration(extra_ridge, "gamma_norm", 2.0 * zeta / epsilon, 0.5 * epsilon)
-
-
-@dataclass(frozen=True)
-class CalibrationDerivative:
-    """Derivatives in epsilon of a calibration, for pathwise (common-noise) derivatives.
-
-    The noise vector is ``noise_scale(epsilon)`` times fixed standard draws, so
-    ``db/depsilon = d_log_noise_scale * b``; the extra ridge moves by
-    ``d_extra_ridge``.
-    """
-
-    d_extra_ridge: float
-    d_log_noise_scale: float
-
-
-def chaudhuri_calibration_derivative(epsilon, *, gradient_bound, hessian_bound, ridge,
-                                     neighboring="replace", rule="continuous",
-                                     jacobian_frac=0.5):
-    """Derivative of :func:`chaudhuri_calibration` in epsilon (one-sided at the kink).
-
-    Main branch: ``Delta = 0`` and ``scale = zeta / (epsilon - kappa)``. Extra-ridge
-    branch: ``Delta = beta_H / expm1(f epsilon / m) - ridge`` and ``scale = zeta /
-    ((1 - f) epsilon)`` (spec epsilon_for_utility_math.md 3.2, generalised to f).
-    """
-    cal = chaudhuri_calibration(epsilon, gradient_bound=gradient_bound,
-                                hessian_bound=hessian_bound, ridge=ridge,
-                                neighboring=neighboring, rule=rule, jacobian_frac=jacobian_frac)
-    if cal.extra_ridge == 0.0:
-        return CalibrationDerivative(0.0, -1.0 / cal.epsilon_noise)
-    m = _jacobian_multiplier(neighboring)
-    rate = (0.5 if rule == "paper" else jacobian_frac) / m
-    d_extra = -hessian_bound * rate * np.exp(rate * epsilon) / np.expm1(rate * epsilon) ** 2
-    return CalibrationDerivative(float(d_extra), -1.0 / epsilon)
-
-
-def kst_calibration_derivative(epsilon, delta, *, gradient_bound, hessian_bound,
-                               neighboring="replace"):
-    """Derivative of :func:`kst_calibration` in epsilon.
-
-    Gaussian: ``dlog s / depsilon = -(4t + epsilon) / (2 epsilon (2t + epsilon))``,
-    ``t = log(2/delta)``; Gamma-norm: ``-1 / epsilon``; both with
-    ``dDelta/depsilon = -2 beta_H / epsilon**2``.
-    """
-    d_extra = kst_extra_ridge_derivative(epsilon, hessian_bound)
+    d_extra = -2.0 * hessian_bound / epsilon**2
     if delta > 0:
         t = np.log(2.0 / delta)
-        return CalibrationDerivative(d_extra, -(4.0 * t + epsilon) / (2.0 * epsilon * (2.0 * t + epsilon)))
-    return CalibrationDerivative(d_extra, -1.0 / epsilon)
+        return ObjPertCalibration(
+            extra_ridge, "gaussian", float(kst_gaussian_std(epsilon, delta, zeta)),
+            0.5 * epsilon, d_extra, -(4.0 * t + epsilon) / (2.0 * epsilon * (2.0 * t + epsilon)),
+            -1.0 / (2.0 * t + epsilon))
+    return ObjPertCalibration(extra_ridge, "gamma_norm", 2.0 * zeta / epsilon, 0.5 * epsilon,
+                              d_extra, -1.0 / epsilon)
+
+
+def objective_perturbation_calibration(epsilon, delta, *, gradient_bound, hessian_bound,
+                                       ridge, neighboring, delta_rule="continuous",
+                                       eps_jacobian_frac=0.5):
+    """The whole calibration of one objective-perturbation release.
+
+    The request ``(epsilon, delta)`` is shared with the cover of the solver's error
+    (:func:`~skdp.mechanisms.split_budget`); the mechanism's share is calibrated by
+    :func:`kst_calibration` when its delta is positive, else by
+    :func:`chaudhuri_calibration`.
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        The release's total budget.
+    gradient_bound, hessian_bound : float
+        Per-record bounds ``G`` and ``beta_H`` (sum form).
+    ridge : float
+        The objective's own L2 curvature.
+    neighboring : {"add_remove", "replace"}
+    delta_rule : {"continuous", "paper"}, default="continuous"
+        Extra-ridge rule of the pure mechanism.
+    eps_jacobian_frac : float, default=0.5
+        Jacobian share of the continuous rule.
+
+    Returns
+    -------
+    budget : Budget
+        The shares of the mechanism and of the cover.
+    calibration : ObjPertCalibration
+        The mechanism's calibration, its derivatives taken in the total epsilon.
+    """
+    budget = split_budget(epsilon, delta)
+    if budget.delta_mechanism > 0:
+        calibration = kst_calibration(budget.epsilon_mechanism, budget.delta_mechanism,
+                                      gradient_bound=gradient_bound,
+                                      hessian_bound=hessian_bound, neighboring=neighboring)
+    else:
+        calibration = chaudhuri_calibration(budget.epsilon_mechanism,
+                                            gradient_bound=gradient_bound,
+                                            hessian_bound=hessian_bound, ridge=ridge,
+                                            neighboring=neighboring, rule=delta_rule,
+                                            jacobian_frac=eps_jacobian_frac)
+    d_extra_ridge, d_log_noise_scale = in_total_epsilon(calibration)
+    return budget, replace(calibration, d_extra_ridge=d_extra_ridge,
+                           d_log_noise_scale=d_log_noise_scale)

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-import skdp.linear_model._objective_perturbation as objpert_module
+import skdp.mechanisms._objective_perturbation as objpert_module
 from skdp import DPSGDClassifier, NAPPLassoClassifier, ObjPertLogisticRegression, OutputPertSVM
 from skdp.accounting import analytic_gaussian_sigma
 from skdp.audit import audit_estimator, audit_mechanism, audit_statistics, clopper_pearson

@@ -50,7 +50,7 @@ from skdp import (
     OutputPertSVM,
 )
 from skdp.audit import audit_estimator
-from skdp.linear_model._napp_privacy import napp_calibration
+from skdp.mechanisms._napp import napp_calibration
 from skdp.linear_model._output_perturbation import OutputPertSolution
 from skdp.linear_model._solvers import glm_gradient
 from skdp.losses import LogisticLoss
@@ -405,14 +405,14 @@ def _norm_without_intercept(data_norm, fit_intercept, intercept_scaling):
 
 def plant_objpert_noise(factor):
     def plant(mp):
-        mp.setattr(objpert_module, "chaudhuri_calibration",
-                   scaled_result(objpert_module.chaudhuri_calibration, factor))
+        mp.setattr(objpert_mechanism, "chaudhuri_calibration",
+                   scaled_result(objpert_mechanism.chaudhuri_calibration, factor))
     return plant
 
 
 def plant_objpert_gaussian_noise(mp):
-    mp.setattr(objpert_module, "kst_calibration",
-               scaled_result(objpert_module.kst_calibration, 0.5))
+    mp.setattr(objpert_mechanism, "kst_calibration",
+               scaled_result(objpert_mechanism.kst_calibration, 0.5))
 
 
 def plant_outpert_noise(factor):

@@ -16,7 +16,7 @@ from sklearn.preprocessing import MaxAbsScaler
 
 from skdp import ConvergenceError, NAPPLasso, NAPPLassoClassifier
 from skdp.linear_model._napp_mechanism import build_problem, solve_release
-from skdp.linear_model._napp_privacy import (
+from skdp.mechanisms._napp import (
     loss_constants,
     napp_calibration,
     napp_gaussian_std,

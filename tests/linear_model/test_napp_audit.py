@@ -26,7 +26,7 @@ from skdp.linear_model._napp_audit import (
     vs_plus_1d,
 )
 from skdp.linear_model._napp_mechanism import solve_release
-from skdp.linear_model._napp_privacy import napp_calibration
+from skdp.mechanisms._napp import napp_calibration
 from skdp.linear_model._napp_research import moor_iterations
 from skdp.losses import LogisticLoss
 from skdp.mechanisms import GammaNormDraw

@@ -62,7 +62,7 @@ def test_source_paper_sign_would_fail_the_check():
     sol = _theta(eps, 3, **params)
     h = 1e-5
     fd = (_theta(eps + h, 3, **params).theta - _theta(eps - h, 3, **params).theta) / (2 * h)
-    d = sol.calibration_derivative
+    d = sol.calibration
     from scipy.linalg import solve
 
     from skdp.linear_model._solvers import glm_hessian

@@ -8,9 +8,7 @@ from skdp.mechanisms._objective_perturbation import (
     gradient_sensitivity,
     kst_calibration,
     kst_extra_ridge,
-    kst_extra_ridge_derivative,
     kst_gaussian_std,
-    kst_gaussian_std_derivative,
 )
 
 # loss smoothness c, n, Lambda, epsilon, kappa, epsilon' used, Delta (mean form), beta_noise
@@ -100,21 +98,16 @@ KST_TABLE = [  # delta, epsilon, s, s'
 @pytest.mark.parametrize("delta, eps, s, s_prime", KST_TABLE)
 def test_kst_std_and_derivative_reproduce_table(delta, eps, s, s_prime):
     assert kst_gaussian_std(eps, delta, 1.0) == pytest.approx(s, abs=1e-6)
-    assert kst_gaussian_std_derivative(eps, delta, 1.0) == pytest.approx(s_prime, abs=1e-6)
+    calibration = kst_calibration(eps, delta, gradient_bound=1.0, hessian_bound=1.0,
+                                  neighboring="add_remove")
+    assert calibration.noise_scale == kst_gaussian_std(eps, delta, 1.0)
+    s_derivative = calibration.d_log_noise_scale * calibration.noise_scale
+    assert s_derivative == pytest.approx(s_prime, abs=1e-6)
     t = np.log(2 / delta)
-    ratio = kst_gaussian_std_derivative(eps, delta, 1.0) / kst_gaussian_std(eps, delta, 1.0)
-    assert ratio == pytest.approx(-(4 * t + eps) / (2 * eps * (2 * t + eps)), rel=1e-12)
+    assert calibration.d_log_noise_scale == pytest.approx(
+        -(4 * t + eps) / (2 * eps * (2 * t + eps)), rel=1e-12)
     assert kst_extra_ridge(eps, 1.0) == pytest.approx(2 / eps)
     assert kst_gaussian_std(eps, delta, 3.0) == pytest.approx(3 * s, abs=3e-6)
-
-
-def test_kst_derivatives_match_central_differences():
-    for eps in (0.1, 1.0, 7.0):
-        h = 1e-6 * eps
-        fd = (kst_gaussian_std(eps + h, 1e-5, 2.0) - kst_gaussian_std(eps - h, 1e-5, 2.0)) / (2 * h)
-        assert kst_gaussian_std_derivative(eps, 1e-5, 2.0) == pytest.approx(fd, rel=1e-7)
-        fd = (kst_extra_ridge(eps + h, 0.3) - kst_extra_ridge(eps - h, 0.3)) / (2 * h)
-        assert kst_extra_ridge_derivative(eps, 0.3) == pytest.approx(fd, rel=1e-7)
 
 
 def test_kst_calibration_variants():
@@ -163,23 +156,41 @@ def test_jacobian_fraction_splits_the_budget_exactly(frac, neighboring, m):
 @pytest.mark.parametrize("eps", [0.1, 0.7, 5.0])
 @pytest.mark.parametrize("frac", [0.05, 0.5])
 def test_calibration_derivatives_match_central_differences(neighboring, eps, frac):
-    from skdp.mechanisms._objective_perturbation import (
-        chaudhuri_calibration_derivative,
-        kst_calibration_derivative,
-    )
     common = dict(gradient_bound=1.3, hessian_bound=0.4, neighboring=neighboring)
     h = 1e-6 * eps
     cases = [
-        (lambda e: chaudhuri_calibration(e, ridge=1.0, jacobian_frac=frac, **common),
-         chaudhuri_calibration_derivative(eps, ridge=1.0, jacobian_frac=frac, **common)),
-        (lambda e: kst_calibration(e, 1e-5, **common),
-         kst_calibration_derivative(eps, 1e-5, **common)),
-        (lambda e: kst_calibration(e, 0.0, **common),
-         kst_calibration_derivative(eps, 0.0, **common)),
+        lambda e, d=0.0: chaudhuri_calibration(e, ridge=1.0, jacobian_frac=frac, **common),
+        lambda e, d=1e-5: kst_calibration(e, d, **common),
+        lambda e, d=0.0: kst_calibration(e, d, **common),
     ]
-    for calibrate, derivative in cases:
+    for calibrate in cases:
+        derivative = calibrate(eps)
         up, down = calibrate(eps + h), calibrate(eps - h)
         fd_ridge = (up.extra_ridge - down.extra_ridge) / (2 * h)
         fd_log_scale = (np.log(up.noise_scale) - np.log(down.noise_scale)) / (2 * h)
         assert derivative.d_extra_ridge == pytest.approx(fd_ridge, rel=1e-6, abs=1e-9)
         assert derivative.d_log_noise_scale == pytest.approx(fd_log_scale, rel=1e-6)
+        # in log delta (Gaussian only; 0 for the pure variants)
+        delta = calibrate.__defaults__[0]
+        if delta > 0:
+            k = 1e-6
+            up, down = calibrate(eps, delta * np.exp(k)), calibrate(eps, delta * np.exp(-k))
+            fd_delta = (np.log(up.noise_scale) - np.log(down.noise_scale)) / (2 * k)
+            assert derivative.d_log_noise_scale_d_log_delta == pytest.approx(fd_delta, rel=1e-6)
+        else:
+            assert derivative.d_log_noise_scale_d_log_delta == 0.0
+
+
+@pytest.mark.parametrize("delta", [0.0, 1e-5])
+def test_whole_calibration_derivatives_are_in_the_total_epsilon(delta):
+    from skdp.mechanisms._objective_perturbation import objective_perturbation_calibration
+
+    common = dict(gradient_bound=1.3, hessian_bound=0.4, ridge=1.0, neighboring="add_remove")
+    eps, h = 0.7, 1e-6
+    _, calibration = objective_perturbation_calibration(eps, delta, **common)
+    (_, up), (_, down) = (objective_perturbation_calibration(e, delta, **common)
+                          for e in (eps + h, eps - h))
+    assert calibration.d_extra_ridge == pytest.approx(
+        (up.extra_ridge - down.extra_ridge) / (2 * h), rel=1e-6, abs=1e-9)
+    assert calibration.d_log_noise_scale == pytest.approx(
+        (np.log(up.noise_scale) - np.log(down.noise_scale)) / (2 * h), rel=1e-6)

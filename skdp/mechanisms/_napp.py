@@ -1,4 +1,4 @@
-"""Privacy constants and budget calibration of NAPP (``spec/napp_erm.md`` sections 1.5, 5, 7).
+"""Privacy constants and budget calibration of NAPP (``docs/privacy/napp.rst``).
 
 The released estimate is the exact minimiser of::
 
@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from ..mechanisms._objective_perturbation import (
+from ._objective_perturbation import (
     gradient_sensitivity,
     kst_extra_ridge,
     kst_gaussian_std,
@@ -101,6 +101,9 @@ class NAPPCalibration:
     gradient_bound, hessian_bound : float
         ``G`` and ``beta_H``.
     neighboring : str
+    d_extra_ridge, d_log_noise_scale, d_log_noise_scale_d_log_delta : float
+        Derivatives of ``extra_ridge`` and ``log(noise_scale)`` in ``epsilon``, and
+        of ``log(noise_scale)`` in ``log(delta)`` (0 for pure epsilon-DP).
     """
 
     epsilon: float
@@ -118,8 +121,17 @@ class NAPPCalibration:
     gradient_bound: float
     hessian_bound: float
     neighboring: str
+    d_extra_ridge: float = 0.0
+    d_log_noise_scale: float = 0.0
+    d_log_noise_scale_d_log_delta: float = 0.0
 
     def as_dict(self):
+        """The calibration as a plain dict (for reports).
+
+        Returns
+        -------
+        record : dict
+        """
         return asdict(self)
 
 
@@ -135,6 +147,12 @@ def napp_calibration(epsilon, delta, *, gradient_bound, hessian_bound, penalty_c
     (``retrieval="recycle"``, same total epsilon, less noise) or not spent
     (``"return"``, same noise, smaller ``epsilon_spent``). Every quantity is
     public, so the rebalancing happens before any noise is drawn.
+
+    The derivatives in epsilon are taken branch by branch (the branches meet
+    only where the penalty's curvature equals ``Delta``): with retrieval
+    ``eps_J*`` is constant, and recycling gives the noise all of ``d epsilon``,
+    returning its planned share; otherwise ``Delta = beta_H / expm1(f epsilon)
+    - mu_P``.
     """
     zeta = gradient_sensitivity(gradient_bound, neighboring)
     mu = float(penalty_curvature)
@@ -143,12 +161,16 @@ def napp_calibration(epsilon, delta, *, gradient_bound, hessian_bound, penalty_c
                                "none", 0.0, zeta, gradient_bound, hessian_bound, neighboring)
     eps_j = eps_jacobian_frac * epsilon
     curvature = jacobian_curvature(eps_j, hessian_bound)
+    f = eps_jacobian_frac
     if mu >= curvature and mu > 0:
         eps_j_star = min(eps_j, jacobian_epsilon(mu, hessian_bound))
-        extra = 0.0
+        extra, d_extra = 0.0, 0.0
+        d_eps_noise = 1.0 if retrieval == "recycle" else 1.0 - f
     else:
         eps_j_star = eps_j
         extra = curvature - mu
+        d_extra = -hessian_bound * f * np.exp(f * epsilon) / np.expm1(f * epsilon) ** 2
+        d_eps_noise = 1.0 - f
     retrieved = eps_j - eps_j_star
     if retrieval == "return":
         eps_noise = epsilon - eps_j
@@ -158,11 +180,18 @@ def napp_calibration(epsilon, delta, *, gradient_bound, hessian_bound, penalty_c
         spent = float(epsilon)
     if delta > 0:
         noise, scale = "gaussian", napp_gaussian_std(eps_noise, delta, zeta, neighboring)
+        # sigma = zeta (t + r) / (2 e), r = sqrt(t^2 + 2 e), t = sqrt(2 log(k / delta))
+        t = np.sqrt(2.0 * np.log((4.0 if neighboring == "replace" else 2.0) / delta))
+        r = np.sqrt(t * t + 2.0 * eps_noise)
+        d_log_scale = (1.0 / (r * (t + r)) - 1.0 / eps_noise) * d_eps_noise
+        d_log_scale_d_log_delta = -1.0 / (r * t)
     else:
         noise, scale = "gamma_norm", zeta / eps_noise
+        d_log_scale, d_log_scale_d_log_delta = -d_eps_noise / eps_noise, 0.0
     return NAPPCalibration(float(epsilon), float(delta), float(spent), float(eps_j_star),
                            float(eps_noise), float(retrieved), curvature, mu, float(extra),
-                           noise, float(scale), zeta, gradient_bound, hessian_bound, neighboring)
+                           noise, float(scale), zeta, gradient_bound, hessian_bound, neighboring,
+                           float(d_extra), float(d_log_scale), float(d_log_scale_d_log_delta))
 
 
 def kifer_calibration(epsilon, delta, *, gradient_bound, hessian_bound, penalty_curvature=0.0,

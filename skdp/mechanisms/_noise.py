@@ -1,0 +1,37 @@
+"""The standard draws of every noise law, from one entry point."""
+
+from ._gamma_norm import draw_gamma_norm
+from ._gaussian import draw_gaussian
+
+_DRAWS = {"gamma_norm": draw_gamma_norm, "gaussian": draw_gaussian}
+
+
+def draw_noise(law, dim, rng):
+    """The standard draws of one noise vector of a calibration's law.
+
+    Parameters
+    ----------
+    law : {"gamma_norm", "gaussian", "none"}
+        The ``noise`` of a calibration record.
+    dim : int
+        Dimension of the noise vector.
+    rng : numpy.random.Generator
+        The noise stream.
+
+    Returns
+    -------
+    draw : GammaNormDraw, GaussianDraw or None
+        ``None`` for ``"none"`` (no noise, nothing drawn); otherwise the
+        standard draws, whose ``vector(scale)`` is the noise at a given scale.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp.mechanisms import draw_noise
+    >>> draw = draw_noise("gaussian", 3, np.random.default_rng(0))
+    >>> draw.vector(2.0).shape, draw_noise("none", 3, None)
+    ((3,), None)
+    """
+    if law == "none":
+        return None
+    return _DRAWS[law](dim, rng)

@@ -1,0 +1,87 @@
+"""Noise calibration of output perturbation (an exact minimiser plus noise).
+
+Derivation: ``docs/privacy/output_perturbation.rst``.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..accounting import analytic_gaussian_sigma, analytic_gaussian_sigma_derivative
+
+
+def minimiser_sensitivity(C, lipschitz, row_norm, neighboring):
+    """L2 sensitivity of the exact minimiser of ``C sum l_i + 0.5 ||theta||^2``.
+
+    The objective is 1-strongly convex and one record's loss is
+    ``G = C * lipschitz * row_norm``-Lipschitz in ``theta``, so adding or
+    removing a record moves the minimiser by at most ``G`` and replacing one by
+    at most ``2 G``.
+
+    Parameters
+    ----------
+    C : float
+        Weight of the loss sum.
+    lipschitz : float
+        Lipschitz constant of the loss in the margin.
+    row_norm : float
+        Public bound on the norm of a row of the design.
+    neighboring : {"add_remove", "replace"}
+
+    Returns
+    -------
+    sensitivity : float
+    """
+    gradient_bound = C * lipschitz * row_norm
+    return (2.0 if neighboring == "replace" else 1.0) * gradient_bound
+
+
+@dataclass(frozen=True)
+class OutputPertCalibration:
+    """The noise added to the released minimiser.
+
+    Attributes
+    ----------
+    noise : {"gamma_norm", "gaussian", "none"}
+        Law of the noise vector.
+    noise_scale : float
+        Gamma-norm scale ``sensitivity / epsilon`` or analytic Gaussian sigma.
+    d_noise_scale : float
+        ``d noise_scale / d epsilon``.
+    """
+
+    noise: str
+    noise_scale: float
+    d_noise_scale: float
+
+
+def output_perturbation_calibration(epsilon, delta, sensitivity):
+    """Calibrate the noise on a minimiser of the given sensitivity.
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        The release's budget: ``delta = 0`` gives Gamma-norm noise (pure
+        epsilon-DP), ``delta > 0`` the analytic Gaussian mechanism, ``epsilon =
+        inf`` no noise.
+    sensitivity : float
+        L2 sensitivity of the released point.
+
+    Returns
+    -------
+    calibration : OutputPertCalibration
+
+    Examples
+    --------
+    >>> from skdp.mechanisms import output_perturbation_calibration
+    >>> output_perturbation_calibration(2.0, 0.0, sensitivity=1.0)
+    OutputPertCalibration(noise='gamma_norm', noise_scale=0.5, d_noise_scale=-0.25)
+    """
+    if np.isinf(epsilon):
+        return OutputPertCalibration("none", 0.0, 0.0)
+    if delta > 0:
+        return OutputPertCalibration(
+            "gaussian", float(analytic_gaussian_sigma(epsilon, delta, sensitivity)),
+            float(analytic_gaussian_sigma_derivative(epsilon, delta, sensitivity)))
+    return OutputPertCalibration("gamma_norm", sensitivity / epsilon,
+                                 -sensitivity / epsilon**2)
