@@ -2,7 +2,7 @@
 
 * :func:`napp_release` — the default (spec 7.1-7.2): exact minimiser of the Kifer
   objective with the target penalty and only the missing curvature, solved the
-  NAPP way (:mod:`._napp_solver`) and certified.
+  NAPP way (:func:`~skdp.solvers.solve_napp`) and certified.
 * :func:`napp_two_stage` — the adaptive estimator of spec 7.3: a default release
   with part of the budget, then a weighted ridge restricted to its support with
   dual-purpose weights, a-priori retrieval and recycling; composition adds up.
@@ -14,7 +14,7 @@ import numpy as np
 
 from ..mechanisms import SolverCover, draw_noise, split_budget
 from ..mechanisms._napp import napp_calibration
-from ._napp_solver import CompositeProblem, solve_napp
+from ..solvers import CompositeProblem, solve_napp
 
 
 @dataclass

@@ -26,7 +26,7 @@ from scipy import stats
 from ..mechanisms import draw_noise
 from ..mechanisms._napp import jacobian_curvature, jacobian_epsilon, napp_gaussian_std
 from ._napp_mechanism import NAPPSolution, build_problem
-from ._napp_solver import CompositeProblem, solve_composite, solve_napp
+from ..solvers import CompositeProblem, solve_composite, solve_napp
 
 RESEARCH_MODES = ("moor", "vs", "vs_plus", "recycling")
 

@@ -14,6 +14,7 @@ from ..losses import HuberHingeLoss, LogisticLoss
 from ..mechanisms import draw_noise
 from ..mechanisms._approximate_minima import COVER_EPSILON_SHARE, MAX_TOL, solver_cover
 from ..mechanisms._objective_perturbation import objective_perturbation_calibration
+from ..solvers import glm_hessian, newton_minimise
 from ..utils._docstrings import fill_doc
 from ..utils._random import noise_generator
 from ..utils._sklearn_compat import Interval, StrOptions
@@ -26,7 +27,6 @@ from ._base import (
     encode_labels,
     one_vs_rest_targets,
 )
-from ._solvers import glm_hessian, newton_minimise
 
 _OBJPERT_LOSSES = {"logistic": LogisticLoss, "huber": HuberHingeLoss}
 

@@ -52,7 +52,7 @@ from skdp import (
 from skdp.audit import audit_estimator
 from skdp.mechanisms._napp import napp_calibration
 from skdp.linear_model._output_perturbation import OutputPertSolution
-from skdp.linear_model._solvers import glm_gradient
+from skdp.solvers import glm_gradient
 from skdp.losses import LogisticLoss
 from tests.linear_model.test_replay import (
     _StepRecorder,

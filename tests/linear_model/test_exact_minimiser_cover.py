@@ -26,7 +26,7 @@ from scipy import stats
 
 from skdp import ObjPertLogisticRegression
 from skdp.linear_model._objective_perturbation import _objective_perturbation
-from skdp.linear_model._solvers import glm_gradient, newton_minimise
+from skdp.solvers import glm_gradient, newton_minimise
 from skdp.losses import LogisticLoss
 from skdp.mechanisms import MAX_TOL
 

@@ -21,7 +21,7 @@ from skdp.mechanisms._napp import (
     napp_calibration,
     napp_gaussian_std,
 )
-from skdp.linear_model._napp_solver import (
+from skdp.solvers._composite import (
     CompositeProblem,
     augmentation_rows,
     kkt_residual,
@@ -142,7 +142,7 @@ def test_zero_noise_with_curvature_equals_sklearn_elastic_net(seed):
     lam, delta_ridge = 3.0, 1.7
     problem = build_problem(D, y, SquaredLoss(), L1(lam), linear=np.zeros(D.shape[1]),
                             extra_ridge=delta_ridge, coef_bound=None)
-    from skdp.linear_model._napp_solver import solve_napp
+    from skdp.solvers._composite import solve_napp
     ours = solve_napp(problem, tol=1e-12, max_iter=50)
     ref = ElasticNet(alpha=(lam + delta_ridge) / n, l1_ratio=lam / (lam + delta_ridge),
                      fit_intercept=False, tol=1e-14, max_iter=100_000).fit(D, y)

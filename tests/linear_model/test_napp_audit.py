@@ -237,7 +237,7 @@ def test_research_vs_plus_returns_exact_zeros():
 def test_moor_fixed_point_is_closer_to_the_lasso_than_claim2():
     # T3 (paper section 5.1, no noise): MOOR mitigates over-regularisation
     from sklearn.datasets import make_regression
-    from skdp.linear_model._napp_solver import CompositeProblem, solve_napp
+    from skdp.solvers._composite import CompositeProblem, solve_napp
     from skdp.losses import SquaredLoss
     X, y = make_regression(n_samples=300, n_features=6, n_informative=3, noise=1.0,
                            random_state=0)

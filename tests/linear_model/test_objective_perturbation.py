@@ -14,7 +14,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import Normalizer, OneHotEncoder
 
 from skdp import ConvergenceError, ObjPertLogisticRegression
-from skdp.linear_model._solvers import glm_gradient, glm_hessian
+from skdp.solvers import glm_gradient, glm_hessian
 from skdp.losses import HuberHingeLoss, LogisticLoss
 
 

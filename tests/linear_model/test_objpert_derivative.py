@@ -65,7 +65,7 @@ def test_source_paper_sign_would_fail_the_check():
     d = sol.calibration
     from scipy.linalg import solve
 
-    from skdp.linear_model._solvers import glm_hessian
+    from skdp.solvers import glm_hessian
     W = glm_hessian(sol.minimiser, sol.X, sol.y, sol.loss, sol.C, sol.ridge)
     wrong = -solve(W, d.d_extra_ridge * sol.minimiser + abs(d.d_log_noise_scale) * sol.noise)
     assert np.linalg.norm(wrong - fd) / np.linalg.norm(fd) > 0.5

@@ -15,13 +15,8 @@ from sklearn.svm import LinearSVC
 
 from skdp import ConvergenceError, OutputPertSVM
 from skdp.accounting import analytic_gaussian_sigma
-from skdp.linear_model._output_perturbation import (
-    certified_hinge_minimiser,
-    hinge_duality_gap,
-    minimiser_sensitivity,
-)
-from skdp.linear_model._solvers import glm_objective
-from skdp.mechanisms import draw_gamma_norm
+from skdp.mechanisms import draw_gamma_norm, minimiser_sensitivity
+from skdp.solvers import certified_hinge_minimiser, glm_objective, hinge_duality_gap
 from skdp.losses import HingeLoss
 from skdp.utils import privacy_streams
 
@@ -125,7 +120,7 @@ def test_the_certified_slack_is_what_is_added():
 @pytest.mark.parametrize("C", [0.01, 1.0, 30.0])
 def test_every_polished_candidate_is_certified_against_a_tight_reference(C):
     """Right or wrong margin partition, the certificate bounds the true distance."""
-    from skdp.linear_model._output_perturbation import _certify, _polish_round
+    from skdp.solvers._hinge import _certify, _polish_round
 
     rng = np.random.default_rng(int(C * 100))
     checked = far = 0

@@ -29,7 +29,7 @@ import pytest
 import skdp.linear_model._dpsgd as dpsgd_module
 import skdp.utils._random as random_module
 from skdp import DPSGDClassifier, NAPPLassoClassifier, ObjPertLogisticRegression, OutputPertSVM
-from skdp.linear_model._solvers import glm_gradient, glm_hessian
+from skdp.solvers import glm_gradient, glm_hessian
 from skdp.mechanisms import split_budget
 
 RELATIVE_SLACK = 1e-9  # floating-point slack on every "at most" comparison

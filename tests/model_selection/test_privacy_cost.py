@@ -46,7 +46,7 @@ def test_shared_seed_cancels_the_noise_so_the_search_is_unbounded():
 def test_shared_seed_really_shares_the_noise():
     """The premise of the test above, shown on two released models: with one seed the
     noise directions coincide, and the noise-free model is a combination of the two."""
-    from skdp.linear_model._solvers import glm_gradient
+    from skdp.solvers import glm_gradient
     from skdp.losses import LogisticLoss
 
     fits = [ObjPertLogisticRegression(epsilon=e, C=0.01, random_state=0) for e in (2.0, 4.0)]

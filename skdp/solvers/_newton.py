@@ -15,6 +15,8 @@ import scipy.sparse as sp
 from scipy.linalg import cho_factor, cho_solve
 from scipy.linalg.blas import get_blas_funcs
 
+from ._check import check_loss
+
 
 @dataclass
 class NewtonResult:
@@ -115,7 +117,10 @@ def newton_minimise(X, y, loss, *, C, ridge, linear, tol, max_iter, theta0=None)
     on a fixed subsample of rows (a cheaper descent direction); the last steps use
     the exact Hessian, whose quadratic convergence the certificate relies on. The
     subsample is abandoned as soon as a step fails to halve the gradient norm.
+
+    Requires of ``loss``: :data:`~skdp.solvers.REQUIRED_LOSS_ATTRIBUTES`.
     """
+    check_loss(loss, "newton_minimise")
     n, d = X.shape
     stride = max(1, n // (20 * d))
     theta = np.zeros(d) if theta0 is None else np.array(theta0, dtype=float)

@@ -1,6 +1,6 @@
 """Noise-augmented solver for penalised, perturbed GLM objectives (sum form).
 
-The objective (``spec/napp_erm.md`` section 7.1) is::
+The objective (``docs/privacy/napp.rst``) is::
 
     F(theta) = sum_i l(<x_i, theta>, y_i) + <b, theta>
                + sum_j l1_j |theta_j| + 1/2 sum_j ridge_j theta_j**2
@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
+from ._check import check_loss
+
 _ZERO_GUARD = 1e-8   # relative size below which an LQA coordinate is "at zero"
 _WEIGHT_CAP = 1e8    # cap of the LQA weight, relative to the largest base weight
 
@@ -47,6 +49,7 @@ class CompositeProblem:
     scale: float = field(init=False)
 
     def __post_init__(self):
+        check_loss(self.loss, "solve_napp")
         d = self.X.shape[1]
         self.linear = np.broadcast_to(np.asarray(self.linear, dtype=float), (d,)).copy()
         self.l1 = np.broadcast_to(np.asarray(self.l1, dtype=float), (d,)).copy()
@@ -417,7 +420,11 @@ def _lqa(problem, theta, cap):
 
 def solve_napp(problem, *, tol, max_iter, napp_max_iter=10, style="expected", n_aug=None,
                rng=None, theta0=None):
-    """NAPP warm start, exact polish and KKT certificate."""
+    """NAPP warm start, exact polish and KKT certificate.
+
+    Requires of ``problem.loss`` (checked when the problem is built):
+    :data:`~skdp.solvers.REQUIRED_LOSS_ATTRIBUTES`.
+    """
     warm, napp_iter = napp_iterations(problem, theta0, max_iter=napp_max_iter, style=style,
                                       n_aug=n_aug, rng=rng)
     if problem.coef_bound is not None and np.isfinite(problem.coef_bound):
