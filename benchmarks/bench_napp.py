@@ -49,7 +49,7 @@ from sklearn.model_selection import train_test_split
 
 from skdp import NAPPLasso, NAPPLassoClassifier
 from skdp.datasets import load_adult, load_kddcup99
-from skdp.linear_model._napp_mechanism import napp_release
+from skdp.linear_model._napp._mechanism import napp_release
 from skdp.mechanisms._napp import kifer_calibration, loss_constants
 from skdp.losses import LogisticLoss, PoissonLoss, SquaredLoss
 from skdp.penalties import L1

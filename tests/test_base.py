@@ -10,15 +10,15 @@ from sklearn.utils import get_tags
 from skdp import (
     DPSGDClassifier,
     EpsilonForUtility,
-    NAPPLasso,
     NAPPLassoClassifier,
     ObjPertLogisticRegression,
     OutputPertSVM,
 )
-from skdp.base import EpsilonRelease, PrivacyTags, PrivateTags, get_privacy_tags, \
-    with_privacy_tags
-from skdp.model_selection._epsilon_for_utility import _scorer_derivative, \
-    smoothed_accuracy_derivative
+from skdp.base import (EpsilonRelease, PrivacyTags, PrivateTags, get_privacy_tags,
+                       with_privacy_tags)
+from skdp.model_selection._epsilon_for_utility import (_scorer_derivative,
+                                                       smoothed_accuracy_derivative)
+from skdp.research import ResearchNAPPLasso, ResearchNAPPLassoClassifier
 
 X, y = make_classification(n_samples=400, n_features=4, n_informative=2, n_redundant=0,
                            random_state=0)
@@ -43,8 +43,8 @@ def test_every_estimator_declares_its_privacy_tags(estimator, expansion):
 
 def test_configurations_without_a_derivative_say_so_in_their_tags():
     for estimator in (NAPPLassoClassifier(adaptive_two_stage=True),
-                      NAPPLassoClassifier(research_mode="moor"),
-                      NAPPLasso(research_mode="vs_plus", y_bound=1.0, coef_bound=1.0)):
+                      ResearchNAPPLassoClassifier(research_mode="moor"),
+                      ResearchNAPPLasso(research_mode="vs_plus", y_bound=1.0, coef_bound=1.0)):
         assert not get_privacy_tags(estimator).epsilon_derivative
         with pytest.raises(NotImplementedError, match="no derivative in epsilon"):
             clone(estimator).fit_release(X, y)

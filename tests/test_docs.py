@@ -15,10 +15,11 @@ import skdp.audit
 import skdp.base
 import skdp.datasets
 import skdp.model_selection
+import skdp.research
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 PUBLIC_MODULES = [skdp, skdp.audit, skdp.model_selection, skdp.accounting, skdp.datasets,
-                  skdp.base]
+                  skdp.base, skdp.research]
 
 
 def test_docs_build_without_warnings(tmp_path):

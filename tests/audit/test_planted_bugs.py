@@ -37,7 +37,7 @@ from scipy import stats
 from sklearn.model_selection import GridSearchCV
 
 import skdp.linear_model._dpsgd as dpsgd_module
-import skdp.linear_model._napp as napp_module
+import skdp.linear_model._napp._estimators as napp_module
 import skdp.linear_model._objective_perturbation as objpert_module
 import skdp.linear_model._output_perturbation as outpert_module
 import skdp.mechanisms._objective_perturbation as objpert_mechanism

@@ -15,7 +15,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import MaxAbsScaler
 
 from skdp import ConvergenceError, NAPPLasso, NAPPLassoClassifier
-from skdp.linear_model._napp_mechanism import build_problem, solve_release
+from skdp.linear_model._napp._mechanism import build_problem, solve_release
 from skdp.mechanisms._napp import (
     loss_constants,
     napp_calibration,

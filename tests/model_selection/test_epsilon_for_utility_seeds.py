@@ -10,6 +10,7 @@ from sklearn.base import clone
 from sklearn.datasets import make_classification
 
 from skdp import EpsilonForUtility, ObjPertLogisticRegression, OutputPertSVM
+from skdp.research import ResearchNAPPLasso
 
 X, y = make_classification(n_samples=600, n_features=4, n_informative=3, n_redundant=0,
                            random_state=0)
@@ -102,13 +103,11 @@ def test_internal_fits_draw_independent_noise_and_compose():
 def test_research_mode_makes_the_report_unbounded():
     from sklearn.datasets import make_regression
 
-    from skdp import NAPPLasso
-
     Xr, yr = make_regression(n_samples=400, n_features=3, noise=0.5, random_state=0)
     Xr /= np.linalg.norm(Xr, axis=1).max()
     yr = np.clip(yr / np.abs(yr).max(), -1, 1)
-    search = EpsilonForUtility(NAPPLasso(research_mode="moor", y_bound=1.0, coef_bound=5.0),
-                               target_utility=0.5, n_draws=1, max_fits=4).fit(Xr, yr)
+    research = ResearchNAPPLasso(research_mode="moor", y_bound=1.0, coef_bound=5.0)
+    search = EpsilonForUtility(research, target_utility=0.5, n_draws=1, max_fits=4).fit(Xr, yr)
     report = search.privacy_report_
     assert report["total_epsilon"] == np.inf
     assert "share their noise" in report["composition"] or "research" in report["composition"]

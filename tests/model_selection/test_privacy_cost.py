@@ -4,8 +4,9 @@ from sklearn.datasets import make_classification, make_regression
 from sklearn.exceptions import FitFailedWarning
 from sklearn.model_selection import GridSearchCV, RandomizedSearchCV
 
-from skdp import NAPPLasso, ObjPertLogisticRegression
+from skdp import ObjPertLogisticRegression
 from skdp.model_selection import privacy_cost_of_search
+from skdp.research import ResearchNAPPLasso
 
 X, y = make_classification(n_samples=300, n_features=4, random_state=0)
 
@@ -82,7 +83,7 @@ def test_research_mode_is_reported_unbounded():
     Xr, yr = make_regression(n_samples=120, n_features=3, noise=0.5, random_state=0)
     Xr /= np.linalg.norm(Xr, axis=1).max()
     yr = np.clip(yr / np.abs(yr).max(), -1, 1)
-    research = NAPPLasso(research_mode="moor", y_bound=1.0, coef_bound=5.0)
+    research = ResearchNAPPLasso(research_mode="moor", y_bound=1.0, coef_bound=5.0)
     assert research._claimed_spend() == (np.inf, 0.0)
     grid = GridSearchCV(research, {"alpha": [0.5, 1.0]}, cv=2, scoring="r2").fit(Xr, yr)
     report = privacy_cost_of_search(grid)

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from skdp import NAPPLassoClassifier, PrivacyLeakWarning
-from skdp.linear_model._napp_audit import (
+from skdp import PrivacyLeakWarning
+from skdp.audit._napp_exact import (
     audit,
     exponential_grid,
     gaussian_grid,
@@ -25,12 +25,13 @@ from skdp.linear_model._napp_audit import (
     two_stage_1d,
     vs_plus_1d,
 )
-from skdp.linear_model._napp_mechanism import solve_release
+from skdp.linear_model._napp._mechanism import solve_release
 from skdp.mechanisms._napp import napp_calibration
-from skdp.linear_model._napp_research import moor_iterations
 from skdp.losses import LogisticLoss
 from skdp.mechanisms import GammaNormDraw
 from skdp.penalties import L1
+from skdp.research import ResearchNAPPLassoClassifier
+from skdp.research._napp import moor_iterations
 
 D_PRIME = [(0.05, 1.0)]
 D = D_PRIME + [(1.0, 0.0)]
@@ -196,7 +197,7 @@ def test_shipped_moor_research_mode_equals_the_audited_moor_map(calibration):
 
 def test_shipped_vs_plus_research_mode_shows_the_support_violation(calibration):
     # D: l'(0) sums to 0, so VS+ always outputs 0; D': nonzero with probability 0.22
-    from skdp.linear_model._napp_research import research_vs
+    from skdp.research._napp import research_vs
     X_d, y_d = _records_to_design([(1.0, 1.0), (1.0, 0.0)])
     X_dp, y_dp = _records_to_design([(1.0, 1.0)])
     solver = dict(tol=1e-10, max_iter=100)
@@ -219,7 +220,7 @@ def test_research_modes_warn_and_void_the_guarantee(mode):
     from sklearn.datasets import make_classification
     X, y = make_classification(n_samples=150, n_features=4, random_state=0)
     with pytest.warns(PrivacyLeakWarning, match="NOT differentially private"):
-        clf = NAPPLassoClassifier(alpha=1.0, research_mode=mode, random_state=0).fit(X, y)
+        clf = ResearchNAPPLassoClassifier(alpha=1.0, research_mode=mode, random_state=0).fit(X, y)
     assert clf.privacy_guarantee_ is False
     assert clf.epsilon_spent_ == np.inf
     assert clf.privacy_report_["mechanism"] == f"research:{mode}"
@@ -230,7 +231,7 @@ def test_research_vs_plus_returns_exact_zeros():
     X, y = make_classification(n_samples=300, n_features=10, n_informative=2, n_redundant=0,
                                random_state=0)
     with pytest.warns(PrivacyLeakWarning):
-        clf = NAPPLassoClassifier(alpha=0.5, research_mode="vs_plus", random_state=0).fit(X, y)
+        clf = ResearchNAPPLassoClassifier(alpha=0.5, research_mode="vs_plus", random_state=0).fit(X, y)
     assert np.sum(clf.coef_ == 0.0) >= 2
 
 

@@ -1,10 +1,9 @@
 """Paper-faithful NAPP variants that are NOT differentially private (research modes).
 
 Reconstructions of Li & Liu's MOOR iterations, NAPP-VS / VS+ and the recycling
-loop of Algorithm 2 (``spec/napp_erm.md`` sections 2.5, 4 and 8), in the
-``n_aug -> infinity`` limit of the pseudo-rows (each iteration's weighted-ridge
-objective is solved exactly). ``spec/napp_erm.md`` section 6 and the exact
-audits of :mod:`._napp_audit` show why none of them is DP:
+loop of Algorithm 2, in the ``n_aug -> infinity`` limit of the pseudo-rows (each
+iteration's weighted-ridge objective is solved exactly). ``docs/privacy/napp.rst``
+and the exact audits of :mod:`skdp.audit` show why none of them is DP:
 
 * MOOR: weights ``max(Delta, u_j(theta^(t)))`` computed from the previous
   iterate of the same data and noise; the fixed point's penalty has zero
@@ -16,17 +15,26 @@ audits of :mod:`._napp_audit` show why none of them is DP:
 * Recycling: a second run on the same data with a noise level chosen from
   the first run's output; composition costs both runs.
 
-The estimators run them only behind ``research_mode``, warn with
-:class:`~skdp.exceptions.PrivacyLeakWarning` and set ``privacy_guarantee_=False``.
+:class:`ResearchNAPPLasso` and :class:`ResearchNAPPLassoClassifier` run them:
+they warn with :class:`~skdp.exceptions.PrivacyLeakWarning`, set
+``privacy_guarantee_=False`` and report ``epsilon_spent_=inf``. No public estimator
+of :mod:`skdp.linear_model` imports this module.
 """
+
+import warnings
+from numbers import Real
 
 import numpy as np
 from scipy import stats
 
+from ..exceptions import PrivacyLeakWarning
+from ..linear_model import NAPPLasso, NAPPLassoClassifier
+from ..linear_model._napp._mechanism import NAPPSolution, build_problem
 from ..mechanisms import draw_noise
-from ..mechanisms._napp import jacobian_curvature, jacobian_epsilon, napp_gaussian_std
-from ._napp_mechanism import NAPPSolution, build_problem
+from ..mechanisms._napp import (jacobian_curvature, jacobian_epsilon, napp_calibration,
+                                napp_gaussian_std)
 from ..solvers import CompositeProblem, solve_composite, solve_napp
+from ..utils._sklearn_compat import Interval, StrOptions
 
 RESEARCH_MODES = ("moor", "vs", "vs_plus", "recycling")
 
@@ -170,3 +178,144 @@ def research_recycling(X, y, loss, penalty, calibration, rng, *, coef_bound, n_i
     theta, _, more = moor_iterations(X, y, loss, penalty, second.vector(scale), floor=floor,
                                      coef_bound=coef_bound, n_iter=n_iter, solver=solver)
     return _solution(theta, total + more, calibration, second, X, y, loss)
+
+
+class _ResearchNAPP:
+    """A NAPP estimator whose release is a published variant that is NOT private.
+
+    Takes every parameter of the NAPP estimator it extends, plus ``research_mode``
+    and ``vs_truncation``; it is never differentially private.
+    """
+
+    _research_constraints = {
+        "research_mode": [StrOptions(set(RESEARCH_MODES))],
+        "vs_truncation": [Interval(Real, None, 0, closed="neither"), None],
+    }
+
+    def __init__(self, *, research_mode="moor", vs_truncation=None, **params):
+        super().__init__(**params)
+        self.research_mode = research_mode
+        self.vs_truncation = vs_truncation
+
+    @classmethod
+    def _private_estimator(cls):
+        """The private NAPP estimator this research variant extends."""
+        return next(c for c in cls.__mro__ if c not in (cls, _ResearchNAPP))
+
+    @classmethod
+    def _get_param_names(cls):
+        # the private estimator's parameters (its signature) and the two of research
+        return sorted({*cls._private_estimator()._get_param_names(), "research_mode",
+                       "vs_truncation"})
+
+    def _check_params(self, n_coefficients):
+        super()._check_params(n_coefficients)
+        if self.adaptive_two_stage:
+            raise ValueError("research_mode cannot be combined with adaptive_two_stage=True.")
+
+    def _claimed_spend(self):
+        """``(inf, delta)``: a research variant is not differentially private."""
+        return np.inf, float(self.delta)
+
+    def _has_epsilon_derivative(self):
+        return False
+
+    def _mechanism_name(self):
+        return f"research:{self.research_mode}"
+
+    def _check_converged(self, releases):
+        """The research variants are reproduced as published, certificate or not."""
+
+    def _release_problem(self, X, y, loss, penalty, common):
+        calibration = napp_calibration(
+            common["epsilon"], common["delta"], gradient_bound=common["gradient_bound"],
+            hessian_bound=common["hessian_bound"],
+            penalty_curvature=penalty.strong_convexity(self.coef_bound),
+            eps_jacobian_frac=self.eps_jacobian_frac, neighboring=self.neighboring)
+        kw = dict(coef_bound=self.coef_bound, n_iter=self.napp_max_iter,
+                  solver=common["solver"])
+        rng = common["rng"]
+        if self.research_mode == "moor":
+            return research_moor(X, y, loss, penalty, calibration, rng, **kw)
+        if self.research_mode == "recycling":
+            return research_recycling(X, y, loss, penalty, calibration, rng, **kw)
+        if self.research_mode == "vs_plus":
+            truncation = 0.0
+        else:
+            truncation = (default_truncation(calibration, X.shape[1])
+                          if self.vs_truncation is None else self.vs_truncation)
+        return research_vs(X, y, loss, penalty, calibration, rng, truncation=truncation, **kw)
+
+    def _set_fitted(self, solutions):
+        super()._set_fitted(solutions)
+        warnings.warn(
+            f"research_mode={self.research_mode!r} reproduces a published NAPP variant that "
+            "is NOT differentially private (docs/privacy/napp.rst: exact audits find "
+            "violations). privacy_guarantee_=False and epsilon_spent_=inf; use "
+            f"{self._private_estimator().__name__} for a private fit.", PrivacyLeakWarning,
+            stacklevel=4)
+        self.privacy_guarantee_ = False
+        self._record_spend(np.inf, self.delta, self.neighboring)
+
+
+class ResearchNAPPLasso(_ResearchNAPP, NAPPLasso):
+    """:class:`~skdp.NAPPLasso` with a published NAPP variant that is NOT private.
+
+    For research only (reproducing the source paper): MOOR, VS, VS+ and
+    recycling, audited in ``docs/privacy/napp.rst``. Every fit warns with
+    :class:`~skdp.exceptions.PrivacyLeakWarning` and reports ``epsilon_spent_ =
+    inf``.
+
+    Parameters
+    ----------
+    research_mode : {"moor", "vs", "vs_plus", "recycling"}, default="moor"
+        The published variant.
+    vs_truncation : float or None, default=None
+        Left truncation ``t0 < 0`` of the noise of ``research_mode="vs"``;
+        ``None`` means two coordinate standard deviations below 0.
+    **params
+        Every parameter of :class:`~skdp.NAPPLasso`.
+
+    See Also
+    --------
+    skdp.NAPPLasso : the private estimator.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> from skdp.research import ResearchNAPPLasso
+    >>> rng = np.random.default_rng(0)
+    >>> X, y = rng.normal(size=(100, 3)) / 2, rng.normal(size=100)
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     est = ResearchNAPPLasso(y_bound=3.0, coef_bound=5.0, random_state=0).fit(X, y)
+    >>> est.epsilon_spent_, est.privacy_guarantee_
+    (inf, False)
+    """
+
+    _parameter_constraints = {**NAPPLasso._parameter_constraints,
+                              **_ResearchNAPP._research_constraints}
+
+
+class ResearchNAPPLassoClassifier(_ResearchNAPP, NAPPLassoClassifier):
+    """:class:`~skdp.NAPPLassoClassifier` with a published NAPP variant that is NOT private.
+
+    For research only; see :class:`ResearchNAPPLasso`.
+
+    Parameters
+    ----------
+    research_mode : {"moor", "vs", "vs_plus", "recycling"}, default="moor"
+        The published variant.
+    vs_truncation : float or None, default=None
+        Left truncation ``t0 < 0`` of the noise of ``research_mode="vs"``.
+    **params
+        Every parameter of :class:`~skdp.NAPPLassoClassifier`.
+
+    See Also
+    --------
+    skdp.NAPPLassoClassifier : the private estimator.
+    """
+
+    _parameter_constraints = {**NAPPLassoClassifier._parameter_constraints,
+                              **_ResearchNAPP._research_constraints}

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..mechanisms import SolverCover, draw_noise, split_budget
-from ..mechanisms._napp import napp_calibration
-from ..solvers import CompositeProblem, solve_napp
+from ...mechanisms import SolverCover, draw_noise, split_budget
+from ...mechanisms._napp import napp_calibration
+from ...solvers import CompositeProblem, solve_napp
 
 
 @dataclass

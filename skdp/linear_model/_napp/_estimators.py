@@ -1,6 +1,5 @@
 """NAPP: the noise-augmented private lasso (Li & Liu), in forms whose guarantee holds."""
 
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -8,16 +7,16 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..base import PrivacyParamsMixin, neighboring_constraint
-from ..exceptions import PrivacyLeakWarning
-from ..mechanisms._approximate_minima import COVER_EPSILON_SHARE, MAX_TOL, in_total_epsilon
-from ..losses import LogisticLoss, PoissonLoss, SquaredLoss
-from ..penalties import make_penalty
-from ..utils._docstrings import _SHARED_PARAMS
-from ..utils._random import noise_generator
-from ..utils._sklearn_compat import Interval, StrOptions
-from ..utils.validation import clip_rows_to_norm, effective_data_norm
-from ._base import (
+from ...base import PrivacyParamsMixin, neighboring_constraint
+from ...losses import LogisticLoss, PoissonLoss, SquaredLoss
+from ...mechanisms._approximate_minima import COVER_EPSILON_SHARE, MAX_TOL, in_total_epsilon
+from ...mechanisms._napp import loss_constants
+from ...penalties import make_penalty
+from ...utils._docstrings import _SHARED_PARAMS
+from ...utils._random import noise_generator
+from ...utils._sklearn_compat import Interval, StrOptions
+from ...utils.validation import clip_rows_to_norm, effective_data_norm
+from .._base import (
     PrivateLinearModel,
     _LinearClassifierMixin,
     classes_constraint,
@@ -25,15 +24,7 @@ from ._base import (
     encode_labels,
     one_vs_rest_targets,
 )
-from ._napp_mechanism import napp_release, napp_two_stage
-from ..mechanisms._napp import loss_constants, napp_calibration
-from ._napp_research import (
-    RESEARCH_MODES,
-    default_truncation,
-    research_moor,
-    research_recycling,
-    research_vs,
-)
+from ._mechanism import napp_release, napp_two_stage
 
 _NAPP_LOSSES = {"squared": SquaredLoss, "poisson": PoissonLoss, "logistic": LogisticLoss}
 
@@ -90,13 +81,6 @@ _NAPP_PARAMS = {
     "n_aug": """n_aug : int or None, default=None
         Number of pseudo-rows for ``"exact_moment"``/``"random"``; ``None`` means
         ``max(1000, 10 * n_coefficients)``.""",
-    "research_mode": """research_mode : {"moor", "vs", "vs_plus", "recycling"} or None, default=None
-        Run a paper-faithful variant that is NOT differentially private
-        (see Notes), for research only: emits a ``PrivacyLeakWarning`` and sets
-        ``privacy_guarantee_=False`` and ``epsilon_spent_=inf``.""",
-    "vs_truncation": """vs_truncation : float or None, default=None
-        Left truncation ``t0 < 0`` of the noise of ``research_mode="vs"``;
-        ``None`` means two coordinate standard deviations below 0.""",
     "tol": """tol : float, default=1e-8
         Public KKT tolerance, in (0, 1e-6], absolute (never scaled by a quantity
         of the data): the solver stops when the largest violation of the
@@ -112,8 +96,8 @@ _NAPP_PARAMS = {
     "napp_max_iter": """napp_max_iter : int, default=10
         Maximum number of NAPP (noise-augmented IRLS) iterations of the warm start.""",
     "fitted_common": """privacy_guarantee_ : bool
-        ``False`` when a research mode was used; ``epsilon_spent_`` is then
-        ``inf``.
+        ``True``: the fit certifies ``epsilon_spent_`` (the research variants of
+        :mod:`skdp.research` set ``False``).
 
     privacy_report_ : dict
         Public constants of the release: mechanism, the epsilon split
@@ -143,8 +127,8 @@ _NOTES = """Privacy statement. Unit of privacy: one record (a row of ``X`` with 
     minimiser, certified by its KKT residual. Not protected: the number of
     samples and the feature dimension. Floating-point attacks on the samplers
     are out of scope. The paper's MOOR, VS, VS+ and recycling are not DP as
-    published (exact audits in ``skdp.linear_model._napp_audit``) and exist only
-    as ``research_mode``. Derivation: ``docs/privacy/napp.rst``."""
+    published (exact audits in ``skdp.audit``) and exist only in
+    :mod:`skdp.research`. Derivation: ``docs/privacy/napp.rst``."""
 
 
 def _cover_derivative(solution):
@@ -228,8 +212,6 @@ class _BaseNAPP(PrivateLinearModel):
         "threshold": [Interval(Real, 0, None, closed="left"), None],
         "augmentation": [StrOptions({"expected", "exact_moment", "random"})],
         "n_aug": [Interval(Integral, 1, None, closed="left"), None],
-        "research_mode": [StrOptions(set(RESEARCH_MODES)), None],
-        "vs_truncation": [Interval(Real, None, 0, closed="neither"), None],
         "tol": [Interval(Real, 0, MAX_TOL, closed="right")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "napp_max_iter": [Interval(Integral, 1, None, closed="left")],
@@ -259,18 +241,10 @@ class _BaseNAPP(PrivateLinearModel):
         if self.penalty == "bridge" and not 1.0 < self.q <= 2.0:
             raise ValueError(f"q={self.q} is outside (1, 2]: the bridge penalty must be "
                              "convex for a private fit.")
-        if self.research_mode is not None and self.adaptive_two_stage:
-            raise ValueError("research_mode cannot be combined with adaptive_two_stage=True.")
         if self.augmentation == "exact_moment" and self.n_aug is not None \
                 and self.n_aug < n_coefficients + 2:
             raise ValueError(f"n_aug={self.n_aug} is too small for exact-moment pseudo-rows: "
                              f"it must be at least n_coefficients + 2 = {n_coefficients + 2}.")
-
-    def _claimed_spend(self):
-        """``(inf, delta)`` in a research mode, which is not differentially private."""
-        if self.research_mode is not None:
-            return np.inf, float(self.delta)
-        return super()._claimed_spend()
 
     def _penalty(self):
         return make_penalty(self.penalty, self.alpha, l1_ratio=self.l1_ratio, q=self.q)
@@ -290,37 +264,17 @@ class _BaseNAPP(PrivateLinearModel):
                       gradient_bound=gradient_bound, hessian_bound=hessian_bound,
                       coef_bound=self.coef_bound, eps_jacobian_frac=self.eps_jacobian_frac,
                       neighboring=self.neighboring, solver=solver, rng=rng)
-        solutions = []
-        for target in targets:
-            if self.research_mode is not None:
-                solutions.append(self._run_research(design, target, loss, penalty, common))
-            elif self.adaptive_two_stage:
-                solutions.append(napp_two_stage(design, target, loss, penalty,
-                                                stage1_frac=self.stage1_frac, **common))
-            else:
-                solutions.append(napp_release(design, target, loss, penalty,
-                                              retrieval=self.retrieval, **common))
-        return solutions
+        return [self._release_problem(design, target, loss, penalty, common)
+                for target in targets]
 
-    def _run_research(self, X, y, loss, penalty, common):
-        calibration = napp_calibration(
-            common["epsilon"], common["delta"], gradient_bound=common["gradient_bound"],
-            hessian_bound=common["hessian_bound"],
-            penalty_curvature=penalty.strong_convexity(self.coef_bound),
-            eps_jacobian_frac=self.eps_jacobian_frac, neighboring=self.neighboring)
-        kw = dict(coef_bound=self.coef_bound, n_iter=self.napp_max_iter,
-                  solver=common["solver"])
-        rng = common["rng"]
-        if self.research_mode == "moor":
-            return research_moor(X, y, loss, penalty, calibration, rng, **kw)
-        if self.research_mode == "recycling":
-            return research_recycling(X, y, loss, penalty, calibration, rng, **kw)
-        if self.research_mode == "vs_plus":
-            truncation = 0.0
-        else:
-            truncation = (default_truncation(calibration, X.shape[1])
-                          if self.vs_truncation is None else self.vs_truncation)
-        return research_vs(X, y, loss, penalty, calibration, rng, truncation=truncation, **kw)
+    def _release_problem(self, X, y, loss, penalty, common):
+        """The mechanism on one problem (a subclass may swap it)."""
+        if self.adaptive_two_stage:
+            return napp_two_stage(X, y, loss, penalty, stage1_frac=self.stage1_frac, **common)
+        return napp_release(X, y, loss, penalty, retrieval=self.retrieval, **common)
+
+    def _mechanism_name(self):
+        return "napp_two_stage" if self.adaptive_two_stage else "napp"
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -329,8 +283,8 @@ class _BaseNAPP(PrivateLinearModel):
 
     def _has_epsilon_derivative(self):
         # the two-stage estimator's second stage depends on the first through its
-        # support and weights; the research modes are not private
-        return self.research_mode is None and not self.adaptive_two_stage
+        # support and weights
+        return not self.adaptive_two_stage
 
     def _derivative_coefficients(self, releases):
         """Implicit function theorem on the KKT conditions of each released minimiser
@@ -343,10 +297,6 @@ class _BaseNAPP(PrivateLinearModel):
             coef_part = derivatives[:, :self.n_features_in_]
             coef_part[np.asarray(self.coef_).reshape(k, -1) == 0] = 0.0
         return self._coefficients(derivatives)
-
-    def _check_converged(self, releases):
-        if self.research_mode is None:
-            super()._check_converged(releases)
 
     def _set_fitted(self, solutions):
         """Coefficients, certificate, spend and report from the transient solutions.
@@ -363,20 +313,8 @@ class _BaseNAPP(PrivateLinearModel):
             coef_part[np.abs(coef_part) < self.threshold] = 0.0
         self.coef_, self.intercept_ = self._coefficients(thetas)
         report = self._report(solutions)
-        if self.research_mode is not None:
-            warnings.warn(
-                f"research_mode={self.research_mode!r} reproduces a published NAPP variant "
-                "that is NOT differentially private (docs/privacy/napp.rst: exact "
-                "audits find violations). privacy_guarantee_=False and epsilon_spent_=inf; "
-                "use research_mode=None for a private fit.", PrivacyLeakWarning, stacklevel=3)
-            self.privacy_guarantee_ = False
-        else:
-            self.privacy_guarantee_ = True
-        if self.privacy_guarantee_:
-            spent = report["epsilon_spent"]
-        else:
-            spent = np.inf
-        self._record_spend(spent, self.delta, self.neighboring)
+        self.privacy_guarantee_ = True
+        self._record_spend(report["epsilon_spent"], self.delta, self.neighboring)
         self.privacy_report_ = report
 
     def _report(self, solutions):
@@ -389,15 +327,9 @@ class _BaseNAPP(PrivateLinearModel):
                 record["epsilon_cover"] = 0.0 if stage.cover is None else stage.cover.epsilon
                 stages.append(record)
         per_problem = sum(stage["epsilon_spent"] + stage["epsilon_cover"] for stage in stages)
-        if self.research_mode is not None:
-            mechanism = f"research:{self.research_mode}"
-        elif self.adaptive_two_stage:
-            mechanism = "napp_two_stage"
-        else:
-            mechanism = "napp"
         last = stages[-1]
         return {
-            "mechanism": mechanism,
+            "mechanism": self._mechanism_name(),
             "epsilon": float(self.epsilon),
             "delta": float(self.delta),
             "epsilon_spent": float(per_problem * len(solutions)),
@@ -474,10 +406,6 @@ class NAPPLasso(RegressorMixin, _BaseNAPP):
 
     %(n_aug)s
 
-    %(research_mode)s
-
-    %(vs_truncation)s
-
     %(tol)s
 
     %(max_iter)s
@@ -550,8 +478,7 @@ class NAPPLasso(RegressorMixin, _BaseNAPP):
                  retrieval="recycle", data_norm=1.0, y_bound=None, coef_bound=None,
                  fit_intercept=True, intercept_scaling=1.0, adaptive_two_stage=False,
                  stage1_frac=0.3, threshold=None, augmentation="expected", n_aug=None,
-                 research_mode=None, vs_truncation=None, tol=1e-8, max_iter=100,
-                 napp_max_iter=10, random_state=None):
+                 tol=1e-8, max_iter=100, napp_max_iter=10, random_state=None):
         self.alpha = alpha
         self.loss = loss
         self.penalty = penalty
@@ -572,8 +499,6 @@ class NAPPLasso(RegressorMixin, _BaseNAPP):
         self.threshold = threshold
         self.augmentation = augmentation
         self.n_aug = n_aug
-        self.research_mode = research_mode
-        self.vs_truncation = vs_truncation
         self.tol = tol
         self.max_iter = max_iter
         self.napp_max_iter = napp_max_iter
@@ -681,10 +606,6 @@ class NAPPLassoClassifier(_LinearClassifierMixin, ClassifierMixin, _BaseNAPP):
 
     %(n_aug)s
 
-    %(research_mode)s
-
-    %(vs_truncation)s
-
     %(tol)s
 
     %(max_iter)s
@@ -752,8 +673,8 @@ class NAPPLassoClassifier(_LinearClassifierMixin, ClassifierMixin, _BaseNAPP):
                  delta=0.0, neighboring="add_remove", eps_jacobian_frac=0.5,
                  retrieval="recycle", data_norm=1.0, coef_bound=None, fit_intercept=True,
                  intercept_scaling=1.0, adaptive_two_stage=False, stage1_frac=0.3,
-                 threshold=None, augmentation="expected", n_aug=None, research_mode=None,
-                 vs_truncation=None, tol=1e-8, max_iter=100, napp_max_iter=10,
+                 threshold=None, augmentation="expected", n_aug=None, tol=1e-8,
+                 max_iter=100, napp_max_iter=10,
                  classes=None, random_state=None):
         self.alpha = alpha
         self.penalty = penalty
@@ -773,8 +694,6 @@ class NAPPLassoClassifier(_LinearClassifierMixin, ClassifierMixin, _BaseNAPP):
         self.threshold = threshold
         self.augmentation = augmentation
         self.n_aug = n_aug
-        self.research_mode = research_mode
-        self.vs_truncation = vs_truncation
         self.tol = tol
         self.max_iter = max_iter
         self.napp_max_iter = napp_max_iter
