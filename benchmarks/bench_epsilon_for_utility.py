@@ -145,7 +145,7 @@ def _expansion_errors(search, grid, measured):
 def _surrogate_check(pooled, point, grid, measured):
     """The mean derivative of the smoothed accuracy over the draws at ``point`` against
     the slope of the measured mean accuracy curve there (central difference on the grid)."""
-    (mean,) = pooled._points()
+    (mean,) = pooled._curve().points
     i = int(np.argmin(np.abs(grid - point)))
     lo, hi = max(i - 1, 0), min(i + 1, len(grid) - 1)
     return {"epsilon": point, "smoothed_accuracy_derivative": float(mean.derivative),

@@ -16,8 +16,7 @@ from skdp import (
 )
 from skdp.base import (EpsilonRelease, PrivacyTags, PrivateTags, get_privacy_tags,
                        with_privacy_tags)
-from skdp.model_selection._epsilon_for_utility import (_scorer_derivative,
-                                                       smoothed_accuracy_derivative)
+from skdp.model_selection._measure import _scorer_derivative, smoothed_accuracy_derivative
 from skdp.research import ResearchNAPPLasso, ResearchNAPPLassoClassifier
 
 X, y = make_classification(n_samples=400, n_features=4, n_informative=2, n_redundant=0,

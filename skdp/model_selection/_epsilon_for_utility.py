@@ -1,29 +1,21 @@
 """Choose the smallest epsilon that meets a target utility (EpsilonForUtility)."""
 
-import copy
-import secrets
 import warnings
 from numbers import Integral, Real
 
 import numpy as np
 from joblib import Parallel, delayed
-from scipy.optimize import brentq
-from scipy.special import expit
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
-from sklearn.metrics import check_scoring
 from sklearn.model_selection import train_test_split
-from sklearn.utils import Bunch
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..base import get_privacy_tags
 from ..exceptions import PrivacyBudgetError, UnreachableUtilityWarning
-from ..utils._random import _seed_sequence
 from ..utils._sklearn_compat import HasMethods, Interval, StrOptions, _fit_context
-
-# refinement fits move at most this factor in epsilon from the previous measuring point
-MAX_STEP = 5.0
+from ._measure import _fit_record, _measure, _NoiseSources, compose_fits
+from ._utility_curve import MAX_STEP, UtilityCurve
 
 SELECTION_STATEMENT = (
     "The choice of epsilon used the private data given to fit (utilities measured on it "
@@ -34,226 +26,26 @@ SELECTION_STATEMENT = (
 )
 
 
+def _privacy_report(fits, refit):
+    """Every internal fit's certified spend, their composition and what is covered."""
+    total_epsilon, total_delta, reason = compose_fits(fits)
+    return {
+        "fits": fits,
+        "total_epsilon": total_epsilon,
+        "total_delta": total_delta,
+        "composition": reason or "basic sequential composition of independent fits",
+        "released_model": ({"epsilon": fits[-1]["epsilon"], "delta": fits[-1]["delta"]}
+                           if refit else None),
+        "statement": SELECTION_STATEMENT,
+    }
+
+
 def _best_has(name):
     def check(self):
         if hasattr(self, "best_estimator_"):
             return hasattr(self.best_estimator_, name)
         return hasattr(self._inner(), name)
     return check
-
-
-def _scores(estimator, X):
-    """Raw scores of a fitted linear estimator: decision function or prediction."""
-    if hasattr(estimator, "decision_function"):
-        return np.asarray(estimator.decision_function(X), dtype=float)
-    return np.asarray(estimator.predict(X), dtype=float)
-
-
-def _with_coefficients(estimator, coef, intercept):
-    """A copy of the fitted ``estimator`` with other coefficients; never the estimator itself.
-
-    Estimators of the private contract provide ``with_coefficients``; for any other
-    linear model a shallow copy is given the coefficients.
-    """
-    if hasattr(estimator, "with_coefficients"):
-        return estimator.with_coefficients(coef, intercept)
-    model = copy.copy(estimator)
-    model.coef_ = np.asarray(coef, dtype=float).reshape(np.shape(estimator.coef_))
-    model.intercept_ = np.asarray(intercept, dtype=float).reshape(np.shape(estimator.intercept_))
-    return model
-
-
-def _score_derivative(estimator, X, dcoef, dintercept):
-    """``d scores / d epsilon``: the scores are linear in ``(coef_, intercept_)``."""
-    return _scores(_with_coefficients(estimator, dcoef, dintercept), X)
-
-
-def _true_class_margins(estimator, scores, y):
-    """Margin of the true class over the best other class, and its selector."""
-    if scores.ndim == 1:
-        sign = np.where(y == estimator.classes_[1], 1.0, -1.0)
-        return sign * scores, lambda ds: sign * ds
-    true = np.searchsorted(estimator.classes_, y)
-    rows = np.arange(len(y))
-    others = scores.copy()
-    others[rows, true] = -np.inf
-    rival = others.argmax(axis=1)
-    return (scores[rows, true] - scores[rows, rival],
-            lambda ds: ds[rows, true] - ds[rows, rival])
-
-
-def smoothed_accuracy_derivative(estimator, X, y, dcoef, dintercept):
-    """Derivative in epsilon of a kernel-smoothed accuracy.
-
-    Accuracy is the mean of ``1[r_i > 0]`` for the true-class margins ``r_i``;
-    it is replaced by the mean of ``expit(r_i / tau)``, whose bandwidth ``tau``
-    follows Silverman's rule on the margins (``tau = 0.55 * 1.06 * std(r) *
-    n**(-1/5)``, the 0.55 matching a logistic kernel to a Gaussian one), and
-    differentiated along the path.
-    """
-    scores = _scores(estimator, X)
-    margins, select = _true_class_margins(estimator, scores, np.asarray(y))
-    spread = np.std(margins)
-    if spread == 0:
-        return 0.0
-    tau = 0.55 * 1.06 * spread * len(margins) ** (-0.2)
-    dmargins = select(_score_derivative(estimator, X, dcoef, dintercept))
-    p = expit(margins / tau)
-    return float(np.mean(p * (1.0 - p) * dmargins) / tau)
-
-
-def _scorer_derivative(scorer, estimator, X, y, dcoef, dintercept):
-    """Central difference of a smooth scorer along the tangent ``(dcoef, dintercept)``."""
-    size = max(np.max(np.abs(dcoef)), np.max(np.abs(dintercept)), 1e-300)
-    scale = max(np.max(np.abs(estimator.coef_)), np.max(np.abs(estimator.intercept_)), 1.0)
-    h = 1e-5 * scale / size
-    values = []
-    for sign in (1.0, -1.0):
-        moved = _with_coefficients(
-            estimator, estimator.coef_ + sign * h * np.reshape(dcoef, np.shape(estimator.coef_)),
-            estimator.intercept_ + sign * h * np.reshape(dintercept,
-                                                         np.shape(estimator.intercept_)))
-        values.append(scorer(moved, X, y))
-    return float((values[0] - values[1]) / (2.0 * h))
-
-
-def _crn_fit_derivative(estimator, X, y, rel_step=1e-4):
-    """Common-random-number central difference: two extra fits with the same noise.
-
-    The three fits share one noise source (a generator that ``clone`` copies), so
-    their spends do not compose: the report counts them as one noise draw.
-    """
-    if estimator.random_state is None:
-        estimator.set_params(random_state=_secret_generator())
-    epsilon = estimator.epsilon
-    h = rel_step * epsilon
-    ends = [clone(estimator).set_params(epsilon=epsilon + s * h).fit(X, y) for s in (1, -1)]
-    estimator.fit(X, y)
-    dcoef = (ends[0].coef_ - ends[1].coef_) / (2 * h)
-    dintercept = (np.asarray(ends[0].intercept_) - np.asarray(ends[1].intercept_)) / (2 * h)
-    return dcoef, dintercept, ends
-
-
-def _secret_generator():
-    """A generator keyed from ``secrets``, for fits that must share one secret draw."""
-    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(secrets.randbits(256))))
-
-
-def _fit_record(estimator, purpose, draw):
-    """What the report keeps of one internal fit: its certified spend and noise draw."""
-    return {"epsilon": float(estimator.epsilon_spent_), "delta": float(estimator.delta_spent_),
-            "purpose": purpose, "noise_draw": draw}
-
-
-def _measure(estimator, epsilon, draw, random_state, X_fit, y_fit, X_eval, y_eval, scoring,
-             purpose):
-    """One measuring fit: utility and its pathwise derivative at ``epsilon``.
-
-    ``draw`` labels the fit's noise draw in the report (fits with one label share
-    their noise); ``random_state`` is ``None`` (fresh cryptographic noise) or, in
-    reproducibility mode, a generator derived for this fit alone.
-    """
-    estimator = clone(estimator).set_params(epsilon=epsilon, random_state=random_state)
-    if get_privacy_tags(estimator).epsilon_derivative:
-        release = estimator.fit_release(X_fit, y_fit)
-        dcoef, dintercept = release.coef_derivative, release.intercept_derivative
-        extra_fits = []
-    else:
-        # no path for this estimator or configuration: common-noise reruns
-        dcoef, dintercept, extra_fits = _crn_fit_derivative(estimator, X_fit, y_fit)
-    scorer = check_scoring(estimator, scoring=scoring)
-    utility = float(scorer(estimator, X_eval, y_eval))
-    if scoring == "accuracy":
-        derivative = smoothed_accuracy_derivative(estimator, X_eval, y_eval, dcoef, dintercept)
-    else:
-        derivative = _scorer_derivative(scorer, estimator, X_eval, y_eval, dcoef, dintercept)
-    fits = [_fit_record(estimator, purpose, draw)]
-    fits += [_fit_record(end, purpose + " (common-noise difference)", draw)
-             for end in extra_fits]
-    return {"epsilon": float(epsilon), "draw": draw, "utility": utility,
-            "derivative": derivative, "purpose": purpose, "fits": fits}
-
-
-class _NoiseSources:
-    """The ``random_state`` of each internal fit; nothing derived is ever stored.
-
-    With every ``random_state`` ``None`` each internal fit gets ``None``: fresh
-    cryptographic noise, independent across fits. Otherwise (reproducibility mode)
-    fit ``k`` gets a generator of its own, derived from the given seed on branch
-    ``k`` of a seed sequence: reproducible and independent across fits.
-    """
-
-    def __init__(self, *random_states):
-        given = [rs for rs in random_states if rs is not None]
-        self._root = None if not given else _seed_sequence(given[0])
-        self._count = 0
-
-    def next(self):
-        """``(draw label, random_state)`` of the next internal fit."""
-        draw, self._count = self._count, self._count + 1
-        if self._root is None:
-            return draw, None
-        child = np.random.SeedSequence(self._root.entropy, spawn_key=(draw,))
-        return draw, np.random.Generator(np.random.PCG64(child))
-
-    def public(self):
-        """A generator for public randomness (the validation split)."""
-        if self._root is None:
-            return np.random.default_rng()
-        return np.random.default_rng(np.random.SeedSequence(self._root.entropy,
-                                                            spawn_key=(2**32,)))
-
-
-def compose_fits(fits):
-    """Totals of the certified spends, or ``inf`` with the reason when they cannot add up.
-
-    Parameters
-    ----------
-    fits : list of dict
-        With ``epsilon``, ``delta`` (certified spend) and ``noise_draw`` (fits with
-        one label share their noise).
-
-    Returns
-    -------
-    total_epsilon, total_delta : float
-    reason : str
-        Empty when the totals are finite sums of independent fits.
-    """
-    draws = [f["noise_draw"] for f in fits]
-    if len(set(draws)) < len(draws):
-        return np.inf, 1.0, (
-            "some internal fits share their noise (common-noise reruns of an estimator "
-            "without an analytic derivative): their spends do not compose")
-    total_epsilon = float(sum(f["epsilon"] for f in fits))
-    total_delta = float(min(1.0, sum(f["delta"] for f in fits)))
-    if not np.isfinite(total_epsilon):
-        return np.inf, total_delta, ("a fit certified no finite epsilon (a research mode "
-                                     "that is not differentially private)")
-    return total_epsilon, total_delta, ""
-
-
-def _standard_error(values):
-    """Standard error of the mean of the draws (NaN for one draw)."""
-    return values.std(ddof=1) / np.sqrt(len(values)) if len(values) > 1 else np.nan
-
-
-def _to_expansion_variable(epsilon, expansion):
-    if expansion == "inverse":
-        return 1.0 / epsilon
-    return np.log(epsilon) if expansion == "log" else epsilon
-
-
-def _from_expansion_variable(value, expansion):
-    if expansion == "inverse":
-        return np.inf if value <= 0 else 1.0 / value
-    return np.exp(value) if expansion == "log" else value
-
-
-def _variable_derivative(epsilon, expansion):
-    """``dv/depsilon`` of the expansion variable ``v``."""
-    if expansion == "inverse":
-        return -1.0 / epsilon**2
-    return 1.0 / epsilon if expansion == "log" else 1.0
 
 
 class EpsilonForUtility(MetaEstimatorMixin, BaseEstimator):
@@ -546,6 +338,26 @@ default=None
         scoring = self._scoring(estimator)
         self.expansion_ = (get_privacy_tags(estimator).epsilon_expansion
                            if self.expansion == "auto" else self.expansion)
+        data = self._split(X, y, estimator, sources, scoring)
+        epsilon, predicted = self._measure_and_refine(points, sources, data, scoring, estimator)
+        self._answer(epsilon, predicted)
+        fits = [fit for m in self.measurements_ for fit in m["fits"]]
+        if self.refit:
+            draw, random_state = sources.next()
+            self.best_estimator_ = self._refit(estimator, random_state, X, y)
+            # the released estimator keeps the user's random_state, never a derived one
+            self.best_estimator_.set_params(random_state=inner_random_state)
+            fits.append(_fit_record(self.best_estimator_, "refit (released model)", draw))
+        self.n_fits_ = len(fits)
+        if self.verbose:
+            print(f"[EpsilonForUtility] epsilon_={self.epsilon_:.4g} (predicted utility "
+                  f"{self.predicted_utility_:.4f}); {self.n_fits_} private fits"
+                  + (", the refit included" if self.refit else ""), flush=True)
+        self.privacy_report_ = _privacy_report(fits, self.refit)
+        return self
+
+    def _split(self, X, y, estimator, sources, scoring):
+        """``(X_fit, y_fit, X_eval, y_eval)``: the measuring fits' rows and the utility's."""
         if self.measure_on == "validation":
             stratify = y if is_classifier(estimator) else None
             split = np.random.RandomState(sources.public().integers(2**32))
@@ -554,14 +366,20 @@ default=None
                 stratify=stratify)
         else:
             X_fit, X_eval, y_fit, y_eval = X, X, y, y
-        data = (X_fit, y_fit, X_eval, y_eval)
         # rows the utility is measured on: their sampling error of accuracy is in the band
         self._n_evaluated = (y_eval.shape[0] if scoring == "accuracy" else None)
         self._size_ratio = (X.shape[0] / X_fit.shape[0]
                             if self.rescale_to_full_data and self.measure_on == "validation"
                             else 1.0)
+        return X_fit, y_fit, X_eval, y_eval
+
+    def _measure_and_refine(self, points, sources, data, scoring, estimator):
+        """Measure at ``points``, then re-measure at the answer while ``max_fits`` allows.
+
+        Returns the answer on the measuring scale, ``(epsilon, predicted utility)``.
+        """
         self.measurements_ = self._run(points, sources, data, scoring, estimator, "measure")
-        epsilon, predicted = self._solve_target()
+        epsilon, predicted = self._curve().solve()
         self._progress(points, epsilon, "measured")
         n_fits = sum(len(m["fits"]) for m in self.measurements_)
         budget = self.max_fits - int(self.refit) if self.max_fits is not None else n_fits
@@ -579,49 +397,28 @@ default=None
                 break  # the estimator cannot train at so small an epsilon: stop refining
             self.measurements_ += new
             n_fits += sum(len(m["fits"]) for m in new)
-            epsilon, predicted = self._solve_target()
+            epsilon, predicted = self._curve().solve()
             self._progress([target_point], epsilon, "refined")
+        return epsilon, predicted
 
-        if any(p.derivative <= 0 for p in self._points()):
+    def _answer(self, epsilon, predicted):
+        """``epsilon_`` and ``predicted_utility_`` on the full-data scale, in the trust region."""
+        if any(p.derivative <= 0 for p in self._curve().points):
             warnings.warn(
                 "The utility's measured derivative in epsilon is not positive at some "
                 "measuring point: the noise of the measurement dominates there. Increase "
                 "n_draws, measure on more data or at another epsilon.",
-                UnreachableUtilityWarning, stacklevel=3)
+                UnreachableUtilityWarning, stacklevel=4)
         epsilon, predicted = self._release(epsilon, predicted)
         self.epsilon_ = float(epsilon / self._size_ratio)
         self.predicted_utility_ = float(predicted)
-
-        fits = [fit for m in self.measurements_ for fit in m["fits"]]
-        if self.refit:
-            draw, random_state = sources.next()
-            self.best_estimator_ = self._refit(estimator, random_state, X, y)
-            # the released estimator keeps the user's random_state, never a derived one
-            self.best_estimator_.set_params(random_state=inner_random_state)
-            fits.append(_fit_record(self.best_estimator_, "refit (released model)", draw))
-        self.n_fits_ = len(fits)
-        if self.verbose:
-            print(f"[EpsilonForUtility] epsilon_={self.epsilon_:.4g} (predicted utility "
-                  f"{self.predicted_utility_:.4f}); {self.n_fits_} private fits"
-                  + (", the refit included" if self.refit else ""), flush=True)
-        total_epsilon, total_delta, reason = compose_fits(fits)
-        self.privacy_report_ = {
-            "fits": fits,
-            "total_epsilon": total_epsilon,
-            "total_delta": total_delta,
-            "composition": reason or "basic sequential composition of independent fits",
-            "released_model": {"epsilon": fits[-1]["epsilon"], "delta": fits[-1]["delta"]}
-            if self.refit else None,
-            "statement": SELECTION_STATEMENT,
-        }
-        return self
 
     def _progress(self, epsilons, answer, what):
         """With ``verbose``: one line per measuring epsilon of the round just made."""
         if not self.verbose:
             return
         ratio = self._size_ratio
-        for point in self._points():
+        for point in self._curve().points:
             if point.epsilon in epsilons:
                 print(f"[EpsilonForUtility] {what} at epsilon={point.epsilon / ratio:.4g} "
                       f"({self.n_draws} draws): utility {point.utility:.4f}, derivative "
@@ -639,7 +436,7 @@ default=None
         Returns ``(epsilon, predicted utility)``.
         """
         lo, hi = (b * self._size_ratio for b in self.epsilon_bounds)
-        points = self._points()
+        points = self._curve().points
         trusted = float(np.clip(epsilon, points[0].epsilon / MAX_STEP,
                                 points[-1].epsilon * MAX_STEP))
         if trusted != epsilon and lo < trusted < hi:
@@ -648,21 +445,21 @@ default=None
                 f"region (a factor {MAX_STEP:g} in epsilon beyond the measured points; the "
                 f"expansion gives {epsilon / self._size_ratio:.4g}); epsilon_ is its boundary. "
                 "Raise max_fits for more refinement fits." + self._split_hint(epsilon),
-                UnreachableUtilityWarning, stacklevel=4)
-            return trusted, self._expansion_at(trusted)[0]
+                UnreachableUtilityWarning, stacklevel=5)
+            return trusted, self._curve().at(trusted)[0]
         if not lo <= epsilon <= hi:
             warnings.warn(
                 f"The target utility {self.target_utility} is out of reach inside "
                 f"epsilon_bounds={self.epsilon_bounds} (the expansion gives "
                 f"{epsilon / self._size_ratio:.4g}); epsilon_ is clipped to the nearest bound.",
-                UnreachableUtilityWarning, stacklevel=4)
+                UnreachableUtilityWarning, stacklevel=5)
             epsilon = float(np.clip(epsilon, lo, hi))
-            return epsilon, self._expansion_at(epsilon)[0]
+            return epsilon, self._curve().at(epsilon)[0]
         return epsilon, predicted
 
     def _split_hint(self, epsilon):
         """For an answer above the measurements on the held-out split: its sampling error."""
-        top = self._points()[-1]
+        top = self._curve().points[-1]
         if (self.measure_on != "validation" or not getattr(self, "_n_evaluated", None)
                 or epsilon < top.epsilon):
             return ""
@@ -688,140 +485,10 @@ default=None
         raise PrivacyBudgetError(f"{type(estimator).__name__} could not be fitted at any "
                                  "epsilon tried.")
 
-    def _points(self):
-        """Per measuring epsilon: mean utility, mean derivative and their standard errors."""
-        by_eps = {}
-        for m in sorted(self.measurements_, key=lambda m: m["epsilon"]):
-            # epsilons a rounding apart (a bound times the size ratio) are one point
-            close = [e for e in by_eps if np.isclose(e, m["epsilon"], rtol=1e-9, atol=0)]
-            by_eps.setdefault(close[0] if close else m["epsilon"], []).append(m)
-        points = []
-        for eps, ms in by_eps.items():
-            u = np.array([m["utility"] for m in ms])
-            d = np.array([m["derivative"] for m in ms])
-            points.append(Bunch(epsilon=eps, utility=u.mean(), derivative=d.mean(),
-                                utility_sem=_standard_error(u),
-                                derivative_sem=_standard_error(d)))
-        return points
-
-    def _slope(self, point):
-        """``dU/dv`` at a measuring point for its expansion, with its standard error.
-
-        The measured derivative, unless it is implausibly flat next to another
-        measured point: of the wrong sign or below a third of the secant slope to
-        the nearest other point (whose utility difference has little noise: same
-        draws, same split), as a single noisy draw can be, and a flat slope takes a
-        huge step; then the secant slope. (A steep derivative only shortens the
-        step, and is kept: on an S-shaped curve it is the local truth.)
-        """
-        # dU/dv = (dU/depsilon) / (dv/depsilon)
-        scale = 1.0 / _variable_derivative(point.epsilon, self.expansion_)
-        slope, slope_sem = point.derivative * scale, point.derivative_sem * abs(scale)
-        v0 = _to_expansion_variable(point.epsilon, self.expansion_)
-        others = [p for p in self._points() if p.epsilon != point.epsilon]
-        if not others:
-            return slope, slope_sem
-        other = min(others, key=lambda p: abs(_to_expansion_variable(p.epsilon,
-                                                                     self.expansion_) - v0))
-        width = _to_expansion_variable(other.epsilon, self.expansion_) - v0
-        secant = (other.utility - point.utility) / width
-        if secant != 0 and slope / secant < 1 / 3:
-            return secant, np.hypot(point.utility_sem, other.utility_sem) / abs(width)
-        return slope, slope_sem
-
-    def _expand(self, point, epsilon):
-        """First-order utility at ``epsilon`` from one measuring point, with its error."""
-        v0 = _to_expansion_variable(point.epsilon, self.expansion_)
-        v = _to_expansion_variable(epsilon, self.expansion_)
-        slope, slope_sem = self._slope(point)
-        value = point.utility + slope * (v - v0)
-        error = np.hypot(point.utility_sem, slope_sem * (v - v0))
-        return value, error, slope, v0
-
-    def _expansion_at(self, epsilon):
-        """Estimated utility at ``epsilon``, with its standard error.
-
-        Between two measuring points: the cubic Hermite interpolant of their
-        utilities and derivatives (in the expansion variable, see
-        :meth:`_between`); outside them: the first-order expansion from the
-        nearest end point.
-        """
-        points = self._points()
-        v = _to_expansion_variable(epsilon, self.expansion_)
-        for a, b in zip(points, points[1:]):
-            if a.epsilon <= epsilon <= b.epsilon:
-                return self._between(a, b)(v)
-        end = points[0] if epsilon < points[0].epsilon else points[-1]
-        value, error, _, _ = self._expand(end, epsilon)
-        return value, error
-
-    def _between(self, a, b):
-        """Utility between neighbouring measuring points ``a`` and ``b`` as a function
-        of the expansion variable ``v``: ``(value, standard error)``.
-
-        The cubic Hermite interpolant through both utilities with the measured slopes
-        ``dU/dv``; it uses the derivatives at both ends, so on a curved utility it
-        is much closer than the straight line over a wide interval. When noisy slopes
-        would make the cubic non-monotone (outside Fritsch & Carlson's sufficient
-        region ``alpha, beta >= 0``, ``alpha**2 + beta**2 <= 9`` of the slopes
-        relative to the secant), both slopes are replaced by the secant slope, which
-        gives the straight line.
-        """
-        va, vb = (_to_expansion_variable(p.epsilon, self.expansion_) for p in (a, b))
-        width = vb - va
-        secant = (b.utility - a.utility) / width
-        slopes = [p.derivative / _variable_derivative(p.epsilon, self.expansion_)
-                  for p in (a, b)]
-        slope_sems = [p.derivative_sem / abs(_variable_derivative(p.epsilon, self.expansion_))
-                      for p in (a, b)]
-        ratios = [s / secant if secant != 0 else -1.0 for s in slopes]
-        line = min(ratios) < 0 or ratios[0] ** 2 + ratios[1] ** 2 > 9
-
-        def curve(v):
-            t = (v - va) / width
-            if line:
-                weights = (1 - t, t, 0.0, 0.0)
-            else:
-                weights = (2 * t**3 - 3 * t**2 + 1, -2 * t**3 + 3 * t**2,
-                           width * (t**3 - 2 * t**2 + t), width * (t**3 - t**2))
-            value = (weights[0] * a.utility + weights[1] * b.utility
-                     + weights[2] * slopes[0] + weights[3] * slopes[1])
-            error = np.sqrt((weights[0] * a.utility_sem) ** 2 + (weights[1] * b.utility_sem) ** 2
-                            + (weights[2] * slope_sems[0]) ** 2
-                            + (weights[3] * slope_sems[1]) ** 2)
-            return value, error
-
-        return curve
-
-    def _solve_target(self):
-        """The epsilon where the estimated utility meets the target.
-
-        When two neighbouring measuring points bracket the target, solve the
-        interpolant between them (:meth:`_between`, monotone there); otherwise take
-        a Newton step in the expansion variable from the point whose utility is
-        nearest the target.
-        """
-        points = self._points()
-        target = self.target_utility
-        for a, b in zip(points, points[1:]):
-            if (a.utility - target) * (b.utility - target) <= 0 and a.utility != b.utility:
-                va, vb = (_to_expansion_variable(p.epsilon, self.expansion_) for p in (a, b))
-                curve = self._between(a, b)
-                v = brentq(lambda v: curve(v)[0] - target, va, vb, xtol=1e-14 * abs(vb - va))
-                return _from_expansion_variable(v, self.expansion_), target
-        point = min(points, key=lambda p: abs(p.utility - target))
-        epsilon = self._root(point)
-        return epsilon, self._expand(point, epsilon)[0]
-
-    def _root(self, point):
-        _, _, slope, v0 = self._expand(point, point.epsilon)
-        gap = self.target_utility - point.utility
-        lo, hi = self.epsilon_bounds
-        if slope == 0 or not np.isfinite(slope):
-            return 2.0 * hi if gap > 0 else point.epsilon
-        epsilon = _from_expansion_variable(v0 + gap / slope, self.expansion_)
-        # outside the bounds on either side: clipped (with a warning) by fit
-        return float(np.clip(epsilon, lo / 2.0, 2.0 * hi))
+    def _curve(self):
+        """The utility curve of the measurements (on the measuring scale)."""
+        return UtilityCurve(self.measurements_, self.expansion_, self.target_utility,
+                            self.epsilon_bounds)
 
     def predict_utility(self, epsilons):
         """Estimated utility at each epsilon, with an error band.
@@ -844,7 +511,7 @@ default=None
             be told apart from unreachable ones.
         """
         check_is_fitted(self, "measurements_")
-        values = [self._expansion_at(float(e) * self._size_ratio)
+        values = [self._curve().at(float(e) * self._size_ratio)
                   for e in np.atleast_1d(epsilons)]
         utility = np.array([v for v, _ in values])
         error = np.array([e for _, e in values])
@@ -871,7 +538,7 @@ default=None
 
         if ax is None:
             _, ax = plt.subplots()
-        points = self._points()
+        points = self._curve().points
         measured = [p.epsilon / self._size_ratio for p in points]
         lo = min(measured + [self.epsilon_]) / 3
         hi = max(measured + [self.epsilon_]) * 3

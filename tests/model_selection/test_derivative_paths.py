@@ -23,7 +23,7 @@ from skdp import (
 )
 from skdp.accounting import calibrate_noise_multiplier
 from skdp.base import get_privacy_tags
-from skdp.model_selection._epsilon_for_utility import _crn_fit_derivative, _measure
+from skdp.model_selection._measure import _crn_fit_derivative, _measure
 
 
 def _derivative(release):

@@ -51,14 +51,14 @@ def test_answer_solves_the_expansion_and_refit_uses_it(fitted):
 
 def test_inverse_expansion_algebra():
     fitted = _search(expansion="inverse").fit(X, y)
-    (point,) = fitted._points()
+    (point,) = fitted._curve().points
     # measured on 80 % of the rows: the answer is rescaled to the full data by n_fit / n
     assert fitted._size_ratio == pytest.approx(len(y) / int(np.ceil(0.8 * len(y))), rel=1e-2)
     t0, t = 1 / point.epsilon, 1 / (fitted.epsilon_ * fitted._size_ratio)
     # U(t) = U(t0) + dU/dt (t - t0), dU/dt = -epsilon^2 dU/depsilon
     assert point.utility - point.epsilon**2 * point.derivative * (t - t0) == pytest.approx(TARGET)
     linear = _search(expansion="linear", measuring_epsilon=0.3).fit(X, y)
-    (p,) = linear._points()
+    (p,) = linear._curve().points
     eps_fit = linear.epsilon_ * linear._size_ratio
     assert p.utility + p.derivative * (eps_fit - p.epsilon) == pytest.approx(TARGET)
     unscaled = _search(expansion="linear", measuring_epsilon=0.3,
@@ -117,7 +117,7 @@ def test_far_extrapolation_is_capped_at_the_trust_region():
         search = _search(target_utility=1.5, epsilon_bounds=(0.01, 50.0)).fit(X, y)
     assert search.epsilon_ * search._size_ratio == pytest.approx(5.0, rel=1e-12)
     # upwards on the held-out split (300 rows), the warning names its sampling error
-    (top,) = search._points()
+    (top,) = search._curve().points
     error = np.sqrt(top.utility * (1 - top.utility) / 300)
     assert any(f"about {error:.2g} on its 300 rows" in str(w.message) for w in caught)
     assert search.best_estimator_.epsilon == search.epsilon_
@@ -148,14 +148,14 @@ def _one_point(derivative, **params):
 def test_release_caps_only_beyond_the_trust_region():
     # slope 0.01 in log(epsilon): the expansion needs log(epsilon) = 10, epsilon 22026
     far = _one_point(0.01)
-    epsilon, predicted = far._solve_target()
+    epsilon, predicted = far._curve().solve()
     assert epsilon > 1000.0
     with pytest.warns(UnreachableUtilityWarning, match="trust region"):
         assert far._release(epsilon, predicted) == pytest.approx(
             (5.0, 0.70 + 0.01 * np.log(5.0)), rel=1e-12)
     # slope 0.1: epsilon e = 2.72, inside the trust region: unchanged, no warning
     near = _one_point(0.1)
-    epsilon, predicted = near._solve_target()
+    epsilon, predicted = near._curve().solve()
     assert epsilon == pytest.approx(np.e, rel=1e-12)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -164,7 +164,7 @@ def test_release_caps_only_beyond_the_trust_region():
     # the point at 1, is kept
     bracketed = _one_point(0.01)
     bracketed.measurements_.append(dict(epsilon=100.0, utility=0.9, derivative=0.001))
-    epsilon, predicted = bracketed._solve_target()
+    epsilon, predicted = bracketed._curve().solve()
     assert 5.0 < epsilon < 100.0
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -172,7 +172,7 @@ def test_release_caps_only_beyond_the_trust_region():
     # the trust-region boundary beyond the bounds: the bound, "out of reach"
     bounded = _one_point(0.01, epsilon_bounds=(0.01, 3.0))
     with pytest.warns(UnreachableUtilityWarning, match="out of reach"):
-        assert bounded._release(*bounded._solve_target())[0] == 3.0
+        assert bounded._release(*bounded._curve().solve())[0] == 3.0
 
 
 def test_smoothed_accuracy_derivative_is_the_path_derivative():
@@ -220,7 +220,7 @@ def test_common_random_number_fallback_matches_analytic_path():
 def test_other_scorings_and_measuring_points():
     search = _search(scoring="neg_log_loss", target_utility=-0.25,
                      measuring_epsilon=(0.3, 3.0)).fit(X, y)
-    assert len(search._points()) == 2
+    assert len(search._curve().points) == 2
     assert search.predicted_utility_ == pytest.approx(-0.25, abs=1e-9)
     train = _search(measure_on="train").fit(X, y)
     assert train.epsilon_ > 0
@@ -262,7 +262,7 @@ def test_dpsgd_derivative_path_matches_common_noise_refits():
 
 def test_log_expansion_algebra():
     search = _search(expansion="log", measuring_epsilon=0.3).fit(X, y)
-    (p,) = search._points()
+    (p,) = search._curve().points
     eps_fit = search.epsilon_ * search._size_ratio
     # U(eps) = U(eps0) + eps0 U'(eps0) log(eps / eps0)
     expanded = p.utility + p.epsilon * p.derivative * np.log(eps_fit / p.epsilon)
@@ -348,7 +348,7 @@ def test_between_points_the_hermite_cubic_by_hand():
     assert (0.80 - values[1]) / h == pytest.approx(0.02, rel=1e-4)
     # the answer solves it
     search.target_utility = 0.78
-    epsilon, predicted = search._solve_target()
+    epsilon, predicted = search._curve().solve()
     assert predicted == 0.78
     assert search.predict_utility([epsilon])[0][0] == pytest.approx(0.78, abs=1e-12)
     assert 0.5 < epsilon < 1.0  # the straight line would need epsilon 2**0.6 = 1.52
@@ -361,7 +361,7 @@ def test_between_points_the_line_when_the_cubic_would_not_be_monotone(derivative
     (mid,), _ = search.predict_utility([1.0])
     assert mid == pytest.approx(0.75, rel=1e-12)
     search.target_utility = 0.78
-    assert search._solve_target()[0] == pytest.approx(2.0**0.6, rel=1e-10)
+    assert search._curve().solve()[0] == pytest.approx(2.0**0.6, rel=1e-10)
 
 
 def test_two_measuring_epsilons_a_rounding_apart_are_one_point():
@@ -371,7 +371,7 @@ def test_two_measuring_epsilons_a_rounding_apart_are_one_point():
     below = np.nextafter(5.0, 0.0)
     search.measurements_ = [dict(epsilon=below, utility=0.70, derivative=0.05),
                             dict(epsilon=5.0, utility=0.90, derivative=0.05)]
-    epsilon, predicted = search._solve_target()
+    epsilon, predicted = search._curve().solve()
     assert np.isfinite(epsilon) and np.isfinite(predicted)
 
 
@@ -385,7 +385,7 @@ def test_beyond_the_points_a_too_flat_derivative_gives_way_to_the_secant(derivat
                                                                               expected):
     search = _two_points(0.4, derivative_b)
     search.target_utility = 0.85  # above both: a Newton step from epsilon 2
-    epsilon, predicted = search._solve_target()
+    epsilon, predicted = search._curve().solve()
     assert epsilon == pytest.approx(expected, rel=1e-12)
     assert predicted == pytest.approx(0.85, abs=1e-12)
     assert search.predict_utility([epsilon])[0][0] == pytest.approx(0.85, abs=1e-12)
@@ -404,7 +404,7 @@ def test_dpsgd_measurement_is_one_fit():
 
 @pytest.mark.filterwarnings("ignore::skdp.UnreachableUtilityWarning")
 def test_error_band_adds_the_evaluation_rows_sampling_error(fitted):
-    (point,) = fitted._points()
+    (point,) = fitted._curve().points
     draws = [m["utility"] for m in fitted.measurements_]
     # at the measuring point: the draws' standard error and the binomial error of the
     # 300 held-out rows (ceil(0.2 * 1500)), in quadrature
@@ -413,7 +413,7 @@ def test_error_band_adds_the_evaluation_rows_sampling_error(fitted):
     split = np.sqrt(point.utility * (1 - point.utility) / 300)
     assert error == pytest.approx(np.hypot(draw_sem, split), rel=1e-9)
     log_loss = _search(scoring="neg_log_loss", target_utility=-0.3).fit(X, y)
-    (p,) = log_loss._points()
+    (p,) = log_loss._curve().points
     _, (error,) = log_loss.predict_utility([p.epsilon / log_loss._size_ratio])
     assert error == pytest.approx(p.utility_sem, rel=1e-9)  # no binomial term
 
