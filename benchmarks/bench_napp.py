@@ -50,8 +50,8 @@ from sklearn.model_selection import train_test_split
 from skdp import NAPPLasso, NAPPLassoClassifier
 from skdp.datasets import load_adult, load_kddcup99
 from skdp.linear_model._napp._mechanism import napp_release
-from skdp.mechanisms._napp import kifer_calibration, loss_constants
 from skdp.losses import LogisticLoss, PoissonLoss, SquaredLoss
+from skdp.mechanisms._napp import kifer_calibration
 from skdp.penalties import L1
 
 from ._common import (N_JOBS_HELP, RESULTS_DIR, best_time, environment, figure_footer,
@@ -126,7 +126,7 @@ def fit_kifer(family, X, y, alpha, epsilon, seed):
     else:
         loss, y_bound, coef_bound = PoissonLoss(), spec["y_bound"], spec["coef_bound"]
         target = np.minimum(y, y_bound)
-    G, beta_h = loss_constants(loss.name, row_norm=1.0, y_bound=y_bound, coef_bound=coef_bound)
+    G, beta_h = loss.bounds(1.0, y_bound=y_bound, coef_bound=coef_bound)
     solution = napp_release(X, target, loss, L1(alpha), epsilon=epsilon, delta=0.0,
                             gradient_bound=G, hessian_bound=beta_h, coef_bound=coef_bound,
                             eps_jacobian_frac=0.5, neighboring="add_remove",

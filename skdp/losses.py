@@ -11,6 +11,12 @@ Constants (suprema over the argument):
 * ``lipschitz``  : sup |f'|, the per-example gradient bound is ``lipschitz * R``;
 * ``smoothness`` : sup f'', the per-example Hessian bound is ``smoothness * R**2``
   (``np.inf`` for losses without a bounded second derivative, e.g. the hinge).
+
+Every loss states its per-record bounds on public quantities with
+``bounds(row_norm, y_bound=None, coef_bound=None)``: the squared and Poisson losses
+have no global constants and need the label bound and the coefficient ball.
+:data:`LOSSES` is the one registry; each estimator narrows it to the losses its
+mechanism supports, and :func:`make_loss` builds one by name.
 """
 
 from dataclasses import dataclass
@@ -23,8 +29,6 @@ from scipy.special import expit
 class _MarginLoss:
     """Loss ``f(y * z)`` of the margin; subclasses define ``value/grad/hessian``."""
 
-    is_margin: ClassVar[bool] = True
-
     def loss(self, z, y):
         """Per-example loss at linear predictor ``z`` and label ``y``."""
         return self.value(y * z)
@@ -36,6 +40,14 @@ class _MarginLoss:
     def d2z(self, z, y):
         """Second derivative of the per-example loss in ``z`` (``y**2 == 1``)."""
         return self.hessian(y * z)
+
+    def bounds(self, row_norm, y_bound=None, coef_bound=None):
+        """Per-record gradient and Hessian bounds ``(lipschitz R, smoothness R**2)``.
+
+        Labels are in {-1, +1} and the constants are global, so ``y_bound`` and
+        ``coef_bound`` are not needed.
+        """
+        return float(self.lipschitz * row_norm), float(self.smoothness * row_norm**2)
 
 
 @dataclass(frozen=True)
@@ -55,10 +67,6 @@ class LogisticLoss(_MarginLoss):
     def hessian(self, m):
         p = expit(m)
         return p * (1.0 - p)
-
-    def third(self, m):
-        p = expit(m)
-        return p * (1.0 - p) * (1.0 - 2.0 * p)
 
 
 @dataclass(frozen=True)
@@ -92,9 +100,6 @@ class HuberHingeLoss(_MarginLoss):
         inside = np.abs(1.0 - m) <= self.h
         return np.where(inside, 1.0 / (2.0 * self.h), 0.0)
 
-    def third(self, m):
-        return np.zeros_like(np.asarray(m, dtype=float))
-
 
 @dataclass(frozen=True)
 class HingeLoss(_MarginLoss):
@@ -125,7 +130,6 @@ class SquaredLoss:
     """
 
     name: ClassVar[str] = "squared"
-    is_margin: ClassVar[bool] = False
     lipschitz: ClassVar[float] = np.inf
     smoothness: ClassVar[float] = 1.0
 
@@ -143,6 +147,14 @@ class SquaredLoss:
         """Bound on ``|z - y|`` when ``|y| <= y_bound`` and ``|z| <= z_bound``."""
         return float(y_bound) + float(z_bound)
 
+    def bounds(self, row_norm, y_bound=None, coef_bound=None):
+        """Per-record bounds on rows of norm ``R``, ``|y| <= Y`` and ``||theta|| <= B``.
+
+        ``((R B + Y) R, R**2)``: ``|z| <= R B``.
+        """
+        return (self.lipschitz_on(y_bound, row_norm * coef_bound) * row_norm,
+                float(row_norm**2))
+
 
 @dataclass(frozen=True)
 class PoissonLoss:
@@ -154,7 +166,6 @@ class PoissonLoss:
     """
 
     name: ClassVar[str] = "poisson"
-    is_margin: ClassVar[bool] = False
     lipschitz: ClassVar[float] = np.inf
     smoothness: ClassVar[float] = np.inf
 
@@ -177,8 +188,17 @@ class PoissonLoss:
         """Bound on ``exp(z)`` when ``|z| <= z_bound``."""
         return float(np.exp(z_bound))
 
+    def bounds(self, row_norm, y_bound=None, coef_bound=None):
+        """Per-record bounds on rows of norm ``R``, ``0 <= y <= Y`` and ``||theta|| <= B``.
 
-_LOSSES = {
+        ``(max(exp(R B), Y) R, exp(R B) R**2)``: ``|z| <= R B``.
+        """
+        z_bound = row_norm * coef_bound
+        return (self.lipschitz_on(y_bound, z_bound) * row_norm,
+                self.smoothness_on(z_bound) * row_norm**2)
+
+
+LOSSES = {
     "logistic": LogisticLoss,
     "huber": HuberHingeLoss,
     "hinge": HingeLoss,
@@ -187,10 +207,27 @@ _LOSSES = {
 }
 
 
-def make_loss(name, **params):
-    """Build a loss object from its registry name (``huber`` takes ``h``)."""
+def make_loss(name, *, huber_h=0.5):
+    """Build a loss of :data:`LOSSES` by name.
+
+    Parameters
+    ----------
+    name : {"logistic", "huber", "hinge", "squared", "poisson"}
+    huber_h : float, default=0.5
+        Width of the Huber hinge (used by ``"huber"`` only).
+
+    Returns
+    -------
+    loss : object
+
+    Examples
+    --------
+    >>> from skdp.losses import make_loss
+    >>> make_loss("huber", huber_h=0.1).smoothness
+    5.0
+    """
     try:
-        cls = _LOSSES[name]
+        cls = LOSSES[name]
     except KeyError:
-        raise ValueError(f"Unknown loss {name!r}; choose one of {sorted(_LOSSES)}.") from None
-    return cls(**params)
+        raise ValueError(f"Unknown loss {name!r}; choose one of {sorted(LOSSES)}.") from None
+    return cls(h=huber_h) if cls is HuberHingeLoss else cls()

@@ -65,6 +65,7 @@ def test_linear_predictor_form():
 def test_hinge_has_no_hessian_and_registry():
     with pytest.raises(ValueError, match="output perturbation"):
         HingeLoss().hessian(0.0)
-    assert isinstance(make_loss("huber", h=0.2), HuberHingeLoss)
+    assert make_loss("huber", huber_h=0.2) == HuberHingeLoss(h=0.2)
+    assert make_loss("logistic", huber_h=0.2) == LogisticLoss()
     with pytest.raises(ValueError, match="Unknown loss"):
         make_loss("cauchy")

@@ -11,6 +11,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..base import EpsilonRelease, PrivacyParamsMixin, PrivacyTags, with_privacy_tags
 from ..exceptions import ConvergenceError
+from ..losses import make_loss
+from ..utils._docstrings import fill_doc
 from ..utils._sklearn_compat import _fit_context
 from ..utils.validation import (augment_intercept, check_data_norm, clip_rows_to_norm,
                                 row_clip_factors)
@@ -122,6 +124,14 @@ class PrivateLinearModel(PrivacyParamsMixin, BaseEstimator):
 
     def _has_epsilon_derivative(self):
         return True
+
+    @property
+    def _loss_name(self):
+        return self.loss
+
+    def _make_loss(self):
+        """The loss of the ``loss`` parameter (narrowed by each estimator's constraints)."""
+        return make_loss(self._loss_name, huber_h=getattr(self, "huber_h", 0.5))
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
@@ -235,6 +245,7 @@ class PrivateLinearModel(PrivacyParamsMixin, BaseEstimator):
         self._record_spend(self.epsilon, self.delta, self.neighboring)
 
 
+@fill_doc
 class _LinearClassifierMixin:
     """Prediction for linear classifiers fitted on rows clipped to ``data_norm``.
 
@@ -249,9 +260,7 @@ class _LinearClassifierMixin:
     def decision_function(self, X):
         """Signed distance to the separating hyperplane(s).
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
+        %(X_rows)s
 
         Returns
         -------
@@ -265,9 +274,7 @@ class _LinearClassifierMixin:
     def predict(self, X):
         """Predict class labels.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
+        %(X_rows)s
 
         Returns
         -------
@@ -295,9 +302,7 @@ class _LinearClassifierMixin:
     def predict_proba(self, X):
         """Class probabilities (logistic loss only).
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        %(X_rows)s
 
         Returns
         -------
@@ -309,9 +314,7 @@ class _LinearClassifierMixin:
     def predict_log_proba(self, X):
         """Logarithm of :meth:`predict_proba`.
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        %(X_rows)s
 
         Returns
         -------

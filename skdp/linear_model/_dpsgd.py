@@ -18,7 +18,7 @@ from ..accounting._calibration import calibrate_noise_multiplier, noise_multipli
 from ..accounting._dpsgd import default_count_noise_std, dpsgd_epsilon
 from ..base import PrivacyParamsMixin
 from ..exceptions import PrivacyBudgetError
-from ..losses import HingeLoss, HuberHingeLoss, LogisticLoss
+from ..losses import HingeLoss
 from ..utils._docstrings import fill_doc
 from ..utils._random import noise_generator
 from ..utils._sklearn_compat import Interval, StrOptions
@@ -26,7 +26,6 @@ from ..utils.validation import row_clip_factors
 from ._base import (PrivateLinearModel, _LinearClassifierMixin, classes_constraint,
                     design_matrix, encode_labels)
 
-_DPSGD_LOSSES = {"logistic": LogisticLoss, "huber": HuberHingeLoss, "hinge": HingeLoss}
 _SCHEDULES = ("constant", "step", "linear")
 
 
@@ -407,16 +406,7 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
 
     Attributes
     ----------
-    coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
-
-    intercept_ : ndarray of shape (1,) or (n_classes,)
-
-    classes_ : ndarray of shape (n_classes,)
-
-    n_features_in_ : int
-
-    feature_names_in_ : ndarray of shape (`n_features_in_`,)
-        Defined only when ``X`` has string feature names.
+    %(classifier_attrs)s
 
     noise_multiplier_ : float
         Noise multiplier used (calibrated or given): a function of the public
@@ -523,7 +513,7 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         "alpha": [Interval(Real, 0, None, closed="left")],
         "average": [Interval(Real, 0, 1, closed="both")],
         "momentum": [Interval(Real, 0, 1, closed="left")],
-        "loss": [StrOptions(set(_DPSGD_LOSSES))],
+        "loss": [StrOptions({"logistic", "huber", "hinge"})],
         "huber_h": [Interval(Real, 0, None, closed="neither")],
         "fit_intercept": ["boolean"],
         "intercept_scaling": [Interval(Real, 0, None, closed="neither")],
@@ -568,12 +558,11 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
                 "delta)-DP only, never pure epsilon-DP; pass e.g. delta=1e-5 (well below "
                 "1 / n_samples), or use ObjPertLogisticRegression(delta=0) for pure DP.")
 
-    def _make_loss(self, n_classes):
+    def _score_loss(self, n_classes):
+        """The loss on the matrix of scores: softmax for several classes (logistic)."""
         if n_classes > 2 and self.loss == "logistic":
             return _SoftmaxCrossEntropy()
-        if self.loss == "huber":
-            return _MarginColumns(HuberHingeLoss(h=self.huber_h))
-        return _MarginColumns(_DPSGD_LOSSES[self.loss]())
+        return _MarginColumns(self._make_loss())
 
     def _schedule(self):
         """Sampling rate and number of steps: public parameters, never the row count."""
@@ -623,7 +612,7 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         sample_rate, n_steps = self._schedule()
         count_noise = self._count_noise()
         z, spent = self._privacy_spend(sample_rate, n_steps, count_noise)
-        loss = self._make_loss(n_classes)
+        loss = self._score_loss(n_classes)
         if n_classes == 2:
             Y = np.where(y_idx == 1, 1.0, -1.0)[:, None]
         elif isinstance(loss, _SoftmaxCrossEntropy):

@@ -10,7 +10,6 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
 from ..base import PrivacyParamsMixin, neighboring_constraint
-from ..losses import HuberHingeLoss, LogisticLoss
 from ..mechanisms import draw_noise
 from ..mechanisms._approximate_minima import COVER_EPSILON_SHARE, MAX_TOL, solver_cover
 from ..mechanisms._objective_perturbation import objective_perturbation_calibration
@@ -28,7 +27,6 @@ from ._base import (
     one_vs_rest_targets,
 )
 
-_OBJPERT_LOSSES = {"logistic": LogisticLoss, "huber": HuberHingeLoss}
 
 
 @dataclass
@@ -107,10 +105,11 @@ def _objective_perturbation(X, y, loss, *, C, epsilon, delta, neighboring, delta
         if not np.isfinite(getattr(loss, attribute)):
             raise ValueError(f"Objective perturbation needs a loss with a finite {attribute}.")
     ridge = 1.0
+    gradient_bound, hessian_bound = loss.bounds(row_norm)
     budget, calibration = objective_perturbation_calibration(
-        epsilon, delta, gradient_bound=C * loss.lipschitz * row_norm,
-        hessian_bound=C * loss.smoothness * row_norm**2, ridge=ridge, neighboring=neighboring,
-        delta_rule=delta_rule, eps_jacobian_frac=eps_jacobian_frac)
+        epsilon, delta, gradient_bound=C * gradient_bound, hessian_bound=C * hessian_bound,
+        ridge=ridge, neighboring=neighboring, delta_rule=delta_rule,
+        eps_jacobian_frac=eps_jacobian_frac)
     d = X.shape[1]
     draw = draw_noise(calibration.noise, d, rng)
     noise = np.zeros(d) if draw is None else draw.vector(calibration.noise_scale)
@@ -193,16 +192,7 @@ class ObjPertLogisticRegression(_LinearClassifierMixin, ClassifierMixin, Private
 
     Attributes
     ----------
-    coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
-
-    intercept_ : ndarray of shape (1,) or (n_classes,)
-
-    classes_ : ndarray of shape (n_classes,)
-
-    n_features_in_ : int
-
-    feature_names_in_ : ndarray of shape (`n_features_in_`,)
-        Defined only when ``X`` has string feature names.
+    %(classifier_attrs)s
 
     %(privacy_attrs)s
 
@@ -262,7 +252,7 @@ class ObjPertLogisticRegression(_LinearClassifierMixin, ClassifierMixin, Private
         **PrivacyParamsMixin._privacy_parameter_constraints,
         "neighboring": neighboring_constraint(),
         "C": [Interval(Real, 0, None, closed="neither")],
-        "loss": [StrOptions(set(_OBJPERT_LOSSES))],
+        "loss": [StrOptions({"logistic", "huber"})],
         "huber_h": [Interval(Real, 0, None, closed="neither")],
         "fit_intercept": ["boolean"],
         "intercept_scaling": [Interval(Real, 0, None, closed="neither")],
@@ -292,11 +282,6 @@ class ObjPertLogisticRegression(_LinearClassifierMixin, ClassifierMixin, Private
         self.max_iter = max_iter
         self.classes = classes
         self.random_state = random_state
-
-    def _make_loss(self):
-        if self.loss == "huber":
-            return HuberHingeLoss(h=self.huber_h)
-        return LogisticLoss()
 
     def _releases(self, X, y, with_derivative=False):
         """Validate, then run the mechanism once per one-vs-rest problem.

@@ -13,7 +13,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
 from ..base import PrivacyParamsMixin, neighboring_constraint
-from ..losses import HingeLoss, HuberHingeLoss, LogisticLoss
+from ..losses import HingeLoss
 from ..mechanisms import draw_noise, minimiser_sensitivity, output_perturbation_calibration
 from ..solvers import certified_hinge_minimiser, newton_minimise
 from ..utils._docstrings import fill_doc
@@ -38,7 +38,6 @@ from ._random_features import (
     draw_random_fourier_map,
 )
 
-_OUTPUT_LOSSES = {"hinge": HingeLoss, "logistic": LogisticLoss, "huber": HuberHingeLoss}
 
 @dataclass
 class OutputPertSolution:
@@ -210,21 +209,11 @@ class OutputPertSVM(_LinearClassifierMixin, ClassifierMixin, PrivateLinearModel)
 
     Attributes
     ----------
-    coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
-        For ``kernel="rbf"``, of shape (.., n_components): weights of the
-        random features.
-
-    intercept_ : ndarray of shape (1,) or (n_classes,)
-
-    classes_ : ndarray of shape (n_classes,)
-
-    n_features_in_ : int
-
-    feature_names_in_ : ndarray of shape (`n_features_in_`,)
-        Defined only when ``X`` has string feature names.
+    %(classifier_attrs)s
 
     random_weights_ : ndarray of shape (n_features, n_components)
-        ``omega`` of the random Fourier map (``kernel="rbf"`` only).
+        ``omega`` of the random Fourier map (``kernel="rbf"`` only; ``coef_`` then
+        has ``n_components`` columns, the weights of the random features).
 
     random_offset_ : ndarray of shape (n_components,)
         ``psi`` of the random Fourier map (``kernel="rbf"`` only).
@@ -317,7 +306,7 @@ class OutputPertSVM(_LinearClassifierMixin, ClassifierMixin, PrivateLinearModel)
         **PrivacyParamsMixin._privacy_parameter_constraints,
         "neighboring": neighboring_constraint(),
         "C": [Interval(Real, 0, None, closed="neither")],
-        "loss": [StrOptions(set(_OUTPUT_LOSSES))],
+        "loss": [StrOptions({"hinge", "logistic", "huber"})],
         "huber_h": [Interval(Real, 0, None, closed="neither")],
         "fit_intercept": ["boolean"],
         "intercept_scaling": [Interval(Real, 0, None, closed="neither")],
@@ -360,11 +349,6 @@ class OutputPertSVM(_LinearClassifierMixin, ClassifierMixin, PrivateLinearModel)
         # check_classifiers_train's 0.83 training accuracy is out of reach by design.
         tags.classifier_tags.poor_score = True
         return tags
-
-    def _make_loss(self):
-        if self.loss == "huber":
-            return HuberHingeLoss(h=self.huber_h)
-        return _OUTPUT_LOSSES[self.loss]()
 
     def _gamma(self, n_features):
         """The RBF width: ``gamma``, or the public rule of ``"auto"``."""

@@ -24,28 +24,6 @@ from ._objective_perturbation import (
 )
 
 
-def loss_constants(loss_name, *, row_norm, y_bound=None, coef_bound=None):
-    """Per-record gradient bound ``G`` and Hessian bound ``beta_H`` (spec 1.5).
-
-    ``L_f`` bounds ``|l'|`` and ``c`` bounds ``l''`` on the domain: logistic
-    ``(1, 1/4)``; squared ``(R B + Y, 1)``; Poisson ``(max(exp(R B), Y), exp(R B))``
-    with ``R = row_norm``, ``Y = y_bound``, ``B = coef_bound``. Then
-    ``G = L_f R`` and ``beta_H = c R**2``.
-    """
-    R = float(row_norm)
-    if loss_name == "logistic":
-        lipschitz, smoothness = 1.0, 0.25
-    elif loss_name == "squared":
-        lipschitz, smoothness = R * coef_bound + y_bound, 1.0
-    elif loss_name == "poisson":
-        lipschitz = max(np.exp(R * coef_bound), y_bound)
-        smoothness = np.exp(R * coef_bound)
-    else:
-        raise ValueError(f"NAPP supports the squared, logistic and Poisson losses, not "
-                         f"{loss_name!r}.")
-    return float(lipschitz * R), float(smoothness * R**2)
-
-
 def jacobian_curvature(epsilon_jacobian, hessian_bound):
     """``Delta = beta_H / (exp(eps_J) - 1)``: the curvature that bounds the Jacobian term."""
     return float(hessian_bound / np.expm1(epsilon_jacobian))

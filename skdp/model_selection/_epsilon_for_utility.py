@@ -13,6 +13,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..base import get_privacy_tags
 from ..exceptions import PrivacyBudgetError, UnreachableUtilityWarning
+from ..utils._docstrings import fill_doc
 from ..utils._sklearn_compat import HasMethods, Interval, StrOptions, _fit_context
 from ._measure import _fit_record, _measure, _NoiseSources, compose_fits
 from ._utility_curve import MAX_STEP, UtilityCurve
@@ -48,6 +49,7 @@ def _best_has(name):
     return check
 
 
+@fill_doc
 class EpsilonForUtility(MetaEstimatorMixin, BaseEstimator):
     """Find the smallest privacy budget epsilon that meets a target utility, then refit.
 
@@ -563,9 +565,7 @@ default=None
     def predict(self, X):
         """Predict with ``best_estimator_``.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
+        %(X_rows)s
 
         Returns
         -------
@@ -578,9 +578,7 @@ default=None
     def predict_proba(self, X):
         """Class probabilities from ``best_estimator_``.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
+        %(X_rows)s
 
         Returns
         -------
@@ -593,9 +591,7 @@ default=None
     def decision_function(self, X):
         """Decision function of ``best_estimator_``.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
+        %(X_rows)s
 
         Returns
         -------

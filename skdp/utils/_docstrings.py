@@ -40,6 +40,21 @@ _SHARED_PARAMS = {
         of labels present is then treated as public. When given, labels
         outside it are an error and a declared class absent from ``y`` still
         gets its coefficients (and, for one-vs-rest, its share of the budget).""",
+    "classifier_attrs": """coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
+        One row per one-vs-rest problem (one row for two classes).
+
+    intercept_ : ndarray of shape (1,) or (n_classes,)
+
+    classes_ : ndarray of shape (n_classes,)
+
+    n_features_in_ : int
+
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Defined only when ``X`` has string feature names.""",
+    "X_rows": """Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The rows to predict for.""",
     "privacy_attrs": """epsilon_spent_ : float
         Epsilon of the guarantee delivered by this fit.
 
@@ -51,8 +66,23 @@ _SHARED_PARAMS = {
 }
 
 
-def fill_doc(obj):
-    """Substitute the shared ``%(name)s`` fragments into ``obj.__doc__``."""
+def fill_doc(obj=None, *, fragments=None):
+    """Substitute the shared ``%(name)s`` fragments (and ``fragments``) into the docstring.
+
+    Used bare (``@fill_doc``) or with more fragments
+    (``@fill_doc(fragments={...})``); also fills the docstrings of ``obj``'s own
+    methods.
+    """
+    if obj is None:
+        return lambda target: fill_doc(target, fragments=fragments)
+    values = {**_SHARED_PARAMS, **(fragments or {})}
     if obj.__doc__:
-        obj.__doc__ = obj.__doc__ % _SHARED_PARAMS
+        obj.__doc__ = obj.__doc__ % values
+    for member in vars(obj).values() if isinstance(obj, type) else ():
+        # a method, or a descriptor around one (``available_if``)
+        for target in {id(member): member, id(getattr(member, "fn", member)):
+                       getattr(member, "fn", member)}.values():
+            doc = getattr(target, "__doc__", None)
+            if isinstance(doc, str) and "%(" in doc and not isinstance(target, type):
+                target.__doc__ = doc % values
     return obj

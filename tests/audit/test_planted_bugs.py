@@ -528,7 +528,7 @@ BUGS = {
     "napp-intercept-not-in-norm-bound": ("napp", lambda mp: mp.setattr(
         napp_module, "effective_data_norm", _norm_without_intercept)),
     "napp-smoothness-too-small": ("napp", lambda mp: mp.setattr(
-        napp_module, "loss_constants", scaled_pair(napp_module.loss_constants, 1.0, 0.5))),
+        LogisticLoss, "bounds", scaled_pair(LogisticLoss.bounds, 1.0, 0.5))),
     # composition
     "search-folds-not-counted": ("composition", plant_search_once_per_candidate),
     "epsilon-for-utility-draws-not-counted": ("composition", plant_e4u_once_per_epsilon),

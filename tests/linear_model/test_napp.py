@@ -17,7 +17,6 @@ from sklearn.preprocessing import MaxAbsScaler
 from skdp import ConvergenceError, NAPPLasso, NAPPLassoClassifier
 from skdp.linear_model._napp._mechanism import build_problem, solve_release
 from skdp.mechanisms._napp import (
-    loss_constants,
     napp_calibration,
     napp_gaussian_std,
 )
@@ -250,13 +249,13 @@ def test_replace_doubles_the_sensitivity_and_uses_the_union_bound():
     assert g.noise_scale == pytest.approx(napp_gaussian_std(0.5, 1e-5 / 2, 2.0), rel=1e-12)
 
 
-def test_loss_constants():
-    assert loss_constants("logistic", row_norm=2.0) == (2.0, 1.0)
-    G, beta = loss_constants("squared", row_norm=2.0, y_bound=3.0, coef_bound=5.0)
+def test_each_loss_states_its_bounds():
+    assert LogisticLoss().bounds(2.0) == (2.0, 1.0)
+    G, beta = SquaredLoss().bounds(2.0, y_bound=3.0, coef_bound=5.0)
     assert (G, beta) == ((2 * 5 + 3) * 2.0, 4.0)
-    G, beta = loss_constants("poisson", row_norm=1.0, y_bound=100.0, coef_bound=2.0)
+    G, beta = PoissonLoss().bounds(1.0, y_bound=100.0, coef_bound=2.0)
     assert G == 100.0 and beta == pytest.approx(np.exp(2.0))
-    G, _ = loss_constants("poisson", row_norm=1.0, y_bound=1.0, coef_bound=2.0)
+    G, _ = PoissonLoss().bounds(1.0, y_bound=1.0, coef_bound=2.0)
     assert G == pytest.approx(np.exp(2.0))
 
 
@@ -613,9 +612,9 @@ def test_warnings_free_default_fit():
 
 def test_poisson_loss_derivatives_and_bounds():
     from scipy.optimize import approx_fprime
-    from skdp.losses import _LOSSES, make_loss
+    from skdp.losses import LOSSES, make_loss
     loss = make_loss("poisson")
-    assert _LOSSES["poisson"] is PoissonLoss
+    assert LOSSES["poisson"] is PoissonLoss
     for z, y in [(-2.0, 0.0), (0.3, 4.0), (1.7, 2.0)]:
         fd = approx_fprime(np.array([z]), lambda v: float(loss.loss(v[0], y)), 1e-7)[0]
         fd2 = approx_fprime(np.array([z]), lambda v: float(loss.dz(v[0], y)), 1e-7)[0]

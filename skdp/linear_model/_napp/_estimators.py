@@ -8,11 +8,9 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ...base import PrivacyParamsMixin, neighboring_constraint
-from ...losses import LogisticLoss, PoissonLoss, SquaredLoss
 from ...mechanisms._approximate_minima import COVER_EPSILON_SHARE, MAX_TOL, in_total_epsilon
-from ...mechanisms._napp import loss_constants
 from ...penalties import make_penalty
-from ...utils._docstrings import _SHARED_PARAMS
+from ...utils._docstrings import _SHARED_PARAMS, fill_doc
 from ...utils._random import noise_generator
 from ...utils._sklearn_compat import Interval, StrOptions
 from ...utils.validation import clip_rows_to_norm, effective_data_norm
@@ -26,7 +24,6 @@ from .._base import (
 )
 from ._mechanism import napp_release, napp_two_stage
 
-_NAPP_LOSSES = {"squared": SquaredLoss, "poisson": PoissonLoss, "logistic": LogisticLoss}
 
 _NAPP_PARAMS = {
     "alpha": """alpha : float, default=1.0
@@ -85,7 +82,7 @@ _NAPP_PARAMS = {
         Public KKT tolerance, in (0, 1e-6], absolute (never scaled by a quantity
         of the data): the solver stops when the largest violation of the
         optimality conditions is at most ``tol``, which puts it within a public
-        distance ``r`` of the exact minimiser. 1 %% of epsilon pays for
+        distance ``r`` of the exact minimiser. 1 % of epsilon pays for
         Gamma-norm output noise that covers ``r``; released coordinates below
         a public floor (the cover's norm with overwhelming probability) are set
         to zero, which keeps the exact zeros of the lasso. If ``tol`` is not
@@ -184,9 +181,15 @@ def _minimiser_theta_derivative(solution):
     return derivative
 
 
-def _napp_doc(obj):
-    obj.__doc__ = obj.__doc__ % {**_SHARED_PARAMS, **_NAPP_PARAMS, "notes": _NOTES}
-    return obj
+def _grouped(names):
+    """Several parameter fragments as one (the estimators list them alike)."""
+    return "\n\n    ".join({**_SHARED_PARAMS, **_NAPP_PARAMS}[name] for name in names)
+
+
+_napp_doc = fill_doc(fragments={
+    **_NAPP_PARAMS, "notes": _NOTES,
+    "napp_budget_params": _grouped(['penalty', 'l1_ratio', 'q', 'epsilon', 'delta', 'neighboring', 'eps_jacobian_frac', 'retrieval', 'data_norm']),
+    "napp_solver_params": _grouped(['coef_bound', 'fit_intercept', 'intercept_scaling', 'adaptive_two_stage', 'stage1_frac', 'threshold', 'augmentation', 'n_aug', 'tol', 'max_iter', 'napp_max_iter'])})
 
 
 class _BaseNAPP(PrivateLinearModel):
@@ -216,8 +219,6 @@ class _BaseNAPP(PrivateLinearModel):
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "napp_max_iter": [Interval(Integral, 1, None, closed="left")],
     }
-
-    _loss_name = "logistic"
 
     def _check_params(self, n_coefficients):
         """Cross-parameter rules, checked before any noise is drawn."""
@@ -249,13 +250,13 @@ class _BaseNAPP(PrivateLinearModel):
     def _penalty(self):
         return make_penalty(self.penalty, self.alpha, l1_ratio=self.l1_ratio, q=self.q)
 
-    def _run(self, design, targets, loss, rng):
+    def _run(self, design, targets, rng):
         """Run the configured mechanism once per problem; return the transient solutions."""
         row_norm = effective_data_norm(self.data_norm, self.fit_intercept,
                                        self.intercept_scaling)
-        gradient_bound, hessian_bound = loss_constants(
-            self._loss_name, row_norm=row_norm, y_bound=getattr(self, "y_bound", None),
-            coef_bound=self.coef_bound)
+        loss = self._make_loss()
+        gradient_bound, hessian_bound = loss.bounds(row_norm, getattr(self, "y_bound", None),
+                                                    self.coef_bound)
         penalty = self._penalty()
         solver = dict(tol=self.tol, max_iter=self.max_iter, napp_max_iter=self.napp_max_iter,
                       style=self.augmentation, n_aug=self.n_aug, rng=rng)
@@ -368,49 +369,13 @@ class NAPPLasso(RegressorMixin, _BaseNAPP):
         with log link (counts ``y >= 0``). Both need ``y_bound`` and
         ``coef_bound``.
 
-    %(penalty)s
-
-    %(l1_ratio)s
-
-    %(q)s
-
-    %(epsilon)s
-
-    %(delta)s
-
-    %(neighboring)s
-
-    %(eps_jacobian_frac)s
-
-    %(retrieval)s
-
-    %(data_norm)s
+    %(napp_budget_params)s
 
     y_bound : float or None, default=None
         Public bound on the target: ``y`` is clipped to ``[-y_bound, y_bound]``
         (squared) or ``[0, y_bound]`` (Poisson). Required.
 
-    %(coef_bound)s
-
-    %(fit_intercept)s
-
-    %(intercept_scaling)s
-
-    %(adaptive_two_stage)s
-
-    %(stage1_frac)s
-
-    %(threshold)s
-
-    %(augmentation)s
-
-    %(n_aug)s
-
-    %(tol)s
-
-    %(max_iter)s
-
-    %(napp_max_iter)s
+    %(napp_solver_params)s
 
     %(random_state)s
 
@@ -504,10 +469,6 @@ class NAPPLasso(RegressorMixin, _BaseNAPP):
         self.napp_max_iter = napp_max_iter
         self.random_state = random_state
 
-    @property
-    def _loss_name(self):
-        return self.loss
-
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.positive_only = self.loss == "poisson"
@@ -534,7 +495,7 @@ class NAPPLasso(RegressorMixin, _BaseNAPP):
         design = design_matrix(X, data_norm=self.data_norm, fit_intercept=self.fit_intercept,
                                intercept_scaling=self.intercept_scaling)
         rng = noise_generator(self.random_state)
-        return self._run(design, [y], _NAPP_LOSSES[self.loss](), rng)
+        return self._run(design, [y], rng)
 
     def _set_fitted(self, solutions):
         super()._set_fitted(solutions)
@@ -544,9 +505,7 @@ class NAPPLasso(RegressorMixin, _BaseNAPP):
     def predict(self, X):
         """Predict with the private model (rows clipped to ``data_norm``).
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
+        %(X_rows)s
 
         Returns
         -------
@@ -572,45 +531,9 @@ class NAPPLassoClassifier(_LinearClassifierMixin, ClassifierMixin, _BaseNAPP):
     ----------
     %(alpha)s
 
-    %(penalty)s
+    %(napp_budget_params)s
 
-    %(l1_ratio)s
-
-    %(q)s
-
-    %(epsilon)s
-
-    %(delta)s
-
-    %(neighboring)s
-
-    %(eps_jacobian_frac)s
-
-    %(retrieval)s
-
-    %(data_norm)s
-
-    %(coef_bound)s
-
-    %(fit_intercept)s
-
-    %(intercept_scaling)s
-
-    %(adaptive_two_stage)s
-
-    %(stage1_frac)s
-
-    %(threshold)s
-
-    %(augmentation)s
-
-    %(n_aug)s
-
-    %(tol)s
-
-    %(max_iter)s
-
-    %(napp_max_iter)s
+    %(napp_solver_params)s
 
     %(classes)s
 
@@ -618,16 +541,7 @@ class NAPPLassoClassifier(_LinearClassifierMixin, ClassifierMixin, _BaseNAPP):
 
     Attributes
     ----------
-    coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
-
-    intercept_ : ndarray of shape (1,) or (n_classes,)
-
-    classes_ : ndarray of shape (n_classes,)
-
-    n_features_in_ : int
-
-    feature_names_in_ : ndarray of shape (`n_features_in_`,)
-        Defined only when ``X`` has string feature names.
+    %(classifier_attrs)s
 
     %(fitted_common)s
 
@@ -668,6 +582,8 @@ class NAPPLassoClassifier(_LinearClassifierMixin, ClassifierMixin, _BaseNAPP):
 
     _parameter_constraints = {**_BaseNAPP._parameter_constraints,
                               "classes": classes_constraint()}
+
+    _loss_name = "logistic"
 
     def __init__(self, *, alpha=1.0, penalty="l1", l1_ratio=0.5, q=1.5, epsilon=1.0,
                  delta=0.0, neighboring="add_remove", eps_jacobian_frac=0.5,
@@ -714,4 +630,4 @@ class NAPPLassoClassifier(_LinearClassifierMixin, ClassifierMixin, _BaseNAPP):
                                intercept_scaling=self.intercept_scaling)
         targets = one_vs_rest_targets(y_idx, len(self.classes_))
         rng = noise_generator(self.random_state)
-        return self._run(design, targets, LogisticLoss(), rng)
+        return self._run(design, targets, rng)
