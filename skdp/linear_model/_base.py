@@ -1,6 +1,7 @@
 """The private linear models' base (``fit`` written once) and the pieces they share."""
 
 import copy
+from numbers import Real
 
 import numpy as np
 import scipy.sparse as sp
@@ -13,7 +14,7 @@ from ..base import EpsilonRelease, PrivacyParamsMixin, PrivacyTags, with_privacy
 from ..exceptions import ConvergenceError
 from ..losses import make_loss
 from ..utils._docstrings import fill_doc
-from ..utils._sklearn_compat import _fit_context
+from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ..utils.validation import (augment_intercept, check_data_norm, clip_rows_to_norm,
                                 row_clip_factors)
 
@@ -77,6 +78,22 @@ def encode_labels(y, classes=None):
 def classes_constraint():
     """Parameter constraint of ``classes`` (the public label set)."""
     return ["array-like", None]
+
+
+def linear_classifier_constraints(losses):
+    """The parameter constraints the private linear classifiers share.
+
+    ``losses`` narrows the registry :data:`skdp.losses.LOSSES` to the losses the
+    mechanism supports.
+    """
+    return {
+        **PrivacyParamsMixin._privacy_parameter_constraints,
+        "loss": [StrOptions(set(losses))],
+        "huber_h": [Interval(Real, 0, None, closed="neither")],
+        "fit_intercept": ["boolean"],
+        "intercept_scaling": [Interval(Real, 0, None, closed="neither")],
+        "classes": classes_constraint(),
+    }
 
 
 def check_two_classes(classes):

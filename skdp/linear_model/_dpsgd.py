@@ -16,15 +16,14 @@ from threadpoolctl import threadpool_limits
 
 from ..accounting._calibration import calibrate_noise_multiplier, noise_multiplier_derivative
 from ..accounting._dpsgd import default_count_noise_std, dpsgd_epsilon
-from ..base import PrivacyParamsMixin
 from ..exceptions import PrivacyBudgetError
 from ..losses import HingeLoss
 from ..utils._docstrings import fill_doc
 from ..utils._random import noise_generator
 from ..utils._sklearn_compat import Interval, StrOptions
 from ..utils.validation import row_clip_factors
-from ._base import (PrivateLinearModel, _LinearClassifierMixin, classes_constraint,
-                    design_matrix, encode_labels)
+from ._base import (PrivateLinearModel, _LinearClassifierMixin, design_matrix, encode_labels,
+                    linear_classifier_constraints)
 
 _SCHEDULES = ("constant", "step", "linear")
 
@@ -502,7 +501,7 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
     _epsilon_expansion = "inverse"
 
     _parameter_constraints = {
-        **PrivacyParamsMixin._privacy_parameter_constraints,
+        **linear_classifier_constraints({"logistic", "huber", "hinge"}),
         "noise_multiplier": [Interval(Real, 0, None, closed="left"), None],
         "max_grad_norm": [Interval(Real, 0, None, closed="neither")],
         "sample_rate": [Interval(Real, 0, 1, closed="right")],
@@ -513,12 +512,7 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         "alpha": [Interval(Real, 0, None, closed="left")],
         "average": [Interval(Real, 0, 1, closed="both")],
         "momentum": [Interval(Real, 0, 1, closed="left")],
-        "loss": [StrOptions({"logistic", "huber", "hinge"})],
-        "huber_h": [Interval(Real, 0, None, closed="neither")],
-        "fit_intercept": ["boolean"],
-        "intercept_scaling": [Interval(Real, 0, None, closed="neither")],
         "accountant": [StrOptions({"pld", "rdp"})],
-        "classes": classes_constraint(),
         "verbose": ["verbose"],
     }
 

@@ -9,7 +9,7 @@ from sklearn.base import ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
-from ..base import PrivacyParamsMixin, neighboring_constraint
+from ..base import neighboring_constraint
 from ..mechanisms import draw_noise
 from ..mechanisms._approximate_minima import COVER_EPSILON_SHARE, MAX_TOL, solver_cover
 from ..mechanisms._objective_perturbation import objective_perturbation_calibration
@@ -21,7 +21,7 @@ from ..utils.validation import effective_data_norm
 from ._base import (
     PrivateLinearModel,
     _LinearClassifierMixin,
-    classes_constraint,
+    linear_classifier_constraints,
     design_matrix,
     encode_labels,
     one_vs_rest_targets,
@@ -134,11 +134,7 @@ class ObjPertLogisticRegression(_LinearClassifierMixin, ClassifierMixin, Private
 
     Parameters
     ----------
-    %(epsilon)s
-
-    %(delta)s
-
-    %(neighboring)s
+    %(privacy_params)s
 
     C : float, default=1.0
         Inverse regularisation strength, as in scikit-learn: the objective is
@@ -249,18 +245,13 @@ class ObjPertLogisticRegression(_LinearClassifierMixin, ClassifierMixin, Private
     _epsilon_expansion = "log"
 
     _parameter_constraints = {
-        **PrivacyParamsMixin._privacy_parameter_constraints,
+        **linear_classifier_constraints({"logistic", "huber"}),
         "neighboring": neighboring_constraint(),
         "C": [Interval(Real, 0, None, closed="neither")],
-        "loss": [StrOptions({"logistic", "huber"})],
-        "huber_h": [Interval(Real, 0, None, closed="neither")],
-        "fit_intercept": ["boolean"],
-        "intercept_scaling": [Interval(Real, 0, None, closed="neither")],
         "delta_rule": [StrOptions({"continuous", "paper"})],
         "eps_jacobian_frac": [Interval(Real, 0, 1, closed="neither")],
         "tol": [Interval(Real, 0, MAX_TOL, closed="right")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "classes": classes_constraint(),
     }
 
     def __init__(self, *, epsilon=1.0, delta=0.0, neighboring="add_remove", C=1.0,

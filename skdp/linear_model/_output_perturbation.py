@@ -12,7 +12,7 @@ from sklearn.base import ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
-from ..base import PrivacyParamsMixin, neighboring_constraint
+from ..base import neighboring_constraint
 from ..losses import HingeLoss
 from ..mechanisms import draw_noise, minimiser_sensitivity, output_perturbation_calibration
 from ..solvers import certified_hinge_minimiser, newton_minimise
@@ -27,7 +27,7 @@ from ..utils.validation import (
 from ._base import (
     PrivateLinearModel,
     _LinearClassifierMixin,
-    classes_constraint,
+    linear_classifier_constraints,
     design_matrix,
     encode_labels,
     one_vs_rest_targets,
@@ -143,11 +143,7 @@ class OutputPertSVM(_LinearClassifierMixin, ClassifierMixin, PrivateLinearModel)
 
     Parameters
     ----------
-    %(epsilon)s
-
-    %(delta)s
-
-    %(neighboring)s
+    %(privacy_params)s
 
     C : float, default=1.0
         Inverse regularisation strength, as in scikit-learn. The sensitivity and
@@ -303,20 +299,15 @@ class OutputPertSVM(_LinearClassifierMixin, ClassifierMixin, PrivateLinearModel)
     _epsilon_expansion = "inverse"
 
     _parameter_constraints = {
-        **PrivacyParamsMixin._privacy_parameter_constraints,
+        **linear_classifier_constraints({"hinge", "logistic", "huber"}),
         "neighboring": neighboring_constraint(),
         "C": [Interval(Real, 0, None, closed="neither")],
-        "loss": [StrOptions({"hinge", "logistic", "huber"})],
-        "huber_h": [Interval(Real, 0, None, closed="neither")],
-        "fit_intercept": ["boolean"],
-        "intercept_scaling": [Interval(Real, 0, None, closed="neither")],
         "kernel": [StrOptions({"linear", "rbf"})],
         "gamma": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "n_components": [Interval(Integral, 1, None, closed="left")],
         "feature_random_state": ["random_state", np.random.Generator],
         "tol": [Interval(Real, 0, 1, closed="neither")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "classes": classes_constraint(),
     }
 
     def __init__(self, *, epsilon=1.0, delta=0.0, neighboring="add_remove", C=1.0,

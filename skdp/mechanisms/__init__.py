@@ -6,8 +6,8 @@ every noise law. Each sampler keeps its standard draws retrievable (common rando
 numbers). Floating-point attacks on samplers (Mironov 2012) are out of scope.
 """
 
-from ._approximate_minima import (COVER_EPSILON_SHARE, MAX_TOL, Budget, SolverCover,
-                                  solver_cover, split_budget)
+from ._approximate_minima import (COVER_EPSILON_SHARE, MAX_TOL, Budget, EpsilonDerivatives,
+                                  SolverCover, solver_cover, split_budget)
 from ._gamma_norm import GammaNormDraw, draw_gamma_norm, sample_gamma_norm_vector
 from ._gaussian import GaussianDraw, draw_gaussian, sample_gaussian_vector
 from ._noise import draw_noise
@@ -18,6 +18,7 @@ __all__ = [
     "COVER_EPSILON_SHARE",
     "MAX_TOL",
     "Budget",
+    "EpsilonDerivatives",
     "SolverCover",
     "GammaNormDraw",
     "GaussianDraw",

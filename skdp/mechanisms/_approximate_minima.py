@@ -92,6 +92,29 @@ class SolverCover:
         return draw_gamma_norm(dim, rng)
 
 
+@dataclass(frozen=True, kw_only=True)
+class EpsilonDerivatives:
+    """A calibration's derivatives in epsilon, for pathwise (common-noise) derivatives.
+
+    The noise vector is ``noise_scale(epsilon)`` times fixed standard draws, so it
+    moves by ``d_log_noise_scale`` times itself; the extra ridge by
+    ``d_extra_ridge``.
+
+    Attributes
+    ----------
+    d_extra_ridge : float
+        ``d extra_ridge / d epsilon``.
+    d_log_noise_scale : float
+        ``d log(noise_scale) / d epsilon``.
+    d_log_noise_scale_d_log_delta : float
+        ``d log(noise_scale) / d log(delta)`` (0 for pure epsilon-DP).
+    """
+
+    d_extra_ridge: float = 0.0
+    d_log_noise_scale: float = 0.0
+    d_log_noise_scale_d_log_delta: float = 0.0
+
+
 def in_total_epsilon(calibration):
     """A mechanism's calibration derivatives in the total epsilon of :func:`split_budget`.
 
@@ -101,9 +124,8 @@ def in_total_epsilon(calibration):
 
     Parameters
     ----------
-    calibration : object
-        With ``d_extra_ridge``, ``d_log_noise_scale`` (in the mechanism's epsilon)
-        and ``d_log_noise_scale_d_log_delta``.
+    calibration : EpsilonDerivatives
+        In the mechanism's epsilon.
 
     Returns
     -------

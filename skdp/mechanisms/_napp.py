@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from ._approximate_minima import EpsilonDerivatives
 from ._objective_perturbation import (
     gradient_sensitivity,
     kst_extra_ridge,
@@ -49,7 +50,7 @@ def napp_gaussian_std(epsilon_noise, delta, sensitivity, neighboring="add_remove
 
 
 @dataclass(frozen=True)
-class NAPPCalibration:
+class NAPPCalibration(EpsilonDerivatives):
     """The public constants of one NAPP release.
 
     Attributes
@@ -79,9 +80,8 @@ class NAPPCalibration:
     gradient_bound, hessian_bound : float
         ``G`` and ``beta_H``.
     neighboring : str
-    d_extra_ridge, d_log_noise_scale, d_log_noise_scale_d_log_delta : float
-        Derivatives of ``extra_ridge`` and ``log(noise_scale)`` in ``epsilon``, and
-        of ``log(noise_scale)`` in ``log(delta)`` (0 for pure epsilon-DP).
+
+    And the derivatives of :class:`~skdp.mechanisms.EpsilonDerivatives`.
     """
 
     epsilon: float
@@ -99,9 +99,6 @@ class NAPPCalibration:
     gradient_bound: float
     hessian_bound: float
     neighboring: str
-    d_extra_ridge: float = 0.0
-    d_log_noise_scale: float = 0.0
-    d_log_noise_scale_d_log_delta: float = 0.0
 
     def as_dict(self):
         """The calibration as a plain dict (for reports).
@@ -169,7 +166,8 @@ def napp_calibration(epsilon, delta, *, gradient_bound, hessian_bound, penalty_c
     return NAPPCalibration(float(epsilon), float(delta), float(spent), float(eps_j_star),
                            float(eps_noise), float(retrieved), curvature, mu, float(extra),
                            noise, float(scale), zeta, gradient_bound, hessian_bound, neighboring,
-                           float(d_extra), float(d_log_scale), float(d_log_scale_d_log_delta))
+                           d_extra_ridge=float(d_extra), d_log_noise_scale=float(d_log_scale),
+                           d_log_noise_scale_d_log_delta=float(d_log_scale_d_log_delta))
 
 
 def kifer_calibration(epsilon, delta, *, gradient_bound, hessian_bound, penalty_curvature=0.0,

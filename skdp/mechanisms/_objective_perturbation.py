@@ -12,11 +12,11 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ._approximate_minima import in_total_epsilon, split_budget
+from ._approximate_minima import EpsilonDerivatives, in_total_epsilon, split_budget
 
 
 @dataclass(frozen=True)
-class ObjPertCalibration:
+class ObjPertCalibration(EpsilonDerivatives):
     """What one objective-perturbation fit adds to the objective.
 
     Attributes
@@ -30,22 +30,14 @@ class ObjPertCalibration:
         Gaussian: the per-coordinate standard deviation.
     epsilon_noise : float
         Part of epsilon paid by the noise term (the rest covers the Jacobian).
-    d_extra_ridge : float
-        ``d extra_ridge / d epsilon``.
-    d_log_noise_scale : float
-        ``d log(noise_scale) / d epsilon``: with the standard draws held fixed
-        the noise vector moves by ``d_log_noise_scale * b``.
-    d_log_noise_scale_d_log_delta : float
-        ``d log(noise_scale) / d log(delta)`` (0 for pure epsilon-DP).
+
+    And the derivatives of :class:`~skdp.mechanisms.EpsilonDerivatives`.
     """
 
     extra_ridge: float
     noise: str
     noise_scale: float
     epsilon_noise: float
-    d_extra_ridge: float = 0.0
-    d_log_noise_scale: float = 0.0
-    d_log_noise_scale_d_log_delta: float = 0.0
 
 
 def gradient_sensitivity(gradient_bound, neighboring):
@@ -97,7 +89,8 @@ def chaudhuri_calibration(epsilon, *, gradient_bound, hessian_bound, ridge,
         d_extra = -hessian_bound * rate * np.exp(rate * epsilon) / np.expm1(rate * epsilon) ** 2
         d_log_scale = -1.0 / epsilon
     return ObjPertCalibration(float(extra_ridge), "gamma_norm", zeta / epsilon_noise,
-                              float(epsilon_noise), float(d_extra), float(d_log_scale))
+                              float(epsilon_noise), d_extra_ridge=float(d_extra),
+                              d_log_noise_scale=float(d_log_scale))
 
 
 def kst_extra_ridge(epsilon, hessian_bound):
@@ -133,10 +126,11 @@ def kst_calibration(epsilon, delta, *, gradient_bound, hessian_bound, neighborin
         t = np.log(2.0 / delta)
         return ObjPertCalibration(
             extra_ridge, "gaussian", float(kst_gaussian_std(epsilon, delta, zeta)),
-            0.5 * epsilon, d_extra, -(4.0 * t + epsilon) / (2.0 * epsilon * (2.0 * t + epsilon)),
-            -1.0 / (2.0 * t + epsilon))
+            0.5 * epsilon, d_extra_ridge=d_extra,
+            d_log_noise_scale=-(4.0 * t + epsilon) / (2.0 * epsilon * (2.0 * t + epsilon)),
+            d_log_noise_scale_d_log_delta=-1.0 / (2.0 * t + epsilon))
     return ObjPertCalibration(extra_ridge, "gamma_norm", 2.0 * zeta / epsilon, 0.5 * epsilon,
-                              d_extra, -1.0 / epsilon)
+                              d_extra_ridge=d_extra, d_log_noise_scale=-1.0 / epsilon)
 
 
 def objective_perturbation_calibration(epsilon, delta, *, gradient_bound, hessian_bound,

@@ -320,10 +320,7 @@ default=None
     def fit(self, X, y):
         """Measure, solve for the target, and refit at the chosen epsilon.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
+        %(X_y_rows)s
 
         Returns
         -------
@@ -603,10 +600,7 @@ default=None
     def score(self, X, y):
         """Score of ``best_estimator_`` (its own ``score`` method).
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
+        %(X_y_rows)s
 
         Returns
         -------

@@ -55,6 +55,12 @@ _SHARED_PARAMS = {
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             The rows to predict for.""",
+    "X_y_rows": """Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The rows.
+        y : array-like of shape (n_samples,)
+            Their labels (classifiers) or targets (regressors).""",
     "privacy_attrs": """epsilon_spent_ : float
         Epsilon of the guarantee delivered by this fit.
 
@@ -64,6 +70,11 @@ _SHARED_PARAMS = {
     neighboring_ : str
         Neighbouring relation of the guarantee.""",
 }
+
+
+# the budget and its neighbouring relation, in the order every estimator lists them
+_SHARED_PARAMS["privacy_params"] = "\n\n    ".join(
+    _SHARED_PARAMS[name] for name in ("epsilon", "delta", "neighboring"))
 
 
 def fill_doc(obj=None, *, fragments=None):
