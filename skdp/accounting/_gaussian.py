@@ -18,7 +18,19 @@ from ..exceptions import PrivacyBudgetError
 
 
 def gaussian_delta(epsilon, mu):
-    """Smallest delta for which a ``mu``-GDP mechanism is (epsilon, delta)-DP."""
+    """Smallest delta for which a ``mu``-GDP mechanism is (epsilon, delta)-DP.
+
+    Parameters
+    ----------
+    epsilon : float
+        The epsilon at which delta is wanted.
+    mu : float
+        The GDP parameter, ``sensitivity / sigma``.
+
+    Returns
+    -------
+    delta : float
+    """
     if mu == 0:
         return 0.0
     a = mu / 2.0 - epsilon / mu
@@ -27,7 +39,19 @@ def gaussian_delta(epsilon, mu):
 
 
 def gaussian_epsilon(delta, mu):
-    """Smallest epsilon for which a ``mu``-GDP mechanism is (epsilon, delta)-DP."""
+    """Smallest epsilon for which a ``mu``-GDP mechanism is (epsilon, delta)-DP.
+
+    Parameters
+    ----------
+    delta : float
+        The delta at which epsilon is wanted.
+    mu : float
+        The GDP parameter.
+
+    Returns
+    -------
+    epsilon : float
+    """
     if gaussian_delta(0.0, mu) <= delta:
         return 0.0
     hi = 1.0
@@ -39,6 +63,18 @@ def gaussian_epsilon(delta, mu):
 
 def gdp_mu(epsilon, delta):
     """The ``mu`` with ``gaussian_delta(epsilon, mu) == delta`` (largest admissible mu).
+
+    Parameters
+    ----------
+    epsilon : float
+        Target epsilon.
+    delta : float
+        Target delta, in (0, 1).
+
+    Returns
+    -------
+    mu : float
+        Never above the exact root: its delta does not exceed ``delta``.
 
     Examples
     --------
@@ -65,6 +101,16 @@ def gdp_mu_derivative(epsilon, delta):
 
     With ``a = mu/2 - epsilon/mu`` and ``b = -mu/2 - epsilon/mu``; uses the
     identity ``phi(a) = e^epsilon phi(b)`` (spec epsilon_for_utility_math.md 5).
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        The point of the curve.
+
+    Returns
+    -------
+    dmu : float
+        ``dmu / depsilon`` (positive).
     """
     mu = gdp_mu(epsilon, delta)
     a = mu / 2.0 - epsilon / mu
@@ -77,6 +123,19 @@ def analytic_gaussian_sigma(epsilon, delta, sensitivity):
 
     Valid for every epsilon > 0 (unlike the classical formula, which needs
     epsilon < 1). Returns 0 for ``epsilon = inf``.
+
+    Parameters
+    ----------
+    epsilon : float
+        Target epsilon, in (0, inf].
+    delta : float
+        Target delta, in (0, 1).
+    sensitivity : float
+        L2 sensitivity of the released quantity.
+
+    Returns
+    -------
+    sigma : float
 
     Examples
     --------
@@ -95,13 +154,40 @@ def analytic_gaussian_sigma(epsilon, delta, sensitivity):
 
 
 def analytic_gaussian_sigma_derivative(epsilon, delta, sensitivity):
-    """``dsigma/depsilon = -sigma^2 e^epsilon Phi(b) / (Delta phi(a))`` (negative)."""
+    """``dsigma/depsilon = -sigma^2 e^epsilon Phi(b) / (Delta phi(a))`` (negative).
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        The budget.
+    sensitivity : float
+        L2 sensitivity of the released quantity.
+
+    Returns
+    -------
+    dsigma : float
+        ``dsigma / depsilon``.
+    """
     mu = gdp_mu(epsilon, delta)
     return float(-sensitivity * gdp_mu_derivative(epsilon, delta) / mu**2)
 
 
 def classical_gaussian_sigma(epsilon, delta, sensitivity):
-    """Dwork & Roth Theorem A.1: ``Delta sqrt(2 ln(1.25/delta)) / epsilon``, epsilon < 1 only."""
+    """Dwork & Roth Theorem A.1: ``Delta sqrt(2 ln(1.25/delta)) / epsilon``, epsilon < 1 only.
+
+    Parameters
+    ----------
+    epsilon : float
+        Target epsilon, below 1.
+    delta : float
+        Target delta.
+    sensitivity : float
+        L2 sensitivity of the released quantity.
+
+    Returns
+    -------
+    sigma : float
+    """
     if not epsilon < 1:
         raise PrivacyBudgetError(
             f"The classical Gaussian mechanism is only valid for epsilon < 1, got "

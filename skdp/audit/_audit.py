@@ -62,7 +62,21 @@ class AuditResult:
 
 
 def clopper_pearson(successes, trials, alpha):
-    """Two one-sided ``1 - alpha`` Clopper-Pearson bounds ``(lower, upper)`` on a proportion."""
+    """Two one-sided ``1 - alpha`` Clopper-Pearson bounds ``(lower, upper)`` on a proportion.
+
+    Parameters
+    ----------
+    successes : int
+        Number of runs in which the event happened.
+    trials : int
+        Number of runs.
+    alpha : float
+        One-sided error of each bound.
+
+    Returns
+    -------
+    lower, upper : float
+    """
     lower = 0.0 if successes == 0 else beta_law.ppf(alpha, successes, trials - successes + 1)
     upper = 1.0 if successes == trials else beta_law.ppf(1 - alpha, successes + 1,
                                                          trials - successes)
@@ -186,6 +200,23 @@ def neighbouring_datasets(X, y, canary_x, canary_y, neighboring):
 
     add/remove-one: ``D' = D`` plus the canary; replace-one: the first row of
     ``D`` is replaced by the canary.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        The base rows.
+    y : array-like of shape (n_samples,)
+        Their labels.
+    canary_x : array-like of shape (n_features,)
+        The record that tells the two datasets apart.
+    canary_y : scalar
+        Its label.
+    neighboring : {"add_remove", "replace"}
+
+    Returns
+    -------
+    (X_a, y_a), (X_b, y_b) : tuple of tuples
+        The two neighbouring datasets.
     """
     X, y = np.asarray(X, float), np.asarray(y)
     canary_x = np.asarray(canary_x, float)[None, :]

@@ -29,7 +29,15 @@ MAX_TOL = 1e-6
 
 @dataclass(frozen=True)
 class Budget:
-    """A request ``(epsilon, delta)`` shared between a mechanism and its cover."""
+    """A request ``(epsilon, delta)`` shared between a mechanism and its cover.
+
+    Attributes
+    ----------
+    epsilon_mechanism, delta_mechanism : float
+        The exact-minimiser mechanism's share.
+    epsilon_cover : float
+        The cover's share.
+    """
 
     epsilon_mechanism: float
     delta_mechanism: float
@@ -88,7 +96,19 @@ class SolverCover:
         return 0.0 if math.isinf(self.epsilon) else 2.0 * self.radius / self.epsilon
 
     def draw(self, dim, rng):
-        """The standard draws of the cover's noise (a Gamma-norm draw)."""
+        """The standard draws of the cover's noise (a Gamma-norm draw).
+
+        Parameters
+        ----------
+        dim : int
+            Dimension of the released vector.
+        rng : numpy.random.Generator
+            The noise stream.
+
+        Returns
+        -------
+        draw : GammaNormDraw
+        """
         return draw_gamma_norm(dim, rng)
 
 

@@ -13,18 +13,47 @@ class GammaNormDraw:
     ``scale * radius * direction`` has density proportional to
     ``exp(-||b|| / scale)``. Keeping the standard draws lets a caller rescale the
     same noise for another epsilon (common random numbers).
+
+    Attributes
+    ----------
+    radius : float
+        The ``Gamma(dim, 1)`` draw.
+    direction : ndarray of shape (dim,)
+        The unit direction.
     """
 
     radius: float
     direction: np.ndarray
 
     def vector(self, scale):
-        """The noise vector for a given ``scale`` (= 1 / rate)."""
+        """The noise vector for a given ``scale`` (= 1 / rate).
+
+        Parameters
+        ----------
+        scale : float
+            The scale ``1 / rate`` of the density.
+
+        Returns
+        -------
+        noise : ndarray of shape (dim,)
+        """
         return (scale * self.radius) * self.direction
 
 
 def draw_gamma_norm(dim, rng):
-    """Draw the standard ingredients of a ``dim``-dimensional Gamma-norm vector."""
+    """Draw the standard ingredients of a ``dim``-dimensional Gamma-norm vector.
+
+    Parameters
+    ----------
+    dim : int
+        Dimension of the vector.
+    rng : numpy.random.Generator
+        The noise stream.
+
+    Returns
+    -------
+    draw : GammaNormDraw
+    """
     direction = rng.standard_normal(dim)
     direction /= np.linalg.norm(direction)
     return GammaNormDraw(radius=float(rng.gamma(shape=dim, scale=1.0)), direction=direction)
@@ -35,5 +64,18 @@ def sample_gamma_norm_vector(dim, scale, rng):
 
     The norm is Gamma(``dim``, ``scale``) and the direction uniform, independent.
     ``scale=0`` gives the zero vector.
+
+    Parameters
+    ----------
+    dim : int
+        Dimension of the vector.
+    scale : float
+        The scale ``1 / rate``.
+    rng : numpy.random.Generator
+        The noise stream.
+
+    Returns
+    -------
+    noise : ndarray of shape (dim,)
     """
     return draw_gamma_norm(dim, rng).vector(scale)

@@ -67,6 +67,22 @@ def smoothed_accuracy_derivative(estimator, X, y, dcoef, dintercept):
     follows Silverman's rule on the margins (``tau = 0.55 * 1.06 * std(r) *
     n**(-1/5)``, the 0.55 matching a logistic kernel to a Gaussian one), and
     differentiated along the path.
+
+    Parameters
+    ----------
+    estimator : fitted classifier
+        A linear classifier with ``decision_function`` and ``classes_``.
+    X : array-like of shape (n_samples, n_features)
+        The rows the accuracy is measured on.
+    y : array-like of shape (n_samples,)
+        Their labels.
+    dcoef, dintercept : ndarray
+        The derivative in epsilon of ``coef_`` and ``intercept_``.
+
+    Returns
+    -------
+    derivative : float
+        ``d accuracy / d epsilon`` of the smoothed accuracy.
     """
     scores = _scores(estimator, X)
     margins, select = _true_class_margins(estimator, scores, np.asarray(y))

@@ -35,7 +35,25 @@ _WEIGHT_CAP = 1e8    # cap of the LQA weight, relative to the largest base weigh
 
 @dataclass
 class CompositeProblem:
-    """Data and public constants of ``F`` (see the module docstring)."""
+    """Data and public constants of ``F`` (see the module docstring).
+
+    Attributes
+    ----------
+    X, y : ndarray
+        The design and the targets.
+    loss : object
+        See :data:`~skdp.solvers.REQUIRED_LOSS_ATTRIBUTES`.
+    linear : ndarray of shape (n_coefficients,)
+        The linear (noise) term ``b``.
+    l1, ridge : ndarray of shape (n_coefficients,)
+        Per-coordinate L1 and L2 weights.
+    bridge_weight, q : float
+        Weight and exponent of the bridge term.
+    coef_bound : float or None
+        Radius of the norm ball (``None``: unconstrained).
+    scale : float
+        The problem's gradient scale at zero (for relative solver steps).
+    """
 
     X: np.ndarray
     y: np.ndarray
@@ -61,6 +79,19 @@ class CompositeProblem:
 
     # -- smooth part: loss + linear + ridge (+ mu) + bridge -------------------------
     def smooth_value(self, theta, mu=0.0):
+        """``F`` without the L1 term, plus ``mu / 2 ||theta||^2``.
+
+        Parameters
+        ----------
+        theta : ndarray of shape (n_coefficients,)
+            The point.
+        mu : float, default=0.0
+            Extra L2 curvature (a multiplier of the norm ball).
+
+        Returns
+        -------
+        value : float
+        """
         with np.errstate(over="ignore", invalid="ignore"):
             value = np.sum(self.loss.loss(self.X @ theta, self.y))
         value += self.linear @ theta + 0.5 * ((self.ridge + mu) * theta) @ theta
@@ -69,9 +100,35 @@ class CompositeProblem:
         return float(value) if np.isfinite(value) else np.inf
 
     def value(self, theta, mu=0.0):
+        """``F`` plus ``mu / 2 ||theta||^2``.
+
+        Parameters
+        ----------
+        theta : ndarray of shape (n_coefficients,)
+            The point.
+        mu : float, default=0.0
+            Extra L2 curvature.
+
+        Returns
+        -------
+        value : float
+        """
         return self.smooth_value(theta, mu) + float(self.l1 @ np.abs(theta))
 
     def smooth_gradient(self, theta, mu=0.0):
+        """Gradient of :meth:`smooth_value`.
+
+        Parameters
+        ----------
+        theta : ndarray of shape (n_coefficients,)
+            The point.
+        mu : float, default=0.0
+            Extra L2 curvature.
+
+        Returns
+        -------
+        gradient : ndarray of shape (n_coefficients,)
+        """
         grad = self.X.T @ self.loss.dz(self.X @ theta, self.y) + self.linear
         grad += (self.ridge + mu) * theta
         if self.bridge_weight:
@@ -79,6 +136,19 @@ class CompositeProblem:
         return grad
 
     def smooth_hessian(self, theta, mu=0.0):
+        """Hessian of :meth:`smooth_value`.
+
+        Parameters
+        ----------
+        theta : ndarray of shape (n_coefficients,)
+            The point.
+        mu : float, default=0.0
+            Extra L2 curvature.
+
+        Returns
+        -------
+        hessian : ndarray of shape (n_coefficients, n_coefficients)
+        """
         hessian = weighted_gram(self.X, self.loss.d2z(self.X @ theta, self.y))
         diagonal = self.ridge + mu
         if self.bridge_weight:
@@ -243,6 +313,22 @@ def solve_composite(problem, theta0, *, tol, max_iter):
     its norm equals ``coef_bound``; ``mu`` is found by safeguarded secant
     steps on ``1/||theta(mu)||`` (nearly linear in ``mu``), keeping the
     feasible end of the bracket.
+
+    Parameters
+    ----------
+    problem : CompositeProblem
+        The objective.
+    theta0 : ndarray of shape (n_coefficients,)
+        Starting point.
+    tol : float
+        Public KKT tolerance.
+    max_iter : int
+        Maximum number of proximal Newton steps.
+
+    Returns
+    -------
+    result : object
+        ``theta``, the iteration counts, the KKT ``residual`` and ``converged``.
     """
     result = prox_newton(problem, theta0, tol=tol, max_iter=max_iter)
     bound = problem.coef_bound
@@ -424,6 +510,30 @@ def solve_napp(problem, *, tol, max_iter, napp_max_iter=10, style="expected", n_
 
     Requires of ``problem.loss`` (checked when the problem is built):
     :data:`~skdp.solvers.REQUIRED_LOSS_ATTRIBUTES`.
+
+    Parameters
+    ----------
+    problem : CompositeProblem
+        The objective.
+    tol : float
+        Public KKT tolerance.
+    max_iter : int
+        Maximum number of proximal Newton steps of the polish.
+    napp_max_iter : int, default=10
+        Maximum number of NAPP iterations of the warm start.
+    style : {"expected", "exact_moment", "random"}, default="expected"
+        Pseudo-rows of the NAPP iterations.
+    n_aug : int, default=None
+        Number of pseudo-rows for ``"exact_moment"`` and ``"random"``.
+    rng : numpy.random.Generator, default=None
+        Public stream of the random pseudo-rows.
+    theta0 : ndarray of shape (n_coefficients,), default=None
+        Starting point.
+
+    Returns
+    -------
+    result : object
+        As :func:`solve_composite`'s, with ``napp_iter``.
     """
     warm, napp_iter = napp_iterations(problem, theta0, max_iter=napp_max_iter, style=style,
                                       n_aug=n_aug, rng=rng)

@@ -42,6 +42,22 @@ def hinge_duality_gap(X, y, C, alpha):
     the gap at ``theta = X^T (alpha y)`` is the sum of the non-negative
     Fenchel-Young terms ``C max(0, 1 - m_i) - alpha_i (1 - m_i)``, computed
     without cancellation. Strong convexity gives ``||theta - theta*|| <= sqrt(2 gap)``.
+
+    Parameters
+    ----------
+    X : {ndarray, sparse matrix} of shape (n_samples, n_coefficients)
+        The design.
+    y : ndarray of shape (n_samples,)
+        Labels in {-1, +1}.
+    C : float
+        Weight of the loss sum.
+    alpha : ndarray of shape (n_samples,)
+        A dual point, in ``[0, C]``.
+
+    Returns
+    -------
+    theta : ndarray of shape (n_coefficients,)
+    gap : float
     """
     theta = np.asarray(X.T @ (alpha * y)).ravel()
     return theta, _gap_from_slacks(1.0 - y * np.asarray(X @ theta).ravel(), alpha, C)
@@ -177,9 +193,24 @@ def certified_hinge_minimiser(X, y, *, C, target_distance, max_iter):
     started) provides the partition instead. liblinear's coordinate order uses
     a fixed seed (public; it cannot move the result beyond the certificate).
 
+    Parameters
+    ----------
+    X : {ndarray, sparse matrix} of shape (n_samples, n_coefficients)
+        The design.
+    y : ndarray of shape (n_samples,)
+        Labels in {-1, +1}.
+    C : float
+        Weight of the loss sum.
+    target_distance : float
+        The certified distance to reach.
+    max_iter : int
+        Iteration cap of each liblinear and Newton run.
+
     Returns
     -------
-    theta, certified_distance, n_iter
+    theta : ndarray of shape (n_coefficients,)
+    certified_distance : float
+    n_iter : int
     """
     best, n_iter = (None, np.inf), 0
     w = np.zeros(X.shape[1])

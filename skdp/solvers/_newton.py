@@ -25,6 +25,17 @@ class NewtonResult:
     ``certified_norm`` bounds the exact gradient norm at ``theta``: the computed
     norm plus the rounding estimate of :func:`_rounding_bound`. ``converged`` is
     ``certified_norm <= tol``.
+
+    Attributes
+    ----------
+    theta : ndarray of shape (n_coefficients,)
+        The last iterate.
+    n_iter : int
+        Newton steps taken.
+    certified_norm : float
+        The certified gradient norm at ``theta``.
+    converged : bool
+        Whether ``certified_norm <= tol``.
     """
 
     theta: np.ndarray
@@ -34,17 +45,81 @@ class NewtonResult:
 
 
 def glm_objective(theta, X, y, loss, C, ridge, linear):
-    """Value of the sum-form objective."""
+    """Value of the sum-form objective.
+
+    Parameters
+    ----------
+    theta : ndarray of shape (n_coefficients,)
+        The point.
+    X : {ndarray, sparse matrix} of shape (n_samples, n_coefficients)
+        The design.
+    y : ndarray of shape (n_samples,)
+        The targets.
+    loss : object
+        See :data:`~skdp.solvers.REQUIRED_LOSS_ATTRIBUTES`.
+    C : float
+        Weight of the loss sum.
+    ridge : float
+        L2 curvature.
+    linear : ndarray of shape (n_coefficients,)
+        The linear term.
+
+    Returns
+    -------
+    value : float
+    """
     return _objective_at(theta, X @ theta, y, loss, C, ridge, linear)
 
 
 def glm_gradient(theta, X, y, loss, C, ridge, linear):
-    """Gradient of the sum-form objective."""
+    """Gradient of the sum-form objective.
+
+    Parameters
+    ----------
+    theta : ndarray of shape (n_coefficients,)
+        The point.
+    X : {ndarray, sparse matrix} of shape (n_samples, n_coefficients)
+        The design.
+    y : ndarray of shape (n_samples,)
+        The targets.
+    loss : object
+        See :data:`~skdp.solvers.REQUIRED_LOSS_ATTRIBUTES`.
+    C : float
+        Weight of the loss sum.
+    ridge : float
+        L2 curvature.
+    linear : ndarray of shape (n_coefficients,)
+        The linear term.
+
+    Returns
+    -------
+    gradient : ndarray of shape (n_coefficients,)
+    """
     return _gradient_at(theta, X @ theta, X, y, loss, C, ridge, linear)
 
 
 def glm_hessian(theta, X, y, loss, C, ridge):
-    """Hessian ``C X^T diag(l'') X + ridge I`` of the sum-form objective."""
+    """Hessian ``C X^T diag(l'') X + ridge I`` of the sum-form objective.
+
+    Parameters
+    ----------
+    theta : ndarray of shape (n_coefficients,)
+        The point.
+    X : {ndarray, sparse matrix} of shape (n_samples, n_coefficients)
+        The design.
+    y : ndarray of shape (n_samples,)
+        The targets.
+    loss : object
+        See :data:`~skdp.solvers.REQUIRED_LOSS_ATTRIBUTES`.
+    C : float
+        Weight of the loss sum.
+    ridge : float
+        L2 curvature.
+
+    Returns
+    -------
+    hessian : ndarray of shape (n_coefficients, n_coefficients)
+    """
     return _hessian_at(X @ theta, X, y, loss, C, ridge)
 
 
@@ -119,6 +194,31 @@ def newton_minimise(X, y, loss, *, C, ridge, linear, tol, max_iter, theta0=None)
     subsample is abandoned as soon as a step fails to halve the gradient norm.
 
     Requires of ``loss``: :data:`~skdp.solvers.REQUIRED_LOSS_ATTRIBUTES`.
+
+    Parameters
+    ----------
+    X : {ndarray, sparse matrix} of shape (n_samples, n_coefficients)
+        The design.
+    y : ndarray of shape (n_samples,)
+        The targets.
+    loss : object
+        See :data:`~skdp.solvers.REQUIRED_LOSS_ATTRIBUTES`.
+    C : float
+        Weight of the loss sum.
+    ridge : float
+        L2 curvature (the strong convexity).
+    linear : ndarray of shape (n_coefficients,)
+        The linear term (the noise of objective perturbation).
+    tol : float
+        Public gradient-norm tolerance.
+    max_iter : int
+        Maximum number of Newton steps.
+    theta0 : ndarray of shape (n_coefficients,), default=None
+        Starting point (zero when ``None``).
+
+    Returns
+    -------
+    result : NewtonResult
     """
     check_loss(loss, "newton_minimise")
     n, d = X.shape

@@ -44,7 +44,19 @@ def row_clip_factors(norms, data_norm):
 
 
 def augment_intercept(X, intercept_scaling):
-    """Append a constant column of public value ``intercept_scaling``."""
+    """Append a constant column of public value ``intercept_scaling``.
+
+    Parameters
+    ----------
+    X : {ndarray, sparse matrix} of shape (n_samples, n_features)
+        The (clipped) rows.
+    intercept_scaling : float
+        Public value of the constant column.
+
+    Returns
+    -------
+    design : {ndarray, sparse matrix} of shape (n_samples, n_features + 1)
+    """
     column = np.full((X.shape[0], 1), float(intercept_scaling))
     if sp.issparse(X):
         return sp.hstack([X, column], format="csr")
@@ -55,6 +67,20 @@ def effective_data_norm(data_norm, fit_intercept, intercept_scaling):
     """Row norm bound of the design actually optimised.
 
     With an intercept column of value ``s`` the bound is ``sqrt(R**2 + s**2)``.
+
+    Parameters
+    ----------
+    data_norm : float
+        Public bound on a row's norm.
+    fit_intercept : bool
+        Whether the intercept column is appended.
+    intercept_scaling : float
+        Its value.
+
+    Returns
+    -------
+    row_norm : float
+        ``sqrt(data_norm**2 + intercept_scaling**2)`` with an intercept, else ``data_norm``.
     """
     if not fit_intercept:
         return float(data_norm)
