@@ -101,7 +101,7 @@ def _release(est, solutions, epsilon):
     """Set the coefficients released at ``epsilon`` from the transient solutions."""
     n_coef = est.n_components if est.kernel == "rbf" else est.n_features_in_
     est.coef_, est.intercept_ = split_coefficients(
-        [s.theta(epsilon) for s in solutions], n_coef, est.fit_intercept, est.intercept_scaling)
+        [s.released(epsilon) for s in solutions], n_coef, est.fit_intercept, est.intercept_scaling)
     return est
 
 
