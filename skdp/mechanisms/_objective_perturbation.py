@@ -52,7 +52,7 @@ def _jacobian_multiplier(neighboring):
 
 
 def chaudhuri_calibration(epsilon, *, gradient_bound, hessian_bound, ridge,
-                          neighboring="replace", rule="continuous", jacobian_frac=0.5):
+                          neighboring="replace", delta_rule="continuous", eps_jacobian_frac=0.5):
     """Chaudhuri, Monteleoni & Sarwate 2011, Algorithm 2 (pure epsilon-DP).
 
     The privacy loss splits into a Jacobian term ``m log(1 + beta_H / (ridge +
@@ -61,22 +61,22 @@ def chaudhuri_calibration(epsilon, *, gradient_bound, hessian_bound, ridge,
     ``exp(-epsilon_noise ||b|| / zeta)``; any ``Delta >= 0`` is valid (spec
     section 3.1). Let ``kappa`` be the Jacobian term at ``Delta = 0``.
 
-    * ``rule="paper"``: ``Delta = 0`` and ``epsilon_noise = epsilon - kappa`` when
+    * ``delta_rule="paper"``: ``Delta = 0`` and ``epsilon_noise = epsilon - kappa`` when
       that is positive; otherwise the extra ridge makes the Jacobian term
       ``epsilon / 2`` and ``epsilon_noise = epsilon / 2`` (discontinuous in epsilon).
-    * ``rule="continuous"``: ``Delta = 0`` while ``kappa <= jacobian_frac * epsilon``;
-      otherwise the extra ridge makes the Jacobian term ``jacobian_frac * epsilon``
-      and ``epsilon_noise = (1 - jacobian_frac) * epsilon``. Both branches agree
-      where they meet, so the mechanism is continuous in epsilon; ``jacobian_frac
-      = 0.5`` is the continuous rule of the spec.
+    * ``delta_rule="continuous"``: ``Delta = 0`` while ``kappa <= eps_jacobian_frac * epsilon``;
+      otherwise the extra ridge makes the Jacobian term ``eps_jacobian_frac * epsilon``
+      and ``epsilon_noise = (1 - eps_jacobian_frac) * epsilon``. Both branches agree
+      where they meet, so the mechanism is continuous in epsilon; ``eps_jacobian_frac
+      = 0.5`` is the continuous delta_rule of the spec.
     """
     if np.isinf(epsilon):
         return ObjPertCalibration(0.0, "none", 0.0, np.inf)
     m = _jacobian_multiplier(neighboring)
     zeta = gradient_sensitivity(gradient_bound, neighboring)
     kappa = m * np.log1p(hessian_bound / ridge)
-    frac = 0.5 if rule == "paper" else jacobian_frac
-    main_branch = kappa < epsilon if rule == "paper" else kappa <= frac * epsilon
+    frac = 0.5 if delta_rule == "paper" else eps_jacobian_frac
+    main_branch = kappa < epsilon if delta_rule == "paper" else kappa <= frac * epsilon
     if main_branch:
         # scale zeta / (epsilon - kappa)
         extra_ridge, epsilon_noise = 0.0, epsilon - kappa
@@ -173,8 +173,8 @@ def objective_perturbation_calibration(epsilon, delta, *, gradient_bound, hessia
         calibration = chaudhuri_calibration(budget.epsilon_mechanism,
                                             gradient_bound=gradient_bound,
                                             hessian_bound=hessian_bound, ridge=ridge,
-                                            neighboring=neighboring, rule=delta_rule,
-                                            jacobian_frac=eps_jacobian_frac)
+                                            neighboring=neighboring, delta_rule=delta_rule,
+                                            eps_jacobian_frac=eps_jacobian_frac)
     d_extra_ridge, d_log_noise_scale = in_total_epsilon(calibration)
     return budget, replace(calibration, d_extra_ridge=d_extra_ridge,
                            d_log_noise_scale=d_log_noise_scale)

@@ -391,12 +391,12 @@ def pseudo_responses(loss, n_aug):
     return y_e, g, kappa
 
 
-def augmentation_rows(b, weights, loss, n_aug, rng, *, style="exact_moment", basis=None):
+def augmentation_rows(b, weights, loss, n_aug, rng, *, augmentation="exact_moment", basis=None):
     """Pseudo-rows ``E = E_dp + E_reg`` realising ``<b, theta> + 1/2 sum_j w_j theta_j^2``.
 
     ``E_dp[k] = b / (n_aug g_k)`` so that ``sum_k g_k E_dp[k] = b``; ``E_reg`` has
     zero column sums within every group of equal pseudo-response and
-    ``kappa E_reg^T E_reg = diag(weights)`` exactly (``style="exact_moment"``,
+    ``kappa E_reg^T E_reg = diag(weights)`` exactly (``augmentation="exact_moment"``,
     needs ``n_aug >= d + 2``) or in expectation (``"random"``, centred Gaussian).
     The second-order expansion of ``sum_k l(<e_k, theta>; y^e_k)`` is then
     ``const + <b, theta> + 1/2 sum_j w_j theta_j^2 + kappa (b^T theta)^2 / (2 n_aug g^2)``
@@ -413,15 +413,15 @@ def augmentation_rows(b, weights, loss, n_aug, rng, *, style="exact_moment", bas
         for value in np.unique(y_e):
             group = y_e == value
             Z[group] -= Z[group].mean(axis=0)
-        if style == "exact_moment":
+        if augmentation == "exact_moment":
             if n_aug < d + 2:
                 raise ValueError(f"n_aug={n_aug} must be at least n_features + 2 = {d + 2} "
                                  "for exact-moment pseudo-rows.")
             basis = np.linalg.qr(Z, mode="reduced")[0]
-        elif style == "random":
+        elif augmentation == "random":
             basis = Z / np.sqrt(n_aug)
         else:
-            raise ValueError(f"Unknown augmentation style {style!r}.")
+            raise ValueError(f"Unknown augmentation {augmentation!r}.")
     E_reg = basis * np.sqrt(np.asarray(weights, dtype=float) / kappa)
     E_dp = b[None, :] / (n_aug * g[:, None])
     return E_dp + E_reg, y_e, basis
@@ -434,14 +434,14 @@ def _surrogate(problem, theta, weights):
     return value if np.isfinite(value) else np.inf
 
 
-def napp_iterations(problem, theta0=None, *, max_iter=10, rtol=1e-4, style="expected",
+def napp_iterations(problem, theta0=None, *, max_iter=10, rtol=1e-4, augmentation="expected",
                     n_aug=None, rng=None):
     """Claim-2 NAPP iterations, used as the warm start of :func:`solve_composite`.
 
     Iteration ``t`` replaces the penalty by the weighted ridge with weights
     ``ridge_j + u_j(theta^(t))`` (LQA of the L1 and bridge parts, spec Table 2,
     no MOOR) and takes one IRLS step of the GLM on the data augmented by
-    pseudo-rows. ``style="expected"`` uses ``d`` exact rows ``sqrt(w_j) e_j``
+    pseudo-rows. ``augmentation="expected"`` uses ``d`` exact rows ``sqrt(w_j) e_j``
     with responses ``-b_j / sqrt(w_j)`` (so the augmented least-squares
     problem equals the weighted-ridge objective exactly); ``"exact_moment"``
     and ``"random"`` use ``n_aug`` noisy pseudo-rows of the paper (spec 2.3).
@@ -456,7 +456,7 @@ def napp_iterations(problem, theta0=None, *, max_iter=10, rtol=1e-4, style="expe
     basis = None
     n_iter = 0
     for n_iter in range(1, max_iter + 1):
-        if style == "expected":
+        if augmentation == "expected":
             eta = X @ theta
             omega = loss.d2z(eta, y)
             # X^T Omega z with the working response z = eta - l'/l'' (no division)
@@ -466,7 +466,7 @@ def napp_iterations(problem, theta0=None, *, max_iter=10, rtol=1e-4, style="expe
         else:
             n_e = n_aug if n_aug is not None else max(1000, 10 * d)
             E, y_e, basis = augmentation_rows(problem.linear, penalty_weights, loss, n_e, rng,
-                                              style=style, basis=basis)
+                                              augmentation=augmentation, basis=basis)
             design = np.vstack([X, E])
             responses = np.concatenate([y, y_e])
             eta = design @ theta
@@ -504,7 +504,7 @@ def _lqa(problem, theta, cap):
     return np.minimum(w, cap)
 
 
-def solve_napp(problem, *, tol, max_iter, napp_max_iter=10, style="expected", n_aug=None,
+def solve_napp(problem, *, tol, max_iter, napp_max_iter=10, augmentation="expected", n_aug=None,
                rng=None, theta0=None):
     """NAPP warm start, exact polish and KKT certificate.
 
@@ -521,7 +521,7 @@ def solve_napp(problem, *, tol, max_iter, napp_max_iter=10, style="expected", n_
         Maximum number of proximal Newton steps of the polish.
     napp_max_iter : int, default=10
         Maximum number of NAPP iterations of the warm start.
-    style : {"expected", "exact_moment", "random"}, default="expected"
+    augmentation : {"expected", "exact_moment", "random"}, default="expected"
         Pseudo-rows of the NAPP iterations.
     n_aug : int, default=None
         Number of pseudo-rows for ``"exact_moment"`` and ``"random"``.
@@ -535,7 +535,8 @@ def solve_napp(problem, *, tol, max_iter, napp_max_iter=10, style="expected", n_
     result : object
         As :func:`solve_composite`'s, with ``napp_iter``.
     """
-    warm, napp_iter = napp_iterations(problem, theta0, max_iter=napp_max_iter, style=style,
+    warm, napp_iter = napp_iterations(problem, theta0, max_iter=napp_max_iter,
+                                      augmentation=augmentation,
                                       n_aug=n_aug, rng=rng)
     if problem.coef_bound is not None and np.isfinite(problem.coef_bound):
         norm = np.linalg.norm(warm)

@@ -231,7 +231,8 @@ def test_research_vs_plus_returns_exact_zeros():
     X, y = make_classification(n_samples=300, n_features=10, n_informative=2, n_redundant=0,
                                random_state=0)
     with pytest.warns(PrivacyLeakWarning):
-        clf = ResearchNAPPLassoClassifier(alpha=0.5, research_mode="vs_plus", random_state=0).fit(X, y)
+        clf = ResearchNAPPLassoClassifier(alpha=0.5, research_mode="vs_plus",
+                                          random_state=0).fit(X, y)
     assert np.sum(clf.coef_ == 0.0) >= 2
 
 

@@ -85,7 +85,7 @@ def test_logistic_pseudo_rows_remainder_shrinks_like_one_over_n_aug():
 def test_random_pseudo_rows_have_the_right_second_moments_on_average():
     rng = np.random.default_rng(0)
     w = np.array([1.0, 2.0, 3.0])
-    moments = [augmentation_rows(np.zeros(3), w, SquaredLoss(), 500, rng, style="random")[0]
+    moments = [augmentation_rows(np.zeros(3), w, SquaredLoss(), 500, rng, augmentation="random")[0]
                for _ in range(200)]
     mean = np.mean([E.T @ E for E in moments], axis=0)
     assert_allclose(np.diag(mean), w * (499 / 500), rtol=0.02)

@@ -27,7 +27,7 @@ def _chaudhuri_mean_form(c, n, lam, eps, rule):
     # Chaudhuri's mean form L + Lambda/2 ||theta||^2 + b/n is the sum form times 1/n:
     # ridge n Lambda, per-example Hessian bound c (R = 1), replace-one gradient gap 2.
     cal = chaudhuri_calibration(eps, gradient_bound=1.0, hessian_bound=c, ridge=n * lam,
-                                neighboring="replace", rule=rule)
+                                neighboring="replace", delta_rule=rule)
     return cal.epsilon_noise, cal.extra_ridge / n, 1.0 / cal.noise_scale
 
 
@@ -137,7 +137,7 @@ def test_jacobian_fraction_splits_the_budget_exactly(frac, neighboring, m):
     c, ridge = 0.5, 1.0
     for eps in (0.05, 0.3, 1.0, 4.0, 20.0):
         cal = chaudhuri_calibration(eps, gradient_bound=2.0, hessian_bound=c, ridge=ridge,
-                                    neighboring=neighboring, jacobian_frac=frac)
+                                    neighboring=neighboring, eps_jacobian_frac=frac)
         jacobian = m * np.log1p(c / (ridge + cal.extra_ridge))
         assert jacobian + cal.epsilon_noise == pytest.approx(eps, rel=1e-12)
         assert jacobian <= frac * eps * (1 + 1e-12)
@@ -146,7 +146,7 @@ def test_jacobian_fraction_splits_the_budget_exactly(frac, neighboring, m):
     # continuity where the branches meet: kappa = frac * epsilon
     meet = m * np.log1p(c / ridge) / frac
     lo, hi = (chaudhuri_calibration(meet * (1 + s), gradient_bound=2.0, hessian_bound=c,
-                                    ridge=ridge, neighboring=neighboring, jacobian_frac=frac)
+                                    ridge=ridge, neighboring=neighboring, eps_jacobian_frac=frac)
               for s in (-1e-9, 1e-9))
     assert lo.noise_scale == pytest.approx(hi.noise_scale, rel=1e-6)
     assert lo.extra_ridge == pytest.approx(hi.extra_ridge, abs=1e-6)
@@ -159,7 +159,7 @@ def test_calibration_derivatives_match_central_differences(neighboring, eps, fra
     common = dict(gradient_bound=1.3, hessian_bound=0.4, neighboring=neighboring)
     h = 1e-6 * eps
     cases = [
-        lambda e, d=0.0: chaudhuri_calibration(e, ridge=1.0, jacobian_frac=frac, **common),
+        lambda e, d=0.0: chaudhuri_calibration(e, ridge=1.0, eps_jacobian_frac=frac, **common),
         lambda e, d=1e-5: kst_calibration(e, d, **common),
         lambda e, d=0.0: kst_calibration(e, d, **common),
     ]

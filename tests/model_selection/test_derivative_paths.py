@@ -191,7 +191,8 @@ def test_dpgd_path_matches_common_noise_refits():
     central difference of reruns with step 1e-4 z (relative truncation error ~1e-8), so
     the path is exact to well below 1e-6; the refits' z(epsilon +- h) is the exact
     Gaussian-DP calibration."""
-    est = DPSGDClassifier(epsilon=1.0, sample_rate=1.0, count_noise_std=40.0, epochs=30, learning_rate=2.0,
+    est = DPSGDClassifier(epsilon=1.0, sample_rate=1.0, count_noise_std=40.0,
+                          epochs=30, learning_rate=2.0,
                           random_state=3)
     analytic = _path(est, X, y)
     fd = _crn_difference(est, X, y, h=1e-5)
@@ -205,7 +206,8 @@ def test_dpsgd_path_matches_common_noise_refits():
     central difference of the discretised PLD accountant (step 1e-3 z, spec 5), which
     limits the agreement (measured 1.7e-4 at this step, the difference's own truncation
     error is ~1e-4 here): tolerance 2e-3."""
-    est = DPSGDClassifier(epsilon=1.0, sample_rate=0.2, count_noise_std=40.0, epochs=2, learning_rate=2.0,
+    est = DPSGDClassifier(epsilon=1.0, sample_rate=0.2, count_noise_std=40.0,
+                          epochs=2, learning_rate=2.0,
                           random_state=3)
     fitted = clone(est)
     analytic = _tangent(*_derivative(fitted.fit_release(X, y)))
@@ -219,8 +221,8 @@ def test_dpsgd_path_matches_common_noise_refits():
     fd = (ends[0] - ends[1]) / (2 * h)
     assert _relative_error(analytic, fd) < 2e-3
     # without common random numbers the difference is noise, orders of magnitude off
-    other = clone(est).set_params(noise_multiplier=calibrate_noise_multiplier(
-        eps + h, 1e-5, q, T, rtol=1e-9, count_noise_std=40.0), epsilon=np.inf, random_state=4).fit(X, y)
+    z = calibrate_noise_multiplier(eps + h, 1e-5, q, T, rtol=1e-9, count_noise_std=40.0)
+    other = clone(est).set_params(noise_multiplier=z, epsilon=np.inf, random_state=4).fit(X, y)
     independent = (_tangent(other.coef_, other.intercept_) - ends[1]) / (2 * h)
     assert _relative_error(independent, fd) > 1.0
 

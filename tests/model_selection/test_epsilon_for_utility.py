@@ -247,7 +247,9 @@ def test_bad_parameters():
 def test_dpsgd_derivative_path_matches_common_noise_refits():
     from skdp import DPSGDClassifier
 
-    est = DPSGDClassifier(epsilon=1.0, sample_rate=0.2, count_noise_std=40.0, epochs=2, learning_rate=2.0,
+    est = DPSGDClassifier(epsilon=1.0, sample_rate=0.2, count_noise_std=40.0,
+
+                          epochs=2, learning_rate=2.0,
                           random_state=3)
     dcoef, dintercept = _derivative(clone(est).fit_release(X, y))
     h = 1e-3
@@ -396,7 +398,8 @@ def test_dpsgd_measurement_is_one_fit():
     from skdp import DPSGDClassifier
 
     # the derivative is propagated in the fit's own pass (forward mode): no reruns
-    inner = DPSGDClassifier(delta=1e-5, sample_rate=0.2, count_noise_std=40.0, epochs=2, learning_rate=2.0)
+    inner = DPSGDClassifier(delta=1e-5, sample_rate=0.2, count_noise_std=40.0,
+                            epochs=2, learning_rate=2.0)
     search = _search(estimator=inner, n_draws=1, max_fits=3).fit(X, y)
     purposes = [f["purpose"] for f in search.privacy_report_["fits"]]
     assert purposes == ["measure", "refine", "refit (released model)"]

@@ -187,9 +187,16 @@ def _grouped(names):
 
 
 _napp_doc = fill_doc(fragments={
-    **_NAPP_PARAMS, "notes": _NOTES,
-    "napp_budget_params": _grouped(['penalty', 'l1_ratio', 'q', 'epsilon', 'delta', 'neighboring', 'eps_jacobian_frac', 'retrieval', 'data_norm']),
-    "napp_solver_params": _grouped(['coef_bound', 'fit_intercept', 'intercept_scaling', 'adaptive_two_stage', 'stage1_frac', 'threshold', 'augmentation', 'n_aug', 'tol', 'max_iter', 'napp_max_iter'])})
+    **_NAPP_PARAMS,
+    "notes": _NOTES,
+    "napp_budget_params": _grouped(["penalty", "l1_ratio", "q", "epsilon", "delta",
+                                    "neighboring", "eps_jacobian_frac", "retrieval",
+                                    "data_norm"]),
+    "napp_solver_params": _grouped(["coef_bound", "fit_intercept", "intercept_scaling",
+                                    "adaptive_two_stage", "stage1_frac", "threshold",
+                                    "augmentation", "n_aug", "tol", "max_iter",
+                                    "napp_max_iter"]),
+})
 
 
 class _BaseNAPP(PrivateLinearModel):
@@ -259,7 +266,7 @@ class _BaseNAPP(PrivateLinearModel):
                                                     self.coef_bound)
         penalty = self._penalty()
         solver = dict(tol=self.tol, max_iter=self.max_iter, napp_max_iter=self.napp_max_iter,
-                      style=self.augmentation, n_aug=self.n_aug, rng=rng)
+                      augmentation=self.augmentation, n_aug=self.n_aug, rng=rng)
         k = len(targets)
         common = dict(epsilon=self.epsilon / k, delta=self.delta / k,
                       gradient_bound=gradient_bound, hessian_bound=hessian_bound,
