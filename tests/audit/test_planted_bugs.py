@@ -11,7 +11,7 @@ family then run on the patched code:
   objective perturbation, ``theta - theta*`` for output perturbation) against
   the spec's law, by a Kolmogorov-Smirnov test;
 * ``replay``, ``step-normalisation``, ``step-noise``, ``control-flow``: the
-  record/replay checks of ``tests/linear_model/test_replay.py``;
+  record/replay checks of ``tests/audit/test_replay.py``;
 * ``ledger``: every pass over the private data, recorded at the estimator's
   ``_releases``, against the spend a search or EpsilonForUtility reports;
 * ``audit``: the black-box audit of :mod:`skdp.audit` in a one-dimensional
@@ -54,7 +54,7 @@ from skdp.mechanisms._napp import napp_calibration
 from skdp.linear_model._output_perturbation import OutputPertSolution
 from skdp.solvers import glm_gradient
 from skdp.losses import LogisticLoss
-from tests.linear_model.test_replay import (
+from tests.audit.test_replay import (
     _StepRecorder,
     base_data,
     check_dpsgd_control_flow,
