@@ -85,6 +85,8 @@ SPECIFIC_CASES = {
         ("eps_jacobian_frac one", {"eps_jacobian_frac": 1.0}, "'eps_jacobian_frac'"),
         ("unknown relation", {"neighboring": "swap"}, "'neighboring'"),
         ("C zero", {"C": 0.0}, "'C'"),
+        ("max_iter zero", {"max_iter": 0}, "'max_iter'"),
+        ("tol above its bound", {"tol": 1e-3}, "'tol'"),
     ],
     "OutputPertSVM": [
         ("unknown kernel", {"kernel": "poly"}, "'kernel'"),
@@ -92,6 +94,15 @@ SPECIFIC_CASES = {
         ("no random features", {"kernel": "rbf", "n_components": 0}, "'n_components'"),
         ("C negative", {"C": -1.0}, "'C'"),
         ("unknown relation", {"neighboring": "swap"}, "'neighboring'"),
+        ("squared loss", {"loss": "squared"}, "'loss'"),
+        ("huber_h zero", {"loss": "huber", "huber_h": 0.0}, "'huber_h'"),
+        ("max_iter zero", {"max_iter": 0}, "'max_iter'"),
+        ("tol zero", {"tol": 0.0}, "'tol'"),
+        ("tol one", {"tol": 1.0}, "'tol'"),
+        ("gamma 'scale'", {"kernel": "rbf", "gamma": "scale"}, "'gamma'"),
+        ("n_components float", {"kernel": "rbf", "n_components": 10.5}, "'n_components'"),
+        ("feature seed string", {"kernel": "rbf", "feature_random_state": "a"},
+         "'feature_random_state'"),
     ],
     "DPSGDClassifier": [
         ("delta zero (pure DP impossible)", {"delta": 0.0}, "delta > 0"),
@@ -106,11 +117,27 @@ SPECIFIC_CASES = {
         ("y_bound missing", {"y_bound": None}, "y_bound"),
         ("coef_bound missing", {"coef_bound": None}, "coef_bound"),
         ("bridge q outside (1, 2]", {"penalty": "bridge", "q": 2.5}, "'q'|q"),
+        ("bridge q = 1", {"penalty": "bridge", "q": 1.0}, "'q'"),
         ("eps_jacobian_frac zero", {"eps_jacobian_frac": 0.0}, "eps_jacobian_frac"),
+        ("poisson without coef_bound", {"loss": "poisson", "coef_bound": None}, "coef_bound"),
+        ("poisson without y_bound", {"loss": "poisson", "y_bound": None}, "y_bound"),
+        ("poisson with negative y", {"loss": "poisson"}, "negative"),
+        ("y_bound zero", {"y_bound": 0.0}, "'y_bound'"),
+        ("logistic loss (the classifier's)", {"loss": "logistic"}, "'loss'"),
     ],
     "NAPPLassoClassifier": [
         ("eps_jacobian_frac one", {"eps_jacobian_frac": 1.0}, "eps_jacobian_frac"),
+        ("eps_jacobian_frac 1.5", {"eps_jacobian_frac": 1.5}, "'eps_jacobian_frac'"),
         ("unknown penalty", {"penalty": "l0"}, "'penalty'"),
+        ("alpha negative", {"alpha": -1.0}, "'alpha'"),
+        ("bridge q = 0.5", {"penalty": "bridge", "q": 0.5, "coef_bound": 5.0}, "'q'"),
+        ("bridge without coef_bound", {"penalty": "bridge"}, "coef_bound"),
+        ("l1_ratio above 1", {"penalty": "elasticnet", "l1_ratio": 1.5}, "'l1_ratio'"),
+        ("stage1_frac 1", {"adaptive_two_stage": True, "stage1_frac": 1.0}, "'stage1_frac'"),
+        ("exact moment too few rows", {"augmentation": "exact_moment", "n_aug": 4}, "n_aug"),
+        ("negative threshold", {"threshold": -1.0}, "'threshold'"),
+        ("coef_bound zero", {"coef_bound": 0.0}, "'coef_bound'"),
+        ("max_iter zero", {"max_iter": 0}, "'max_iter'"),
     ],
 }
 
@@ -200,6 +227,26 @@ def test_epsilon_for_utility_bad_parameters(case, params, error, match):
         EpsilonForUtility(**{"target_utility": 0.8, "random_state": rng, **params}).fit(
             X_OK, Y_CLASS)
     assert rng.bit_generator.state == before
+
+
+def test_data_norm_none_message_explains_the_choice():
+    with pytest.raises(ValueError, match="public bound") as info:
+        ObjPertLogisticRegression(data_norm=None).fit(X_OK, Y_CLASS)
+    assert "voids the privacy guarantee" in str(info.value)
+
+
+def test_missing_bounds_message_explains_the_choice():
+    with pytest.raises(ValueError, match="public knowledge") as info:
+        NAPPLasso().fit(X_OK, Y_REG)
+    message = str(info.value)
+    assert "y_bound" in message and "coef_bound" in message
+
+
+def test_bridge_exponent_outside_range_is_rejected_by_the_penalty_object():
+    from skdp.penalties import Bridge
+    for q in (0.5, 1.0, 2.5):
+        with pytest.raises(ValueError, match="q must be in"):
+            Bridge(1.0, q)
 
 
 def test_matrix_size():

@@ -283,3 +283,12 @@ def test_sparse_and_dense_one_hot_designs_give_the_same_certified_model(loss):
         grad = glm_gradient(sol.minimiser, sol.X, sol.y, sol.loss, sol.C, sol.ridge, sol.noise)
         assert np.linalg.norm(grad) <= dense.tol
     assert_allclose(a.theta, b.theta, atol=1e-8)
+
+
+def test_sparse_input_equals_dense():
+    X = sp.random(60, 8, density=0.3, random_state=0, format="csr") * 3
+    y = np.arange(60) % 2
+    dense = ObjPertLogisticRegression(random_state=1).fit(X.toarray(), y)
+    sparse = ObjPertLogisticRegression(random_state=1).fit(X, y)
+    assert_allclose(sparse.coef_, dense.coef_, atol=1e-9)
+    assert_allclose(sparse.decision_function(X), dense.decision_function(X.toarray()), atol=1e-9)

@@ -531,3 +531,9 @@ def test_utility_improves_with_epsilon_on_average():
     assert np.all(np.diff(accuracies) > 0)
     exact = OutputPertSVM(epsilon=np.inf, C=0.2).fit(X, y).score(X, y)
     assert accuracies[-1] >= exact - 0.01
+
+
+def test_rbf_ignores_data_norm():
+    X = np.random.default_rng(0).normal(size=(30, 3)) / 3
+    est = OutputPertSVM(kernel="rbf", data_norm=None, n_components=10, random_state=0)
+    assert est.fit(X, np.arange(30) % 2).epsilon_spent_ == 1.0
