@@ -43,14 +43,13 @@ def gaussian_epsilon(delta, mu):
 
     Parameters
     ----------
-    delta : float
-        The delta at which epsilon is wanted.
-    mu : float
-        The GDP parameter.
+    delta, mu : float
+        The delta at which epsilon is wanted, and the GDP parameter.
 
     Returns
     -------
     epsilon : float
+        0 when the mechanism is (0, delta)-DP already.
     """
     if gaussian_delta(0.0, mu) <= delta:
         return 0.0

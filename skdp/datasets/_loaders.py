@@ -5,6 +5,7 @@ import numbers
 import numpy as np
 from sklearn.utils import Bunch
 
+from ..utils._docstrings import fill_doc
 from ..utils.validation import clip_rows_to_norm
 
 from ._base import (
@@ -124,6 +125,28 @@ KDD_POSITIVE_LABEL = "normal."
 KDD_TRAIN_FRACTION = 0.8
 
 
+
+# the end of every loader's Returns section, and its Raises section
+_LOADER_DOC = {"bunch_tail_and_raises": """data_norm : float
+            The row-norm bound that was applied (``inf``: none).
+        DESCR : str
+            What preprocessing was applied, and which parts depend on the data.
+
+    Raises
+    ------
+    FileNotFoundError
+        If a data file is missing and ``download_if_missing=False``.
+    OSError
+        If a download fails (for example, no network) or a downloaded file has
+        the wrong SHA-256 (it is then deleted)."""}
+
+def _train_test_bunch(X, y, n_train, feature_names, data_norm, descr):
+    """The loaders' Bunch: the first ``n_train`` rows train, the rest test."""
+    return Bunch(X_train=X[:n_train], X_test=X[n_train:], y_train=y[:n_train],
+                 y_test=y[n_train:], feature_names=feature_names, data_norm=data_norm,
+                 DESCR=descr)
+
+
 def _finish(X, data_norm):
     return clip_rows_to_norm(X, data_norm)
 
@@ -156,6 +179,7 @@ def _read_adult(pd, path, skiprows):
     )
 
 
+@fill_doc(fragments=_LOADER_DOC)
 def load_adult(*, data_home=None, download_if_missing=True, data_norm=1.0):
     """Load the UCI Adult data with the standard DP-ERM preprocessing.
 
@@ -167,7 +191,7 @@ def load_adult(*, data_home=None, download_if_missing=True, data_norm=1.0):
     Samples total    45,222 (30,162 train, 15,060 test)
     Dimensionality   104 (98 indicators + 6 numeric)
     Features         real, in [0, 1] before clipping
-    Classes          2 (+1: ``>50K``, 24.78 %)
+    Classes          2 (+1: ``>50K``, 24.78 %%)
     ==============   ==============================
 
     Parameters
@@ -202,18 +226,7 @@ def load_adult(*, data_home=None, download_if_missing=True, data_norm=1.0):
             ``"workclass=Federal-gov"``, ... then ``"age"``, ``"fnlwgt"``,
             ``"education-num"``, ``"capital-gain"``, ``"capital-loss"``,
             ``"hours-per-week"`` (the numeric columns start at index 98).
-        data_norm : float
-            The row-norm bound that was applied (``inf``: none).
-        DESCR : str
-            What preprocessing was applied, and which parts depend on the data.
-
-    Raises
-    ------
-    FileNotFoundError
-        If a file is missing and ``download_if_missing=False``.
-    OSError
-        If a download fails (for example, no network) or the downloaded file
-        has the wrong SHA-256 (it is then deleted).
+        %(bunch_tail_and_raises)s
 
     See Also
     --------
@@ -300,15 +313,7 @@ def load_adult(*, data_home=None, download_if_missing=True, data_norm=1.0):
         "(constants; fnlwgt and capital-loss are the maxima of the published files) "
         "and the per-row clipping."
     )
-    return Bunch(
-        X_train=X[:n_train],
-        X_test=X[n_train:],
-        y_train=y[:n_train],
-        y_test=y[n_train:],
-        feature_names=feature_names,
-        data_norm=data_norm,
-        DESCR=descr,
-    )
+    return _train_test_bunch(X, y, n_train, feature_names, data_norm, descr)
 
 
 def _check_kdd_random_state(random_state):
@@ -328,6 +333,7 @@ def _check_kdd_random_state(random_state):
     )
 
 
+@fill_doc(fragments=_LOADER_DOC)
 def load_kddcup99(
     *,
     data_home=None,
@@ -336,7 +342,7 @@ def load_kddcup99(
     n_samples=70000,
     random_state=10000019,
 ):
-    """Load a sample of KDD Cup 99 (10 %) with the standard DP-ERM preprocessing.
+    """Load a sample of KDD Cup 99 (10 %%) with the standard DP-ERM preprocessing.
 
     Binary task: is a network connection normal (label +1) or an attack
     (label -1)? The defaults reproduce the 70,000-row sample of Iyengar et al.
@@ -348,7 +354,7 @@ def load_kddcup99(
     Dimensionality   113 for the default sample (75 indicators + 38
                      numeric); the indicator count depends on the sample
     Features         real, in [0, 1] before clipping
-    Classes          2 (+1: ``normal.``, 19.87 % of the default sample)
+    Classes          2 (+1: ``normal.``, 19.87 %% of the default sample)
     ==============   ==============================================
 
     Parameters
@@ -390,18 +396,7 @@ def load_kddcup99(
         feature_names : ndarray of shape (n_features,), dtype object
             ``"protocol_type=icmp"``, ..., ``"service=..."``, ``"flag=..."``,
             then the 38 numeric column names, ``"duration"`` first.
-        data_norm : float
-            The row-norm bound that was applied (``inf``: none).
-        DESCR : str
-            What preprocessing was applied, and which parts depend on the data.
-
-    Raises
-    ------
-    FileNotFoundError
-        If the file is missing and ``download_if_missing=False``.
-    OSError
-        If the download fails (for example, no network) or the downloaded file
-        has the wrong SHA-256 (it is then deleted).
+        %(bunch_tail_and_raises)s
 
     See Also
     --------
@@ -438,7 +433,7 @@ def load_kddcup99(
     Data-dependent steps: the indicator vocabulary (step 2) comes from the
     sample. The numeric bounds are computed from the released file, so they
     are public only insofar as that file is. Because the draw is with
-    replacement and the file is heavily duplicated, most test rows (68.9 % for
+    replacement and the file is heavily duplicated, most test rows (68.9 %% for
     the default sample) also occur exactly in the training set: test accuracy
     is close to training accuracy.
 
@@ -508,12 +503,4 @@ def load_kddcup99(
         "Caveat: the draw is with replacement and the file is heavily duplicated, so "
         "many test rows also occur exactly in the training set."
     )
-    return Bunch(
-        X_train=X[:n_train],
-        X_test=X[n_train:],
-        y_train=y[:n_train],
-        y_test=y[n_train:],
-        feature_names=feature_names,
-        data_norm=data_norm,
-        DESCR=descr,
-    )
+    return _train_test_bunch(X, y, n_train, feature_names, data_norm, descr)

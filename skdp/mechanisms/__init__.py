@@ -8,9 +8,9 @@ numbers). Floating-point attacks on samplers (Mironov 2012) are out of scope.
 
 from ._approximate_minima import (COVER_EPSILON_SHARE, MAX_TOL, Budget, EpsilonDerivatives,
                                   SolverCover, solver_cover, split_budget)
-from ._gamma_norm import GammaNormDraw, draw_gamma_norm, sample_gamma_norm_vector
-from ._gaussian import GaussianDraw, draw_gaussian, sample_gaussian_vector
-from ._noise import draw_noise
+from ._gamma_norm import GammaNormDraw, draw_gamma_norm
+from ._gaussian import GaussianDraw, draw_gaussian
+from ._noise import draw_noise, sample_noise
 from ._output_perturbation import (OutputPertCalibration, minimiser_sensitivity,
                                    output_perturbation_calibration)
 
@@ -28,8 +28,7 @@ __all__ = [
     "draw_noise",
     "minimiser_sensitivity",
     "output_perturbation_calibration",
-    "sample_gamma_norm_vector",
-    "sample_gaussian_vector",
+    "sample_noise",
     "solver_cover",
     "split_budget",
 ]

@@ -4,6 +4,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..utils._docstrings import fill_doc
+
 
 @dataclass(frozen=True)
 class GammaNormDraw:
@@ -40,15 +42,11 @@ class GammaNormDraw:
         return (scale * self.radius) * self.direction
 
 
+@fill_doc
 def draw_gamma_norm(dim, rng):
     """Draw the standard ingredients of a ``dim``-dimensional Gamma-norm vector.
 
-    Parameters
-    ----------
-    dim : int
-        Dimension of the vector.
-    rng : numpy.random.Generator
-        The noise stream.
+    %(noise_draw_params)s
 
     Returns
     -------
@@ -57,25 +55,3 @@ def draw_gamma_norm(dim, rng):
     direction = rng.standard_normal(dim)
     direction /= np.linalg.norm(direction)
     return GammaNormDraw(radius=float(rng.gamma(shape=dim, scale=1.0)), direction=direction)
-
-
-def sample_gamma_norm_vector(dim, scale, rng):
-    """Sample ``b`` in ``R^dim`` with density proportional to ``exp(-||b|| / scale)``.
-
-    The norm is Gamma(``dim``, ``scale``) and the direction uniform, independent.
-    ``scale=0`` gives the zero vector.
-
-    Parameters
-    ----------
-    dim : int
-        Dimension of the vector.
-    scale : float
-        The scale ``1 / rate``.
-    rng : numpy.random.Generator
-        The noise stream.
-
-    Returns
-    -------
-    noise : ndarray of shape (dim,)
-    """
-    return draw_gamma_norm(dim, rng).vector(scale)

@@ -4,6 +4,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..utils._docstrings import fill_doc
+
 
 @dataclass(frozen=True)
 class GaussianDraw:
@@ -32,37 +34,14 @@ class GaussianDraw:
         return scale * self.z
 
 
+@fill_doc
 def draw_gaussian(dim, rng):
     """Draw a ``dim``-dimensional standard normal vector.
 
-    Parameters
-    ----------
-    dim : int
-        Dimension of the vector.
-    rng : numpy.random.Generator
-        The noise stream.
+    %(noise_draw_params)s
 
     Returns
     -------
     draw : GaussianDraw
     """
     return GaussianDraw(z=rng.standard_normal(dim))
-
-
-def sample_gaussian_vector(dim, scale, rng):
-    """Sample ``N(0, scale**2 I_dim)``; ``scale=0`` gives the zero vector.
-
-    Parameters
-    ----------
-    dim : int
-        Dimension of the vector.
-    scale : float
-        The standard deviation.
-    rng : numpy.random.Generator
-        The noise stream.
-
-    Returns
-    -------
-    noise : ndarray of shape (dim,)
-    """
-    return draw_gaussian(dim, rng).vector(scale)

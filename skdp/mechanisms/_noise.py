@@ -1,5 +1,7 @@
 """The standard draws of every noise law, from one entry point."""
 
+import numpy as np
+
 from ._gamma_norm import draw_gamma_norm
 from ._gaussian import draw_gaussian
 
@@ -35,3 +37,26 @@ def draw_noise(law, dim, rng):
     if law == "none":
         return None
     return _DRAWS[law](dim, rng)
+
+
+def sample_noise(law, dim, scale, rng):
+    """One noise vector of a law at a scale (the standard draws are not kept).
+
+    Parameters
+    ----------
+    law : {"gamma_norm", "gaussian", "none"}
+        Gamma-norm: density proportional to ``exp(-||b|| / scale)``; Gaussian:
+        ``N(0, scale**2 I)``.
+    dim : int
+        Dimension of the vector.
+    scale : float
+        The scale of the law; ``0`` gives the zero vector.
+    rng : numpy.random.Generator
+        The noise stream.
+
+    Returns
+    -------
+    noise : ndarray of shape (dim,)
+    """
+    draw = draw_noise(law, dim, rng)
+    return np.zeros(dim) if draw is None else draw.vector(scale)

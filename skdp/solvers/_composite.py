@@ -27,12 +27,19 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
+from ..utils._docstrings import fill_doc
 from ._check import check_loss
 
 _ZERO_GUARD = 1e-8   # relative size below which an LQA coordinate is "at zero"
 _WEIGHT_CAP = 1e8    # cap of the LQA weight, relative to the largest base weight
 
 
+@fill_doc(fragments={"theta_mu": """Parameters
+        ----------
+        theta : ndarray of shape (n_coefficients,)
+            The point.
+        mu : float, default=0.0
+            Extra L2 curvature (a multiplier of the norm ball)."""})
 @dataclass
 class CompositeProblem:
     """Data and public constants of ``F`` (see the module docstring).
@@ -81,12 +88,7 @@ class CompositeProblem:
     def smooth_value(self, theta, mu=0.0):
         """``F`` without the L1 term, plus ``mu / 2 ||theta||^2``.
 
-        Parameters
-        ----------
-        theta : ndarray of shape (n_coefficients,)
-            The point.
-        mu : float, default=0.0
-            Extra L2 curvature (a multiplier of the norm ball).
+        %(theta_mu)s
 
         Returns
         -------
@@ -102,12 +104,7 @@ class CompositeProblem:
     def value(self, theta, mu=0.0):
         """``F`` plus ``mu / 2 ||theta||^2``.
 
-        Parameters
-        ----------
-        theta : ndarray of shape (n_coefficients,)
-            The point.
-        mu : float, default=0.0
-            Extra L2 curvature.
+        %(theta_mu)s
 
         Returns
         -------
@@ -118,12 +115,7 @@ class CompositeProblem:
     def smooth_gradient(self, theta, mu=0.0):
         """Gradient of :meth:`smooth_value`.
 
-        Parameters
-        ----------
-        theta : ndarray of shape (n_coefficients,)
-            The point.
-        mu : float, default=0.0
-            Extra L2 curvature.
+        %(theta_mu)s
 
         Returns
         -------
@@ -138,12 +130,7 @@ class CompositeProblem:
     def smooth_hessian(self, theta, mu=0.0):
         """Hessian of :meth:`smooth_value`.
 
-        Parameters
-        ----------
-        theta : ndarray of shape (n_coefficients,)
-            The point.
-        mu : float, default=0.0
-            Extra L2 curvature.
+        %(theta_mu)s
 
         Returns
         -------

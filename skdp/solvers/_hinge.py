@@ -18,7 +18,15 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import LinearSVC
 
 from ..losses import HuberHingeLoss
+from ..utils._docstrings import fill_doc
 from ._newton import newton_minimise
+
+_HINGE_DOC = {"hinge_problem": """X : {ndarray, sparse matrix} of shape (n_samples, n_coefficients)
+        The design.
+    y : ndarray of shape (n_samples,)
+        Labels in {-1, +1}.
+    C : float
+        Weight of the loss sum."""}
 
 # liblinear tolerances tried in turn until the duality-gap certificate is met
 _LIBLINEAR_TOLS = (1e-5, 1e-7, 1e-9, 1e-11)
@@ -34,6 +42,7 @@ _POLISH_ROUNDS = 3
 _HUBER_PATH = (1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8)
 
 
+@fill_doc(fragments=_HINGE_DOC)
 def hinge_duality_gap(X, y, C, alpha):
     """Primal point ``theta = X^T (alpha y)`` of a dual point, and its duality gap.
 
@@ -45,12 +54,7 @@ def hinge_duality_gap(X, y, C, alpha):
 
     Parameters
     ----------
-    X : {ndarray, sparse matrix} of shape (n_samples, n_coefficients)
-        The design.
-    y : ndarray of shape (n_samples,)
-        Labels in {-1, +1}.
-    C : float
-        Weight of the loss sum.
+    %(hinge_problem)s
     alpha : ndarray of shape (n_samples,)
         A dual point, in ``[0, C]``.
 
@@ -180,6 +184,7 @@ def _polish(X, y, C, w, best, target_distance):
     return best
 
 
+@fill_doc(fragments=_HINGE_DOC)
 def certified_hinge_minimiser(X, y, *, C, target_distance, max_iter):
     """Minimise ``C sum_i max(0, 1 - y_i <x_i, theta>) + 0.5 ||theta||^2`` with a certificate.
 
@@ -195,12 +200,7 @@ def certified_hinge_minimiser(X, y, *, C, target_distance, max_iter):
 
     Parameters
     ----------
-    X : {ndarray, sparse matrix} of shape (n_samples, n_coefficients)
-        The design.
-    y : ndarray of shape (n_samples,)
-        Labels in {-1, +1}.
-    C : float
-        Weight of the loss sum.
+    %(hinge_problem)s
     target_distance : float
         The certified distance to reach.
     max_iter : int

@@ -15,7 +15,27 @@ import scipy.sparse as sp
 from scipy.linalg import cho_factor, cho_solve
 from scipy.linalg.blas import get_blas_funcs
 
+from ..utils._docstrings import fill_doc
 from ._check import check_loss
+
+# the parameters every function of the sum-form GLM objective takes
+_GLM_DOC = {"glm_problem": """X : {ndarray, sparse matrix} of shape (n_samples, n_coefficients)
+        The design.
+    y : ndarray of shape (n_samples,)
+        The targets.
+    loss : object
+        See :data:`~skdp.solvers.REQUIRED_LOSS_ATTRIBUTES`.
+    C : float
+        Weight of the loss sum.
+    ridge : float
+        L2 curvature (the strong convexity)."""}
+_GLM_DOC["glm_parameters"] = """Parameters
+    ----------
+    theta : ndarray of shape (n_coefficients,)
+        The point.
+    """ + _GLM_DOC["glm_problem"] + """
+    linear : ndarray of shape (n_coefficients,)
+        The linear term."""
 
 
 @dataclass
@@ -44,25 +64,11 @@ class NewtonResult:
     converged: bool
 
 
+@fill_doc(fragments=_GLM_DOC)
 def glm_objective(theta, X, y, loss, C, ridge, linear):
     """Value of the sum-form objective.
 
-    Parameters
-    ----------
-    theta : ndarray of shape (n_coefficients,)
-        The point.
-    X : {ndarray, sparse matrix} of shape (n_samples, n_coefficients)
-        The design.
-    y : ndarray of shape (n_samples,)
-        The targets.
-    loss : object
-        See :data:`~skdp.solvers.REQUIRED_LOSS_ATTRIBUTES`.
-    C : float
-        Weight of the loss sum.
-    ridge : float
-        L2 curvature.
-    linear : ndarray of shape (n_coefficients,)
-        The linear term.
+    %(glm_parameters)s
 
     Returns
     -------
@@ -71,25 +77,11 @@ def glm_objective(theta, X, y, loss, C, ridge, linear):
     return _objective_at(theta, X @ theta, y, loss, C, ridge, linear)
 
 
+@fill_doc(fragments=_GLM_DOC)
 def glm_gradient(theta, X, y, loss, C, ridge, linear):
     """Gradient of the sum-form objective.
 
-    Parameters
-    ----------
-    theta : ndarray of shape (n_coefficients,)
-        The point.
-    X : {ndarray, sparse matrix} of shape (n_samples, n_coefficients)
-        The design.
-    y : ndarray of shape (n_samples,)
-        The targets.
-    loss : object
-        See :data:`~skdp.solvers.REQUIRED_LOSS_ATTRIBUTES`.
-    C : float
-        Weight of the loss sum.
-    ridge : float
-        L2 curvature.
-    linear : ndarray of shape (n_coefficients,)
-        The linear term.
+    %(glm_parameters)s
 
     Returns
     -------
@@ -98,6 +90,7 @@ def glm_gradient(theta, X, y, loss, C, ridge, linear):
     return _gradient_at(theta, X @ theta, X, y, loss, C, ridge, linear)
 
 
+@fill_doc(fragments=_GLM_DOC)
 def glm_hessian(theta, X, y, loss, C, ridge):
     """Hessian ``C X^T diag(l'') X + ridge I`` of the sum-form objective.
 
@@ -105,16 +98,7 @@ def glm_hessian(theta, X, y, loss, C, ridge):
     ----------
     theta : ndarray of shape (n_coefficients,)
         The point.
-    X : {ndarray, sparse matrix} of shape (n_samples, n_coefficients)
-        The design.
-    y : ndarray of shape (n_samples,)
-        The targets.
-    loss : object
-        See :data:`~skdp.solvers.REQUIRED_LOSS_ATTRIBUTES`.
-    C : float
-        Weight of the loss sum.
-    ridge : float
-        L2 curvature.
+    %(glm_problem)s
 
     Returns
     -------
@@ -180,6 +164,7 @@ def _subsampled_hessian(z, X, y, loss, C, ridge, stride):
     return _hessian_at(z[::stride], X[::stride], y[::stride], loss, C * stride, ridge)
 
 
+@fill_doc(fragments=_GLM_DOC)
 def newton_minimise(X, y, loss, *, C, ridge, linear, tol, max_iter, theta0=None):
     """Minimise the sum-form objective to a certified ``||grad J|| <= tol``.
 
@@ -197,16 +182,7 @@ def newton_minimise(X, y, loss, *, C, ridge, linear, tol, max_iter, theta0=None)
 
     Parameters
     ----------
-    X : {ndarray, sparse matrix} of shape (n_samples, n_coefficients)
-        The design.
-    y : ndarray of shape (n_samples,)
-        The targets.
-    loss : object
-        See :data:`~skdp.solvers.REQUIRED_LOSS_ATTRIBUTES`.
-    C : float
-        Weight of the loss sum.
-    ridge : float
-        L2 curvature (the strong convexity).
+    %(glm_problem)s
     linear : ndarray of shape (n_coefficients,)
         The linear term (the noise of objective perturbation).
     tol : float

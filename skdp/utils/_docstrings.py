@@ -61,6 +61,12 @@ _SHARED_PARAMS = {
             The rows.
         y : array-like of shape (n_samples,)
             Their labels (classifiers) or targets (regressors).""",
+    "noise_draw_params": """Parameters
+    ----------
+    dim : int
+        Dimension of the vector.
+    rng : numpy.random.Generator
+        The noise stream.""",
     "privacy_attrs": """epsilon_spent_ : float
         Epsilon of the guarantee delivered by this fit.
 

@@ -5,7 +5,7 @@ import skdp.mechanisms._objective_perturbation as objpert_module
 from skdp import DPSGDClassifier, NAPPLassoClassifier, ObjPertLogisticRegression, OutputPertSVM
 from skdp.accounting import analytic_gaussian_sigma
 from skdp.audit import audit_estimator, audit_mechanism, audit_statistics, clopper_pearson
-from skdp.mechanisms import sample_gamma_norm_vector
+from skdp.mechanisms import sample_noise
 
 
 def test_clopper_pearson_brackets_the_proportion():
@@ -20,7 +20,7 @@ def test_clopper_pearson_brackets_the_proportion():
 
 def test_audit_certifies_most_of_a_laplace_mechanism():
     # the Gamma-norm vector in one dimension is the Laplace mechanism
-    mechanism = lambda v, rng: v + sample_gamma_norm_vector(1, 1.0, rng)  # noqa: E731
+    mechanism = lambda v, rng: v + sample_noise("gamma_norm", 1, 1.0, rng)  # noqa: E731
     result = audit_mechanism(mechanism, 1.0, 0.0, epsilon=1.0, n_runs=100_000, random_state=0)
     assert not result.contradicted
     assert result.certified_fraction >= 0.8, str(result)

@@ -8,8 +8,7 @@ from scipy import stats
 from skdp.mechanisms import (
     draw_gamma_norm,
     draw_gaussian,
-    sample_gamma_norm_vector,
-    sample_gaussian_vector,
+    sample_noise,
 )
 
 N_DRAWS = 20_000
@@ -17,7 +16,7 @@ N_DRAWS = 20_000
 
 def _gamma_norm_sample(dim, scale, seed=0):
     rng = np.random.default_rng(seed)
-    return np.array([sample_gamma_norm_vector(dim, scale, rng) for _ in range(N_DRAWS)])
+    return np.array([sample_noise("gamma_norm", dim, scale, rng) for _ in range(N_DRAWS)])
 
 
 def test_gamma_norm_moments_match_spec():
@@ -48,7 +47,7 @@ def test_gamma_norm_direction_is_uniform():
 
 def test_gaussian_vector_law():
     rng = np.random.default_rng(3)
-    b = np.array([sample_gaussian_vector(4, 2.5, rng) for _ in range(N_DRAWS)])
+    b = np.array([sample_noise("gaussian", 4, 2.5, rng) for _ in range(N_DRAWS)])
     # spec 8.8: per-coordinate std within 2 %
     assert_allclose(b.std(axis=0), 2.5, rtol=0.02)
     assert stats.kstest(b[:, 0] / 2.5, "norm").pvalue > 1e-3
@@ -57,23 +56,23 @@ def test_gaussian_vector_law():
 
 def test_zero_scale_gives_zero_noise():
     rng = np.random.default_rng(0)
-    assert not sample_gamma_norm_vector(4, 0.0, rng).any()
-    assert not sample_gaussian_vector(4, 0.0, rng).any()
+    assert not sample_noise("gamma_norm", 4, 0.0, rng).any()
+    assert not sample_noise("gaussian", 4, 0.0, rng).any()
 
 
 def test_standard_draws_are_retrievable_and_rescale():
     draw = draw_gamma_norm(6, np.random.default_rng(5))
-    direct = sample_gamma_norm_vector(6, 3.0, np.random.default_rng(5))
+    direct = sample_noise("gamma_norm", 6, 3.0, np.random.default_rng(5))
     assert_allclose(draw.vector(3.0), direct)
     assert_allclose(np.linalg.norm(draw.direction), 1.0)
     assert_allclose(np.linalg.norm(draw.vector(2.0)), 2.0 * draw.radius)
     gauss = draw_gaussian(6, np.random.default_rng(5))
-    assert_allclose(gauss.vector(0.5), sample_gaussian_vector(6, 0.5, np.random.default_rng(5)))
+    assert_allclose(gauss.vector(0.5), sample_noise("gaussian", 6, 0.5, np.random.default_rng(5)))
 
 
 def test_same_seed_same_draw_other_seed_other_draw():
-    a = sample_gamma_norm_vector(5, 1.0, np.random.default_rng(11))
-    b = sample_gamma_norm_vector(5, 1.0, np.random.default_rng(11))
-    c = sample_gamma_norm_vector(5, 1.0, np.random.default_rng(12))
+    a = sample_noise("gamma_norm", 5, 1.0, np.random.default_rng(11))
+    b = sample_noise("gamma_norm", 5, 1.0, np.random.default_rng(11))
+    c = sample_noise("gamma_norm", 5, 1.0, np.random.default_rng(12))
     assert_allclose(a, b)
     assert not np.allclose(a, c)
