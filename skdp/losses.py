@@ -29,6 +29,9 @@ from scipy.special import expit
 class _MarginLoss:
     """Loss ``f(y * z)`` of the margin; subclasses define ``value/grad/hessian``."""
 
+    # the constants are global: no label bound or coefficient ball needed
+    needs_public_bounds: ClassVar[bool] = False
+
     def loss(self, z, y):
         """Per-example loss at linear predictor ``z`` and label ``y``."""
         return self.value(y * z)
@@ -130,6 +133,8 @@ class SquaredLoss:
     """
 
     name: ClassVar[str] = "squared"
+    # bounds need |y| <= y_bound and ||theta|| <= coef_bound
+    needs_public_bounds: ClassVar[bool] = True
     lipschitz: ClassVar[float] = np.inf
     smoothness: ClassVar[float] = 1.0
 
@@ -166,6 +171,7 @@ class PoissonLoss:
     """
 
     name: ClassVar[str] = "poisson"
+    needs_public_bounds: ClassVar[bool] = True
     lipschitz: ClassVar[float] = np.inf
     smoothness: ClassVar[float] = np.inf
 

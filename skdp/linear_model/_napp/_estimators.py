@@ -231,11 +231,12 @@ class _BaseNAPP(PrivateLinearModel):
         """Cross-parameter rules, checked before any noise is drawn."""
         self._check_privacy_params()
         loss = self._loss_name
+        needs_bounds = self._make_loss().needs_public_bounds
         needs = []
-        if loss in ("squared", "poisson") and self.coef_bound is None:
+        if needs_bounds and self.coef_bound is None:
             needs.append(f"coef_bound (the {loss} loss has no finite gradient bound without "
                          "a public bound on ||theta||)")
-        if loss in ("squared", "poisson") and getattr(self, "y_bound", None) is None:
+        if needs_bounds and getattr(self, "y_bound", None) is None:
             needs.append(f"y_bound (the {loss} loss needs a public bound on |y|; y is clipped "
                          "to it)")
         if self.penalty == "bridge" and self.coef_bound is None:
