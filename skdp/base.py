@@ -136,7 +136,15 @@ class EpsilonRelease:
     The derivative is pathwise: the noise's standard draws are held fixed while
     ``epsilon`` moves, so it is the slope of the released model along one noise
     realisation. It is returned by ``fit_release`` and never stored on the
-    estimator (it is computed from the noise).
+    estimator.
+
+    .. warning:: The derivatives are **not private**. They are computed from the
+       noise and the private data (for output perturbation ``coef_derivative`` is
+       the noise vector times a public factor, so ``coef - coef_derivative *
+       factor`` is the non-private minimiser). Only ``coef`` and ``intercept``
+       carry the estimator's guarantee; never publish the derivatives. They
+       exist for :class:`~skdp.EpsilonForUtility`'s analytic measurements,
+       whose report states that the selection is not covered.
 
     Attributes
     ----------

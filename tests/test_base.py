@@ -158,3 +158,14 @@ def test_a_third_party_estimator_takes_the_analytic_path():
     assert np.isfinite(search.privacy_report_["total_epsilon"])
     assert all(np.isfinite(m["derivative"]) for m in search.measurements_)
     assert search.expansion_ == "inverse"
+
+
+def test_the_derivatives_are_not_private():
+    """Documented: for pure output perturbation the noise is ``-epsilon`` times the
+    derivative, so a release together with its derivative gives back the non-private
+    minimiser. Only the fitted model may be published."""
+    release = OutputPertSVM(epsilon=1.0, C=0.5, random_state=0).fit_release(X, y)
+    recovered = release.coef + 1.0 * release.coef_derivative
+    exact = OutputPertSVM(epsilon=np.inf, C=0.5).fit(X, y)
+    np.testing.assert_allclose(recovered, exact.coef_, atol=1e-10)
+    assert not np.allclose(release.coef, exact.coef_, atol=1e-3)

@@ -176,7 +176,8 @@ class PrivateLinearModel(PrivacyParamsMixin, BaseEstimator):
         The derivative holds the noise's standard draws fixed (see
         :class:`~skdp.base.EpsilonRelease`); the fit is the same as :meth:`fit`'s,
         with the same spend. Available when the estimator's privacy tags declare
-        ``epsilon_derivative``.
+        ``epsilon_derivative``. The derivatives are not private (they are
+        computed from the noise): only the fitted model carries the guarantee.
 
         Parameters
         ----------
