@@ -120,6 +120,7 @@ def get_privacy_tags(estimator):
     Parameters
     ----------
     estimator : estimator object
+        The estimator, fitted or not; its scikit-learn tags are read.
 
     Returns
     -------

@@ -83,6 +83,8 @@ def privacy_cost_of_search(search):
     Parameters
     ----------
     search : fitted BaseSearchCV or list of fitted skdp estimators
+        The search whose fits are counted, or the estimators whose spends are
+        added.
 
     Returns
     -------

@@ -108,6 +108,7 @@ def noise_generator(random_state):
     Parameters
     ----------
     random_state : None, int, numpy.random.RandomState or numpy.random.Generator
+        Seed of the pair of streams, read as :func:`privacy_streams` reads it.
 
     Returns
     -------
@@ -122,6 +123,7 @@ def public_generator(random_state):
     Parameters
     ----------
     random_state : None, int, numpy.random.RandomState or numpy.random.Generator
+        Seed of the pair of streams, read as :func:`privacy_streams` reads it.
 
     Returns
     -------
@@ -140,6 +142,7 @@ def check_rng(random_state):
     Parameters
     ----------
     random_state : None, int, numpy.random.RandomState or numpy.random.Generator
+        Source of the randomness, as described above.
 
     Returns
     -------

@@ -13,6 +13,7 @@ def clip_rows_to_norm(X, data_norm):
     Parameters
     ----------
     X : ndarray or sparse matrix of shape (n_samples, n_features)
+        The rows to clip.
     data_norm : float
         Public bound on the L2 norm of a row; ``np.inf`` leaves ``X`` unchanged.
 
@@ -39,7 +40,21 @@ def clip_rows_to_norm(X, data_norm):
 
 
 def row_clip_factors(norms, data_norm):
-    """Per-row factors ``min(1, data_norm / norm)`` that clip rows to ``data_norm``."""
+    """Per-row factors ``min(1, data_norm / norm)`` that clip rows to ``data_norm``.
+
+    Parameters
+    ----------
+    norms : ndarray of shape (n_samples,)
+        The L2 norms of the rows. A zero norm gives the factor 1.
+    data_norm : float
+        Public bound on the L2 norm of a row.
+
+    Returns
+    -------
+    factors : ndarray of shape (n_samples,)
+        Values in (0, 1]: 1 for a row inside the ball, ``data_norm / norm``
+        for a row outside it.
+    """
     return np.minimum(1.0, data_norm / np.maximum(norms, np.finfo(float).tiny))
 
 
@@ -88,7 +103,23 @@ def effective_data_norm(data_norm, fit_intercept, intercept_scaling):
 
 
 def check_data_norm(data_norm):
-    """Reject a missing or non-positive ``data_norm`` with an explanation."""
+    """Reject a missing ``data_norm`` with an explanation of why it must be public.
+
+    Parameters
+    ----------
+    data_norm : float or None
+        The estimator's ``data_norm`` parameter.
+
+    Returns
+    -------
+    data_norm : float
+        ``data_norm`` itself, unchanged.
+
+    Raises
+    ------
+    ValueError
+        If ``data_norm`` is ``None``.
+    """
     if data_norm is None:
         raise ValueError(
             "data_norm=None: skdp never computes the row-norm bound from the private "
