@@ -25,6 +25,55 @@ from typing import ClassVar
 import numpy as np
 from scipy.special import expit
 
+from .utils._docstrings import fill_doc
+
+
+def _returns(name, what):
+    return f"""Returns
+        -------
+        {name} : ndarray
+            {what}"""
+
+
+_MARGIN = """Parameters
+        ----------
+        m : array-like
+            Margins ``y * z``.
+
+        """
+_PREDICTOR = """Parameters
+        ----------
+        z : array-like
+            Linear predictors ``<theta, x>``.
+        y : array-like or float
+            Targets.
+
+        """
+# shared Parameters/Returns sections of the losses' methods (``%(name)s`` in docstrings)
+_LOSS_DOC = {
+    "margin_value": _MARGIN + _returns("value", "``f(m)``."),
+    "margin_grad": _MARGIN + _returns("derivative", "``f'(m)``."),
+    "margin_hessian": _MARGIN + _returns("second_derivative", "``f''(m)``."),
+    "predictor_value": _PREDICTOR + _returns("value", "The per-example loss."),
+    "predictor_dz": _PREDICTOR + _returns("derivative", "Its derivative in ``z``."),
+    "predictor_d2z": _PREDICTOR + _returns("second_derivative",
+                                           "Its second derivative in ``z``."),
+    "bounds": """Parameters
+        ----------
+        row_norm : float
+            Public bound ``R`` on a row's norm.
+        y_bound : float, default=None
+            Public bound ``Y`` on ``|y|`` (losses that need it).
+        coef_bound : float, default=None
+            Public radius ``B`` of the coefficient ball (losses that need it).
+
+        Returns
+        -------
+        gradient_bound, hessian_bound : float
+            Per-record bounds on the gradient's norm and the Hessian's eigenvalues.""",
+}
+
+@fill_doc(fragments=_LOSS_DOC)
 
 class _MarginLoss:
     """Loss ``f(y * z)`` of the margin; subclasses define ``value/grad/hessian``."""
@@ -33,15 +82,24 @@ class _MarginLoss:
     needs_public_bounds: ClassVar[bool] = False
 
     def loss(self, z, y):
-        """Per-example loss at linear predictor ``z`` and label ``y``."""
+        """Per-example loss at linear predictor ``z`` and label ``y`` in {-1, +1}.
+
+        %(predictor_value)s
+        """
         return self.value(y * z)
 
     def dz(self, z, y):
-        """Derivative of the per-example loss in ``z``."""
+        """Derivative of the per-example loss in ``z``.
+
+        %(predictor_dz)s
+        """
         return y * self.grad(y * z)
 
     def d2z(self, z, y):
-        """Second derivative of the per-example loss in ``z`` (``y**2 == 1``)."""
+        """Second derivative of the per-example loss in ``z`` (``y**2 == 1``).
+
+        %(predictor_d2z)s
+        """
         return self.hessian(y * z)
 
     def bounds(self, row_norm, y_bound=None, coef_bound=None):
@@ -49,10 +107,13 @@ class _MarginLoss:
 
         Labels are in {-1, +1} and the constants are global, so ``y_bound`` and
         ``coef_bound`` are not needed.
+
+        %(bounds)s
         """
         return float(self.lipschitz * row_norm), float(self.smoothness * row_norm**2)
 
 
+@fill_doc(fragments=_LOSS_DOC)
 @dataclass(frozen=True)
 class LogisticLoss(_MarginLoss):
     """Logistic loss ``f(m) = log(1 + exp(-m))``."""
@@ -62,22 +123,40 @@ class LogisticLoss(_MarginLoss):
     smoothness: ClassVar[float] = 0.25
 
     def value(self, m):
+        """The logistic loss at margins ``m``.
+
+        %(margin_value)s
+        """
         return np.logaddexp(0.0, -m)
 
     def grad(self, m):
+        """Its derivative ``-expit(-m)``.
+
+        %(margin_grad)s
+        """
         return -expit(-m)
 
     def hessian(self, m):
+        """Its second derivative ``p (1 - p)``, ``p = expit(m)``.
+
+        %(margin_hessian)s
+        """
         p = expit(m)
         return p * (1.0 - p)
 
 
+@fill_doc(fragments=_LOSS_DOC)
 @dataclass(frozen=True)
 class HuberHingeLoss(_MarginLoss):
     """Huber-smoothed hinge of width ``h`` (the "Huber SVM" of Chaudhuri et al.).
 
     ``f(m) = 0`` for ``m > 1 + h``, ``(1 + h - m)**2 / (4 h)`` for
     ``|1 - m| <= h`` and ``1 - m`` for ``m < 1 - h``.
+
+    Parameters
+    ----------
+    h : float, default=0.5
+        Half-width of the quadratic band; the curvature bound is ``1 / (2 h)``.
     """
 
     h: float = 0.5
@@ -86,24 +165,38 @@ class HuberHingeLoss(_MarginLoss):
 
     @property
     def smoothness(self):
+        """The supremum of the second derivative, ``1 / (2 h)``."""
         return 1.0 / (2.0 * self.h)
 
     def value(self, m):
+        """The Huber hinge at margins ``m``.
+
+        %(margin_value)s
+        """
         m = np.asarray(m, dtype=float)
         middle = (1.0 + self.h - m) ** 2 / (4.0 * self.h)
         return np.where(m > 1.0 + self.h, 0.0, np.where(m < 1.0 - self.h, 1.0 - m, middle))
 
     def grad(self, m):
+        """Its derivative.
+
+        %(margin_grad)s
+        """
         m = np.asarray(m, dtype=float)
         middle = -(1.0 + self.h - m) / (2.0 * self.h)
         return np.where(m > 1.0 + self.h, 0.0, np.where(m < 1.0 - self.h, -1.0, middle))
 
     def hessian(self, m):
+        """Its second derivative, ``1 / (2 h)`` inside the band.
+
+        %(margin_hessian)s
+        """
         m = np.asarray(m, dtype=float)
         inside = np.abs(1.0 - m) <= self.h
         return np.where(inside, 1.0 / (2.0 * self.h), 0.0)
 
 
+@fill_doc(fragments=_LOSS_DOC)
 @dataclass(frozen=True)
 class HingeLoss(_MarginLoss):
     """Hinge loss ``f(m) = max(0, 1 - m)``: Lipschitz, no second derivative."""
@@ -113,16 +206,36 @@ class HingeLoss(_MarginLoss):
     smoothness: ClassVar[float] = np.inf
 
     def value(self, m):
+        """The hinge at margins ``m``.
+
+        %(margin_value)s
+        """
         return np.maximum(0.0, 1.0 - np.asarray(m, dtype=float))
 
     def grad(self, m):
-        """A subgradient: -1 where ``m < 1``, else 0."""
+        """A subgradient: -1 where ``m < 1``, else 0.
+
+        %(margin_grad)s
+        """
         return np.where(np.asarray(m, dtype=float) < 1.0, -1.0, 0.0)
 
     def hessian(self, m):
+        """The hinge has no second derivative.
+
+        Parameters
+        ----------
+        m : array-like
+            Margins ``y * z``.
+
+        Raises
+        ------
+        ValueError
+            Always: use output perturbation for the hinge.
+        """
         raise ValueError("The hinge loss has no second derivative; use output perturbation.")
 
 
+@fill_doc(fragments=_LOSS_DOC)
 @dataclass(frozen=True)
 class SquaredLoss:
     """Squared loss of the residual, ``0.5 * (z - y)**2``.
@@ -139,28 +252,53 @@ class SquaredLoss:
     smoothness: ClassVar[float] = 1.0
 
     def loss(self, z, y):
+        """``0.5 (z - y)**2``.
+
+        %(predictor_value)s
+        """
         return 0.5 * (z - y) ** 2
 
     def dz(self, z, y):
+        """``z - y``.
+
+        %(predictor_dz)s
+        """
         return z - y
 
     def d2z(self, z, y):
+        """``1``.
+
+        %(predictor_d2z)s
+        """
         return np.ones_like(np.asarray(z, dtype=float))
 
     @staticmethod
     def lipschitz_on(y_bound, z_bound):
-        """Bound on ``|z - y|`` when ``|y| <= y_bound`` and ``|z| <= z_bound``."""
+        """Bound on ``|z - y|`` when ``|y| <= y_bound`` and ``|z| <= z_bound``.
+
+        Parameters
+        ----------
+        y_bound, z_bound : float
+            Public bounds on ``|y|`` and ``|z|``.
+
+        Returns
+        -------
+        lipschitz : float
+        """
         return float(y_bound) + float(z_bound)
 
     def bounds(self, row_norm, y_bound=None, coef_bound=None):
         """Per-record bounds on rows of norm ``R``, ``|y| <= Y`` and ``||theta|| <= B``.
 
         ``((R B + Y) R, R**2)``: ``|z| <= R B``.
+
+        %(bounds)s
         """
         return (self.lipschitz_on(y_bound, row_norm * coef_bound) * row_norm,
                 float(row_norm**2))
 
 
+@fill_doc(fragments=_LOSS_DOC)
 @dataclass(frozen=True)
 class PoissonLoss:
     """Poisson negative log-likelihood with log link, ``exp(z) - y z`` (``log y!`` dropped).
@@ -175,29 +313,65 @@ class PoissonLoss:
     lipschitz: ClassVar[float] = np.inf
     smoothness: ClassVar[float] = np.inf
 
-    def loss(self, z, y):
-        return np.exp(z) - y * z
-
-    def dz(self, z, y):
-        return np.exp(z) - y
-
-    def d2z(self, z, y):
-        return np.exp(np.asarray(z, dtype=float))
-
     @staticmethod
     def lipschitz_on(y_bound, z_bound):
-        """Bound on ``|exp(z) - y|`` when ``0 <= y <= y_bound`` and ``|z| <= z_bound``."""
+        """Bound on ``|exp(z) - y|`` when ``0 <= y <= y_bound`` and ``|z| <= z_bound``.
+
+        Parameters
+        ----------
+        y_bound : float
+            Public bound on ``y >= 0``.
+        z_bound : float
+            Public bound on ``|z|``.
+
+        Returns
+        -------
+        lipschitz : float
+        """
         return float(max(np.exp(z_bound), y_bound))
 
     @staticmethod
     def smoothness_on(z_bound):
-        """Bound on ``exp(z)`` when ``|z| <= z_bound``."""
+        """Bound on ``exp(z)`` when ``|z| <= z_bound``.
+
+        Parameters
+        ----------
+        z_bound : float
+            Public bound on ``|z|``.
+
+        Returns
+        -------
+        smoothness : float
+        """
         return float(np.exp(z_bound))
+
+    def loss(self, z, y):
+        """``exp(z) - y z``.
+
+        %(predictor_value)s
+        """
+        return np.exp(z) - y * z
+
+    def dz(self, z, y):
+        """``exp(z) - y``.
+
+        %(predictor_dz)s
+        """
+        return np.exp(z) - y
+
+    def d2z(self, z, y):
+        """``exp(z)``.
+
+        %(predictor_d2z)s
+        """
+        return np.exp(np.asarray(z, dtype=float))
 
     def bounds(self, row_norm, y_bound=None, coef_bound=None):
         """Per-record bounds on rows of norm ``R``, ``0 <= y <= Y`` and ``||theta|| <= B``.
 
         ``(max(exp(R B), Y) R, exp(R B) R**2)``: ``|z| <= R B``.
+
+        %(bounds)s
         """
         z_bound = row_norm * coef_bound
         return (self.lipschitz_on(y_bound, z_bound) * row_norm,

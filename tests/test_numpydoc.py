@@ -27,45 +27,6 @@ import skdp  # noqa: E402
 # a class, a property or a function that returns None (``__init__`` is not collected).
 CHECKED = ("GL08", "PR01", "PR02", "PR07", "RT01")
 
-# Objects whose docstrings live in files another renovation owns (mechanisms, audit,
-# linear_model, losses, model_selection._epsilon_for_utility). A method a public class
-# inherits from a private one is named after the first public class that has it (the
-# losses' shared margin methods under LogisticLoss, with_coefficients under
-# DPSGDClassifier). Strict: once one of them passes, its xfail fails, and its name
-# must leave this set.
-PENDING = {
-    "skdp.audit._audit.audit_estimator",
-    "skdp.audit._audit.audit_mechanism",
-    "skdp.linear_model._dpsgd.DPSGDClassifier.with_coefficients",
-    "skdp.losses.HingeLoss.grad",
-    "skdp.losses.HingeLoss.hessian",
-    "skdp.losses.HingeLoss.value",
-    "skdp.losses.HuberHingeLoss",
-    "skdp.losses.HuberHingeLoss.grad",
-    "skdp.losses.HuberHingeLoss.hessian",
-    "skdp.losses.HuberHingeLoss.smoothness",
-    "skdp.losses.HuberHingeLoss.value",
-    "skdp.losses.LogisticLoss.bounds",
-    "skdp.losses.LogisticLoss.d2z",
-    "skdp.losses.LogisticLoss.dz",
-    "skdp.losses.LogisticLoss.grad",
-    "skdp.losses.LogisticLoss.hessian",
-    "skdp.losses.LogisticLoss.loss",
-    "skdp.losses.LogisticLoss.value",
-    "skdp.losses.PoissonLoss.bounds",
-    "skdp.losses.PoissonLoss.d2z",
-    "skdp.losses.PoissonLoss.dz",
-    "skdp.losses.PoissonLoss.lipschitz_on",
-    "skdp.losses.PoissonLoss.loss",
-    "skdp.losses.PoissonLoss.smoothness_on",
-    "skdp.losses.SquaredLoss.bounds",
-    "skdp.losses.SquaredLoss.d2z",
-    "skdp.losses.SquaredLoss.dz",
-    "skdp.losses.SquaredLoss.lipschitz_on",
-    "skdp.losses.SquaredLoss.loss",
-    "skdp.model_selection._epsilon_for_utility.EpsilonForUtility.predict_utility",
-}
-
 
 def _public_modules():
     """skdp and its importable modules with no private part in their dotted path."""
@@ -160,18 +121,10 @@ def numpydoc_failures(obj):
 PUBLIC_OBJECTS = _public_objects()
 
 
-@pytest.mark.parametrize("obj", [
-    pytest.param(obj, id=name, marks=pytest.mark.xfail(
-        strict=True, reason="docstring pending (renovation)") if name in PENDING else ())
-    for name, obj in PUBLIC_OBJECTS])
+@pytest.mark.parametrize("obj", [pytest.param(obj, id=name) for name, obj in PUBLIC_OBJECTS])
 def test_numpydoc(obj):
     failures = numpydoc_failures(obj)
     assert not failures, "numpydoc:\n  " + "\n  ".join(failures)
-
-
-def test_pending_names_exist():
-    """Every name in PENDING is a checked object (a renamed object leaves the set)."""
-    assert PENDING <= {name for name, _ in PUBLIC_OBJECTS}
 
 
 def test_collects_every_public_module():

@@ -171,6 +171,7 @@ def audit_mechanism(mechanism, input_a, input_b, *, epsilon, delta=0.0, n_runs=1
     alpha : float, default=0.05
         Failure probability of each confidence bound.
     random_state : int, Generator or None, default=None
+        Seeds the audit's own runs (an audit is a test, never a release).
 
     Returns
     -------
@@ -252,13 +253,17 @@ def audit_estimator(estimator, X, y, canary_x, canary_y, *, n_runs=1000, neighbo
         The canary's features (for power: a row at the norm bound, in a
         direction the rest of the data does not use).
     canary_y : label
+        The canary's label.
     n_runs : int, default=1000
+        Fits on each of the two datasets.
     neighboring : {"add_remove", "replace"}, default=None
         Default: the estimator's ``neighboring`` parameter, else add/remove.
     alpha : float, default=0.05
+        Failure probability of each confidence bound.
     n_jobs : int, default=None
         Parallel fits through joblib.
     random_state : int, Generator or None, default=None
+        Seeds the audit's fits (an audit is a test, never a release).
 
     Returns
     -------

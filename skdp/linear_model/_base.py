@@ -212,7 +212,9 @@ class PrivateLinearModel(PrivacyParamsMixin, BaseEstimator):
         Parameters
         ----------
         coef : array-like of the shape of ``coef_``
+            The coefficients of the copy.
         intercept : array-like of the shape of ``intercept_``
+            Its intercepts.
 
         Returns
         -------

@@ -495,6 +495,7 @@ default=None
         Parameters
         ----------
         epsilons : array-like of shape (n_points,)
+            Where to estimate the utility (on the full-data scale).
 
         Returns
         -------

@@ -20,6 +20,8 @@ import secrets
 
 import numpy as np
 
+from ._docstrings import fill_doc
+
 # Spawn keys that separate the two streams derived from one seed.
 _NOISE_KEY, _PUBLIC_KEY = 0, 1
 
@@ -102,13 +104,17 @@ def privacy_streams(random_state):
     return _chacha(noise_seed), np.random.default_rng(public_seed)
 
 
+_STREAM_DOC = {"stream_seed": """Parameters
+    ----------
+    random_state : None, int, numpy.random.RandomState or numpy.random.Generator
+        Seed of the pair of streams, read as :func:`privacy_streams` reads it."""}
+
+
+@fill_doc(fragments=_STREAM_DOC)
 def noise_generator(random_state):
     """The privacy-noise stream of :func:`privacy_streams` alone.
 
-    Parameters
-    ----------
-    random_state : None, int, numpy.random.RandomState or numpy.random.Generator
-        Seed of the pair of streams, read as :func:`privacy_streams` reads it.
+    %(stream_seed)s
 
     Returns
     -------
@@ -117,13 +123,11 @@ def noise_generator(random_state):
     return privacy_streams(random_state)[0]
 
 
+@fill_doc(fragments=_STREAM_DOC)
 def public_generator(random_state):
     """The public stream of :func:`privacy_streams` alone.
 
-    Parameters
-    ----------
-    random_state : None, int, numpy.random.RandomState or numpy.random.Generator
-        Seed of the pair of streams, read as :func:`privacy_streams` reads it.
+    %(stream_seed)s
 
     Returns
     -------
