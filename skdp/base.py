@@ -1,5 +1,6 @@
 """The contract shared by every private estimator: parameters, spend, privacy tags."""
 
+import copy
 from dataclasses import dataclass, fields
 from numbers import Real
 
@@ -9,8 +10,8 @@ from sklearn.utils import Tags, get_tags
 from .utils._sklearn_compat import Interval, StrOptions
 from .utils.validation import check_data_norm
 
-__all__ = ["EpsilonRelease", "PrivacyTags", "PrivateTags", "get_privacy_tags",
-           "with_privacy_tags"]
+__all__ = ["EpsilonRelease", "PrivacyTags", "PrivateTags", "copy_with_coefficients",
+           "get_privacy_tags", "with_privacy_tags"]
 
 NEIGHBORING_RELATIONS = ("add_remove", "replace")
 
@@ -112,6 +113,28 @@ def with_privacy_tags(tags, privacy_tags):
     """
     values = {field.name: getattr(tags, field.name) for field in fields(Tags)}
     return PrivateTags(**values, privacy_tags=privacy_tags)
+
+
+def copy_with_coefficients(estimator, coef, intercept):
+    """A shallow copy of a fitted linear model with ``coef_`` and ``intercept_`` replaced.
+
+    Parameters
+    ----------
+    estimator : fitted estimator
+        A linear model with ``coef_`` and ``intercept_``; it is not modified.
+    coef : array-like of the shape of ``coef_``
+        The coefficients of the copy.
+    intercept : array-like of the shape of ``intercept_``
+        Its intercepts.
+
+    Returns
+    -------
+    model : estimator
+    """
+    model = copy.copy(estimator)
+    model.coef_ = np.asarray(coef, dtype=float).reshape(np.shape(estimator.coef_))
+    model.intercept_ = np.asarray(intercept, dtype=float).reshape(np.shape(estimator.intercept_))
+    return model
 
 
 def get_privacy_tags(estimator):

@@ -1,6 +1,5 @@
 """The private linear models' base (``fit`` written once) and the pieces they share."""
 
-import copy
 from numbers import Real
 
 import numpy as np
@@ -10,7 +9,8 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..base import EpsilonRelease, PrivacyParamsMixin, PrivacyTags, with_privacy_tags
+from ..base import (EpsilonRelease, PrivacyParamsMixin, PrivacyTags, copy_with_coefficients,
+                    with_privacy_tags)
 from ..exceptions import ConvergenceError
 from ..losses import make_loss
 from ..utils._docstrings import fill_doc
@@ -222,10 +222,7 @@ class PrivateLinearModel(PrivacyParamsMixin, BaseEstimator):
             A shallow copy with ``coef_`` and ``intercept_`` replaced.
         """
         check_is_fitted(self)
-        model = copy.copy(self)
-        model.coef_ = np.asarray(coef, dtype=float).reshape(np.shape(self.coef_))
-        model.intercept_ = np.asarray(intercept, dtype=float).reshape(np.shape(self.intercept_))
-        return model
+        return copy_with_coefficients(self, coef, intercept)
 
     def _fit_releases(self, X, y, with_derivative=False):
         releases = self._releases(X, y, with_derivative=with_derivative)

@@ -7,7 +7,6 @@ utility's derivative follows from the scores, which are affine in the coefficien
 :func:`compose_fits` adds the certified spends of independent fits.
 """
 
-import copy
 import secrets
 
 import numpy as np
@@ -15,7 +14,7 @@ from scipy.special import expit
 from sklearn.base import clone
 from sklearn.metrics import check_scoring
 
-from ..base import get_privacy_tags
+from ..base import copy_with_coefficients, get_privacy_tags
 from ..utils._random import _seed_sequence
 
 
@@ -29,15 +28,12 @@ def _scores(estimator, X):
 def _with_coefficients(estimator, coef, intercept):
     """A copy of the fitted ``estimator`` with other coefficients; never the estimator itself.
 
-    Estimators of the private contract provide ``with_coefficients``; for any other
-    linear model a shallow copy is given the coefficients.
+    Estimators of the private contract provide ``with_coefficients``; any other
+    linear model gets :func:`~skdp.base.copy_with_coefficients`.
     """
     if hasattr(estimator, "with_coefficients"):
         return estimator.with_coefficients(coef, intercept)
-    model = copy.copy(estimator)
-    model.coef_ = np.asarray(coef, dtype=float).reshape(np.shape(estimator.coef_))
-    model.intercept_ = np.asarray(intercept, dtype=float).reshape(np.shape(estimator.intercept_))
-    return model
+    return copy_with_coefficients(estimator, coef, intercept)
 
 
 def _score_derivative(estimator, X, dcoef, dintercept):
