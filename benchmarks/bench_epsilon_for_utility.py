@@ -125,6 +125,7 @@ EXPANSIONS = ("linear", "inverse", "log")
 
 def _measuring_search(rep, estimator, point, X, y):
     search = EpsilonForUtility(estimator, target_utility=0.5, measure_on="train",
+                               selection="analytic",
                                measuring_epsilon=point, n_draws=1, refit=False,
                                random_state=rep)
     with warnings.catch_warnings():
@@ -236,6 +237,7 @@ def validation_floor(grid, curve, target, n_validation):
 
 def _decide(rep, estimator, target, measure_on, X, y, X_test, y_test, max_fits):
     search = EpsilonForUtility(estimator, target_utility=target, n_draws=1, max_fits=max_fits,
+                               selection="analytic",
                                measuring_epsilon=1.0, measure_on=measure_on, random_state=rep)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

@@ -209,23 +209,40 @@ META_CASES = [
     ("no draws", {"n_draws": 0}, ValueError, "'n_draws'"),
     ("negative measuring epsilon", {"measuring_epsilon": -1.0}, ValueError,
      "'measuring_epsilon'"),
-    ("bounds reversed", {"epsilon_bounds": (5.0, 1.0)}, ValueError, "epsilon_bounds"),
+    ("bounds reversed", {"epsilon_bounds": (5.0, 1.0), "selection": "analytic"}, ValueError,
+     "epsilon_bounds"),
     ("unknown expansion", {"expansion": "cubic"}, ValueError, "'expansion'"),
-    ("max_fits too small", {"max_fits": 2, "n_draws": 2}, ValueError, "max_fits"),
+    ("max_fits too small", {"max_fits": 2, "n_draws": 2, "selection": "analytic"}, ValueError,
+     "max_fits"),
     ("non-private estimator", {"estimator": "sklearn"}, ValueError, "'epsilon' parameter"),
+    ("negative cap", {"epsilon_max": -1.0}, ValueError, "'epsilon_max'"),
+    ("unknown steering", {"steering": "oracle"}, ValueError, "'steering'"),
+    ("scaler fitted on private rows", {"estimator": "scaler pipeline"}, ValueError,
+     "StandardScaler"),
+    ("gaussian rungs without delta_max", {"estimator": "dpsgd"}, ValueError, "delta_max"),
+    ("non-accuracy scorer", {"scoring": "neg_log_loss"}, ValueError, "selection='analytic'"),
+    ("proxy in analytic mode", {"selection": "analytic", "proxy": True}, ValueError, "proxy"),
 ]
 
 
 @pytest.mark.parametrize("case, params, error, match", META_CASES, ids=[c[0] for c in META_CASES])
 def test_epsilon_for_utility_bad_parameters(case, params, error, match):
-    if params.get("estimator") == "sklearn":
-        from sklearn.linear_model import LogisticRegression
-        params = {**params, "estimator": LogisticRegression()}
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from skdp import DPSGDClassifier
+
+    named = {"sklearn": LogisticRegression(), "dpsgd": DPSGDClassifier(),
+             "scaler pipeline": make_pipeline(StandardScaler(), ObjPertLogisticRegression())}
+    if params.get("estimator") in named:
+        params = {**params, "estimator": named[params["estimator"]]}
+    proxy = (X_OK, Y_CLASS) if params.pop("proxy", False) else None
     rng = np.random.default_rng(1)
     before = rng.bit_generator.state
     with pytest.raises(error, match=match):
         EpsilonForUtility(**{"target_utility": 0.8, "random_state": rng, **params}).fit(
-            X_OK, Y_CLASS)
+            X_OK, Y_CLASS, proxy=proxy)
     assert rng.bit_generator.state == before
 
 

@@ -150,7 +150,7 @@ class _ThirdPartyMeanClassifier(ClassifierMixin, BaseEstimator):
 
 @pytest.mark.filterwarnings("ignore::skdp.UnreachableUtilityWarning")
 def test_a_third_party_estimator_takes_the_analytic_path():
-    search = EpsilonForUtility(_ThirdPartyMeanClassifier(), target_utility=0.8, n_draws=2,
+    search = EpsilonForUtility(_ThirdPartyMeanClassifier(), target_utility=0.8, n_draws=2, selection="analytic",
                                measuring_epsilon=(0.5, 2.0), random_state=0).fit(X, y)
     purposes = [f["purpose"] for f in search.privacy_report_["fits"]]
     # one fit per draw (no common-noise reruns) plus the refit; the draws compose

@@ -19,8 +19,9 @@ def all_estimators():
 
 # Constructor arguments for estimators that need them (meta-estimators).
 INIT_PARAMS = {
-    # a target the check data reach, one draw per measuring point to keep the checks fast
-    "EpsilonForUtility": dict(target_utility=0.99, n_draws=1, random_state=0),
+    # private selection (the default) with a target the check data reach at the first rung
+    "EpsilonForUtility": dict(target_utility=0.0, epsilon_start=5.0, epsilon_val=100.0,
+                              random_state=0),
     # the squared loss needs public bounds on |y| and ||theta|| (no defaults on purpose)
     "NAPPLasso": dict(y_bound=10.0, coef_bound=100.0),
 }
@@ -40,7 +41,10 @@ EXPECTED_FAILED = {
 
 
 def _instances():
-    return [Est(**INIT_PARAMS.get(name, {})) for name, Est in all_estimators()]
+    return [Est(**INIT_PARAMS.get(name, {})) for name, Est in all_estimators()] + [
+        # the analytic mode too: one draw per measuring point to keep the checks fast
+        skdp.EpsilonForUtility(selection="analytic", target_utility=0.99, n_draws=1,
+                               random_state=0)]
 
 
 @parametrize_with_checks(_instances(),

@@ -58,7 +58,7 @@ def test_epsilon_for_utility_same_on_dask(dask_client, data):
     X, y = data
 
     def fit(random_state=0):
-        return EpsilonForUtility(ObjPertLogisticRegression(), target_utility=0.7,
+        return EpsilonForUtility(ObjPertLogisticRegression(), target_utility=0.7, selection="analytic",
                                  measuring_epsilon=[0.1, 1.0], n_draws=3, max_fits=10,
                                  n_jobs=2, random_state=random_state).fit(X, y)
 

@@ -7,6 +7,7 @@ import numpy as np
 from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
 from sklearn.model_selection import train_test_split
+from sklearn.pipeline import Pipeline
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -16,6 +17,14 @@ from ..exceptions import PrivacyBudgetError, UnreachableUtilityWarning
 from ..utils._docstrings import fill_doc
 from ..utils._sklearn_compat import HasMethods, Interval, StrOptions, _fit_context
 from ._measure import _fit_record, _measure, _NoiseSources, compose_fits
+from ._private_selection import (
+    check_private_step_params,
+    private_report,
+    private_step,
+    private_step_params,
+    select_epsilon_privately,
+    training_account,
+)
 from ._utility_curve import MAX_STEP, UtilityCurve
 
 SELECTION_STATEMENT = (
@@ -51,18 +60,40 @@ def _best_has(name):
 
 @fill_doc
 class EpsilonForUtility(MetaEstimatorMixin, BaseEstimator):
-    """Find the smallest privacy budget epsilon that meets a target utility, then refit.
+    """Find the smallest privacy budget epsilon that meets a target utility.
 
-    The utility of a private model is a smooth function of epsilon in expectation.
-    At a measuring epsilon the wrapped estimator is fitted with ``n_draws`` noise
-    draws; each fit gives the utility and its pathwise derivative in epsilon
-    (noise draws held fixed: implicit differentiation for objective perturbation
-    and NAPP, closed form for output perturbation, forward-mode propagation
-    through the steps for DP-SGD, and reruns with the same draws for any other
-    estimator with ``epsilon`` and ``random_state``).
-    A first-order expansion (see ``expansion``) then gives the epsilon at which
-    the utility reaches ``target_utility``; optional refinement fits re-measure
-    there and solve again.
+    **Private selection** (``selection="private"``, the default) chooses epsilon
+    inside the guarantee (accuracy first, after Ligett et al. 2017): the rows are
+    split by independent public coins into a training and a validation part; rungs
+    of the estimator at increasing epsilons, each with fresh noise, are trained on
+    the training part and tested privately against the target on the validation
+    part (AboveThreshold); the first passing rung's model is released. Everything
+    released (the model, its epsilon and the search's transcript) is
+    differentially private with respect to every row given to ``fit``:
+    ``privacy_report_`` states the realised (ex-post) and the a priori guarantee,
+    per part and overall, with a statement a privacy officer can sign. Pure
+    epsilon-DP rungs are accounted ex post (the realised sum); Gaussian rungs
+    (full-batch ``DPSGDClassifier``) by a Gaussian-DP filter, a priori. The next
+    rung is steered by a curve fitted to noisy validation utilities, or started
+    where the analytic method run on public proxy data points (``fit(X, y,
+    proxy=...)``). A target that no rung meets within ``epsilon_max`` releases
+    nothing. The estimator may be a ``Pipeline`` whose last step is private and
+    whose other steps transform each row alone.
+
+    **Analytic selection** (``selection="analytic"``, the source paper's method)
+    measures the utility and its derivative on the private data without noise and
+    refits at the answer: the selection is *not* covered by any guarantee (its
+    report says so), so use it on public or proxy data. At a measuring epsilon the
+    wrapped estimator is fitted with ``n_draws`` noise draws; each fit gives the
+    utility and its pathwise derivative in epsilon (noise draws held fixed:
+    implicit differentiation for objective perturbation and NAPP, closed form for
+    output perturbation, forward-mode propagation through the steps for DP-SGD,
+    and reruns with the same draws for any other estimator with ``epsilon`` and
+    ``random_state``). A first-order expansion (see ``expansion``) then gives the
+    epsilon at which the utility reaches ``target_utility``; optional refinement
+    fits re-measure there and solve again. The parameters from ``scoring`` on
+    apply to this mode (and to the proxy run of the private mode), except
+    ``validation_fraction``, ``verbose`` and ``random_state``, shared by both.
 
     Parameters
     ----------
@@ -73,6 +104,47 @@ class EpsilonForUtility(MetaEstimatorMixin, BaseEstimator):
 
     target_utility : float, default=0.8
         Utility to reach, in the units of ``scoring`` (higher is better).
+
+    selection : {"private", "analytic"}, default="private"
+        Private selection inside the guarantee, or the analytic method (not
+        covered by a guarantee).
+
+    epsilon_max : float, default=10.0
+        Private mode: cap on what the training rows may spend (the rungs' total,
+        or the Gaussian-DP filter's epsilon). Never exceeded.
+
+    epsilon_start : float, default=0.1
+        Private mode: the first rung's epsilon when no proxy is given.
+
+    epsilon_val : float, default=None
+        Private mode: the validation rows' budget (half to AboveThreshold and half
+        to ``max_rungs`` noisy utilities when ``noisy_utilities``), plus 0.01 for
+        a noisy count of the validation part. ``None``: set from ``tolerance`` and
+        the noisy count.
+
+    tolerance : float, default=0.005
+        Private mode, ``epsilon_val=None``: the standard deviation of the
+        private test's noise, in accuracy.
+
+    margin : float, default=0.0
+        Private mode: public margin added to ``target_utility`` to form the test's
+        threshold.
+
+    steering : {"curve", "geometric"}, default="curve"
+        Private mode: the next rung from the law ``U(epsilon) = U_inf - a /
+        epsilon`` fitted to the noisy utilities (a doubling step until two are
+        known), or the public doubling ladder.
+
+    noisy_utilities : bool, default=True
+        Private mode: whether each rung releases a noisy validation accuracy (for
+        the curve and the report).
+
+    max_rungs : int, default=8
+        Private mode: most rungs fitted.
+
+    delta_max : float, default=None
+        Private mode with Gaussian rungs (``delta > 0``): the search's a priori
+        delta (the filter's budget is ``(epsilon_max, delta_max)``).
 
     scoring : {"accuracy", "neg_log_loss", "r2", "neg_mean_squared_error"} or callable, \
 default=None
@@ -170,32 +242,40 @@ default=None
 
     Attributes
     ----------
-    epsilon_ : float
-        The chosen epsilon.
+    epsilon_ : float or None
+        The chosen epsilon (private mode: the passing rung's; ``None`` when no
+        rung passed and nothing was released).
 
-    predicted_utility_ : float
-        Utility the expansion predicts at ``epsilon_``.
+    predicted_utility_ : float or None
+        Analytic mode: utility the expansion predicts at ``epsilon_``. Private
+        mode: the passing rung's noisy validation accuracy (``None`` without
+        noisy utilities or release).
 
-    expansion_ : str
-        The expansion used (``expansion`` with ``"auto"`` resolved).
+    expansion_ : str or None
+        The expansion used (``expansion`` with ``"auto"`` resolved); ``None`` in
+        private mode.
 
     measurements_ : list of dict
-        One entry per measuring fit: epsilon, draw (a label of its noise draw,
-        not a seed), utility, derivative, purpose and the fits it made.
+        Analytic mode: one entry per measuring fit (epsilon, draw label, utility,
+        derivative, purpose, fits). Private mode: one per rung (epsilon, certified
+        spend, pass/fail bit, noisy utility).
 
     best_estimator_ : estimator
-        The estimator refitted on all data at ``epsilon_`` (when ``refit=True``).
+        Analytic mode: refitted on all data at ``epsilon_`` (``refit=True``).
+        Private mode: the passing rung's model, trained on the training part;
+        absent when nothing was released.
 
     n_fits_ : int
-        Number of private fits made, the refit included.
+        Number of private fits made (the refit and the rungs included).
 
     privacy_report_ : dict
-        Every internal fit's certified (epsilon, delta) (``epsilon_spent_`` and
-        ``delta_spent_``: ``inf`` for a research mode), the label of its noise
-        draw, and their totals by basic composition; the totals are ``inf``,
-        with the reason in ``"composition"``, when fits share their noise
-        (common-noise reruns) or one certified no finite epsilon. Also a
-        statement of what the guarantee covers.
+        Private mode: ``ex_post`` and ``a_priori`` (epsilon, delta) over every
+        row, per part in ``parts``, each rung's certified spend in ``fits``, the
+        ``transcript`` and a plain-language ``statement``. Analytic mode: every
+        internal fit's certified (epsilon, delta), the label of its noise draw,
+        and their totals by basic composition (``inf``, with the reason in
+        ``"composition"``, when fits share their noise or one certified no
+        finite epsilon), and a statement that the selection is not covered.
 
     n_features_in_ : int
 
@@ -204,8 +284,8 @@ default=None
 
     Notes
     -----
-    Choosing epsilon is itself data-dependent: the measuring fits use the
-    private data and their utilities are not privatised. ``privacy_report_``
+    In analytic mode choosing epsilon is itself data-dependent: the measuring
+    fits use the private data and their utilities are not privatised. ``privacy_report_``
     lists every fit; the released ``best_estimator_`` carries its own
     (``epsilon_``, delta) guarantee only for the refit, not for the selection.
     For a clean guarantee run this on public or proxy data and then fit the
@@ -229,8 +309,15 @@ default=None
     >>> from skdp import EpsilonForUtility, ObjPertLogisticRegression
     >>> X, y = make_classification(n_samples=2000, n_features=5, random_state=0)
     >>> search = EpsilonForUtility(ObjPertLogisticRegression(C=1.0), target_utility=0.85,
-    ...                            n_draws=3, random_state=0).fit(X, y)
-    >>> search.n_fits_, search.best_estimator_.epsilon == search.epsilon_
+    ...                            random_state=0).fit(X, y)
+    >>> search.best_estimator_.epsilon == search.epsilon_
+    True
+    >>> bool(search.privacy_report_["ex_post"]["epsilon"] <= search.epsilon_max)
+    True
+    >>> analytic = EpsilonForUtility(ObjPertLogisticRegression(C=1.0), target_utility=0.85,
+    ...                              selection="analytic", n_draws=3,
+    ...                              random_state=0).fit(X, y)
+    >>> analytic.n_fits_, analytic.best_estimator_.epsilon == analytic.epsilon_
     (4, True)
     """
 
@@ -251,15 +338,37 @@ default=None
         "n_jobs": [Integral, None],
         "verbose": ["verbose"],
         "random_state": ["random_state", np.random.Generator],
+        "selection": [StrOptions({"private", "analytic"})],
+        "epsilon_max": [Interval(Real, 0, None, closed="neither")],
+        "epsilon_start": [Interval(Real, 0, None, closed="neither")],
+        "epsilon_val": [Interval(Real, 0, None, closed="neither"), None],
+        "tolerance": [Interval(Real, 0, 1, closed="neither")],
+        "margin": [Interval(Real, -1, 1, closed="both")],
+        "steering": [StrOptions({"curve", "geometric"})],
+        "noisy_utilities": ["boolean"],
+        "max_rungs": [Interval(Integral, 1, None, closed="left")],
+        "delta_max": [Interval(Real, 0, 1, closed="neither"), None],
     }
 
-    def __init__(self, estimator=None, target_utility=0.8, *, scoring=None,
-                 measure_on="validation", validation_fraction=0.2,
-                 rescale_to_full_data=True, measuring_epsilon=1.0, n_draws=5,
-                 expansion="auto", max_fits=None, epsilon_bounds=(1e-3, 1e3), refit=True,
-                 n_jobs=None, verbose=0, random_state=None):
+    def __init__(self, estimator=None, target_utility=0.8, *, selection="private",
+                 epsilon_max=10.0, epsilon_start=0.1, epsilon_val=None, tolerance=0.005,
+                 margin=0.0, steering="curve", noisy_utilities=True, max_rungs=8,
+                 delta_max=None, scoring=None, measure_on="validation",
+                 validation_fraction=0.2, rescale_to_full_data=True, measuring_epsilon=1.0,
+                 n_draws=5, expansion="auto", max_fits=None, epsilon_bounds=(1e-3, 1e3),
+                 refit=True, n_jobs=None, verbose=0, random_state=None):
         self.estimator = estimator
         self.target_utility = target_utility
+        self.selection = selection
+        self.epsilon_max = epsilon_max
+        self.epsilon_start = epsilon_start
+        self.epsilon_val = epsilon_val
+        self.tolerance = tolerance
+        self.margin = margin
+        self.steering = steering
+        self.noisy_utilities = noisy_utilities
+        self.max_rungs = max_rungs
+        self.delta_max = delta_max
         self.scoring = scoring
         self.measure_on = measure_on
         self.validation_fraction = validation_fraction
@@ -317,16 +426,86 @@ default=None
             for eps, draw, random_state in jobs)
 
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y):
-        """Measure, solve for the target, and refit at the chosen epsilon.
+    def fit(self, X, y, proxy=None):
+        """Choose epsilon for the target and release a model trained at it.
 
         %(X_y_rows)s
+        proxy : tuple (X_public, y_public), default=None
+            Public data of the same kind (never private rows): with
+            ``selection="private"`` the analytic method runs on it and its answer,
+            rescaled to the private data's size, is the first rung.
 
         Returns
         -------
         self : object
         """
+        if self.selection == "private":
+            return self._fit_private(X, y, proxy)
+        if proxy is not None:
+            raise ValueError("proxy is used by selection='private' only; with "
+                             "selection='analytic' pass the public data as X, y.")
+        return self._fit_analytic(X, y)
+
+    def _fit_private(self, X, y, proxy):
+        """Accuracy-first private selection (module ``_private_selection``)."""
         estimator = self._inner()
+        final, _ = private_step(estimator)
+        if not is_classifier(estimator) or self._scoring(estimator) != "accuracy":
+            raise ValueError(
+                "selection='private' tests accuracy (a per-row utility in [0, 1]) of a "
+                "classifier; use selection='analytic' (not covered by the guarantee) "
+                "for other scorers or regressors.")
+        check_private_step_params(estimator)
+        training_account(estimator, self.epsilon_max, self.delta_max)  # refuse early
+        X, y = validate_data(self, X, y, accept_sparse=("csr", "csc"), dtype=None,
+                             ensure_all_finite=True, reset=True)
+        check_classification_targets(y)
+        rows_epsilon = self._proxy_rows_epsilon(proxy) if proxy is not None else None
+        result = select_epsilon_privately(
+            estimator, X, y, target=self.target_utility, epsilon_max=self.epsilon_max,
+            epsilon_start=self.epsilon_start, epsilon_val=self.epsilon_val,
+            rows_epsilon=rows_epsilon, validation_fraction=self.validation_fraction,
+            margin=self.margin, tolerance=self.tolerance, steering=self.steering,
+            noisy_utilities=self.noisy_utilities, max_rungs=self.max_rungs,
+            delta_max=self.delta_max, random_state=self._private_random_state(estimator),
+            verbose=self.verbose)
+        self.expansion_ = None
+        self.measurements_ = result.rungs
+        self.n_fits_ = len(result.rungs)
+        self.privacy_report_ = private_report(result, type(final).__name__, self.target_utility)
+        self.epsilon_ = result.epsilon
+        self.predicted_utility_ = (result.rungs[-1]["noisy_utility"] if result.estimator
+                                   is not None else None)
+        if result.estimator is None:
+            warnings.warn(
+                f"No rung reached the target utility {self.target_utility} within "
+                f"epsilon_max={self.epsilon_max} ({result.stop_reason}): nothing is released "
+                "(epsilon_ is None). Raise epsilon_max or lower the target.",
+                UnreachableUtilityWarning, stacklevel=3)
+        else:
+            self.best_estimator_ = result.estimator
+        if self.verbose:
+            print(f"[EpsilonForUtility] {self.privacy_report_['statement']}", flush=True)
+        return self
+
+    def _private_random_state(self, estimator):
+        if self.random_state is not None:
+            return self.random_state
+        return private_step_params(estimator).get("random_state")
+
+    def _proxy_rows_epsilon(self, proxy):
+        """``n_proxy * epsilon`` at the target, by the analytic method on public data."""
+        X_public, y_public = proxy
+        analytic = clone(self).set_params(selection="analytic", refit=False, verbose=0)
+        analytic.fit(X_public, y_public)
+        return analytic.epsilon_ * len(y_public)
+
+    def _fit_analytic(self, X, y):
+        """The source paper's method: measure, solve for the target, refit."""
+        estimator = self._inner()
+        if isinstance(estimator, Pipeline):
+            raise ValueError("selection='analytic' needs a private estimator itself, not a "
+                             "Pipeline; selection='private' accepts a Pipeline.")
         points = self._check_params(estimator)
         X, y = validate_data(self, X, y, accept_sparse=("csr", "csc"), dtype=None,
                              ensure_all_finite=True)

@@ -30,7 +30,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from sklearn.base import clone
+from sklearn.pipeline import Pipeline
 
+from ..exceptions import PrivacyBudgetError
 from ..utils._random import privacy_streams
 from ._measure import _NoiseSources
 
@@ -100,46 +102,6 @@ class AboveThreshold:
         return self.halted
 
 
-@dataclass
-class LadderResult:
-    """The outcome of :func:`private_ladder`.
-
-    Attributes
-    ----------
-    estimator : estimator or None
-        The passing rung's model (trained on the training part), ``None`` when no
-        rung passed within ``epsilon_max``.
-    epsilon : float or None
-        The passing rung's epsilon.
-    rungs : list of dict
-        The transcript: each rung's requested and certified epsilon and its
-        pass/fail bit.
-    train_epsilon : float
-        Certified spend of the training rows: the sum over the rungs that ran.
-    validation_epsilon : float
-        Spend of the validation rows (AboveThreshold's budget).
-    ex_post_epsilon : float
-        ``max(train_epsilon, validation_epsilon)``: the realised guarantee.
-    a_priori_epsilon : float
-        ``max(epsilon_max, validation_epsilon)``: the guarantee before running.
-    """
-
-    estimator: object
-    epsilon: float
-    rungs: list = field(default_factory=list)
-    train_epsilon: float = 0.0
-    validation_epsilon: float = 0.0
-    ex_post_epsilon: float = 0.0
-    a_priori_epsilon: float = 0.0
-
-
-def _accuracy_query(model, X, y, threshold):
-    """``sum_i (1[model(x_i) = y_i] - threshold)`` over the validation rows."""
-    if len(y) == 0:
-        return 0.0
-    return float(np.sum((model.predict(X) == y) - threshold))
-
-
 def geometric_ladder(epsilon_start, ratio, epsilon_max):
     """The public doubling (or ``ratio``) ladder whose cumulative sum stays within the cap.
 
@@ -164,65 +126,517 @@ def geometric_ladder(epsilon_start, ratio, epsilon_max):
     return epsilons
 
 
-def private_ladder(estimator, X, y, *, target, epsilons, epsilon_val, validation_fraction=0.2,
-                   margin=0.0, random_state=None):
-    """Fit rungs at ``epsilons`` on the training part until AboveThreshold passes one.
+# -- the private estimator, alone or as the last step of a Pipeline ------------------------
+
+PUBLIC_TRANSFORMS = ("Normalizer", "FunctionTransformer", "PolynomialFeatures", "Binarizer")
+"""Pipeline steps allowed before the private estimator: each maps a row by itself,
+so fitting them learns nothing from the private rows."""
+
+
+def private_step(estimator):
+    """``(private estimator, parameter prefix)``: the last step of a Pipeline, or itself."""
+    if isinstance(estimator, Pipeline):
+        name, final = estimator.steps[-1]
+        return final, f"{name}__"
+    return estimator, ""
+
+
+def private_step_params(estimator):
+    """The private estimator's own parameters (without the Pipeline prefix)."""
+    return private_step(estimator)[0].get_params()
+
+
+def check_private_step_params(estimator):
+    """Refuse, before any work, what the selection cannot account for."""
+    final, _ = private_step(estimator)
+    for name in ("epsilon", "random_state"):
+        if name not in final.get_params():
+            raise ValueError(f"EpsilonForUtility needs a private estimator with an {name!r} "
+                             f"parameter; {type(final).__name__} has none.")
+    if isinstance(estimator, Pipeline):
+        for name, step in estimator.steps[:-1]:
+            if step not in (None, "passthrough") and type(step).__name__ not in PUBLIC_TRANSFORMS:
+                raise ValueError(
+                    f"Pipeline step {name!r} ({type(step).__name__}) would be fitted on the "
+                    "private rows outside any privacy guarantee. Steps before the private "
+                    f"estimator must transform each row alone: {', '.join(PUBLIC_TRANSFORMS)}.")
+
+
+def with_budget(estimator, **params):
+    """A clone of ``estimator`` with its private step's ``params`` set."""
+    _, prefix = private_step(estimator)
+    return clone(estimator).set_params(**{prefix + k: v for k, v in params.items()})
+
+
+class PureDPAccount:
+    """Training rows' spend for pure epsilon-DP rungs: the realised sum, ex post.
+
+    Each rung's release has privacy loss at most its certified epsilon pointwise, so
+    the realised loss of the rungs that ran is at most their sum whatever the
+    stopping rule (Ligett et al. 2017, ex-post privacy); the cap ``epsilon_max`` is
+    the a priori guarantee.
+    """
+
+    kind = "pure epsilon-DP rungs, basic composition, ex post (Ligett et al. 2017)"
+
+    def __init__(self, epsilon_max):
+        self.epsilon_max = float(epsilon_max)
+        self.spent = 0.0
+
+    def largest_rung(self):
+        """The largest epsilon the next rung may use without passing the cap."""
+        return self.epsilon_max - self.spent
+
+    def charge(self, epsilon_requested, model):
+        """Add the rung's certified epsilon (never above the requested one)."""
+        model = private_step(model)[0]
+        certified = float(model.epsilon_spent_)
+        if model.delta_spent_ != 0.0 or certified > epsilon_requested * (1 + 1e-9):
+            raise RuntimeError("a rung certified more than it was allowed to spend")
+        self.spent += certified
+        return {"epsilon_spent": certified}
+
+    def guarantee(self):
+        """``((ex-post epsilon, delta), (a priori epsilon, delta))`` of the training rows."""
+        return (self.spent, 0.0), (self.epsilon_max, 0.0)
+
+
+class GaussianDPFilter:
+    """Training rows' spend for Gaussian-DP rungs: a filter on ``sum mu_k^2``.
+
+    Rung ``k`` is ``mu_k``-GDP with ``mu_k`` chosen after seeing the earlier rungs;
+    halting before ``sum mu_k^2`` passes ``mu_max^2`` makes the whole sequence
+    ``mu_max``-GDP under fully adaptive composition (Smith & Thakurta 2022,
+    "Fully adaptive composition for Gaussian differential privacy";
+    Koskela, Tobaben & Honkela 2023), hence ``(epsilon_max, delta_max)``-DP with
+    ``mu_max = gdp_mu(epsilon_max, delta_max)``. A Gaussian release has no pointwise
+    loss bound, so only this a priori guarantee is claimed; the realised
+    ``sqrt(sum mu_k^2)`` is reported for information.
+
+    A rung's ``mu`` is charged before it runs, from its public (epsilon, delta) and
+    the exact GDP calibration of DP-GD (full batch), and checked after the fit
+    against the estimator's certified ``mu``.
+    """
+
+    kind = "Gaussian-DP rungs, fully adaptive GDP filter (Smith & Thakurta 2022), a priori"
+
+    def __init__(self, epsilon_max, delta_max, rung_delta):
+        from ..accounting import gdp_mu
+
+        self.epsilon_max, self.delta_max = float(epsilon_max), float(delta_max)
+        self.rung_delta = float(rung_delta)
+        self.mu_max = gdp_mu(self.epsilon_max, self.delta_max)
+        self.mu_squared = 0.0
+
+    def largest_rung(self):
+        """The largest rung epsilon (at ``rung_delta``) whose ``mu`` fits the filter."""
+        from ..accounting import gaussian_epsilon
+
+        room = self.mu_max**2 - self.mu_squared
+        if room <= 0:
+            return 0.0
+        return gaussian_epsilon(self.rung_delta, np.sqrt(room) * (1 - 1e-9))
+
+    def charge(self, epsilon_requested, model):
+        """Charge the rung's ``mu`` from its public parameters; check the certified one."""
+        from ..accounting import gdp_mu
+
+        model = private_step(model)[0]
+        mu = gdp_mu(epsilon_requested, self.rung_delta)
+        certified = _certified_mu(model)
+        if certified > mu * (1 + 1e-6):
+            raise RuntimeError("a rung certified a larger mu than the filter charged")
+        self.mu_squared += mu**2
+        return {"epsilon_spent": float(model.epsilon_spent_), "mu": float(mu),
+                "mu_certified": float(certified)}
+
+    def guarantee(self):
+        """The a priori ``(epsilon_max, delta_max)`` for both: no ex-post claim."""
+        return (self.epsilon_max, self.delta_max), (self.epsilon_max, self.delta_max)
+
+
+def _certified_mu(model):
+    """The GDP ``mu`` of a fitted full-batch DP-SGD (DP-GD) model, count included."""
+    from ..accounting import composed_mu
+
+    if getattr(model, "sample_rate_", None) != 1.0:
+        raise ValueError(
+            "Private selection with delta > 0 needs rungs that are exactly Gaussian-DP: "
+            "DPSGDClassifier with full-batch steps (sample_rate=1.0, its default). Use "
+            "delta=0 (objective or output perturbation, NAPP) for other mechanisms.")
+    return composed_mu(model.noise_multiplier_, model.n_steps_, model.count_noise_std_)
+
+
+def training_account(estimator, epsilon_max, delta_max):
+    """The account of the training rows for the rungs of ``estimator``."""
+    params = private_step_params(estimator)
+    delta = params.get("delta", 0.0)
+    if not delta:
+        return PureDPAccount(epsilon_max)
+    if delta_max is None or not 0 < delta_max < 1:
+        raise ValueError(
+            f"The estimator's rungs have delta={delta} > 0: set delta_max, the a priori "
+            "delta of the whole search (0 < delta_max < 1).")
+    if "sample_rate" not in params:
+        raise ValueError(
+            f"Private selection with delta > 0 is supported for DPSGDClassifier "
+            f"(full-batch, exactly Gaussian-DP) only; {type(estimator).__name__} with "
+            "delta > 0 has no fully adaptive filter here. Use delta=0.")
+    return GaussianDPFilter(epsilon_max, delta_max, rung_delta=delta)
+
+
+class CurveSteering:
+    """The next rung's epsilon from released quantities only.
+
+    The utility law ``U(epsilon) = U_inf - a / epsilon`` (the noise of every skdp
+    mechanism scales as ``1 / epsilon`` at a fixed row count) is fitted by least
+    squares to the rungs' noisy utilities; the next rung goes where the law meets
+    the threshold, times ``1 + safety``, kept between ``min_step`` and ``max_step``
+    times the last rung. With fewer than two noisy utilities, or when the law does
+    not reach the threshold, the step is ``ratio``.
+    """
+
+    def __init__(self, threshold, ratio=2.0, *, safety=0.1, min_step=1.25, max_step=10.0):
+        self.threshold = float(threshold)
+        self.ratio = float(ratio)
+        self.safety, self.min_step, self.max_step = safety, min_step, max_step
+
+    def next(self, rungs):
+        """The epsilon after ``rungs`` (dicts with ``epsilon`` and ``noisy_utility``)."""
+        last = rungs[-1]["epsilon"]
+        points = [(r["epsilon"], r["noisy_utility"]) for r in rungs
+                  if r.get("noisy_utility") is not None]
+        guess = self._law_answer(points) if len(points) >= 2 else None
+        if guess is None:
+            return last * self.ratio
+        return float(np.clip(guess * (1 + self.safety), last * self.min_step,
+                             last * self.max_step))
+
+    def _law_answer(self, points):
+        inverse = np.array([1.0 / e for e, _ in points])
+        utility = np.array([u for _, u in points])
+        design = np.column_stack([np.ones_like(inverse), -inverse])
+        (u_inf, a), *_ = np.linalg.lstsq(design, utility, rcond=None)
+        if a <= 0 or u_inf <= self.threshold:
+            return None
+        return float(a / (u_inf - self.threshold))
+
+
+class GeometricSteering(CurveSteering):
+    """The public ladder ``epsilon_{k+1} = ratio * epsilon_k`` (ignores the utilities)."""
+
+    def next(self, rungs):
+        return rungs[-1]["epsilon"] * self.ratio
+
+
+@dataclass
+class SelectionResult:
+    """The outcome of :func:`select_epsilon_privately`.
+
+    Attributes
+    ----------
+    estimator : estimator or None
+        The passing rung's model (trained on the training part); ``None`` when no
+        rung passed within the cap (nothing is released).
+    epsilon : float or None
+        The passing rung's epsilon.
+    rungs : list of dict
+        The transcript: each rung's epsilon, certified spend, pass/fail bit and
+        noisy utility (``None`` when not drawn).
+    training : dict
+        The training rows' ex-post and a priori (epsilon, delta) and the accounting.
+    validation : dict
+        The validation rows' spend, ex post and a priori, by component.
+    ex_post : tuple of float
+        ``(epsilon, delta)`` realised, over every row given.
+    a_priori : tuple of float
+        ``(epsilon, delta)`` before running, over every row given.
+    noisy_validation_count : float or None
+        The noisy count of the validation part (when noisy utilities were drawn).
+    stop_reason : str
+    """
+
+    estimator: object
+    epsilon: float
+    rungs: list
+    training: dict
+    validation: dict
+    ex_post: tuple
+    a_priori: tuple
+    noisy_validation_count: float = None
+    stop_reason: str = ""
+
+
+COUNT_EPSILON = 0.01
+"""Budget of the noisy count of the validation part (paid by the validation rows)."""
+
+
+def validation_budget(epsilon_val, max_rungs, noisy_utilities):
+    """How the validation rows' budget ``epsilon_val`` is shared.
+
+    Returns ``(above_threshold, per_utility)``: all of it goes to AboveThreshold
+    without noisy utilities; with them, half goes to AboveThreshold and the other
+    half to ``max_rungs`` noisy utilities. The noisy count (``COUNT_EPSILON``)
+    comes on top.
+    """
+    if not noisy_utilities:
+        return float(epsilon_val), 0.0
+    return 0.5 * epsilon_val, 0.5 * epsilon_val / max_rungs
+
+
+def above_threshold_budget(tolerance, validation_rows):
+    """AboveThreshold's epsilon whose noise has standard deviation ``tolerance`` in utility.
+
+    The test compares ``f + nu`` with ``rho``, ``nu ~ Lap(4 / e)`` and
+    ``rho ~ Lap(2 / e)``: ``nu - rho`` has standard deviation ``sqrt(40) / e`` rows,
+    that is ``sqrt(40) / (e * m)`` in mean utility over ``m`` validation rows.
+
+    Parameters
+    ----------
+    tolerance : float
+        Wanted standard deviation of the test's noise, in mean utility.
+    validation_rows : float
+        The (noisy, hence public) size of the validation part.
+
+    Returns
+    -------
+    epsilon : float
+    """
+    return float(np.sqrt(40.0) / (tolerance * max(validation_rows, 1.0)))
+
+
+def _validation_sums(model, X_val, y_val, threshold):
+    """The only reads of the validation rows by a rung, both of sensitivity 1.
+
+    Returns ``(query, correct)``: AboveThreshold's ``sum_i (u_i - threshold)`` and
+    the noisy utility's ``sum_i u_i``, with ``u_i = 1[prediction right]``.
+    """
+    if len(y_val) == 0:
+        return 0.0, 0.0
+    correct = float(np.sum(np.asarray(model.predict(X_val)) == np.asarray(y_val)))
+    return correct - threshold * len(y_val), correct
+
+
+def _validation_count(y_val):
+    """The validation part's size (released only through a Laplace count)."""
+    return len(y_val)
+
+
+def _select_rows(X, mask):
+    return X[mask] if not hasattr(X, "iloc") else X.iloc[np.flatnonzero(mask)]
+
+
+def select_epsilon_privately(estimator, X, y, *, target, epsilon_max, epsilon_start,
+                             epsilon_val=None, rows_epsilon=None, validation_fraction=0.2,
+                             margin=0.0, tolerance=0.005, steering="curve", ratio=2.0,
+                             noisy_utilities=True, max_rungs=8, delta_max=None,
+                             random_state=None, verbose=0):
+    """Fit rungs on the training part until AboveThreshold passes one on the validation part.
 
     Parameters
     ----------
     estimator : estimator object
-        A classifier with pure epsilon-DP fits (``delta = 0``), an ``epsilon`` and a
-        ``random_state`` parameter; it is cloned.
+        A classifier with ``epsilon`` and ``random_state`` parameters; cloned for
+        every rung. Pure epsilon-DP (``delta=0``) rungs are accounted ex post;
+        rungs with ``delta > 0`` (full-batch DP-SGD) by a Gaussian-DP filter.
     X : array-like of shape (n_samples, n_features)
-        Every row given; split by coins into training and validation parts.
+        Every row given; split by independent public coins.
     y : array-like of shape (n_samples,)
         Labels.
     target : float
         The accuracy to reach, in [0, 1].
-    epsilons : list of float
-        The rungs' epsilons, in order (public: for example :func:`geometric_ladder`);
-        their sum is the a priori cap of the training rows.
-    epsilon_val : float
-        AboveThreshold's budget, paid by the validation rows.
+    epsilon_max : float
+        Cap on the training rows' spend (the rungs' total, or the filter's budget).
+    epsilon_start : float
+        The first rung's epsilon, public; ignored when ``rows_epsilon`` is given.
+    epsilon_val : float, default=None
+        The validation rows' budget (:func:`validation_budget`), on top of the noisy
+        count's ``COUNT_EPSILON``; ``None``: :func:`above_threshold_budget` for ``tolerance``
+        on the noisy count of the validation part.
+    rows_epsilon : float, default=None
+        A public estimate of ``n * epsilon`` at the target (from a proxy dataset);
+        the first rung is then ``rows_epsilon / n_T`` with ``n_T`` the training
+        part's size estimated from the noisy validation count.
     validation_fraction : float, default=0.2
-        Probability of a row's coin.
+        Probability of each row's coin.
     margin : float, default=0.0
         Public margin added to ``target`` to form the test's threshold.
+    tolerance : float, default=0.005
+        With ``epsilon_val=None``: the standard deviation, in utility, of the
+        test's noise (see :func:`above_threshold_budget`).
+    steering : {"curve", "geometric"}, default="curve"
+        How the next rung's epsilon is chosen (:class:`CurveSteering`,
+        :class:`GeometricSteering`).
+    ratio : float, default=2.0
+        Step of the geometric ladder (and of the curve's fallback).
+    noisy_utilities : bool, default=True
+        Whether each rung also releases a noisy validation utility (paid by the
+        validation rows) for the curve and the report.
+    max_rungs : int, default=8
+        Most rungs run.
+    delta_max : float, default=None
+        The a priori delta of the search when the rungs have ``delta > 0``.
     random_state : None, int or Generator, default=None
-        ``None``: fresh cryptographic noise for the test and every rung. Otherwise
-        reproducibility mode: independent generators derived for each rung.
+        ``None``: fresh cryptographic noise for the test and every rung, fresh
+        public coins. Otherwise reproducibility mode.
+    verbose : int, default=0
+        Print one line per rung.
 
     Returns
     -------
-    result : LadderResult
+    result : SelectionResult
     """
-    if estimator.get_params().get("delta", 0.0) != 0.0:
-        raise ValueError(
-            "private_ladder accounts ex post for pure epsilon-DP rungs only (delta=0): "
-            "rungs with delta > 0 need a privacy filter or odometer.")
-    X, y = np.asarray(X), np.asarray(y)
+    account = training_account(estimator, epsilon_max, delta_max)
     noise_rng, public_rng = privacy_streams(random_state)
     in_validation = coin_split(len(y), validation_fraction, public_rng)
-    X_train, y_train = X[~in_validation], y[~in_validation]
-    X_val, y_val = X[in_validation], y[in_validation]
-    test = AboveThreshold(epsilon_val, noise_rng)
-    sources = _NoiseSources(random_state, estimator.get_params().get("random_state"))
+    X_train, y_train = _select_rows(X, ~in_validation), np.asarray(y)[~in_validation]
+    X_val, y_val = _select_rows(X, in_validation), np.asarray(y)[in_validation]
+    count = float(_validation_count(y_val) + noise_rng.laplace(scale=1.0 / COUNT_EPSILON))
+    if rows_epsilon is not None:
+        training_rows = max(count, 1.0) * (1 - validation_fraction) / validation_fraction
+        epsilon_start = rows_epsilon / training_rows
+    if epsilon_val is None:
+        epsilon_val = above_threshold_budget(tolerance, count) * (2.0 if noisy_utilities else 1.0)
+    eps_test, eps_utility = validation_budget(float(epsilon_val), max_rungs, noisy_utilities)
+    test = AboveThreshold(eps_test, noise_rng)
     threshold = min(1.0, target + margin)
-    rungs, released = [], None
-    for epsilon in epsilons:
+    steer = (GeometricSteering if steering == "geometric" else CurveSteering)(threshold, ratio)
+    user_random_state = private_step_params(estimator).get("random_state")
+    sources = _NoiseSources(random_state, user_random_state)
+    rungs, released, epsilon, stop, refused = [], None, float(epsilon_start), "cap", 0
+    while len(rungs) < max_rungs:
+        epsilon = min(epsilon, account.largest_rung())
+        if epsilon <= 0 or (rungs and epsilon <= rungs[-1]["epsilon"]):
+            break  # the cap leaves no room for a larger rung
         _, rung_random_state = sources.next()
-        model = clone(estimator).set_params(epsilon=epsilon, random_state=rung_random_state)
-        model.fit(X_train, y_train)
-        passed = test.test(_accuracy_query(model, X_val, y_val, threshold))
-        rungs.append({"epsilon": float(epsilon), "epsilon_spent": float(model.epsilon_spent_),
-                      "passed": passed})
-        if passed:
-            # the released model keeps the user's random_state, never a derived one
-            released = model.set_params(random_state=estimator.get_params()["random_state"])
+        model = with_budget(estimator, epsilon=epsilon, random_state=rung_random_state)
+        try:
+            model.fit(X_train, y_train)
+        except PrivacyBudgetError:
+            # refused on public parameters before any noise or data: nothing spent
+            refused += 1
+            if refused > 50:
+                raise
+            epsilon *= ratio
+            continue
+        rung = {"epsilon": float(epsilon), **account.charge(epsilon, model)}
+        query, correct = _validation_sums(model, X_val, y_val, threshold)
+        rung["passed"] = test.test(query)
+        rung["noisy_utility"] = (
+            float((correct + noise_rng.laplace(scale=1.0 / eps_utility)) / max(count, 1.0))
+            if noisy_utilities else None)
+        rungs.append(rung)
+        if verbose:
+            print(f"[EpsilonForUtility] rung {len(rungs)}: epsilon={epsilon:.4g}, "
+                  f"{'pass' if rung['passed'] else 'fail'}"
+                  + (f", noisy utility {rung['noisy_utility']:.4f}" if noisy_utilities else ""),
+                  flush=True)
+        if rung["passed"]:
+            released, stop = model, "passed"
             break
-    train = float(sum(r["epsilon_spent"] for r in rungs))
-    return LadderResult(
+        epsilon = steer.next(rungs)
+    else:
+        stop = "max_rungs"
+    if released is not None:
+        # the released model keeps the user's random_state, never a derived one
+        _, prefix = private_step(released)
+        released.set_params(**{prefix + "random_state": user_random_state})
+    (train_post, delta_post), (train_prior, delta_prior) = account.guarantee()
+    n_utilities = sum(r["noisy_utility"] is not None for r in rungs)
+    val_post = COUNT_EPSILON + eps_test + n_utilities * eps_utility
+    val_prior = COUNT_EPSILON + eps_test + max_rungs * eps_utility
+    return SelectionResult(
         estimator=released, epsilon=rungs[-1]["epsilon"] if released is not None else None,
-        rungs=rungs, train_epsilon=train, validation_epsilon=float(epsilon_val),
-        ex_post_epsilon=max(train, float(epsilon_val)),
-        a_priori_epsilon=max(float(sum(epsilons)), float(epsilon_val)))
+        rungs=rungs,
+        training={"ex_post": (train_post, delta_post), "a_priori": (train_prior, delta_prior),
+                  "accounting": account.kind},
+        validation={"ex_post": (val_post, 0.0), "a_priori": (val_prior, 0.0),
+                    "above_threshold": eps_test, "noisy_count": COUNT_EPSILON,
+                    "noisy_utilities": n_utilities * eps_utility,
+                    "accounting": "AboveThreshold (Dwork & Roth 2014, Algorithm 1) paid "
+                                  "once; the Laplace count and utilities by basic "
+                                  "composition"},
+        ex_post=(max(train_post, val_post), delta_post),
+        a_priori=(max(train_prior, val_prior), delta_prior),
+        noisy_validation_count=count, stop_reason=stop)
+
+
+def _fmt(epsilon, delta):
+    return f"({epsilon:.4g}, {delta:.3g})" if delta else f"{epsilon:.4g}"
+
+
+def private_report(result, estimator_name, target):
+    """``privacy_report_`` of a private selection, with a statement to sign.
+
+    Parameters
+    ----------
+    result : SelectionResult
+        The selection's outcome.
+    estimator_name : str
+        Name of the private estimator, for the statement.
+    target : float
+        The target accuracy.
+
+    Returns
+    -------
+    report : dict
+        ``selection``, ``ex_post`` and ``a_priori`` ``(epsilon, delta)`` over every
+        row, ``parts`` (``training`` and ``validation``, each with its ex-post and
+        a priori figures and accounting), ``fits`` (each rung's certified spend),
+        ``transcript`` (rungs, pass/fail bits, noisy utilities, noisy count),
+        ``released_model`` and ``statement``.
+    """
+    (eps_post, delta_post), (eps_prior, delta_prior) = result.ex_post, result.a_priori
+    train, val = result.training, result.validation
+    n_rungs = len(result.rungs)
+    pure = not delta_post
+    if result.estimator is not None:
+        outcome = (f"It released a {estimator_name} model trained at epsilon "
+                   f"{result.epsilon:.4g}, the first of {n_rungs} trial fits whose accuracy "
+                   f"passed a private test against the target {target:g}.")
+    else:
+        outcome = (f"No trial fit passed the private test against the target {target:g} "
+                   f"within the cap after {n_rungs} trial fits: no model was released.")
+    guarantee = (f"Everything released (the model, its epsilon, and the transcript of the "
+                 f"search: each trial's epsilon, pass/fail result and noisy accuracy) is "
+                 f"{_fmt(eps_post, delta_post)}-differentially private"
+                 if pure else
+                 f"Everything released (the model, its epsilon, and the transcript of the "
+                 f"search) is {_fmt(eps_prior, delta_prior)}-differentially private")
+    statement = (
+        f"{outcome} {guarantee} with respect to adding or removing any one person's record "
+        "among those given, the choice of epsilon included. "
+        + (f"This is the realised (ex-post) loss; whatever the data, it could not have "
+           f"exceeded {_fmt(eps_prior, delta_prior)}. " if pure else
+           "This is the a priori bound, enforced by a privacy filter; no smaller realised "
+           "figure is claimed for Gaussian noise. ")
+        + "Each record was used either to train the trial models or to test them, decided "
+        "by an independent coin, so the two uses do not add up.")
+    fits = [{"epsilon": r["epsilon"], "epsilon_spent": r["epsilon_spent"],
+             "delta": train["a_priori"][1] if not pure else 0.0,
+             **({"mu": r["mu"]} if "mu" in r else {}),
+             "purpose": "rung (trained on the training part)"} for r in result.rungs]
+    return {
+        "selection": "private",
+        "ex_post": {"epsilon": eps_post, "delta": delta_post},
+        "a_priori": {"epsilon": eps_prior, "delta": delta_prior},
+        "parts": {
+            "training": {"ex_post": dict(zip(("epsilon", "delta"), train["ex_post"])),
+                         "a_priori": dict(zip(("epsilon", "delta"), train["a_priori"])),
+                         "accounting": train["accounting"]},
+            "validation": {"ex_post": dict(zip(("epsilon", "delta"), val["ex_post"])),
+                           "a_priori": dict(zip(("epsilon", "delta"), val["a_priori"])),
+                           "above_threshold": val["above_threshold"],
+                           "noisy_count": val["noisy_count"],
+                           "noisy_utilities": val["noisy_utilities"],
+                           "accounting": val["accounting"]},
+        },
+        "composition": "parallel over the parts (independent coins): max of the parts",
+        "fits": fits,
+        "transcript": {"rungs": result.rungs,
+                       "noisy_validation_count": result.noisy_validation_count,
+                       "stop_reason": result.stop_reason},
+        "released_model": (None if result.estimator is None else
+                           {"epsilon": result.epsilon, "delta": fits[-1]["delta"]}),
+        "statement": statement,
+    }

@@ -29,7 +29,8 @@ TARGET = 0.94
 
 def _search(**params):
     defaults = dict(estimator=ObjPertLogisticRegression(C=10.0, delta=1e-5),
-                    target_utility=TARGET, n_draws=2, random_state=0)
+                    target_utility=TARGET, n_draws=2, random_state=0,
+                    selection="analytic")
     return EpsilonForUtility(**{**defaults, **params})
 
 
@@ -293,6 +294,7 @@ def test_refit_below_the_smallest_trainable_epsilon_is_raised():
     with pytest.raises(PrivacyBudgetError):
         clone(est).set_params(epsilon=1e-6).fit(X, y)
     search = EpsilonForUtility(est, target_utility=0.5, n_draws=1, random_state=0,
+                               selection="analytic",
                                expansion="linear",
                                epsilon_bounds=(1e-6, 10.0))
     with pytest.warns(UnreachableUtilityWarning):

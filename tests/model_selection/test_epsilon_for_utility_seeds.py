@@ -17,6 +17,11 @@ X, y = make_classification(n_samples=600, n_features=4, n_informative=3, n_redun
 X /= np.linalg.norm(X, axis=1).max()
 
 
+def _analytic(*args, **params):
+    """The analytic mode (these tests are about its internal fits' noise)."""
+    return EpsilonForUtility(*args, selection="analytic", **params)
+
+
 def _integers(obj, seen=None):
     """Every integer reachable from ``obj`` (attributes, params, containers)."""
     seen = set() if seen is None else seen
@@ -47,7 +52,7 @@ def _integers(obj, seen=None):
 @pytest.mark.parametrize("inner", [OutputPertSVM(C=0.1), ObjPertLogisticRegression(C=1.0)],
                          ids=["outputpert", "objpert"])
 def test_no_held_integer_regenerates_the_released_noise(inner):
-    search = EpsilonForUtility(inner, target_utility=0.8, n_draws=2, max_fits=6).fit(X, y)
+    search = _analytic(inner, target_utility=0.8, n_draws=2, max_fits=6).fit(X, y)
     released = search.best_estimator_
     assert released.random_state is None
     candidates = set(_integers(search)) | set(_integers(pickle.loads(pickle.dumps(search))))
@@ -61,7 +66,7 @@ def test_no_held_integer_regenerates_the_released_noise(inner):
 
 @pytest.mark.filterwarnings("ignore::skdp.UnreachableUtilityWarning")
 def test_no_seed_in_records():
-    search = EpsilonForUtility(ObjPertLogisticRegression(), target_utility=0.8, n_draws=2,
+    search = _analytic(ObjPertLogisticRegression(), target_utility=0.8, n_draws=2,
                                max_fits=6).fit(X, y)
     for record in search.measurements_:
         assert "seed" not in record
@@ -73,12 +78,12 @@ def test_no_seed_in_records():
 def test_reproducibility_mode_keeps_the_users_random_state():
     """An int seed reproduces the search, and the released estimator keeps exactly the
     random_state the user gave (not a derived seed)."""
-    runs = [EpsilonForUtility(ObjPertLogisticRegression(random_state=None), target_utility=0.8,
+    runs = [_analytic(ObjPertLogisticRegression(random_state=None), target_utility=0.8,
                               n_draws=2, max_fits=6, random_state=3).fit(X, y)
             for _ in range(2)]
     np.testing.assert_array_equal(runs[0].best_estimator_.coef_, runs[1].best_estimator_.coef_)
     assert runs[0].best_estimator_.random_state is None
-    inner_seeded = EpsilonForUtility(ObjPertLogisticRegression(random_state=11),
+    inner_seeded = _analytic(ObjPertLogisticRegression(random_state=11),
                                      target_utility=0.8, n_draws=2, max_fits=6).fit(X, y)
     assert inner_seeded.best_estimator_.random_state == 11
     # the refit did not use 11 itself: replaying it does not give the released model
@@ -88,7 +93,7 @@ def test_reproducibility_mode_keeps_the_users_random_state():
 
 @pytest.mark.filterwarnings("ignore::skdp.UnreachableUtilityWarning")
 def test_internal_fits_draw_independent_noise_and_compose():
-    search = EpsilonForUtility(ObjPertLogisticRegression(), target_utility=0.8, n_draws=2,
+    search = _analytic(ObjPertLogisticRegression(), target_utility=0.8, n_draws=2,
                                max_fits=6).fit(X, y)
     report = search.privacy_report_
     draws = [f["noise_draw"] for f in report["fits"]]
@@ -107,7 +112,7 @@ def test_research_mode_makes_the_report_unbounded():
     Xr /= np.linalg.norm(Xr, axis=1).max()
     yr = np.clip(yr / np.abs(yr).max(), -1, 1)
     research = ResearchNAPPLasso(research_mode="moor", y_bound=1.0, coef_bound=5.0)
-    search = EpsilonForUtility(research, target_utility=0.5, n_draws=1, max_fits=4).fit(Xr, yr)
+    search = _analytic(research, target_utility=0.5, n_draws=1, max_fits=4).fit(Xr, yr)
     report = search.privacy_report_
     assert report["total_epsilon"] == np.inf
     assert "share their noise" in report["composition"] or "research" in report["composition"]

@@ -5,12 +5,15 @@ import pytest
 from scipy import integrate, stats
 from sklearn.datasets import make_classification
 
-from skdp import ObjPertLogisticRegression, OutputPertSVM
+from skdp import DPSGDClassifier, ObjPertLogisticRegression, OutputPertSVM
+from skdp.accounting import gdp_mu
 from skdp.model_selection._private_selection import (
+    COUNT_EPSILON,
     AboveThreshold,
     coin_split,
     geometric_ladder,
-    private_ladder,
+    select_epsilon_privately,
+    above_threshold_budget,
 )
 from skdp.utils._random import privacy_streams
 
@@ -103,28 +106,59 @@ def test_geometric_ladder_never_exceeds_the_cap():
     assert sum(rungs) <= 5.0
 
 
+def _select(estimator, X=X, y=y, **params):
+    defaults = dict(target=0.85, epsilon_max=10.0, epsilon_start=0.05, epsilon_val=0.5,
+                    steering="geometric", noisy_utilities=False, random_state=0)
+    return select_epsilon_privately(estimator, X, y, **{**defaults, **params})
+
+
 def test_report_equals_a_hand_computation():
-    epsilons = geometric_ladder(0.05, 2.0, 10.0)
-    result = private_ladder(ObjPertLogisticRegression(), X, y, target=0.85,
-                            epsilons=epsilons, epsilon_val=0.5, random_state=0)
+    result = _select(ObjPertLogisticRegression())
     assert result.estimator is not None and result.rungs[-1]["passed"]
     assert [r["passed"] for r in result.rungs[:-1]] == [False] * (len(result.rungs) - 1)
-    ran = epsilons[:len(result.rungs)]
-    assert result.train_epsilon == pytest.approx(sum(ran))
-    assert result.ex_post_epsilon == max(sum(ran), 0.5)
-    assert result.a_priori_epsilon == max(sum(epsilons), 0.5)
+    ran = [0.05 * 2**k for k in range(len(result.rungs))]
+    assert [r["epsilon"] for r in result.rungs] == pytest.approx(ran)
+    validation = COUNT_EPSILON + 0.5
+    assert result.training["ex_post"] == (pytest.approx(sum(ran)), 0.0)
+    assert result.validation["ex_post"] == (pytest.approx(validation), 0.0)
+    assert result.ex_post == (pytest.approx(max(sum(ran), validation)), 0.0)
+    assert result.a_priori == (pytest.approx(max(10.0, validation)), 0.0)
+    assert result.estimator.epsilon_spent_ == result.rungs[-1]["epsilon_spent"]
     assert result.epsilon == ran[-1] == result.estimator.epsilon
     # the released model keeps the user's random_state, never a derived generator
     assert result.estimator.random_state is None
 
 
+def test_report_with_noisy_utilities_equals_a_hand_computation():
+    result = _select(ObjPertLogisticRegression(), noisy_utilities=True, steering="curve",
+                     max_rungs=5, epsilon_val=0.4)
+    k = len(result.rungs)
+    assert all(r["noisy_utility"] is not None for r in result.rungs)
+    # half to AboveThreshold, half shared by max_rungs utilities, the count on top
+    assert result.validation["ex_post"][0] == pytest.approx(COUNT_EPSILON + 0.2 + k * 0.2 / 5)
+    assert result.validation["a_priori"][0] == pytest.approx(COUNT_EPSILON + 0.4)
+    train = sum(r["epsilon_spent"] for r in result.rungs)
+    assert result.ex_post[0] == pytest.approx(max(train, COUNT_EPSILON + 0.2 + k * 0.04))
+
+
+def test_test_budget_gives_the_requested_noise():
+    rng = np.random.default_rng(0)
+    epsilon = above_threshold_budget(0.01, 1000)
+    draws = rng.laplace(scale=4 / epsilon, size=200_000) - rng.laplace(scale=2 / epsilon,
+                                                                         size=200_000)
+    assert np.std(draws) / 1000 == pytest.approx(0.01, rel=0.01)
+
+
 def test_unreachable_target_stops_at_the_cap_and_releases_nothing():
-    epsilons = geometric_ladder(0.05, 2.0, 3.0)
-    result = private_ladder(ObjPertLogisticRegression(), X, y, target=1.0, margin=0.5,
-                            epsilons=epsilons, epsilon_val=0.5, random_state=1)
+    # a large test budget: its noise (a tenth of a row) cannot lift a failing rung
+    result = _select(ObjPertLogisticRegression(), target=1.0, epsilon_max=3.0, epsilon_val=50.0,
+                     random_state=1)
     assert result.estimator is None and result.epsilon is None
-    assert len(result.rungs) == len(epsilons) and not any(r["passed"] for r in result.rungs)
-    assert result.train_epsilon == pytest.approx(sum(epsilons)) and sum(epsilons) <= 3.0
+    assert not any(r["passed"] for r in result.rungs)
+    # the doubling ladder, then what the cap leaves
+    ladder = geometric_ladder(0.05, 2, 3)
+    assert [r["epsilon"] for r in result.rungs] == pytest.approx(ladder + [3 - sum(ladder)])
+    assert result.training["ex_post"][0] == pytest.approx(3.0)
 
 
 class _Recording(OutputPertSVM):
@@ -138,57 +172,112 @@ class _Recording(OutputPertSVM):
         return self
 
 
-def test_rungs_train_on_the_training_part_only_with_independent_noise():
+def _noise_cosines(plant_shared_noise, monkeypatch):
+    import skdp.model_selection._measure as measure
+
+    if plant_shared_noise:  # the planted bug: every rung gets the same generator state
+        monkeypatch.setattr(measure._NoiseSources, "next",
+                            lambda self: (0, np.random.default_rng(5)))
     _Recording.fits = []
-    epsilons = [0.2, 0.4, 0.8]
-    private_ladder(_Recording(C=0.5), X, y, target=1.0, margin=0.5, epsilons=epsilons,
-                   epsilon_val=0.5, random_state=2)
+    _select(_Recording(C=0.5), target=1.0, margin=0.5, epsilon_start=0.2, epsilon_max=1.4,
+            random_state=2)
     _, public = privacy_streams(2)
     in_validation = coin_split(len(y), 0.2, public)
     assert len(_Recording.fits) == 3
     for rows, _ in _Recording.fits:
         np.testing.assert_array_equal(rows, X[~in_validation])
-    # output perturbation: coef = theta* + noise; a shared draw would make the noises
-    # of two rungs exactly proportional (and reveal theta*)
     exact = OutputPertSVM(C=0.5, epsilon=np.inf).fit(X[~in_validation], y[~in_validation])
     noises = [coef.ravel() - exact.coef_.ravel() for _, coef in _Recording.fits]
-    for a, b in [(0, 1), (1, 2), (0, 2)]:
-        cosine = noises[a] @ noises[b] / np.linalg.norm(noises[a]) / np.linalg.norm(noises[b])
-        assert abs(cosine) < 0.999
+    return [abs(noises[a] @ noises[b]) / np.linalg.norm(noises[a]) / np.linalg.norm(noises[b])
+            for a, b in [(0, 1), (1, 2), (0, 2)]]
 
 
-def test_validation_rows_enter_only_through_the_query_sums(monkeypatch):
-    """Replay: with the query sums pinned to a first run's values, replacing every
-    validation row by noise changes nothing the procedure releases; so the validation
-    rows reach the output only through the sums (sensitivity 1 each)."""
-    import skdp.model_selection._private_selection as module
+def test_rungs_train_on_the_training_part_only_with_independent_noise(monkeypatch):
+    """Output perturbation: coef = theta* + noise. A shared draw across rungs makes the
+    noises exactly proportional (and reveals theta*): the planted bug is caught."""
+    assert max(_noise_cosines(False, monkeypatch)) < 0.999
+    assert min(_noise_cosines(True, monkeypatch)) > 1 - 1e-9
 
-    recorded = []
-    original = module._accuracy_query
-    monkeypatch.setattr(module, "_accuracy_query",
-                        lambda *args: recorded.append(original(*args)) or recorded[-1])
-    epsilons = [0.2, 0.4, 0.8, 1.6]
-    first = private_ladder(ObjPertLogisticRegression(), X, y, target=0.9, epsilons=epsilons,
-                           epsilon_val=0.5, random_state=4)
-    _, public = privacy_streams(4)
+
+def _replaced_validation_rows(seed):
+    _, public = privacy_streams(seed)
     in_validation = coin_split(len(y), 0.2, public)
     X2, y2 = X.copy(), y.copy()
     rng = np.random.default_rng(9)
     X2[in_validation] = rng.normal(size=(in_validation.sum(), X.shape[1])) / 10
     y2[in_validation] = rng.integers(0, 2, in_validation.sum())
+    return X2, y2, in_validation
+
+
+def test_validation_rows_enter_only_through_the_query_sums(monkeypatch):
+    """Replay: with the sums and the count pinned to a first run's values, replacing
+    every validation row by noise changes nothing released; so the validation rows
+    reach the output only through those sums (sensitivity 1 each), steering included."""
+    import skdp.model_selection._private_selection as module
+
+    recorded, original = [], module._validation_sums
+    monkeypatch.setattr(module, "_validation_sums",
+                        lambda *args: recorded.append(original(*args)) or recorded[-1])
+    params = dict(target=0.93, noisy_utilities=True, steering="curve", random_state=4)
+    first = _select(ObjPertLogisticRegression(), **params)
+    assert len(first.rungs) >= 3  # the curve steered at least once
+    X2, y2, in_validation = _replaced_validation_rows(4)
     replay = iter(recorded)
-    monkeypatch.setattr(module, "_accuracy_query", lambda *args: next(replay))
-    second = private_ladder(ObjPertLogisticRegression(), X2, y2, target=0.9,
-                            epsilons=epsilons, epsilon_val=0.5, random_state=4)
+    monkeypatch.setattr(module, "_validation_sums", lambda *args: next(replay))
+    monkeypatch.setattr(module, "_validation_count", lambda _: int(in_validation.sum()))
+    second = _select(ObjPertLogisticRegression(), X2, y2, **params)
     assert second.rungs == first.rungs
     np.testing.assert_array_equal(second.estimator.coef_, first.estimator.coef_)
     # and the real sums on the changed rows differ: the pinning is what made them equal
-    monkeypatch.setattr(module, "_accuracy_query", original)
-    assert original(first.estimator, X2[in_validation], y2[in_validation], 0.9) != \
-        original(first.estimator, X[in_validation], y[in_validation], 0.9)
+    assert original(first.estimator, X2[in_validation], y2[in_validation], 0.93) != \
+        original(first.estimator, X[in_validation], y[in_validation], 0.93)
 
 
-def test_rungs_with_delta_are_refused_before_any_fit():
-    with pytest.raises(ValueError, match="pure epsilon-DP rungs only"):
-        private_ladder(ObjPertLogisticRegression(delta=1e-5), X, y, target=0.8,
-                       epsilons=[1.0], epsilon_val=0.5)
+def test_unnoised_steering_is_caught_by_the_replay(monkeypatch):
+    """The planted bug: the curve fitted to exact validation accuracies. The replay
+    above then fails: the rungs' epsilons depend on the rows beyond the pinned sums."""
+    import skdp.model_selection._private_selection as module
+
+    def exact_utility_steering(model, X_val, y_val, threshold):
+        query, correct = module.__dict__["_honest_sums"](model, X_val, y_val, threshold)
+        return query, float(np.mean(model.predict(X_val) == y_val)) * len(y_val)
+
+    monkeypatch.setattr(module, "_honest_sums", module._validation_sums, raising=False)
+    params = dict(target=0.93, noisy_utilities=True, steering="curve", random_state=4)
+    recorded = []
+    monkeypatch.setattr(module, "_validation_sums",
+                        lambda *a: recorded.append(module._honest_sums(*a)) or recorded[-1])
+    first = _select(ObjPertLogisticRegression(), **params)
+    X2, y2, in_validation = _replaced_validation_rows(4)
+    replay = iter(recorded)
+    leak = []
+
+    def planted(model, X_val, y_val, threshold):
+        query, _ = next(replay)
+        leak.append(float(np.mean(model.predict(X_val) == y_val)))  # read beside the sums
+        return query, leak[-1] * len(y_val)
+
+    monkeypatch.setattr(module, "_validation_sums", planted)
+    monkeypatch.setattr(module, "_validation_count", lambda _: int(in_validation.sum()))
+    second = _select(ObjPertLogisticRegression(), X2, y2, **params)
+    assert [r["noisy_utility"] for r in second.rungs] != \
+        [r["noisy_utility"] for r in first.rungs]
+
+
+def test_gaussian_rungs_need_full_batch_dpsgd_and_delta_max():
+    with pytest.raises(ValueError, match="DPSGDClassifier"):
+        _select(ObjPertLogisticRegression(delta=1e-5), delta_max=1e-5)
+    with pytest.raises(ValueError, match="delta_max"):
+        _select(DPSGDClassifier(delta=1e-6))
+
+
+def test_gaussian_filter_never_exceeds_its_budget():
+    result = _select(DPSGDClassifier(delta=1e-6, epochs=20), target=1.0, epsilon_val=50.0,
+                     epsilon_max=1.0, delta_max=1e-5, epsilon_start=0.05, max_rungs=20)
+    assert result.estimator is None
+    mu_max = gdp_mu(1.0, 1e-5)
+    mus = [r["mu"] for r in result.rungs]
+    assert np.sum(np.square(mus)) <= mu_max**2 * (1 + 1e-9)
+    assert all(r["mu_certified"] <= r["mu"] * (1 + 1e-6) for r in result.rungs)
+    assert result.training["ex_post"] == result.training["a_priori"] == (1.0, 1e-5)
+    assert len(result.rungs) < 20  # the filter, not max_rungs, stopped it
