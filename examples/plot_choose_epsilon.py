@@ -91,6 +91,7 @@ def main(quick=False, out_dir="."):
 
     # 1. The search, on the proxy half only.
     search = EpsilonForUtility(ObjPertLogisticRegression(delta=DELTA), target_utility=target,
+                               selection="analytic",
                                n_draws=3, max_fits=7, random_state=0)
     search.fit(X_proxy, y_proxy)
     epsilon = search.epsilon_

@@ -1,9 +1,11 @@
 """Command line main job: ``python -m skdp`` (or the ``skdp`` console script).
 
 Given a dataset, a private estimator and a target accuracy, it runs
-:class:`~skdp.EpsilonForUtility`, prints the chosen epsilon, the predicted and the
-measured accuracy there and the privacy cost of the selection, and writes a PNG of
-the utility-versus-epsilon curve.
+:class:`~skdp.EpsilonForUtility` (by default its private selection, whose search is
+covered by the guarantee), prints the chosen epsilon, the released model's test
+accuracy, the privacy report and the statement a privacy officer can sign, and writes
+a PNG of the search (private mode: each rung's noisy accuracy; analytic mode: the
+utility-versus-epsilon curve).
 """
 
 import argparse
@@ -86,12 +88,22 @@ def _parser():
     parser.add_argument("--estimator", default="objpert", choices=ESTIMATORS)
     parser.add_argument("--target", type=float, default=0.85,
                         help="target accuracy (default: %(default)s)")
+    parser.add_argument("--selection", choices=("private", "analytic"), default="private",
+                        help="private: the search itself is differentially private (default); "
+                             "analytic: the source paper's method, not covered by a guarantee")
+    parser.add_argument("--epsilon-max", type=float, default=20.0,
+                        help="private mode: cap on the training rows' spend (default: "
+                             "%(default)s)")
+    parser.add_argument("--tolerance", type=float, default=0.05,
+                        help="private mode: noise of the private test, in accuracy (sets the "
+                             "validation rows' budget; default: %(default)s)")
     parser.add_argument("--measuring-epsilon", type=float, default=5.0,
-                        help="where to measure the utility and its derivative")
-    parser.add_argument("--draws", type=int, default=5, help="noise draws per measurement")
+                        help="analytic mode: where to measure the utility and its derivative")
+    parser.add_argument("--draws", type=int, default=5,
+                        help="analytic mode: noise draws per measurement")
     parser.add_argument("--max-fits", type=int, default=None,
-                        help="private fits allowed in total, the refit included "
-                             "(default: draws + 1 + draws, one refinement)")
+                        help="analytic mode: private fits allowed in total, the refit "
+                             "included (default: draws + 1 + draws, one refinement)")
     parser.add_argument("--output", default="skdp_utility_curve.png",
                         help="where to write the utility-versus-epsilon plot")
     parser.add_argument("--seed", type=int, default=None,
@@ -99,34 +111,67 @@ def _parser():
                              "from this integer (never publish a model with its seed). "
                              "Default: fresh cryptographic noise for every fit")
     parser.add_argument("--quiet", action="store_true",
-                        help="no progress lines (by default one per round of measuring fits)")
+                        help="no progress lines (by default one per rung or measuring round)")
     return parser
 
 
 def main(argv=None):
     """Run the main job; returns the process exit status."""
     args = _parser().parse_args(argv)
-    from . import EpsilonForUtility
-
     start = time.perf_counter()
     # the train/test split of the demonstration data is public: a fixed seed
     X_train, X_test, y_train, y_test = load_dataset(args.dataset, args.data_home,
                                                     args.label_column, seed=0)
     estimator = make_estimator(args.estimator)
-    max_fits = args.max_fits if args.max_fits is not None else 2 * args.draws + 1
     print(f"[skdp] {args.dataset}: {X_train.shape[0]} training rows, {X_test.shape[0]} test "
           f"rows, {X_train.shape[1]} features; estimator {type(estimator).__name__}; "
           f"target accuracy {args.target}", flush=True)
-    print(f"[skdp] measuring at epsilon={args.measuring_epsilon} with {args.draws} draws, "
-          f"at most {max_fits} private fits ...", flush=True)
+    run = _run_private if args.selection == "private" else _run_analytic
+    search = run(args, estimator, X_train, y_train)
+    print(f"[skdp] done in {time.perf_counter() - start:.1f} s")
+    measured = search.score(X_test, y_test) if search.epsilon_ is not None else None
+    _summary(args, search, measured)
+    return _plot(args, search, measured, estimator)
+
+
+def _run_private(args, estimator, X_train, y_train):
+    from . import EpsilonForUtility
+
+    print(f"[skdp] private selection: rungs capped at epsilon {args.epsilon_max} for the "
+          f"training rows, test noise {args.tolerance} ...", flush=True)
     search = EpsilonForUtility(estimator, target_utility=args.target,
+                               epsilon_max=args.epsilon_max, tolerance=args.tolerance,
+                               verbose=0 if args.quiet else 1, random_state=args.seed)
+    return search.fit(X_train, y_train)
+
+
+def _run_analytic(args, estimator, X_train, y_train):
+    from . import EpsilonForUtility
+
+    max_fits = args.max_fits if args.max_fits is not None else 2 * args.draws + 1
+    print(f"[skdp] analytic selection: measuring at epsilon={args.measuring_epsilon} with "
+          f"{args.draws} draws, at most {max_fits} private fits ...", flush=True)
+    search = EpsilonForUtility(estimator, target_utility=args.target, selection="analytic",
                                measuring_epsilon=args.measuring_epsilon, n_draws=args.draws,
                                max_fits=max_fits, verbose=0 if args.quiet else 1,
                                random_state=args.seed)
-    search.fit(X_train, y_train)
-    measured = search.score(X_test, y_test)
+    return search.fit(X_train, y_train)
+
+
+def _summary(args, search, measured):
     report = search.privacy_report_
-    print(f"[skdp] done in {time.perf_counter() - start:.1f} s")
+    if args.selection == "private":
+        post, prior = report["ex_post"], report["a_priori"]
+        print("chosen epsilon            : " + (f"{search.epsilon_:.4g}" if search.epsilon_
+                                                 is not None else "none (nothing released)"))
+        if measured is not None:
+            print(f"measured test accuracy    : {measured:.4f} (released model, held-out "
+                  "test rows)")
+        print(f"private fits (rungs)      : {search.n_fits_}")
+        print(f"whole search, realised    : ({post['epsilon']:.4g}, {post['delta']:.3g})-DP")
+        print(f"whole search, a priori    : ({prior['epsilon']:.4g}, {prior['delta']:.3g})-DP")
+        print(f"statement: {report['statement']}")
+        return
     print(f"chosen epsilon            : {search.epsilon_:.4g}")
     print(f"predicted accuracy there  : {search.predicted_utility_:.4f} (validation split)")
     print(f"measured test accuracy    : {measured:.4f} (refit model, held-out test rows)")
@@ -137,6 +182,9 @@ def main(argv=None):
           f"{report['total_epsilon']:.4g}, total delta {report['total_delta']:.3g} "
           f"({report['composition']})")
     print(f"note: {report['statement']}")
+
+
+def _plot(args, search, measured, estimator):
     try:
         import matplotlib
     except ImportError:
@@ -146,8 +194,22 @@ def main(argv=None):
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
-    search.plot(ax=ax)
-    ax.plot([search.epsilon_], [measured], "k*", ms=10, label="refit, test accuracy")
+    if args.selection == "private":
+        rungs = search.measurements_
+        for passed, marker, label in ((False, "x", "rung failed the test"),
+                                      (True, "o", "rung passed (released)")):
+            chosen = [r for r in rungs if r["passed"] is passed
+                      and r["noisy_utility"] is not None]
+            ax.plot([r["epsilon"] for r in chosen], [r["noisy_utility"] for r in chosen],
+                    marker, ms=8, label=label)
+        ax.axhline(args.target, color="k", ls="--", lw=1, label="target")
+        ax.set_xscale("log")
+        ax.set_xlabel("rung epsilon")
+        ax.set_ylabel("noisy validation accuracy")
+    else:
+        search.plot(ax=ax)
+    if measured is not None:
+        ax.plot([search.epsilon_], [measured], "k*", ms=10, label="released, test accuracy")
     ax.legend(fontsize=8)
     ax.set_title(f"{type(estimator).__name__} on {args.dataset}")
     fig.tight_layout()

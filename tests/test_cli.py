@@ -11,12 +11,30 @@ from skdp._cli import main
 def test_main_job_default_runs_offline(tmp_path, capsys):
     pytest.importorskip("matplotlib")
     out = tmp_path / "curve.png"
-    assert main(["--draws", "2", "--seed", "0", "--output", str(out)]) == 0
+    assert main(["--seed", "0", "--output", str(out)]) == 0
     text = capsys.readouterr().out
-    for line in ("chosen epsilon", "predicted accuracy there", "measured test accuracy",
-                 "cost of the selection", "not covered"):
+    for line in ("private selection", "chosen epsilon", "measured test accuracy",
+                 "whole search, realised", "whole search, a priori",
+                 "statement: It released", "the choice of epsilon included"):
         assert line in text
     assert out.stat().st_size > 10_000
+
+
+def test_analytic_main_job_says_the_selection_is_not_covered(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    assert main(["--selection", "analytic", "--draws", "2", "--seed", "0", "--output",
+                 str(tmp_path / "c.png")]) == 0
+    text = capsys.readouterr().out
+    for line in ("predicted accuracy there", "cost of the selection", "not covered"):
+        assert line in text
+
+
+def test_unreachable_target_releases_nothing(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    assert main(["--target", "1.0", "--tolerance", "0.001", "--epsilon-max", "2", "--seed",
+                 "0", "--output", str(tmp_path / "u.png")]) == 0
+    text = capsys.readouterr().out
+    assert "none (nothing released)" in text and "no model was released" in text
 
 
 def test_csv_input_and_label_column(tmp_path, capsys):
@@ -30,7 +48,7 @@ def test_csv_input_and_label_column(tmp_path, capsys):
         for i, (r, t) in enumerate(zip(X, y))]
     path.write_text("\n".join(rows) + "\n")
     assert main(["--dataset", str(path), "--label-column", "label", "--target", "0.8",
-                 "--draws", "2", "--seed", "0", "--output", str(tmp_path / "p.png")]) == 0
+                 "--seed", "0", "--output", str(tmp_path / "p.png")]) == 0
     assert "chosen epsilon" in capsys.readouterr().out
 
 
@@ -47,7 +65,8 @@ def test_module_entry_point_prints_help():
 
 def test_progress_line_per_measuring_round_and_quiet(tmp_path, capsys):
     pytest.importorskip("matplotlib")
-    args = ["--draws", "3", "--max-fits", "7", "--seed", "0", "--output", str(tmp_path / "p.png")]
+    args = ["--selection", "analytic", "--draws", "3", "--max-fits", "7", "--seed", "0",
+            "--output", str(tmp_path / "p.png")]
     assert main(args) == 0
     out = capsys.readouterr().out
     # 3 draws at the measuring point, 3 more at one refinement, then the answer
@@ -57,3 +76,12 @@ def test_progress_line_per_measuring_round_and_quiet(tmp_path, capsys):
     assert main(args + ["--quiet"]) == 0
     out = capsys.readouterr().out
     assert "[EpsilonForUtility]" not in out and "chosen epsilon" in out
+
+
+def test_progress_line_per_rung(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    assert main(["--seed", "0", "--output", str(tmp_path / "p.png")]) == 0
+    out = capsys.readouterr().out
+    rungs = [line for line in out.splitlines() if line.startswith("[EpsilonForUtility] rung")]
+    assert len(rungs) >= 1 and rungs[-1].split(", ")[1] == "pass"
+    assert f"private fits (rungs)      : {len(rungs)}" in out

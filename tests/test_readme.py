@@ -38,7 +38,7 @@ def test_quick_start_prints_what_its_comments_say():
     with contextlib.redirect_stdout(output):
         exec(compile(code, str(README), "exec"), {})
     printed = [line.split() for line in output.getvalue().splitlines()]
-    assert len(printed) == len(stated) == 3
+    assert len(printed) == len(stated) == 4
     for got, want in zip(printed, stated):
         # the comment starts with the printed values; words after them explain
         assert all(_matches(g, w) for g, w in zip(got, want[:len(got)])), (got, want)

@@ -6,6 +6,7 @@ from numbers import Integral, Real
 import numpy as np
 from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
+from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import train_test_split
 from sklearn.pipeline import Pipeline
 from sklearn.utils.metaestimators import available_if
@@ -118,7 +119,7 @@ class EpsilonForUtility(MetaEstimatorMixin, BaseEstimator):
 
     epsilon_val : float, default=None
         Private mode: the validation rows' budget (half to AboveThreshold and half
-        to ``max_rungs`` noisy utilities when ``noisy_utilities``), plus 0.01 for
+        to ``max_rungs`` noisy utilities when ``noisy_utilities``), plus 0.1 for
         a noisy count of the validation part. ``None``: set from ``tolerance`` and
         the noisy count.
 
@@ -748,8 +749,7 @@ default=None
         -------
         y_pred : ndarray of shape (n_samples,)
         """
-        check_is_fitted(self)
-        return self.best_estimator_.predict(X)
+        return self._released().predict(X)
 
     @available_if(_best_has("predict_proba"))
     def predict_proba(self, X):
@@ -761,8 +761,7 @@ default=None
         -------
         proba : ndarray of shape (n_samples, n_classes)
         """
-        check_is_fitted(self)
-        return self.best_estimator_.predict_proba(X)
+        return self._released().predict_proba(X)
 
     @available_if(_best_has("decision_function"))
     def decision_function(self, X):
@@ -774,8 +773,7 @@ default=None
         -------
         scores : ndarray
         """
-        check_is_fitted(self)
-        return self.best_estimator_.decision_function(X)
+        return self._released().decision_function(X)
 
     def score(self, X, y):
         """Score of ``best_estimator_`` (its own ``score`` method).
@@ -786,14 +784,22 @@ default=None
         -------
         score : float
         """
-        check_is_fitted(self)
-        return self.best_estimator_.score(X, y)
+        return self._released().score(X, y)
 
     @property
     def classes_(self):
         """Class labels of ``best_estimator_``."""
+        return self._released().classes_
+
+    def _released(self):
+        """``best_estimator_``, or NotFittedError saying why there is none."""
         check_is_fitted(self)
-        return self.best_estimator_.classes_
+        if not hasattr(self, "best_estimator_"):
+            raise NotFittedError(
+                "EpsilonForUtility released no model: "
+                + ("no rung met the target within epsilon_max." if self.selection == "private"
+                   else "refit=False."))
+        return self.best_estimator_
 
     def __sklearn_tags__(self):
         from sklearn.utils import get_tags

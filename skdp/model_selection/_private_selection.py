@@ -367,8 +367,9 @@ class SelectionResult:
     stop_reason: str = ""
 
 
-COUNT_EPSILON = 0.01
-"""Budget of the noisy count of the validation part (paid by the validation rows)."""
+COUNT_EPSILON = 0.1
+"""Budget of the noisy count of the validation part (paid by the validation rows):
+``Lap(10)`` rows, a tenth of a hundred-row part."""
 
 
 def validation_budget(epsilon_val, max_rungs, noisy_utilities):

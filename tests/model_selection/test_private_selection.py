@@ -281,3 +281,74 @@ def test_gaussian_filter_never_exceeds_its_budget():
     assert all(r["mu_certified"] <= r["mu"] * (1 + 1e-6) for r in result.rungs)
     assert result.training["ex_post"] == result.training["a_priori"] == (1.0, 1e-5)
     assert len(result.rungs) < 20  # the filter, not max_rungs, stopped it
+
+
+# -- EpsilonForUtility's private mode ------------------------------------------------------
+
+def test_private_mode_is_the_default_and_its_report_adds_up():
+    from skdp import EpsilonForUtility
+
+    search = EpsilonForUtility(ObjPertLogisticRegression(), target_utility=0.85,
+                               epsilon_start=0.05, random_state=0).fit(X, y)
+    report = search.privacy_report_
+    assert search.selection == "private" and report["selection"] == "private"
+    rungs = report["transcript"]["rungs"]
+    train = sum(r["epsilon_spent"] for r in rungs)
+    k = len(rungs)
+    test_eps = above_threshold_budget(0.005, report["transcript"]["noisy_validation_count"])
+    validation = COUNT_EPSILON + test_eps + k * test_eps / 8  # half each, 8 rungs at most
+    assert report["parts"]["training"]["ex_post"]["epsilon"] == pytest.approx(train)
+    assert report["parts"]["validation"]["ex_post"]["epsilon"] == pytest.approx(validation)
+    assert report["ex_post"]["epsilon"] == pytest.approx(max(train, validation))
+    assert report["a_priori"]["epsilon"] == pytest.approx(max(10.0, COUNT_EPSILON + 2 * test_eps))
+    assert search.epsilon_ == rungs[-1]["epsilon"] == search.best_estimator_.epsilon
+    assert search.n_fits_ == k and [f["epsilon_spent"] for f in report["fits"]] == \
+        [r["epsilon_spent"] for r in rungs]
+    assert f"{report['ex_post']['epsilon']:.4g}-differentially private" in report["statement"]
+
+
+def test_private_mode_unreachable_target_releases_nothing():
+    from sklearn.exceptions import NotFittedError
+
+    from skdp import EpsilonForUtility, UnreachableUtilityWarning
+
+    search = EpsilonForUtility(ObjPertLogisticRegression(), target_utility=1.0,
+                               epsilon_max=2.0, epsilon_val=50.0, random_state=1)
+    with pytest.warns(UnreachableUtilityWarning, match="nothing is released"):
+        search.fit(X, y)
+    assert search.epsilon_ is None and not hasattr(search, "best_estimator_")
+    assert search.privacy_report_["released_model"] is None
+    assert search.privacy_report_["parts"]["training"]["ex_post"]["epsilon"] <= 2.0
+    with pytest.raises(NotFittedError):
+        search.predict(X)
+
+
+def test_pipeline_with_a_row_wise_step_is_accepted():
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import Normalizer
+
+    from skdp import EpsilonForUtility
+
+    pipe = make_pipeline(Normalizer(), ObjPertLogisticRegression(random_state=None))
+    search = EpsilonForUtility(pipe, target_utility=0.85, random_state=0).fit(X, y)
+    released = search.best_estimator_
+    assert released[-1].epsilon == search.epsilon_
+    assert released[-1].random_state is None  # the user's, never a derived generator
+    assert search.score(X, y) == released.score(X, y)
+
+
+def test_proxy_sets_the_first_rung_from_the_analytic_answer():
+    from skdp import EpsilonForUtility
+
+    X_public, y_public = make_classification(n_samples=800, n_features=4, n_informative=2,
+                                             n_redundant=0, class_sep=1.5, random_state=1)
+    X_public /= np.linalg.norm(X_public, axis=1).max()
+    search = EpsilonForUtility(ObjPertLogisticRegression(), target_utility=0.85, n_draws=2,
+                               random_state=0)
+    search.fit(X, y, proxy=(X_public, y_public))
+    analytic = EpsilonForUtility(ObjPertLogisticRegression(), target_utility=0.85, n_draws=2,
+                                 selection="analytic", refit=False, random_state=0)
+    rows_epsilon = analytic.fit(X_public, y_public).epsilon_ * len(y_public)
+    count = search.privacy_report_["transcript"]["noisy_validation_count"]
+    first = search.measurements_[0]["epsilon"]
+    assert first == pytest.approx(rows_epsilon / (count * 0.8 / 0.2))
