@@ -26,7 +26,7 @@ procedure is ex-post ``max(train spend, epsilon_val)``-DP and a priori
 with its theorem; they are refused here.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from sklearn.base import clone

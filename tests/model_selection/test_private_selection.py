@@ -238,15 +238,10 @@ def test_unnoised_steering_is_caught_by_the_replay(monkeypatch):
     above then fails: the rungs' epsilons depend on the rows beyond the pinned sums."""
     import skdp.model_selection._private_selection as module
 
-    def exact_utility_steering(model, X_val, y_val, threshold):
-        query, correct = module.__dict__["_honest_sums"](model, X_val, y_val, threshold)
-        return query, float(np.mean(model.predict(X_val) == y_val)) * len(y_val)
-
-    monkeypatch.setattr(module, "_honest_sums", module._validation_sums, raising=False)
     params = dict(target=0.93, noisy_utilities=True, steering="curve", random_state=4)
-    recorded = []
+    recorded, honest = [], module._validation_sums
     monkeypatch.setattr(module, "_validation_sums",
-                        lambda *a: recorded.append(module._honest_sums(*a)) or recorded[-1])
+                        lambda *a: recorded.append(honest(*a)) or recorded[-1])
     first = _select(ObjPertLogisticRegression(), **params)
     X2, y2, in_validation = _replaced_validation_rows(4)
     replay = iter(recorded)
