@@ -256,14 +256,12 @@ class GaussianDPFilter:
 
 
 def _certified_mu(model):
-    """The GDP ``mu`` of a fitted full-batch DP-SGD (DP-GD) model, count included."""
+    """The GDP ``mu`` of a fitted full-batch DP-SGD (DP-GD) model, count included.
+
+    :func:`training_account` admits only full-batch rungs, before any fit.
+    """
     from ..accounting import composed_mu
 
-    if getattr(model, "sample_rate_", None) != 1.0:
-        raise ValueError(
-            "Private selection with delta > 0 needs rungs that are exactly Gaussian-DP: "
-            "DPSGDClassifier with full-batch steps (sample_rate=1.0, its default). Use "
-            "delta=0 (objective or output perturbation, NAPP) for other mechanisms.")
     return composed_mu(model.noise_multiplier_, model.n_steps_, model.count_noise_std_)
 
 
@@ -277,11 +275,13 @@ def training_account(estimator, epsilon_max, delta_max):
         raise ValueError(
             f"The estimator's rungs have delta={delta} > 0: set delta_max, the a priori "
             "delta of the whole search (0 < delta_max < 1).")
-    if "sample_rate" not in params:
+    if params.get("sample_rate") != 1.0:
         raise ValueError(
-            f"Private selection with delta > 0 is supported for DPSGDClassifier "
-            f"(full-batch, exactly Gaussian-DP) only; {type(estimator).__name__} with "
-            "delta > 0 has no fully adaptive filter here. Use delta=0.")
+            f"Private selection with delta > 0 is supported for DPSGDClassifier with "
+            f"full-batch steps (sample_rate=1.0: exactly Gaussian-DP) only; "
+            f"{type(private_step(estimator)[0]).__name__} with these parameters has no "
+            "fully adaptive filter here. Use delta=0 (objective or output perturbation, "
+            "NAPP) or sample_rate=1.0.")
     return GaussianDPFilter(epsilon_max, delta_max, rung_delta=delta)
 
 
@@ -351,8 +351,8 @@ class SelectionResult:
         ``(epsilon, delta)`` realised, over every row given.
     a_priori : tuple of float
         ``(epsilon, delta)`` before running, over every row given.
-    noisy_validation_count : float or None
-        The noisy count of the validation part (when noisy utilities were drawn).
+    noisy_validation_count : float
+        The noisy count of the validation part.
     stop_reason : str
     """
 
@@ -363,7 +363,7 @@ class SelectionResult:
     validation: dict
     ex_post: tuple
     a_priori: tuple
-    noisy_validation_count: float = None
+    noisy_validation_count: float = 0.0
     stop_reason: str = ""
 
 

@@ -264,6 +264,8 @@ def test_gaussian_rungs_need_full_batch_dpsgd_and_delta_max():
         _select(ObjPertLogisticRegression(delta=1e-5), delta_max=1e-5)
     with pytest.raises(ValueError, match="delta_max"):
         _select(DPSGDClassifier(delta=1e-6))
+    with pytest.raises(ValueError, match="full-batch"):  # refused before any rung
+        _select(DPSGDClassifier(delta=1e-6, sample_rate=0.1), delta_max=1e-5)
 
 
 def test_gaussian_filter_never_exceeds_its_budget():
