@@ -12,7 +12,9 @@ For each dataset (Adult, KDDCup99), estimator and target accuracy, on the test s
 
 Methods, in one run:
 
-* ``private``: ``EpsilonForUtility`` (default private mode, curve steering);
+* ``private``: ``EpsilonForUtility`` (default private mode, curve steering; for
+  ``OutputPertSVM(noise="laplace")`` the rungs are one fit's noise path released at
+  increasing epsilons, noise reduction, and cost the last rung's epsilon);
 * ``private+proxy``: the same, started from the analytic method on a public proxy
   (a fixed disjoint sample of the training file, never part of the private rows);
 * ``doubling``: the public doubling ladder with AboveThreshold, no noisy utilities;
@@ -23,6 +25,12 @@ Methods, in one run:
   pure-DP cost ``3 * max(grid epsilon)`` (Liu & Talwar, Theorem 3.4);
 * ``analytic``: today's analytic mode (the source paper's method; not covered by a
   guarantee), its fits composed by basic composition.
+
+DP-GD rungs (delta > 0) are accounted by a Gaussian-DP filter whose a priori cap is the
+only claim; random stopping's pure-DP formula and the analytic mode (no derivative
+for DP-SGD) do not apply to them. For the noise-reduction row the ratio is also given
+against the oracle of the Gamma-norm output perturbation (the same ``C``), the
+estimator a user would otherwise run.
 
 Hyperparameters of the estimators are fixed and public (stated in the JSON).
 """
@@ -37,11 +45,23 @@ from . import _common
 
 TARGETS = {"adult": (0.80, 0.82, 0.83), "kddcup99": (0.97, 0.98, 0.985)}
 PROXY_ROWS = 5000
+OBJPERT, OUTPUT, LAPLACE, DPGD = (
+    "objective perturbation (pure, C=1)", "output perturbation (pure, C=0.01)",
+    "output perturbation, Laplace noise reduction (pure, C=0.01)",
+    "DP-GD (delta=1e-6 per rung, filter delta 1e-5)")
 ESTIMATORS = {
-    "objective perturbation (pure, C=1)": lambda: ObjPertLogisticRegression(C=1.0),
-    "output perturbation (pure, C=0.01)": lambda: OutputPertSVM(C=0.01),
-    "DP-GD (delta=1e-6 per rung, filter delta 1e-5)": lambda: DPSGDClassifier(delta=1e-6),
+    OBJPERT: lambda: ObjPertLogisticRegression(C=1.0),
+    OUTPUT: lambda: OutputPertSVM(C=0.01),
+    LAPLACE: lambda: OutputPertSVM(C=0.01, noise="laplace"),
+    DPGD: lambda: DPSGDClassifier(delta=1e-6),
 }
+ALL_METHODS = ("private", "private+proxy", "doubling", "random stopping", "analytic")
+METHODS_OF = {
+    # noise reduction needs no ladder of fits: "doubling" would rerun "private"
+    LAPLACE: ("private", "private+proxy", "random stopping", "analytic"),
+    DPGD: ("private", "private+proxy", "doubling"),
+}
+REFERENCE_ORACLE = {LAPLACE: OUTPUT}
 GRID = np.geomspace(0.003, 30.0, 25)
 PS_GRID = np.geomspace(0.05, 5.0, 8)
 
@@ -140,12 +160,14 @@ METHODS = {
 }
 
 
-def _summary(runs, oracle, target):
+def _summary(runs, oracle, target, reference_oracle=None):
     losses = np.array([r[0] for r in runs], dtype=float)
     accs = [r[1] for r in runs]
     released = [a for a in accs if a is not None]
     return {
         "median_ratio": float(np.median(losses) / oracle) if oracle else None,
+        "median_ratio_to_reference": (float(np.median(losses) / reference_oracle)
+                                      if reference_oracle else None),
         "median_loss": float(np.median(losses)),
         "released": len(released) / len(runs),
         "mean_accuracy": float(np.mean(released)) if released else None,
@@ -164,13 +186,17 @@ def run(dataset, reps, oracle_seeds, methods):
         rows = {}
         for target in TARGETS[dataset]:
             oracle = _oracle(curve, target)
-            rows[str(target)] = {"oracle_epsilon": oracle, "methods": {}}
+            reference = REFERENCE_ORACLE.get(label)
+            reference = (out[reference]["targets"][str(target)]["oracle_epsilon"]
+                         if reference else None)
+            rows[str(target)] = {"oracle_epsilon": oracle, "methods": {},
+                                 "reference_oracle_epsilon": reference}
             if oracle is None:
                 continue
-            for name in methods:
+            for name in (m for m in METHODS_OF.get(label, ALL_METHODS) if m in methods):
                 runs = [METHODS[name](make, target, 1000 + r, data) for r in range(reps)]
                 rows[str(target)]["methods"][name] = {
-                    **_summary(runs, oracle, target),
+                    **_summary(runs, oracle, target, reference),
                     "runs": [{"loss": r[0], "accuracy": r[1], "fits": r[2]} for r in runs]}
                 print(dataset, label, target, name, {k: v for k, v in
                       rows[str(target)]["methods"][name].items() if k != "runs"}, flush=True)
@@ -209,16 +235,28 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--datasets", nargs="+", default=list(TARGETS))
     parser.add_argument("--reps", type=int, default=20)
-    parser.add_argument("--n-jobs", type=int, default=1, help=_common.N_JOBS_HELP)
+    parser.add_argument("--merge", action="store_true",
+                        help="run nothing: merge the per-dataset JSON files of separate "
+                             "runs (--datasets X) into one, with its figure")
     args = parser.parse_args(argv)
     reps, seeds = (2, 2) if args.quick else (args.reps, 20)
     name = "private_selection" + ("_quick" if args.quick else "")
     payload = {"reps": reps, "oracle_seeds": seeds, "proxy_rows": PROXY_ROWS,
-               "ps_grid": PS_GRID.tolist(), "datasets": {}}
-    for dataset in args.datasets:
-        payload["datasets"][dataset] = run(dataset, reps, seeds, list(METHODS))
-        _common.write_results(name + ("" if len(args.datasets) > 1 else f"_{dataset}"),
-                              payload)
+               "ps_grid": PS_GRID.tolist(), "oracle_grid": GRID.tolist(),
+               "search": {label: _search_params(make) for label, make in ESTIMATORS.items()},
+               "datasets": {}}
+    if args.merge:
+        import json
+
+        parts = [json.loads((_common.RESULTS_DIR / f"{name}_{d}.json").read_text())
+                 for d in args.datasets]
+        payload = {**parts[0], "datasets": {d: p["datasets"][d]
+                                            for d, p in zip(args.datasets, parts)}}
+        payload.pop("benchmark", None)  # the runs' environment (revision) is kept
+    else:
+        for dataset in args.datasets:
+            payload["datasets"][dataset] = run(dataset, reps, seeds, list(METHODS))
+            _common.write_results(f"{name}_{dataset}", payload)
     path = _common.write_results(name, payload)
     plot(payload, path.with_suffix(".png"))
 

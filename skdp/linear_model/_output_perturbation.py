@@ -4,17 +4,19 @@ Linear SVM (hinge loss; also logistic and Huber) and an RBF SVM through random
 Fourier features. Derivation: ``docs/privacy/output_perturbation.rst``.
 """
 
+import copy
 from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import ClassifierMixin
+from sklearn.base import ClassifierMixin, clone
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
 from ..base import neighboring_constraint
 from ..losses import HingeLoss
-from ..mechanisms import draw_noise, minimiser_sensitivity, output_perturbation_calibration
+from ..mechanisms import (draw_noise, minimiser_sensitivity, output_perturbation_calibration,
+                          reduce_laplace_noise)
 from ..solvers import certified_hinge_minimiser, newton_minimise
 from ..utils._docstrings import fill_doc
 from ..utils._random import privacy_streams, public_generator
@@ -49,6 +51,7 @@ class OutputPertSolution:
     ``theta(epsilon) = theta_star + draw.vector(noise_scale(epsilon))`` where
     ``epsilon`` is the *estimator's* budget; this problem gets
     ``epsilon / n_problems`` (one-vs-rest split) and ``delta / n_problems``.
+    ``law`` is the estimator's ``noise`` parameter, ``noise`` the law drawn.
     """
 
     theta_star: np.ndarray
@@ -62,6 +65,8 @@ class OutputPertSolution:
     delta: float
     n_problems: int
     draw: object
+    law: str = "auto"
+    noise_rng: object = None
 
     @property
     def sensitivity(self):
@@ -74,10 +79,11 @@ class OutputPertSolution:
         if self.noise == "none":
             epsilon = np.inf
         return output_perturbation_calibration(epsilon / self.n_problems, self.delta,
-                                               self.sensitivity)
+                                               self.sensitivity, self.law,
+                                               dim=self.theta_star.size)
 
     def noise_scale(self, epsilon=None):
-        """Gamma-norm scale (``sensitivity / eps``) or analytic Gaussian sigma."""
+        """Gamma-norm or Laplace scale, or analytic Gaussian sigma."""
         return self.calibration(epsilon).noise_scale
 
     def noise_scale_derivative(self, epsilon=None):
@@ -103,15 +109,15 @@ class OutputPertSolution:
 
 
 def _output_perturbation(X, y, loss, *, C, epsilon, delta, neighboring, row_norm, n_problems,
-                         tol, max_iter, rng):
+                         tol, max_iter, rng, law="auto"):
     """Exact minimiser of ``C sum_i l(y_i <x_i, theta>) + 0.5 ||theta||^2`` plus noise.
 
     ``X`` is the design actually optimised (clipped and intercept-augmented, or
     random features), with rows of norm at most ``row_norm``; ``y`` in {-1, +1}.
     The solver must certify ``||theta - theta*|| <= tol * base_sensitivity``;
     that public bound (not the data-dependent certified value, whose use would
-    leak) enters the sensitivity twice. ``delta == 0``: Gamma-norm noise;
-    ``delta > 0``: analytic Gaussian.
+    leak) enters the sensitivity twice. ``delta == 0``: Gamma-norm noise (or
+    coordinate-wise Laplace with ``law="laplace"``); ``delta > 0``: analytic Gaussian.
     """
     if not np.isfinite(loss.lipschitz):
         raise ValueError("Output perturbation needs a loss with a finite lipschitz constant.")
@@ -125,10 +131,10 @@ def _output_perturbation(X, y, loss, *, C, epsilon, delta, neighboring, row_norm
                                  tol=slack, max_iter=max_iter)
         # strong convexity 1: ||theta - theta*|| <= ||grad J(theta)||
         theta, distance, n_iter = result.theta, result.certified_norm, result.n_iter
-    noise = output_perturbation_calibration(epsilon, delta, base).noise
+    noise = output_perturbation_calibration(epsilon, delta, base, law, dim=X.shape[1]).noise
     draw = draw_noise(noise, X.shape[1], rng)
     return OutputPertSolution(theta, float(distance), bool(distance <= slack), n_iter, base,
-                              slack, noise, epsilon, delta, n_problems, draw)
+                              slack, noise, epsilon, delta, n_problems, draw, law, rng)
 
 
 @fill_doc
@@ -198,6 +204,16 @@ class OutputPertSVM(_LinearClassifierMixin, ClassifierMixin, PrivateLinearModel)
         with tightening tolerances) or Newton iterations (logistic, Huber).
         If the certificate is not reached the fit raises
         :class:`~skdp.ConvergenceError` and releases nothing.
+
+    noise : {"auto", "laplace"}, default="auto"
+        ``"auto"``: Gamma-norm noise (``delta=0``) or Gaussian (``delta > 0``).
+        ``"laplace"``: i.i.d. Laplace coordinates calibrated to the L1
+        sensitivity ``sqrt(d) (1 + 2 tol) Delta`` (``d`` coefficients, intercept
+        included), pure epsilon-DP, ``delta=0`` only. Its noise norm is about
+        ``sqrt(2)`` times the Gamma-norm's at the same epsilon, but it admits
+        noise reduction: :class:`~skdp.EpsilonForUtility` then releases one
+        noise path at increasing epsilons and pays only the last one (see
+        ``docs/privacy/private_selection.rst``).
 
     %(classes)s
 
@@ -308,13 +324,14 @@ class OutputPertSVM(_LinearClassifierMixin, ClassifierMixin, PrivateLinearModel)
         "feature_random_state": ["random_state", np.random.Generator],
         "tol": [Interval(Real, 0, 1, closed="neither")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "noise": [StrOptions({"auto", "laplace"})],
     }
 
     def __init__(self, *, epsilon=1.0, delta=0.0, neighboring="add_remove", C=1.0,
                  loss="hinge", huber_h=0.5, fit_intercept=True, intercept_scaling=1.0,
                  data_norm=1.0, kernel="linear", gamma="auto", n_components=100,
-                 feature_random_state=None, tol=1e-3, max_iter=10_000, classes=None,
-                 random_state=None):
+                 feature_random_state=None, tol=1e-3, max_iter=10_000, noise="auto",
+                 classes=None, random_state=None):
         self.epsilon = epsilon
         self.delta = delta
         self.neighboring = neighboring
@@ -330,6 +347,7 @@ class OutputPertSVM(_LinearClassifierMixin, ClassifierMixin, PrivateLinearModel)
         self.feature_random_state = feature_random_state
         self.tol = tol
         self.max_iter = max_iter
+        self.noise = noise
         self.classes = classes
         self.random_state = random_state
 
@@ -361,6 +379,9 @@ class OutputPertSVM(_LinearClassifierMixin, ClassifierMixin, PrivateLinearModel)
         """
         if self.kernel == "linear":
             self._check_privacy_params()
+        if self.noise == "laplace" and self.delta > 0:
+            raise ValueError("noise='laplace' is pure epsilon-DP: it needs delta=0; got "
+                             f"delta={self.delta}.")
         X, y = validate_data(self, X, y, dtype=np.float64, accept_sparse=("csr", "csc"))
         check_classification_targets(y)
         self.classes_, y_idx = encode_labels(y, self.classes)
@@ -394,9 +415,18 @@ class OutputPertSVM(_LinearClassifierMixin, ClassifierMixin, PrivateLinearModel)
             _output_perturbation(design, target, loss, C=self.C, epsilon=self.epsilon / k,
                                  delta=self.delta / k, neighboring=self.neighboring,
                                  row_norm=row_norm, n_problems=k, tol=self.tol,
-                                 max_iter=self.max_iter, rng=rng)
+                                 max_iter=self.max_iter, rng=rng, law=self.noise)
             for target in targets
         ]
+
+    def _noise_reduction_path(self, X, y):
+        """One certified fit whose Laplace noise is released at increasing epsilons.
+
+        See :class:`LaplaceNoisePath`; needs ``noise="laplace"``.
+        """
+        if self.noise != "laplace":
+            raise ValueError("Noise reduction needs noise='laplace'.")
+        return LaplaceNoisePath(self, X, y)
 
     def _n_coefficients(self):
         return self.n_components if self.kernel == "rbf" else self.n_features_in_
@@ -408,3 +438,61 @@ class OutputPertSVM(_LinearClassifierMixin, ClassifierMixin, PrivateLinearModel)
         if self.data_norm is not None:
             X = clip_rows_to_norm(X, self.data_norm)
         return self._feature_map().transform(X)
+
+
+class LaplaceNoisePath:
+    """Releases of one output-perturbation fit at increasing epsilons, on one noise path.
+
+    The first release is the estimator's own fit at its ``epsilon``. ``release(e)``
+    for a larger ``e`` moves every problem's Laplace noise to the smaller scale by
+    the exact conditional law (:func:`~skdp.mechanisms.reduce_laplace_noise`), so
+    each release is distributed exactly as a fit at ``e``, and the earlier
+    releases are the latest one plus noise that does not depend on the data: a
+    sequence stopped at ``e_k`` is ``e_k``-DP, ex post (Koufogiannis, Han & Pappas
+    2015; Ligett et al. 2017). Transient: it holds the non-private minimisers and
+    must never be stored or released; the models it returns hold neither.
+
+    Parameters
+    ----------
+    estimator : OutputPertSVM
+        Unfitted, with ``noise="laplace"``; cloned.
+    X, y : array-like
+        The training rows and labels.
+    """
+
+    def __init__(self, estimator, X, y):
+        self._template = clone(estimator)
+        self._solutions = self._template._releases(X, y)
+        self._template._check_converged(self._solutions)
+        self.epsilon = float(self._template.epsilon)
+        self._noise = [s.released() - s.theta_star for s in self._solutions]
+
+    def release(self, epsilon):
+        """The fitted model at ``epsilon`` (at least the last one released).
+
+        Parameters
+        ----------
+        epsilon : float
+            The release's budget.
+
+        Returns
+        -------
+        model : OutputPertSVM
+            Fitted, with ``epsilon`` and ``epsilon_spent_`` set to ``epsilon``.
+        """
+        epsilon = float(epsilon)
+        if epsilon < self.epsilon:
+            raise ValueError(f"Noise reduction only goes to larger epsilons: {epsilon} < "
+                             f"{self.epsilon}.")
+        for k, solution in enumerate(self._solutions):
+            scale, new_scale = solution.noise_scale(self.epsilon), solution.noise_scale(epsilon)
+            self._noise[k] = (np.zeros_like(self._noise[k]) if new_scale == 0 else
+                              reduce_laplace_noise(self._noise[k], scale, new_scale,
+                                                   solution.noise_rng))
+        self.epsilon = epsilon
+        model = copy.copy(self._template)
+        model.epsilon = epsilon
+        model.coef_, model.intercept_ = model._coefficients(
+            [s.theta_star + noise for s, noise in zip(self._solutions, self._noise)])
+        model._record_spend(epsilon, model.delta, model.neighboring)
+        return model

@@ -10,6 +10,7 @@ from ._approximate_minima import (COVER_EPSILON_SHARE, MAX_TOL, Budget, EpsilonD
                                   SolverCover, solver_cover, split_budget)
 from ._gamma_norm import GammaNormDraw, draw_gamma_norm
 from ._gaussian import GaussianDraw, draw_gaussian
+from ._laplace import LaplaceDraw, draw_laplace, reduce_laplace_noise
 from ._noise import draw_noise, sample_noise
 from ._output_perturbation import (OutputPertCalibration, minimiser_sensitivity,
                                    output_perturbation_calibration)
@@ -22,12 +23,15 @@ __all__ = [
     "SolverCover",
     "GammaNormDraw",
     "GaussianDraw",
+    "LaplaceDraw",
     "OutputPertCalibration",
     "draw_gamma_norm",
     "draw_gaussian",
+    "draw_laplace",
     "draw_noise",
     "minimiser_sensitivity",
     "output_perturbation_calibration",
+    "reduce_laplace_noise",
     "sample_noise",
     "solver_cover",
     "split_budget",

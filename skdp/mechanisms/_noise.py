@@ -4,8 +4,9 @@ import numpy as np
 
 from ._gamma_norm import draw_gamma_norm
 from ._gaussian import draw_gaussian
+from ._laplace import draw_laplace
 
-_DRAWS = {"gamma_norm": draw_gamma_norm, "gaussian": draw_gaussian}
+_DRAWS = {"gamma_norm": draw_gamma_norm, "gaussian": draw_gaussian, "laplace": draw_laplace}
 
 
 def draw_noise(law, dim, rng):
@@ -13,7 +14,7 @@ def draw_noise(law, dim, rng):
 
     Parameters
     ----------
-    law : {"gamma_norm", "gaussian", "none"}
+    law : {"gamma_norm", "gaussian", "laplace", "none"}
         The ``noise`` of a calibration record.
     dim : int
         Dimension of the noise vector.
@@ -22,7 +23,7 @@ def draw_noise(law, dim, rng):
 
     Returns
     -------
-    draw : GammaNormDraw, GaussianDraw or None
+    draw : GammaNormDraw, GaussianDraw, LaplaceDraw or None
         ``None`` for ``"none"`` (no noise, nothing drawn); otherwise the
         standard draws, whose ``vector(scale)`` is the noise at a given scale.
 
@@ -44,9 +45,9 @@ def sample_noise(law, dim, scale, rng):
 
     Parameters
     ----------
-    law : {"gamma_norm", "gaussian", "none"}
+    law : {"gamma_norm", "gaussian", "laplace", "none"}
         Gamma-norm: density proportional to ``exp(-||b|| / scale)``; Gaussian:
-        ``N(0, scale**2 I)``.
+        ``N(0, scale**2 I)``; Laplace: i.i.d. ``Laplace(0, scale)`` coordinates.
     dim : int
         Dimension of the vector.
     scale : float

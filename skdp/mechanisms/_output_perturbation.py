@@ -42,10 +42,11 @@ class OutputPertCalibration:
 
     Attributes
     ----------
-    noise : {"gamma_norm", "gaussian", "none"}
+    noise : {"gamma_norm", "gaussian", "laplace", "none"}
         Law of the noise vector.
     noise_scale : float
-        Gamma-norm scale ``sensitivity / epsilon`` or analytic Gaussian sigma.
+        Gamma-norm scale ``sensitivity / epsilon``, analytic Gaussian sigma, or
+        Laplace scale ``sqrt(dim) * sensitivity / epsilon``.
     d_noise_scale : float
         ``d noise_scale / d epsilon``.
     """
@@ -55,7 +56,7 @@ class OutputPertCalibration:
     d_noise_scale: float
 
 
-def output_perturbation_calibration(epsilon, delta, sensitivity):
+def output_perturbation_calibration(epsilon, delta, sensitivity, law="auto", dim=None):
     """Calibrate the noise on a minimiser of the given sensitivity.
 
     Parameters
@@ -66,6 +67,12 @@ def output_perturbation_calibration(epsilon, delta, sensitivity):
         inf`` no noise.
     sensitivity : float
         L2 sensitivity of the released point.
+    law : {"auto", "laplace"}, default="auto"
+        ``"laplace"``: i.i.d. Laplace coordinates at scale ``sqrt(dim) *
+        sensitivity / epsilon`` (pure epsilon-DP: the L1 sensitivity is at most
+        ``sqrt(dim)`` times the L2 one, by Cauchy-Schwarz); needs ``delta = 0``.
+    dim : int, default=None
+        Dimension of the released point (``law="laplace"`` only).
 
     Returns
     -------
@@ -76,9 +83,17 @@ def output_perturbation_calibration(epsilon, delta, sensitivity):
     >>> from skdp.mechanisms import output_perturbation_calibration
     >>> output_perturbation_calibration(2.0, 0.0, sensitivity=1.0)
     OutputPertCalibration(noise='gamma_norm', noise_scale=0.5, d_noise_scale=-0.25)
+    >>> output_perturbation_calibration(2.0, 0.0, sensitivity=1.0, law="laplace", dim=4)
+    OutputPertCalibration(noise='laplace', noise_scale=1.0, d_noise_scale=-0.5)
     """
     if np.isinf(epsilon):
         return OutputPertCalibration("none", 0.0, 0.0)
+    if law == "laplace":
+        if delta > 0:
+            raise ValueError("Laplace output perturbation is pure epsilon-DP: use delta=0.")
+        l1_sensitivity = np.sqrt(dim) * sensitivity
+        return OutputPertCalibration("laplace", float(l1_sensitivity / epsilon),
+                                     float(-l1_sensitivity / epsilon**2))
     if delta > 0:
         return OutputPertCalibration(
             "gaussian", float(analytic_gaussian_sigma(epsilon, delta, sensitivity)),

@@ -22,8 +22,10 @@ whatever the stopping rule (an ex-post guarantee), capped a priori by
 ``epsilon_val``, however many rungs ran. The parts compose in parallel, so the
 procedure is ex-post ``max(train spend, epsilon_val)``-DP and a priori
 ``max(epsilon_max, epsilon_val)``-DP with respect to every row given. Rungs with
-``delta > 0`` have no pointwise loss bound and need a privacy filter or odometer
-with its theorem; they are refused here.
+``delta > 0`` have no pointwise loss bound: full-batch DP-SGD rungs go through a
+Gaussian-DP filter (:class:`GaussianDPFilter`), the others are refused. Laplace
+output perturbation rungs share one noise path (noise reduction) and cost only the
+last rung's epsilon (:class:`NoiseReductionAccount`).
 """
 
 from dataclasses import dataclass
@@ -193,12 +195,35 @@ class PureDPAccount:
         certified = float(model.epsilon_spent_)
         if model.delta_spent_ != 0.0 or certified > epsilon_requested * (1 + 1e-9):
             raise RuntimeError("a rung certified more than it was allowed to spend")
-        self.spent += certified
+        self._add(certified)
         return {"epsilon_spent": certified}
+
+    def _add(self, certified):
+        self.spent += certified
 
     def guarantee(self):
         """``((ex-post epsilon, delta), (a priori epsilon, delta))`` of the training rows."""
         return (self.spent, 0.0), (self.epsilon_max, 0.0)
+
+
+class NoiseReductionAccount(PureDPAccount):
+    """Training rows' spend when every rung is a release of one Laplace noise path.
+
+    The earlier, noisier releases are the latest one plus noise that does not
+    depend on the data (:class:`~skdp.linear_model.LaplaceNoisePath`), so the
+    rungs up to ``k`` cost ``epsilon_k`` ex post, not the sum (Ligett et al. 2017,
+    noise reduction with Koufogiannis et al.'s gradual release); every rung may go
+    up to the cap.
+    """
+
+    kind = ("Laplace noise reduction, ex post the last rung's epsilon (Koufogiannis "
+            "et al. 2015; Ligett et al. 2017)")
+
+    def largest_rung(self):
+        return self.epsilon_max
+
+    def _add(self, certified):
+        self.spent = max(self.spent, certified)
 
 
 class GaussianDPFilter:
@@ -269,6 +294,8 @@ def training_account(estimator, epsilon_max, delta_max):
     """The account of the training rows for the rungs of ``estimator``."""
     params = private_step_params(estimator)
     delta = params.get("delta", 0.0)
+    if supports_noise_reduction(estimator):
+        return NoiseReductionAccount(epsilon_max)
     if not delta:
         return PureDPAccount(epsilon_max)
     if delta_max is None or not 0 < delta_max < 1:
@@ -283,6 +310,60 @@ def training_account(estimator, epsilon_max, delta_max):
             "fully adaptive filter here. Use delta=0 (objective or output perturbation, "
             "NAPP) or sample_rate=1.0.")
     return GaussianDPFilter(epsilon_max, delta_max, rung_delta=delta)
+
+
+NOISE_REDUCTION_STEP = 1.1
+"""Ratio of the noise-reduction ladder: rungs are releases of one path, so a fine
+ladder costs nothing more (only the validation tests, paid once)."""
+
+
+def supports_noise_reduction(estimator):
+    """Whether the rungs can share one Laplace noise path (``noise="laplace"``)."""
+    final, _ = private_step(estimator)
+    return (hasattr(final, "_noise_reduction_path")
+            and final.get_params().get("noise") == "laplace")
+
+
+class FreshFits:
+    """Rungs that are new fits, each with fresh, independent noise."""
+
+    def __init__(self, estimator, X, y, sources):
+        self.estimator, self.X, self.y, self.sources = estimator, X, y, sources
+        self.n_fits = 0
+
+    def rung(self, epsilon):
+        """The model of the rung at ``epsilon``."""
+        _, random_state = self.sources.next()
+        model = with_budget(self.estimator, epsilon=epsilon, random_state=random_state)
+        model.fit(self.X, self.y)
+        self.n_fits += 1
+        return model
+
+
+class NoiseReductionRungs(FreshFits):
+    """Rungs that are releases, at increasing epsilons, of one fit's Laplace noise path.
+
+    A Pipeline's row-wise steps are fitted once (they learn nothing from the rows)
+    and shared by every released Pipeline.
+    """
+
+    def rung(self, epsilon):
+        if self.n_fits == 0:
+            _, random_state = self.sources.next()
+            final, _ = private_step(self.estimator)
+            X, self._steps = self.X, []
+            if isinstance(self.estimator, Pipeline):
+                head = Pipeline(clone(self.estimator).steps[:-1])
+                X, self._steps = head.fit_transform(X, self.y), head.steps
+            model = clone(final).set_params(epsilon=epsilon, random_state=random_state)
+            self._path = model._noise_reduction_path(X, self.y)
+            self.n_fits = 1
+        model = self._path.release(epsilon)
+        if not isinstance(self.estimator, Pipeline):
+            return model
+        pipeline = clone(self.estimator)
+        pipeline.steps = [*self._steps, (self.estimator.steps[-1][0], model)]
+        return pipeline
 
 
 class CurveSteering:
@@ -354,6 +435,8 @@ class SelectionResult:
     noisy_validation_count : float
         The noisy count of the validation part.
     stop_reason : str
+    n_fits : int
+        Private fits made (one under noise reduction, whatever the rungs).
     """
 
     estimator: object
@@ -365,6 +448,7 @@ class SelectionResult:
     a_priori: tuple
     noisy_validation_count: float = 0.0
     stop_reason: str = ""
+    n_fits: int = 0
 
 
 COUNT_EPSILON = 0.1
@@ -439,7 +523,12 @@ def select_epsilon_privately(estimator, X, y, *, target, epsilon_max, epsilon_st
     estimator : estimator object
         A classifier with ``epsilon`` and ``random_state`` parameters; cloned for
         every rung. Pure epsilon-DP (``delta=0``) rungs are accounted ex post;
-        rungs with ``delta > 0`` (full-batch DP-SGD) by a Gaussian-DP filter.
+        rungs with ``delta > 0`` (full-batch DP-SGD) by a Gaussian-DP filter. With
+        ``noise="laplace"`` (:class:`~skdp.OutputPertSVM`) the rungs are releases of
+        one fit by noise reduction (:class:`NoiseReductionAccount`): a public ladder
+        of ratio ``NOISE_REDUCTION_STEP`` up to ``epsilon_max``, without noisy
+        utilities (there is nothing to steer), ``steering``, ``ratio`` and
+        ``max_rungs`` unused.
     X : array-like of shape (n_samples, n_features)
         Every row given; split by independent public coins.
     y : array-like of shape (n_samples,)
@@ -488,6 +577,9 @@ def select_epsilon_privately(estimator, X, y, *, target, epsilon_max, epsilon_st
     result : SelectionResult
     """
     account = training_account(estimator, epsilon_max, delta_max)
+    reduction = isinstance(account, NoiseReductionAccount)
+    if reduction:
+        noisy_utilities, steering, ratio = False, "geometric", NOISE_REDUCTION_STEP
     noise_rng, public_rng = privacy_streams(random_state)
     in_validation = coin_split(len(y), validation_fraction, public_rng)
     X_train, y_train = _select_rows(X, ~in_validation), np.asarray(y)[~in_validation]
@@ -496,6 +588,8 @@ def select_epsilon_privately(estimator, X, y, *, target, epsilon_max, epsilon_st
     if rows_epsilon is not None:
         training_rows = max(count, 1.0) * (1 - validation_fraction) / validation_fraction
         epsilon_start = rows_epsilon / training_rows
+        if reduction:
+            epsilon_start /= 2  # the fine ladder then brackets the proxy's answer for free
     if epsilon_val is None:
         epsilon_val = above_threshold_budget(tolerance, count) * (2.0 if noisy_utilities else 1.0)
     eps_test, eps_utility = validation_budget(float(epsilon_val), max_rungs, noisy_utilities)
@@ -504,15 +598,15 @@ def select_epsilon_privately(estimator, X, y, *, target, epsilon_max, epsilon_st
     steer = (GeometricSteering if steering == "geometric" else CurveSteering)(threshold, ratio)
     user_random_state = private_step_params(estimator).get("random_state")
     sources = _NoiseSources(random_state, user_random_state)
+    fits = (NoiseReductionRungs if reduction else FreshFits)(estimator, X_train, y_train,
+                                                           sources)
     rungs, released, epsilon, stop, refused = [], None, float(epsilon_start), "cap", 0
-    while len(rungs) < max_rungs:
+    while reduction or len(rungs) < max_rungs:
         epsilon = min(epsilon, account.largest_rung())
         if epsilon <= 0 or (rungs and epsilon <= rungs[-1]["epsilon"]):
             break  # the cap leaves no room for a larger rung
-        _, rung_random_state = sources.next()
-        model = with_budget(estimator, epsilon=epsilon, random_state=rung_random_state)
         try:
-            model.fit(X_train, y_train)
+            model = fits.rung(epsilon)
         except PrivacyBudgetError:
             # refused on public parameters before any noise or data: nothing spent
             refused += 1
@@ -559,7 +653,7 @@ def select_epsilon_privately(estimator, X, y, *, target, epsilon_max, epsilon_st
                                   "composition"},
         ex_post=(max(train_post, val_post), delta_post),
         a_priori=(max(train_prior, val_prior), delta_prior),
-        noisy_validation_count=count, stop_reason=stop)
+        noisy_validation_count=count, stop_reason=stop, n_fits=fits.n_fits)
 
 
 def _fmt(epsilon, delta):
@@ -591,13 +685,16 @@ def private_report(result, estimator_name, target):
     train, val = result.training, result.validation
     n_rungs = len(result.rungs)
     pure = not delta_post
+    trials = (f"{n_rungs} trial fits" if result.n_fits != 1 or n_rungs == 1 else
+              f"{n_rungs} trial releases of one fit, each less noisy than the last (noise "
+              "reduction)")
     if result.estimator is not None:
         outcome = (f"It released a {estimator_name} model trained at epsilon "
-                   f"{result.epsilon:.4g}, the first of {n_rungs} trial fits whose accuracy "
+                   f"{result.epsilon:.4g}, the first of {trials} whose accuracy "
                    f"passed a private test against the target {target:g}.")
     else:
         outcome = (f"No trial fit passed the private test against the target {target:g} "
-                   f"within the cap after {n_rungs} trial fits: no model was released.")
+                   f"within the cap after {trials}: no model was released.")
     guarantee = (f"Everything released (the model, its epsilon, and the transcript of the "
                  f"search: each trial's epsilon, pass/fail result and noisy accuracy) is "
                  f"{_fmt(eps_post, delta_post)}-differentially private"

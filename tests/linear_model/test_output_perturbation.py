@@ -339,6 +339,70 @@ def test_released_noise_has_the_gaussian_law():
     assert noise.std() / sigma == pytest.approx(1.0, rel=0.08)
 
 
+def _laplace_noise(X, y, C, eps, seeds, **params):
+    center = OutputPertSVM(epsilon=np.inf, C=C).fit(X, y)
+    center = np.append(center.coef_.ravel(), center.intercept_)
+    return np.array([np.append(m.coef_.ravel(), m.intercept_) - center for m in
+                     (OutputPertSVM(epsilon=eps, C=C, noise="laplace", random_state=s, **params)
+                      .fit(X, y) for s in seeds)])
+
+
+def test_released_noise_has_the_laplace_law_at_the_l1_sensitivity():
+    X, y = make_classification(n_samples=50, n_features=3, n_informative=2, n_redundant=0,
+                               random_state=2)
+    C, eps, tol = 0.5, 2.0, 1e-3
+    # L1 sensitivity sqrt(d) times the L2 one, d = 4 coefficients with the intercept
+    scale = np.sqrt(4) * C * np.sqrt(2.0) * (1 + 2 * tol) / eps
+    noise = _laplace_noise(X, y, C, eps, range(300), tol=tol)
+    assert stats.kstest(noise.ravel() / scale, "laplace").pvalue > 1e-3
+
+
+def test_laplace_noise_needs_delta_zero():
+    X, y = make_classification(n_samples=50, n_features=3, n_redundant=0, random_state=0)
+    with pytest.raises(ValueError, match="delta=0"):
+        OutputPertSVM(noise="laplace", delta=1e-5).fit(X, y)
+
+
+def test_noise_path_releases_have_the_fit_law_and_data_free_increments():
+    """Each release of a path is distributed as a fit at its epsilon, and the noisier
+    release is the later one plus an increment independent of it (0 with probability
+    (e1 / e2)^2, else Laplace at the first scale): the pair costs what the second costs."""
+    X, y = make_classification(n_samples=50, n_features=3, n_informative=2, n_redundant=0,
+                               random_state=2)
+    C, e1, e2 = 0.5, 1.0, 2.5
+    center = OutputPertSVM(epsilon=np.inf, C=C).fit(X, y)
+    center = np.append(center.coef_.ravel(), center.intercept_)
+    scale = np.sqrt(4) * C * np.sqrt(2.0) * (1 + 2e-3)
+    first, second = [], []
+    for s in range(400):
+        path = OutputPertSVM(epsilon=e1, C=C, noise="laplace", random_state=s)\
+            ._noise_reduction_path(X, y)
+        for out, eps in ((first, e1), (second, e2)):
+            model = path.release(eps)
+            assert model.epsilon == model.epsilon_spent_ == eps
+            out.append(np.append(model.coef_.ravel(), model.intercept_) - center)
+    first, second = np.array(first).ravel(), np.array(second).ravel()
+    assert stats.kstest(first / (scale / e1), "laplace").pvalue > 1e-3
+    assert stats.kstest(second / (scale / e2), "laplace").pvalue > 1e-3
+    increment = first - second
+    stay = increment == 0
+    assert stats.binomtest(stay.sum(), stay.size, (e1 / e2) ** 2).pvalue > 1e-3
+    assert stats.kstest(increment[~stay] / (scale / e1), "laplace").pvalue > 1e-3
+    # independence of the increment from the later release (rank correlation)
+    assert stats.spearmanr(np.abs(increment), np.abs(second)).pvalue > 1e-3
+    with pytest.raises(ValueError, match="larger epsilons"):
+        path.release(e1)
+
+
+def test_first_release_of_a_path_is_the_fit():
+    X, y = make_classification(n_samples=80, n_features=3, n_redundant=0, random_state=0)
+    path = OutputPertSVM(epsilon=0.7, noise="laplace", random_state=5)._noise_reduction_path(X, y)
+    fit = OutputPertSVM(epsilon=0.7, noise="laplace", random_state=5).fit(X, y)
+    np.testing.assert_array_equal(path.release(0.7).coef_, fit.coef_)
+    with pytest.raises(ValueError, match="noise='laplace'"):
+        OutputPertSVM()._noise_reduction_path(X, y)
+
+
 # ---------------------------------------------------------------- random features
 
 

@@ -8,6 +8,7 @@ from scipy import stats
 from skdp.mechanisms import (
     draw_gamma_norm,
     draw_gaussian,
+    reduce_laplace_noise,
     sample_noise,
 )
 
@@ -76,3 +77,40 @@ def test_same_seed_same_draw_other_seed_other_draw():
     c = sample_noise("gamma_norm", 5, 1.0, np.random.default_rng(12))
     assert_allclose(a, b)
     assert not np.allclose(a, c)
+
+
+# -- Laplace noise reduction -------------------------------------------------------------
+
+def _scaled_reduction(noise, scale, new_scale, rng):
+    """The planted bug: rescale the same draw (common random numbers). Its marginal
+    is right, but the noisier release then reveals the later one's noise."""
+    return noise * (new_scale / scale)
+
+
+@pytest.mark.parametrize("reduce, coupled", [(reduce_laplace_noise, True),
+                                             (_scaled_reduction, False)])
+@pytest.mark.parametrize("scale, new_scale", [(2.0, 1.0), (1.0, 0.3)])
+def test_noise_reduction_is_the_gradual_release_coupling(reduce, coupled, scale, new_scale):
+    """``eta1 = eta2 + W`` with ``W`` independent of ``eta2``: 0 with probability
+    ``(b2 / b1)^2``, else Laplace(b1) (the coupling of Koufogiannis et al.)."""
+    rng = np.random.default_rng(7)
+    eta1 = rng.laplace(scale=scale, size=N_DRAWS)
+    eta2 = reduce(eta1, scale, new_scale, rng)
+    assert stats.kstest(eta2 / new_scale, "laplace").pvalue > 1e-3  # both get this right
+    w = eta1 - eta2
+    stay = w == 0
+    checks = [stats.binomtest(stay.sum(), N_DRAWS, (new_scale / scale) ** 2).pvalue,
+              stats.kstest(w[~stay] / scale, "laplace").pvalue,
+              stats.spearmanr(np.abs(w), np.abs(eta2)).pvalue]
+    assert (min(checks) > 1e-3) == coupled
+
+
+def test_noise_reduction_chain_keeps_the_laplace_law():
+    rng = np.random.default_rng(3)
+    noise, scale = rng.laplace(scale=3.0, size=N_DRAWS), 3.0
+    for new_scale in (2.0, 1.5, 0.7, 0.2):
+        noise, scale = reduce_laplace_noise(noise, scale, new_scale, rng), new_scale
+    assert stats.kstest(noise / scale, "laplace").pvalue > 1e-3
+    assert np.array_equal(reduce_laplace_noise(noise, scale, scale, rng), noise)
+    with pytest.raises(ValueError, match="new_scale <= scale"):
+        reduce_laplace_noise(noise, 1.0, 2.0, rng)

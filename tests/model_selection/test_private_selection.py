@@ -9,9 +9,11 @@ from skdp import DPSGDClassifier, ObjPertLogisticRegression, OutputPertSVM
 from skdp.accounting import gdp_mu
 from skdp.model_selection._private_selection import (
     COUNT_EPSILON,
+    NOISE_REDUCTION_STEP,
     AboveThreshold,
     coin_split,
     geometric_ladder,
+    private_report,
     select_epsilon_privately,
     above_threshold_budget,
 )
@@ -349,3 +351,63 @@ def test_proxy_sets_the_first_rung_from_the_analytic_answer():
     count = search.privacy_report_["transcript"]["noisy_validation_count"]
     first = search.measurements_[0]["epsilon"]
     assert first == pytest.approx(rows_epsilon / (count * 0.8 / 0.2))
+
+
+# -- noise reduction (Laplace output perturbation) --------------------------------------
+
+def test_noise_reduction_rungs_share_one_fit_and_cost_the_last_epsilon():
+    result = _select(OutputPertSVM(noise="laplace", C=0.5), target=0.9, epsilon_start=0.05,
+                     epsilon_max=20.0, noisy_utilities=True, steering="curve", max_rungs=2)
+    k = len(result.rungs)
+    ladder = 0.05 * NOISE_REDUCTION_STEP ** np.arange(k)
+    assert result.estimator is not None and k > 2  # max_rungs counts fits, not releases
+    assert [r["epsilon"] for r in result.rungs] == pytest.approx(ladder)
+    assert all(r["noisy_utility"] is None for r in result.rungs)  # nothing to steer
+    assert result.n_fits == 1
+    assert result.training["ex_post"] == (pytest.approx(ladder[-1]), 0.0)
+    assert result.training["a_priori"] == (20.0, 0.0)
+    validation = COUNT_EPSILON + 0.5  # all of epsilon_val to the test
+    assert result.validation["ex_post"] == (pytest.approx(validation), 0.0)
+    assert result.ex_post == (pytest.approx(max(ladder[-1], validation)), 0.0)
+    assert result.estimator.epsilon == result.estimator.epsilon_spent_ == \
+        pytest.approx(ladder[-1])
+    report = private_report(result, "OutputPertSVM", 0.9)
+    assert "noise reduction" in report["statement"]
+    assert "noise reduction" in result.training["accounting"].lower()
+
+
+def test_noise_reduction_validation_rows_enter_only_through_the_query_sums(monkeypatch):
+    """The replay of the fresh-fit case, for the shared noise path."""
+    import skdp.model_selection._private_selection as module
+
+    recorded, original = [], module._validation_sums
+    monkeypatch.setattr(module, "_validation_sums",
+                        lambda *args: recorded.append(original(*args)) or recorded[-1])
+    params = dict(target=0.9, epsilon_start=0.05, random_state=4)
+    first = _select(OutputPertSVM(noise="laplace", C=0.5), **params)
+    assert len(first.rungs) >= 3
+    X2, y2, in_validation = _replaced_validation_rows(4)
+    replay = iter(recorded)
+    monkeypatch.setattr(module, "_validation_sums", lambda *args: next(replay))
+    monkeypatch.setattr(module, "_validation_count", lambda _: int(in_validation.sum()))
+    second = _select(OutputPertSVM(noise="laplace", C=0.5), X2, y2, **params)
+    assert second.rungs == first.rungs
+    np.testing.assert_array_equal(second.estimator.coef_, first.estimator.coef_)
+
+
+def test_noise_reduction_in_a_pipeline_and_in_epsilon_for_utility():
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import Normalizer
+
+    from skdp import EpsilonForUtility
+
+    pipe = make_pipeline(Normalizer(), OutputPertSVM(noise="laplace", C=0.5))
+    search = EpsilonForUtility(pipe, target_utility=0.9, epsilon_start=0.05,
+                               random_state=0).fit(X, y)
+    report = search.privacy_report_
+    assert search.n_fits_ == 1 and len(report["transcript"]["rungs"]) > 1
+    released = search.best_estimator_
+    assert released[-1].epsilon == search.epsilon_ == report["parts"]["training"]["ex_post"][
+        "epsilon"]
+    assert released[-1].random_state is None
+    assert search.score(X, y) == released.score(X, y)
