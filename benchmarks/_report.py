@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 
 BENCHMARKS = ("objective_perturbation", "output_perturbation", "dpsgd", "napp",
-              "epsilon_for_utility")
+              "epsilon_for_utility", "private_selection")
 NOT_RECORDED = "not recorded"
 DASH = "—"
 
@@ -429,6 +429,50 @@ def epsilon_for_utility(payload, timing=None):
     return lines
 
 
+def private_selection(payload, timing=None):
+    """``bench_private_selection.py``: the whole search's privacy loss over the oracle epsilon."""
+    reps, seeds = payload.get("reps"), payload.get("oracle_seeds")
+    lines = setting(payload, f"search repetitions random_state = 1000..{1000 + reps - 1}; "
+                    f"oracle curves over seeds 0..{seeds - 1} (from the script and the "
+                    f"JSON's reps and oracle_seeds)",
+                    "add/remove-one (the estimators' default; from the script)") + [""]
+    lines += [f"Private rows: each training file minus {payload.get('proxy_rows')} fixed "
+              "public rows (the proxy). Oracle: the smallest epsilon at which the "
+              "estimator trained on all private rows meets the target on the test split on "
+              "average over the seeds (log-linear interpolation on the oracle grid). "
+              "Columns per method: median realised privacy loss of the whole search over "
+              "the oracle (for DP-GD the filter's a priori cap, its only claim; for the "
+              "noise-reduction row also over the Gamma-norm output perturbation's oracle, "
+              "in brackets), mean test accuracy of the released models, share of runs that "
+              "released a model within 0.5 points of the target, median number of fits. "
+              "Search settings: " + "; ".join(
+                  f"{label}: " + ", ".join(f"{k}={v}" for k, v in params.items())
+                  for label, params in payload.get("search", {}).items()) + ".", ""]
+    for dataset, estimators in payload["datasets"].items():
+        methods = list(dict.fromkeys(m for result in estimators.values()
+                                     for row in result["targets"].values()
+                                     for m in row["methods"]))
+        rows = []
+        for label, result in estimators.items():
+            for target, row in result["targets"].items():
+                cells = []
+                for method in methods:
+                    m = row["methods"].get(method)
+                    if m is None:
+                        cells.append(DASH)
+                        continue
+                    ratio = fmt(m["median_ratio"], 2)
+                    if m.get("median_ratio_to_reference") is not None:
+                        ratio += f" ({fmt(m['median_ratio_to_reference'], 2)})"
+                    cells.append(f"{ratio} · {fmt(m['mean_accuracy'], 3)} · "
+                                 f"{fmt(m['within_half_point'], 2)} · "
+                                 f"{fmt(m['median_fits'], 1)}")
+                rows.append([label, target, fmt_eps(row["oracle_epsilon"])] + cells)
+        lines += [f"### {dataset}", ""]
+        lines += table(["estimator", "target", "oracle epsilon"] + methods, rows)
+    return lines
+
+
 SECTIONS = {
     "objective_perturbation": ("Objective perturbation (ObjPertLogisticRegression) on Adult "
                                "and KDDCup99", objective_perturbation),
@@ -438,6 +482,8 @@ SECTIONS = {
     "napp": ("NAPP lasso: simulations, Adult and KDDCup99", napp),
     "epsilon_for_utility": ("EpsilonForUtility: expansion accuracy and decision study",
                             epsilon_for_utility),
+    "private_selection": ("EpsilonForUtility: choosing epsilon inside the guarantee",
+                          private_selection),
 }
 
 

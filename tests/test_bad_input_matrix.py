@@ -103,6 +103,8 @@ SPECIFIC_CASES = {
         ("n_components float", {"kernel": "rbf", "n_components": 10.5}, "'n_components'"),
         ("feature seed string", {"kernel": "rbf", "feature_random_state": "a"},
          "'feature_random_state'"),
+        ("Laplace noise with delta", {"noise": "laplace", "delta": 1e-5}, "delta=0"),
+        ("unknown noise", {"noise": "gamma"}, "'noise'"),
     ],
     "DPSGDClassifier": [
         ("delta zero (pure DP impossible)", {"delta": 0.0}, "delta > 0"),
