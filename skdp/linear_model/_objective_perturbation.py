@@ -4,7 +4,6 @@ from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numpy as np
-from scipy.linalg import cho_factor, cho_solve
 from sklearn.base import ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
@@ -13,7 +12,7 @@ from ..base import neighboring_constraint
 from ..mechanisms import draw_noise
 from ..mechanisms._approximate_minima import COVER_EPSILON_SHARE, MAX_TOL, solver_cover
 from ..mechanisms._objective_perturbation import objective_perturbation_calibration
-from ..solvers import glm_hessian, newton_minimise
+from ..solvers import glm_hessian_solve, newton_minimise
 from ..utils._docstrings import fill_doc
 from ..utils._random import noise_generator
 from ..utils._sklearn_compat import Interval, StrOptions
@@ -70,9 +69,9 @@ class ObjPertSolution:
         if self.draw is None:
             return np.zeros_like(self.theta)
         d = self.calibration
-        hessian = glm_hessian(self.minimiser, self.X, self.y, self.loss, self.C, self.ridge)
         rhs = d.d_extra_ridge * self.minimiser + d.d_log_noise_scale * self.noise
-        in_share = -cho_solve(cho_factor(hessian), rhs) + self.cover_derivative()
+        in_share = (-glm_hessian_solve(self.minimiser, self.X, self.y, self.loss, self.C,
+                                       self.ridge, rhs) + self.cover_derivative())
         return in_share / self.n_problems
 
     def cover_derivative(self):

@@ -83,6 +83,8 @@ def _margin_dual(signed, C, fixed):
     """
     if not signed.shape[0]:
         return np.zeros(0)
+    if sp.issparse(signed):
+        return _margin_dual_from_gram(signed, C, fixed)
     u, s, vt = np.linalg.svd(signed, full_matrices=False)
     keep = s > s.max(initial=0.0) * max(signed.shape) * np.finfo(float).eps
     u, s, vt = u[:, keep], s[keep], vt[keep]
@@ -91,6 +93,27 @@ def _margin_dual(signed, C, fixed):
     candidate = u @ ((vt @ rhs) / s)  # min-norm alpha with A^T alpha = rhs
     if np.any(candidate < 0.0) or np.any(candidate > C):
         candidate = lsq_linear(signed.T, rhs, bounds=(0.0, C), method="bvls").x
+    return np.clip(candidate, 0.0, C)
+
+
+def _margin_dual_from_gram(signed, C, fixed):
+    """:func:`_margin_dual` for sparse rows, through the ``m x m`` Gram matrix.
+
+    With ``A = U S V^T`` and ``G = A A^T = U S^2 U^T``, the least-squares
+    problem ``min ||A^T alpha - (c - fixed)||`` reads, in the row space,
+    ``min ||S U^T alpha - S^{-1} U^T (1 - A fixed)||`` (``A c`` is the projection
+    ``U U^T 1``); its unconstrained minimum-norm solution is
+    ``U S^{-2} U^T (1 - A fixed)``. Never densifies ``A``.
+    """
+    values, u = np.linalg.eigh((signed @ signed.T).toarray())
+    # the SVD rule's threshold on the singular values s = sqrt(values)
+    keep = values > (values.max(initial=0.0) * (max(signed.shape) * np.finfo(float).eps) ** 2)
+    u, s = u[:, keep], np.sqrt(values[keep])
+    projected = u.T @ (1.0 - signed @ fixed)
+    candidate = u @ (projected / s**2)
+    if np.any(candidate < 0.0) or np.any(candidate > C):
+        candidate = lsq_linear(s[:, None] * u.T, projected / s, bounds=(0.0, C),
+                               method="bvls").x
     return np.clip(candidate, 0.0, C)
 
 
@@ -124,7 +147,9 @@ def _polish_round(X, y, C, w):
     margins = y * np.asarray(X @ w).ravel()
     distance_to_one = np.abs(margins - 1.0)
     size = max(10 * d + 100, np.count_nonzero(distance_to_one <= max(_MARGIN_BANDS)))
-    size = max(1, min(n, size, _MAX_BAND_ENTRIES // d))
+    # sparse rows stay sparse: their cap is on the Gram matrix of _margin_dual_from_gram
+    row_entries = d if not sp.issparse(X) else max(1, int(np.sqrt(_MAX_BAND_ENTRIES)))
+    size = max(1, min(n, size, _MAX_BAND_ENTRIES // row_entries))
     near = np.argpartition(distance_to_one, size - 1)[:size] if size < n else np.arange(n)
     near = near[np.argsort(distance_to_one[near], kind="stable")]
     alpha = np.where(margins < 1.0, C, 0.0)
@@ -132,7 +157,8 @@ def _polish_round(X, y, C, w):
     alpha[near] = 0.0
     fixed_far = np.asarray(X.T @ (alpha * y)).ravel()
     rows = X[near]
-    signed = (rows.toarray() if sp.issparse(rows) else rows) * y[near, None]
+    signed = sp.csr_array(rows.multiply(y[near, None])) if sp.issparse(rows) else \
+        rows * y[near, None]
     for count in _band_counts(distance_to_one[near]):
         trial = alpha_near.copy()
         fixed = fixed_far + signed[count:].T @ trial[count:]
