@@ -14,6 +14,7 @@ from ..base import (EpsilonRelease, PrivacyParamsMixin, PrivacyTags, copy_with_c
 from ..exceptions import ConvergenceError
 from ..losses import make_loss
 from ..utils._docstrings import fill_doc
+from ..utils._memory import check_allocation
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ..utils.validation import (augment_intercept, check_data_norm, clip_rows_to_norm,
                                 row_clip_factors)
@@ -31,6 +32,7 @@ def design_matrix(X, *, data_norm, fit_intercept, intercept_scaling):
         return augment_intercept(X, intercept_scaling) if fit_intercept else X
     check_data_norm(data_norm)
     X = np.asarray(X, dtype=np.float64)
+    check_allocation(8.0 * X.shape[0] * (X.shape[1] + 1), "The clipped design (a copy of X)")
     design = np.empty((X.shape[0], X.shape[1] + 1))
     norms = np.sqrt(np.einsum("ij,ij->i", X, X))
     np.multiply(X, row_clip_factors(norms, data_norm)[:, None], out=design[:, :-1])

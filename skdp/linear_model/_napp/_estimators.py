@@ -3,6 +3,7 @@
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -11,6 +12,7 @@ from ...base import PrivacyParamsMixin, neighboring_constraint
 from ...mechanisms._approximate_minima import COVER_EPSILON_SHARE, MAX_TOL, in_total_epsilon
 from ...penalties import make_penalty
 from ...utils._docstrings import _SHARED_PARAMS, fill_doc
+from ...utils._memory import check_allocation
 from ...utils._random import noise_generator
 from ...utils._sklearn_compat import Interval, StrOptions
 from ...utils.validation import clip_rows_to_norm, effective_data_norm
@@ -125,7 +127,9 @@ _NOTES = """Privacy statement. Unit of privacy: one record (a row of ``X`` with 
     samples and the feature dimension. Floating-point attacks on the samplers
     are out of scope. The paper's MOOR, VS, VS+ and recycling are not DP as
     published (exact audits in ``skdp.audit``) and exist only in
-    :mod:`skdp.research`. Derivation: ``docs/privacy/napp.rst``."""
+    :mod:`skdp.research`. Derivation: ``docs/privacy/napp.rst``. Sparse input
+    is densified (the solvers form ``d x d`` Gram matrices); a design whose dense
+    copies would not fit in memory is refused before any work."""
 
 
 def _cover_derivative(solution):
@@ -179,6 +183,19 @@ def _minimiser_theta_derivative(solution):
     d_nu = -(theta_S @ a_rhs) / (theta_S @ a_theta)
     derivative[S] = -(a_rhs + d_nu * a_theta)
     return derivative
+
+
+def _dense_design(X):
+    """NAPP's solvers work on a dense design and its ``d x d`` Gram matrices (IRLS and
+    proximal Newton), so sparse input is densified; refused before any work when the
+    dense copies would not fit in memory."""
+    if not sp.issparse(X):
+        return X
+    n, d = X.shape
+    check_allocation(8.0 * (n * d + 2 * d * d),
+                     f"NAPP densifies sparse input (its solvers form d x d Gram matrices); "
+                     f"the {n} x {d} design")
+    return X.toarray()
 
 
 def _grouped(names):
@@ -284,11 +301,6 @@ class _BaseNAPP(PrivateLinearModel):
 
     def _mechanism_name(self):
         return "napp_two_stage" if self.adaptive_two_stage else "napp"
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = False
-        return tags
 
     def _has_epsilon_derivative(self):
         # the two-stage estimator's second stage depends on the first through its
@@ -491,8 +503,10 @@ class NAPPLasso(RegressorMixin, _BaseNAPP):
         The solutions hold the noise draws and the clipped design; the fitted
         estimator never keeps them.
         """
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True,
+                             accept_sparse=("csr", "csc"))
         self._check_params(X.shape[1] + int(self.fit_intercept))
+        X = _dense_design(X)
         if self.loss == "poisson":
             if np.any(y < 0):
                 raise ValueError("Some value(s) of y are negative: the Poisson loss needs "
@@ -521,8 +535,8 @@ class NAPPLasso(RegressorMixin, _BaseNAPP):
             ``X @ coef_ + intercept_``, or its exponential for the Poisson loss.
         """
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
-        eta = clip_rows_to_norm(X, self.data_norm) @ self.coef_ + self.intercept_
+        X = validate_data(self, X, dtype=np.float64, reset=False, accept_sparse=("csr", "csc"))
+        eta = np.asarray(clip_rows_to_norm(X, self.data_norm) @ self.coef_) + self.intercept_
         return np.exp(eta) if self.loss == "poisson" else eta
 
 
@@ -630,9 +644,10 @@ class NAPPLassoClassifier(_LinearClassifierMixin, ClassifierMixin, _BaseNAPP):
         Returns the transient solutions (noise draws, clipped design), which
         the fitted estimator never keeps.
         """
-        X, y = validate_data(self, X, y, dtype=np.float64)
+        X, y = validate_data(self, X, y, dtype=np.float64, accept_sparse=("csr", "csc"))
         check_classification_targets(y)
         self._check_params(X.shape[1] + int(self.fit_intercept))
+        X = _dense_design(X)
         self.classes_, y_idx = encode_labels(y, self.classes)
         design = design_matrix(X, data_norm=self.data_norm, fit_intercept=self.fit_intercept,
                                intercept_scaling=self.intercept_scaling)
