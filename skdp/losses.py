@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
-from scipy.special import expit
+from scipy.special import expit, logsumexp, softmax
 
 from .utils._docstrings import fill_doc
 
@@ -233,6 +233,66 @@ class HingeLoss(_MarginLoss):
             Always: use output perturbation for the hinge.
         """
         raise ValueError("The hinge loss has no second derivative; use output perturbation.")
+
+
+@fill_doc(fragments=_LOSS_DOC)
+@dataclass(frozen=True)
+class SoftmaxLoss:
+    """Multinomial (softmax) cross-entropy of a score vector ``s`` in R^K.
+
+    ``l(s, y) = logsumexp(s) - s_y``; its gradient in ``s`` is ``p - e_y`` (``p =
+    softmax(s)``), of norm at most ``sqrt(2)``, and its Hessian ``diag(p) - p p^T``
+    has eigenvalues in ``[0, 1/2]`` and rank at most ``K - 1``. With a row ``x`` of
+    norm at most ``R`` the per-record gradient in the coefficient matrix has
+    Frobenius norm at most ``sqrt(2) R`` and the Hessian eigenvalues at most ``R**2 /
+    2``, with rank at most ``K - 1`` (``docs/privacy/objective_perturbation.rst``).
+    """
+
+    name: ClassVar[str] = "softmax"
+    lipschitz: ClassVar[float] = float(np.sqrt(2.0))
+    smoothness: ClassVar[float] = 0.5
+    needs_public_bounds: ClassVar[bool] = False
+
+    def loss(self, S, Y):
+        """Per-example loss at the scores.
+
+        Parameters
+        ----------
+        S : ndarray of shape (n_samples, n_classes)
+            Scores ``X Theta^T``.
+        Y : ndarray of shape (n_samples, n_classes)
+            One-hot labels.
+
+        Returns
+        -------
+        value : ndarray of shape (n_samples,)
+            ``logsumexp(S_i) - <S_i, Y_i>``.
+        """
+        return logsumexp(S, axis=1) - np.sum(S * Y, axis=1)
+
+    def dz(self, S, Y):
+        """Gradient of the per-example loss in the scores.
+
+        Parameters
+        ----------
+        S : ndarray of shape (n_samples, n_classes)
+            Scores ``X Theta^T``.
+        Y : ndarray of shape (n_samples, n_classes)
+            One-hot labels.
+
+        Returns
+        -------
+        gradient : ndarray of shape (n_samples, n_classes)
+            ``softmax(S) - Y``.
+        """
+        return softmax(S, axis=1) - Y
+
+    def bounds(self, row_norm, y_bound=None, coef_bound=None):
+        """Per-record gradient and Hessian bounds ``(sqrt(2) R, R**2 / 2)``.
+
+        %(bounds)s
+        """
+        return float(self.lipschitz * row_norm), float(self.smoothness * row_norm**2)
 
 
 @fill_doc(fragments=_LOSS_DOC)

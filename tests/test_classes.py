@@ -51,7 +51,8 @@ def test_labels_outside_the_declared_classes_are_rejected_before_any_noise(name)
 
 def test_one_vs_rest_splits_the_budget_over_the_declared_classes():
     """Four declared classes, three present: each one-vs-rest problem gets epsilon / 4."""
-    est = ObjPertLogisticRegression(epsilon=4.0, classes=["a", "b", "c", "d"], random_state=0)
+    est = ObjPertLogisticRegression(epsilon=4.0, classes=["a", "b", "c", "d"], multi_class="ovr",
+                                    random_state=0)
     solutions = est._releases(X, labels)
     single = ObjPertLogisticRegression(epsilon=1.0, random_state=0)._releases(X, labels == "a")
     assert len(solutions) == 4

@@ -4,6 +4,7 @@ from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numpy as np
+from scipy.special import softmax
 from sklearn.base import ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
@@ -12,7 +13,9 @@ from ..base import neighboring_constraint
 from ..mechanisms import draw_noise
 from ..mechanisms._approximate_minima import COVER_EPSILON_SHARE, MAX_TOL, solver_cover
 from ..mechanisms._objective_perturbation import objective_perturbation_calibration
+from ..losses import SoftmaxLoss
 from ..solvers import glm_hessian_solve, newton_minimise
+from ..solvers._multinomial import multinomial_hessian_solve, multinomial_minimise
 from ..utils._docstrings import fill_doc
 from ..utils._random import noise_generator
 from ..utils._sklearn_compat import Interval, StrOptions
@@ -70,9 +73,12 @@ class ObjPertSolution:
             return np.zeros_like(self.theta)
         d = self.calibration
         rhs = d.d_extra_ridge * self.minimiser + d.d_log_noise_scale * self.noise
-        in_share = (-glm_hessian_solve(self.minimiser, self.X, self.y, self.loss, self.C,
-                                       self.ridge, rhs) + self.cover_derivative())
+        in_share = -self._hessian_solve(rhs) + self.cover_derivative()
         return in_share / self.n_problems
+
+    def _hessian_solve(self, rhs):
+        return glm_hessian_solve(self.minimiser, self.X, self.y, self.loss, self.C, self.ridge,
+                                 rhs)
 
     def cover_derivative(self):
         """``d/depsilon`` of the cover's noise with its standard draws held fixed.
@@ -122,6 +128,58 @@ def _objective_perturbation(X, y, loss, *, C, epsilon, delta, neighboring, delta
                            cover_draw, X, y, C, total_ridge, loss, n_problems)
 
 
+@dataclass
+class MultinomialObjPertSolution(ObjPertSolution):
+    """One multinomial (softmax) objective-perturbation fit: ``theta`` is ``(K, d)``
+    and ``y`` one-hot; the noise and its derivative are reshaped to it."""
+
+    @property
+    def noise(self):
+        return super().noise.reshape(self.theta.shape)
+
+    def _hessian_solve(self, rhs):
+        return multinomial_hessian_solve(self.minimiser, self.X, self.y, self.C, self.ridge,
+                                         rhs)
+
+    def cover_derivative(self):
+        return super().cover_derivative().reshape(self.theta.shape)
+
+
+def _multinomial_objective_perturbation(X, Y, *, C, epsilon, delta, neighboring, delta_rule,
+                                        row_norm, tol, max_iter, rng, eps_jacobian_frac=0.5):
+    """Minimise ``C sum_i softmax_loss(Theta x_i, y_i) + (1 + Delta)/2 ||Theta||^2 +
+    <B, Theta>`` over ``Theta`` of shape ``(K, d)``, then add the cover's noise.
+
+    As :func:`_objective_perturbation` in dimension ``K d``, with the softmax loss's
+    per-record bounds: gradient Frobenius norm ``G = sqrt(2) C R``, Hessian
+    eigenvalues at most ``beta_H = C R**2 / 2`` and rank at most ``K - 1``, which
+    multiplies the Jacobian term (``docs/privacy/objective_perturbation.rst``). One
+    problem spends the whole budget: no split over classes.
+    """
+    loss = SoftmaxLoss()
+    ridge = 1.0
+    gradient_bound, hessian_bound = loss.bounds(row_norm)
+    n_classes = Y.shape[1]
+    budget, calibration = objective_perturbation_calibration(
+        epsilon, delta, gradient_bound=C * gradient_bound, hessian_bound=C * hessian_bound,
+        ridge=ridge, neighboring=neighboring, delta_rule=delta_rule,
+        eps_jacobian_frac=eps_jacobian_frac, hessian_rank=n_classes - 1)
+    shape = (n_classes, X.shape[1])
+    dim = n_classes * X.shape[1]
+    draw = draw_noise(calibration.noise, dim, rng)
+    noise = np.zeros(shape) if draw is None else draw.vector(calibration.noise_scale).reshape(
+        shape)
+    total_ridge = ridge + calibration.extra_ridge
+    result = multinomial_minimise(X, Y, C=C, ridge=total_ridge, linear=noise, tol=tol,
+                                  max_iter=max_iter)
+    cover = solver_cover(tol, total_ridge, budget.epsilon_cover)
+    cover_draw = None if draw is None else cover.draw(dim, rng)
+    released = result.theta if draw is None else \
+        result.theta + cover_draw.vector(cover.scale).reshape(shape)
+    return MultinomialObjPertSolution(released, result.theta, result.converged, calibration,
+                                      draw, cover, cover_draw, X, Y, C, total_ridge, loss)
+
+
 @fill_doc
 class ObjPertLogisticRegression(_LinearClassifierMixin, ClassifierMixin, PrivateLinearModel):
     """Differentially private logistic regression (or Huber SVM) by objective perturbation.
@@ -145,6 +203,13 @@ class ObjPertLogisticRegression(_LinearClassifierMixin, ClassifierMixin, Private
 
     huber_h : float, default=0.5
         Width of the Huber hinge; its curvature bound is ``1 / (2 huber_h)``.
+
+    multi_class : {"auto", "multinomial", "ovr"}, default="auto"
+        With three classes or more: ``"multinomial"`` fits one softmax model with
+        the whole budget; ``"ovr"`` fits one binary model per class, each with
+        ``epsilon / K`` (and ``delta / K``). ``"auto"`` is multinomial for the
+        logistic loss and one-vs-rest for the Huber loss (which has no softmax
+        form). Two classes always fit one binary model.
 
     %(fit_intercept)s
 
@@ -216,8 +281,12 @@ class ObjPertLogisticRegression(_LinearClassifierMixin, ClassifierMixin, Private
     for the exact minimiser; the solver stops at the public gradient norm
     ``tol``, within ``r = tol / (1 + Delta)`` of it, and the release adds
     Gamma-norm noise of scale ``2 r / epsilon_cover``, which makes the release
-    private whatever the solver's path. Multiclass one-vs-rest splits epsilon
-    and delta evenly over the classes (sequential composition). A fit that does
+    private whatever the solver's path. Multinomial fits (``K >= 3`` classes)
+    perturb the softmax objective over the ``K x d`` coefficient matrix: ``G =
+    sqrt(2) C R`` and ``c = 1/2`` with the Jacobian term multiplied by the rank
+    ``K - 1`` of a record's Hessian (KST: extra ridge ``2 (K - 1) c C R^2 /
+    epsilon``). One-vs-rest splits epsilon and delta evenly over the classes
+    (sequential composition). A fit that does
     not reach ``tol`` raises and releases nothing. Not protected: the set of
     class labels unless ``classes`` is given, and the feature dimension.
     Floating-point attacks on the samplers are out of scope. Derivation:
@@ -247,6 +316,7 @@ class ObjPertLogisticRegression(_LinearClassifierMixin, ClassifierMixin, Private
         **linear_classifier_constraints({"logistic", "huber"}),
         "neighboring": neighboring_constraint(),
         "C": [Interval(Real, 0, None, closed="neither")],
+        "multi_class": [StrOptions({"auto", "multinomial", "ovr"})],
         "delta_rule": [StrOptions({"continuous", "paper"})],
         "eps_jacobian_frac": [Interval(Real, 0, 1, closed="neither")],
         "tol": [Interval(Real, 0, MAX_TOL, closed="right")],
@@ -254,15 +324,17 @@ class ObjPertLogisticRegression(_LinearClassifierMixin, ClassifierMixin, Private
     }
 
     def __init__(self, *, epsilon=1.0, delta=0.0, neighboring="add_remove", C=1.0,
-                 loss="logistic", huber_h=0.5, fit_intercept=True, intercept_scaling=1.0,
-                 data_norm=1.0, delta_rule="continuous", eps_jacobian_frac=0.5, tol=1e-8,
-                 max_iter=100, classes=None, random_state=None):
+                 loss="logistic", huber_h=0.5, multi_class="auto", fit_intercept=True,
+                 intercept_scaling=1.0, data_norm=1.0, delta_rule="continuous",
+                 eps_jacobian_frac=0.5, tol=1e-8, max_iter=100, classes=None,
+                 random_state=None):
         self.epsilon = epsilon
         self.delta = delta
         self.neighboring = neighboring
         self.C = C
         self.loss = loss
         self.huber_h = huber_h
+        self.multi_class = multi_class
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
         self.data_norm = data_norm
@@ -273,8 +345,19 @@ class ObjPertLogisticRegression(_LinearClassifierMixin, ClassifierMixin, Private
         self.classes = classes
         self.random_state = random_state
 
+    def _is_multinomial(self, n_classes):
+        """Whether ``n_classes`` classes are fitted as one softmax problem."""
+        if n_classes < 3 or self.multi_class == "ovr":
+            return False
+        if self.multi_class == "multinomial" and self.loss != "logistic":
+            raise ValueError(f"multi_class='multinomial' needs loss='logistic' (the "
+                             f"{self.loss!r} loss has no softmax form); use "
+                             "multi_class='ovr' or 'auto'.")
+        return self.loss == "logistic"
+
     def _releases(self, X, y, with_derivative=False):
-        """Validate, then run the mechanism once per one-vs-rest problem.
+        """Validate, then run the mechanism once (two classes, or a multinomial fit)
+        or once per one-vs-rest problem.
 
         Returns the transient solutions (noise draws, clipped design), which
         the fitted estimator never keeps; each has its derivative in epsilon.
@@ -283,20 +366,27 @@ class ObjPertLogisticRegression(_LinearClassifierMixin, ClassifierMixin, Private
         X, y = validate_data(self, X, y, dtype=np.float64, accept_sparse=("csr", "csc"))
         check_classification_targets(y)
         self.classes_, y_idx = encode_labels(y, self.classes)
+        multinomial = self._is_multinomial(len(self.classes_))
         design = design_matrix(X, data_norm=self.data_norm, fit_intercept=self.fit_intercept,
                                intercept_scaling=self.intercept_scaling)
-        targets = one_vs_rest_targets(y_idx, len(self.classes_))
         rng = noise_generator(self.random_state)
         row_norm = effective_data_norm(self.data_norm, self.fit_intercept,
                                        self.intercept_scaling)
+        common = dict(C=self.C, neighboring=self.neighboring, delta_rule=self.delta_rule,
+                      eps_jacobian_frac=self.eps_jacobian_frac, row_norm=row_norm,
+                      tol=self.tol, max_iter=self.max_iter, rng=rng)
+        if multinomial:
+            one_hot = np.eye(len(self.classes_))[y_idx]
+            return [_multinomial_objective_perturbation(design, one_hot, epsilon=self.epsilon,
+                                                        delta=self.delta, **common)]
+        targets = one_vs_rest_targets(y_idx, len(self.classes_))
         loss = self._make_loss()
         k = len(targets)
-        return [
-            _objective_perturbation(design, target, loss, C=self.C, epsilon=self.epsilon / k,
-                                    delta=self.delta / k, neighboring=self.neighboring,
-                                    delta_rule=self.delta_rule,
-                                    eps_jacobian_frac=self.eps_jacobian_frac, row_norm=row_norm,
-                                    tol=self.tol, max_iter=self.max_iter, rng=rng,
-                                    n_problems=k)
-            for target in targets
-        ]
+        return [_objective_perturbation(design, target, loss, epsilon=self.epsilon / k,
+                                        delta=self.delta / k, n_problems=k, **common)
+                for target in targets]
+
+    def _probabilities(self, scores):
+        if scores.ndim == 2 and self._is_multinomial(scores.shape[1]):
+            return softmax(scores, axis=1)
+        return super()._probabilities(scores)

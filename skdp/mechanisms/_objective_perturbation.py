@@ -52,14 +52,18 @@ def _jacobian_multiplier(neighboring):
 
 
 def chaudhuri_calibration(epsilon, *, gradient_bound, hessian_bound, ridge,
-                          neighboring="replace", delta_rule="continuous", eps_jacobian_frac=0.5):
+                          neighboring="replace", delta_rule="continuous", eps_jacobian_frac=0.5,
+                          hessian_rank=1):
     """Chaudhuri, Monteleoni & Sarwate 2011, Algorithm 2 (pure epsilon-DP).
 
     The privacy loss splits into a Jacobian term ``m log(1 + beta_H / (ridge +
     Delta))`` (``m = 2`` replace-one, as in the paper; ``1`` add/remove-one)
     and a noise term ``epsilon_noise`` paid by noise with density
     ``exp(-epsilon_noise ||b|| / zeta)``; any ``Delta >= 0`` is valid (spec
-    section 3.1). Let ``kappa`` be the Jacobian term at ``Delta = 0``.
+    section 3.1). Let ``kappa`` be the Jacobian term at ``Delta = 0``. A
+    per-record Hessian of rank ``r = hessian_rank`` (``K - 1`` for the softmax
+    loss) multiplies the Jacobian term by ``r``: ``det(I + A^{-1} E) <= (1 +
+    beta_H / lambda)^r`` for ``E`` of rank ``r`` and norm ``beta_H``.
 
     * ``delta_rule="paper"``: ``Delta = 0`` and ``epsilon_noise = epsilon - kappa`` when
       that is positive; otherwise the extra ridge makes the Jacobian term
@@ -72,7 +76,7 @@ def chaudhuri_calibration(epsilon, *, gradient_bound, hessian_bound, ridge,
     """
     if np.isinf(epsilon):
         return ObjPertCalibration(0.0, "none", 0.0, np.inf)
-    m = _jacobian_multiplier(neighboring)
+    m = _jacobian_multiplier(neighboring) * hessian_rank
     zeta = gradient_sensitivity(gradient_bound, neighboring)
     kappa = m * np.log1p(hessian_bound / ridge)
     frac = 0.5 if delta_rule == "paper" else eps_jacobian_frac
@@ -93,9 +97,13 @@ def chaudhuri_calibration(epsilon, *, gradient_bound, hessian_bound, ridge,
                               d_log_noise_scale=float(d_log_scale))
 
 
-def kst_extra_ridge(epsilon, hessian_bound):
-    """Kifer, Smith & Thakurta 2012: ``Delta = 2 beta_H / epsilon`` (sum form)."""
-    return 0.0 if np.isinf(epsilon) else 2.0 * hessian_bound / epsilon
+def kst_extra_ridge(epsilon, hessian_bound, hessian_rank=1):
+    """Kifer, Smith & Thakurta 2012: ``Delta = 2 r beta_H / epsilon`` (sum form).
+
+    ``r`` is the rank of a record's Hessian (1 for the margin losses): the
+    Jacobian term is then at most ``r log(1 + epsilon / (2 r)) <= epsilon / 2``.
+    """
+    return 0.0 if np.isinf(epsilon) else 2.0 * hessian_rank * hessian_bound / epsilon
 
 
 def kst_gaussian_std(epsilon, delta, zeta):
@@ -105,7 +113,8 @@ def kst_gaussian_std(epsilon, delta, zeta):
     return zeta * np.sqrt(8.0 * np.log(2.0 / delta) + 4.0 * epsilon) / epsilon
 
 
-def kst_calibration(epsilon, delta, *, gradient_bound, hessian_bound, neighboring="replace"):
+def kst_calibration(epsilon, delta, *, gradient_bound, hessian_bound, neighboring="replace",
+                    hessian_rank=1):
     """KST objective perturbation: Gaussian noise if ``delta > 0``, else Gamma-norm.
 
     Both add the extra ridge ``2 beta_H / epsilon`` (``dDelta / depsilon = -2
@@ -120,8 +129,8 @@ def kst_calibration(epsilon, delta, *, gradient_bound, hessian_bound, neighborin
     if np.isinf(epsilon):
         return ObjPertCalibration(0.0, "none", 0.0, np.inf)
     zeta = gradient_sensitivity(gradient_bound, neighboring)
-    extra_ridge = kst_extra_ridge(epsilon, hessian_bound)
-    d_extra = -2.0 * hessian_bound / epsilon**2
+    extra_ridge = kst_extra_ridge(epsilon, hessian_bound, hessian_rank)
+    d_extra = -2.0 * hessian_rank * hessian_bound / epsilon**2
     if delta > 0:
         t = np.log(2.0 / delta)
         return ObjPertCalibration(
@@ -135,7 +144,7 @@ def kst_calibration(epsilon, delta, *, gradient_bound, hessian_bound, neighborin
 
 def objective_perturbation_calibration(epsilon, delta, *, gradient_bound, hessian_bound,
                                        ridge, neighboring, delta_rule="continuous",
-                                       eps_jacobian_frac=0.5):
+                                       eps_jacobian_frac=0.5, hessian_rank=1):
     """The whole calibration of one objective-perturbation release.
 
     The request ``(epsilon, delta)`` is shared with the cover of the solver's error
@@ -156,6 +165,8 @@ def objective_perturbation_calibration(epsilon, delta, *, gradient_bound, hessia
         Extra-ridge rule of the pure mechanism.
     eps_jacobian_frac : float, default=0.5
         Jacobian share of the continuous rule.
+    hessian_rank : int, default=1
+        Bound on the rank of a record's Hessian (``K - 1`` for the softmax loss).
 
     Returns
     -------
@@ -168,13 +179,15 @@ def objective_perturbation_calibration(epsilon, delta, *, gradient_bound, hessia
     if budget.delta_mechanism > 0:
         calibration = kst_calibration(budget.epsilon_mechanism, budget.delta_mechanism,
                                       gradient_bound=gradient_bound,
-                                      hessian_bound=hessian_bound, neighboring=neighboring)
+                                      hessian_bound=hessian_bound, neighboring=neighboring,
+                                      hessian_rank=hessian_rank)
     else:
         calibration = chaudhuri_calibration(budget.epsilon_mechanism,
                                             gradient_bound=gradient_bound,
                                             hessian_bound=hessian_bound, ridge=ridge,
                                             neighboring=neighboring, delta_rule=delta_rule,
-                                            eps_jacobian_frac=eps_jacobian_frac)
+                                            eps_jacobian_frac=eps_jacobian_frac,
+                                            hessian_rank=hessian_rank)
     d_extra_ridge, d_log_noise_scale = in_total_epsilon(calibration)
     return budget, replace(calibration, d_extra_ridge=d_extra_ridge,
                            d_log_noise_scale=d_log_noise_scale)

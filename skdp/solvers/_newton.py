@@ -206,18 +206,22 @@ def uses_hessian_products(X):
 
 
 def _weighted_column_squares(X, weights):
-    """``sum_i weights_i x_ij^2`` for every column ``j`` (the Hessian's diagonal)."""
+    """``sum_i weights_i x_ij^2`` for every column ``j`` (the Hessian's diagonal); with
+    ``weights`` of shape (n, K), one column of weights per class, shape (d, K)."""
     if sp.issparse(X):
-        return np.asarray(X.multiply(X).T @ weights).ravel()
-    total = np.zeros(X.shape[1])
+        total = np.asarray(X.multiply(X).T @ weights)
+        return total.ravel() if weights.ndim == 1 else total
+    total = np.zeros((X.shape[1],) + weights.shape[1:])
     for start in range(0, X.shape[0], _BLOCK_ROWS):
         block = X[start:start + _BLOCK_ROWS]
         total += (block * block).T @ weights[start:start + _BLOCK_ROWS]
     return total
 
 
-def _conjugate_gradient(product, rhs, inverse_diagonal, rtol, max_iter):
+def _conjugate_gradient(product, rhs, precondition, rtol, max_iter):
     """Preconditioned CG for ``H p = rhs`` (``H`` positive definite), to ``rtol``.
+
+    ``precondition(r)`` applies a positive definite approximation of ``H^{-1}``.
 
     Stops when the residual norm is at most ``rtol ||rhs||`` or after ``max_iter``
     products; returns the iterate and the number of products.
@@ -225,7 +229,7 @@ def _conjugate_gradient(product, rhs, inverse_diagonal, rtol, max_iter):
     solution = np.zeros_like(rhs)
     residual = rhs.copy()
     target = rtol * np.linalg.norm(rhs)
-    preconditioned = inverse_diagonal * residual
+    preconditioned = precondition(residual)
     direction = preconditioned.copy()
     inner = residual @ preconditioned
     for n_products in range(max_iter):
@@ -235,7 +239,7 @@ def _conjugate_gradient(product, rhs, inverse_diagonal, rtol, max_iter):
         step = inner / (direction @ image)
         solution += step * direction
         residual -= step * image
-        preconditioned = inverse_diagonal * residual
+        preconditioned = precondition(residual)
         inner, previous = residual @ preconditioned, inner
         direction = preconditioned + (inner / previous) * direction
     return solution, max_iter
@@ -254,7 +258,7 @@ def _hessian_solve(z, X, y, loss, C, ridge, rhs, rtol, max_products):
     def product(v):
         return gram_product(X, weights, v) + ridge * v
 
-    return _conjugate_gradient(product, rhs, inverse_diagonal, rtol, max_products)[0]
+    return _conjugate_gradient(product, rhs, inverse_diagonal.__mul__, rtol, max_products)[0]
 
 
 def _sparse_gram_product(X, weights, v):

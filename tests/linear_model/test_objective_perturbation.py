@@ -44,7 +44,7 @@ def test_infinite_epsilon_multiclass_is_one_vs_rest(seed):
     X, y = make_classification(n_samples=300, n_features=6, n_informative=4, n_classes=3,
                                random_state=seed)
     coef, intercept = _sklearn_on_design(X, y, 1.0, multi=True)
-    ours = ObjPertLogisticRegression(epsilon=np.inf).fit(X, y)
+    ours = ObjPertLogisticRegression(epsilon=np.inf, multi_class="ovr").fit(X, y)
     assert ours.coef_.shape == (3, 6)
     assert_allclose(ours.coef_, coef, atol=1e-6)
     assert_allclose(ours.intercept_, intercept, atol=1e-6)
@@ -127,10 +127,10 @@ def test_huber_uses_its_own_curvature():
     assert HuberHingeLoss(h=0.1).smoothness == pytest.approx(5.0)
 
 
-def test_multiclass_splits_the_budget():
+def test_multiclass_one_vs_rest_splits_the_budget():
     X, y = make_classification(n_samples=90, n_features=4, n_informative=3, n_redundant=0,
                                n_classes=3, random_state=0)
-    est = ObjPertLogisticRegression(epsilon=3.0, delta=3e-5, random_state=0)
+    est = ObjPertLogisticRegression(epsilon=3.0, delta=3e-5, multi_class="ovr", random_state=0)
     solutions = est._releases(X, y)
     single = ObjPertLogisticRegression(epsilon=1.0, delta=1e-5)
     (reference,) = single._releases(X, np.where(y == 0, 1, 0))
