@@ -4,7 +4,7 @@ from numbers import Real
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.special import expit
+from scipy.special import expit, softmax
 from sklearn.base import BaseEstimator
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -341,3 +341,28 @@ class _LinearClassifierMixin:
         """
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))
+
+
+class _MultinomialMixin:
+    """``multi_class``: one softmax problem or one-vs-rest for three classes or more."""
+
+    multi_class_constraint = [StrOptions({"auto", "multinomial", "ovr"})]
+
+    def _is_multinomial(self, n_classes):
+        """Whether ``n_classes`` classes are fitted as one softmax problem.
+
+        ``"auto"`` is multinomial for the logistic loss (the only one with a softmax
+        form); two classes are always one binary problem.
+        """
+        if n_classes < 3 or self.multi_class == "ovr":
+            return False
+        if self.multi_class == "multinomial" and self.loss != "logistic":
+            raise ValueError(f"multi_class='multinomial' needs loss='logistic' (the "
+                             f"{self.loss!r} loss has no softmax form); use "
+                             "multi_class='ovr' or 'auto'.")
+        return self.loss == "logistic"
+
+    def _probabilities(self, scores):
+        if scores.ndim == 2 and self._is_multinomial(scores.shape[1]):
+            return softmax(scores, axis=1)
+        return super()._probabilities(scores)

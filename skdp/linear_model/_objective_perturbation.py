@@ -4,7 +4,6 @@ from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numpy as np
-from scipy.special import softmax
 from sklearn.base import ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
@@ -23,6 +22,7 @@ from ..utils.validation import effective_data_norm
 from ._base import (
     PrivateLinearModel,
     _LinearClassifierMixin,
+    _MultinomialMixin,
     linear_classifier_constraints,
     design_matrix,
     encode_labels,
@@ -181,7 +181,8 @@ def _multinomial_objective_perturbation(X, Y, *, C, epsilon, delta, neighboring,
 
 
 @fill_doc
-class ObjPertLogisticRegression(_LinearClassifierMixin, ClassifierMixin, PrivateLinearModel):
+class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
+                                PrivateLinearModel):
     """Differentially private logistic regression (or Huber SVM) by objective perturbation.
 
     The coefficients are the exact minimiser of the L2-regularised empirical risk
@@ -316,7 +317,7 @@ class ObjPertLogisticRegression(_LinearClassifierMixin, ClassifierMixin, Private
         **linear_classifier_constraints({"logistic", "huber"}),
         "neighboring": neighboring_constraint(),
         "C": [Interval(Real, 0, None, closed="neither")],
-        "multi_class": [StrOptions({"auto", "multinomial", "ovr"})],
+        "multi_class": _MultinomialMixin.multi_class_constraint,
         "delta_rule": [StrOptions({"continuous", "paper"})],
         "eps_jacobian_frac": [Interval(Real, 0, 1, closed="neither")],
         "tol": [Interval(Real, 0, MAX_TOL, closed="right")],
@@ -344,16 +345,6 @@ class ObjPertLogisticRegression(_LinearClassifierMixin, ClassifierMixin, Private
         self.max_iter = max_iter
         self.classes = classes
         self.random_state = random_state
-
-    def _is_multinomial(self, n_classes):
-        """Whether ``n_classes`` classes are fitted as one softmax problem."""
-        if n_classes < 3 or self.multi_class == "ovr":
-            return False
-        if self.multi_class == "multinomial" and self.loss != "logistic":
-            raise ValueError(f"multi_class='multinomial' needs loss='logistic' (the "
-                             f"{self.loss!r} loss has no softmax form); use "
-                             "multi_class='ovr' or 'auto'.")
-        return self.loss == "logistic"
 
     def _releases(self, X, y, with_derivative=False):
         """Validate, then run the mechanism once (two classes, or a multinomial fit)
@@ -385,8 +376,3 @@ class ObjPertLogisticRegression(_LinearClassifierMixin, ClassifierMixin, Private
         return [_objective_perturbation(design, target, loss, epsilon=self.epsilon / k,
                                         delta=self.delta / k, n_problems=k, **common)
                 for target in targets]
-
-    def _probabilities(self, scores):
-        if scores.ndim == 2 and self._is_multinomial(scores.shape[1]):
-            return softmax(scores, axis=1)
-        return super()._probabilities(scores)

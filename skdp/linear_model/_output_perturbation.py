@@ -14,10 +14,11 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
 from ..base import neighboring_constraint
-from ..losses import HingeLoss
+from ..losses import HingeLoss, SoftmaxLoss
 from ..mechanisms import (draw_noise, minimiser_sensitivity, output_perturbation_calibration,
                           reduce_laplace_noise)
 from ..solvers import certified_hinge_minimiser, newton_minimise
+from ..solvers._multinomial import multinomial_minimise
 from ..utils._docstrings import fill_doc
 from ..utils._random import privacy_streams, public_generator
 from ..utils._sklearn_compat import Interval, StrOptions
@@ -29,6 +30,7 @@ from ..utils.validation import (
 from ._base import (
     PrivateLinearModel,
     _LinearClassifierMixin,
+    _MultinomialMixin,
     linear_classifier_constraints,
     design_matrix,
     encode_labels,
@@ -94,7 +96,8 @@ class OutputPertSolution:
         """Released coefficients at ``epsilon`` with the same standard draws."""
         if self.draw is None:
             return self.theta_star.copy()
-        return self.theta_star + self.draw.vector(self.noise_scale(epsilon))
+        return self.theta_star + self.draw.vector(self.noise_scale(epsilon)).reshape(
+            self.theta_star.shape)
 
     @property
     def theta(self):
@@ -105,7 +108,7 @@ class OutputPertSolution:
         """``d theta / d epsilon``: ``theta*`` does not move, the noise scales."""
         if self.draw is None:
             return np.zeros_like(self.theta_star)
-        return self.draw.vector(self.noise_scale_derivative())
+        return self.draw.vector(self.noise_scale_derivative()).reshape(self.theta_star.shape)
 
 
 def _output_perturbation(X, y, loss, *, C, epsilon, delta, neighboring, row_norm, n_problems,
@@ -113,7 +116,9 @@ def _output_perturbation(X, y, loss, *, C, epsilon, delta, neighboring, row_norm
     """Exact minimiser of ``C sum_i l(y_i <x_i, theta>) + 0.5 ||theta||^2`` plus noise.
 
     ``X`` is the design actually optimised (clipped and intercept-augmented, or
-    random features), with rows of norm at most ``row_norm``; ``y`` in {-1, +1}.
+    random features), with rows of norm at most ``row_norm``; ``y`` in {-1, +1},
+    or one-hot rows for the softmax loss, whose minimiser is a ``(K, d)`` matrix
+    (gradient bound ``sqrt(2) C R``: :class:`~skdp.losses.SoftmaxLoss`).
     The solver must certify ``||theta - theta*|| <= tol * base_sensitivity``;
     that public bound (not the data-dependent certified value, whose use would
     leak) enters the sensitivity twice. ``delta == 0``: Gamma-norm noise (or
@@ -126,19 +131,25 @@ def _output_perturbation(X, y, loss, *, C, epsilon, delta, neighboring, row_norm
     if isinstance(loss, HingeLoss):
         theta, distance, n_iter = certified_hinge_minimiser(
             X, y, C=C, target_distance=slack, max_iter=max_iter)
+    elif isinstance(loss, SoftmaxLoss):
+        result = multinomial_minimise(X, y, C=C, ridge=1.0, linear=np.zeros((y.shape[1],
+                                                                              X.shape[1])),
+                                      tol=slack, max_iter=max_iter)
+        theta, distance, n_iter = result.theta, result.certified_norm, result.n_iter
     else:
         result = newton_minimise(X, y, loss, C=C, ridge=1.0, linear=np.zeros(X.shape[1]),
                                  tol=slack, max_iter=max_iter)
         # strong convexity 1: ||theta - theta*|| <= ||grad J(theta)||
         theta, distance, n_iter = result.theta, result.certified_norm, result.n_iter
-    noise = output_perturbation_calibration(epsilon, delta, base, law, dim=X.shape[1]).noise
-    draw = draw_noise(noise, X.shape[1], rng)
+    noise = output_perturbation_calibration(epsilon, delta, base, law, dim=theta.size).noise
+    draw = draw_noise(noise, theta.size, rng)
     return OutputPertSolution(theta, float(distance), bool(distance <= slack), n_iter, base,
                               slack, noise, epsilon, delta, n_problems, draw, law, rng)
 
 
 @fill_doc
-class OutputPertSVM(_LinearClassifierMixin, ClassifierMixin, PrivateLinearModel):
+class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
+                    PrivateLinearModel):
     """Differentially private SVM by output perturbation (linear or RBF kernel).
 
     Solves the L2-regularised problem ``C * sum_i loss_i + 0.5 * ||theta||^2``
@@ -161,6 +172,12 @@ class OutputPertSVM(_LinearClassifierMixin, ClassifierMixin, PrivateLinearModel)
 
     huber_h : float, default=0.5
         Width of the Huber hinge (``loss="huber"`` only).
+
+    multi_class : {"auto", "multinomial", "ovr"}, default="auto"
+        With three classes or more: ``"multinomial"`` (``loss="logistic"`` only)
+        fits one softmax model with the whole budget; ``"ovr"`` one binary model
+        per class, each with ``epsilon / K``. ``"auto"`` is multinomial for the
+        logistic loss, one-vs-rest otherwise.
 
     %(fit_intercept)s
 
@@ -261,8 +278,10 @@ class OutputPertSVM(_LinearClassifierMixin, ClassifierMixin, PrivateLinearModel)
     density proportional to ``exp(-epsilon ||b|| / ((1 + 2 tol) Delta))``
     (Chaudhuri et al. Algorithm 1, epsilon-DP); with ``delta > 0`` it is
     Gaussian with the analytic calibration of Balle & Wang (2018), valid for
-    every epsilon. Multiclass one-vs-rest splits epsilon and delta evenly over
-    the classes. The random Fourier map is drawn independently of the data,
+    every epsilon. A multinomial fit perturbs the ``K x d`` softmax minimiser,
+    whose sensitivity is ``sqrt(2) C R`` (the softmax loss's gradient bound;
+    ``2 sqrt(2) C R`` under replace), with the whole budget; one-vs-rest splits
+    epsilon and delta evenly over the classes. The random Fourier map is drawn independently of the data,
     from a public stream that no noise is drawn from, and released with the
     model. Not protected: the set of class labels unless ``classes`` is given,
     and the feature dimension. Floating-point attacks on the samplers are out
@@ -325,13 +344,14 @@ class OutputPertSVM(_LinearClassifierMixin, ClassifierMixin, PrivateLinearModel)
         "tol": [Interval(Real, 0, 1, closed="neither")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "noise": [StrOptions({"auto", "laplace"})],
+        "multi_class": _MultinomialMixin.multi_class_constraint,
     }
 
     def __init__(self, *, epsilon=1.0, delta=0.0, neighboring="add_remove", C=1.0,
                  loss="hinge", huber_h=0.5, fit_intercept=True, intercept_scaling=1.0,
                  data_norm=1.0, kernel="linear", gamma="auto", n_components=100,
                  feature_random_state=None, tol=1e-3, max_iter=10_000, noise="auto",
-                 classes=None, random_state=None):
+                 multi_class="auto", classes=None, random_state=None):
         self.epsilon = epsilon
         self.delta = delta
         self.neighboring = neighboring
@@ -348,6 +368,7 @@ class OutputPertSVM(_LinearClassifierMixin, ClassifierMixin, PrivateLinearModel)
         self.tol = tol
         self.max_iter = max_iter
         self.noise = noise
+        self.multi_class = multi_class
         self.classes = classes
         self.random_state = random_state
 
@@ -371,7 +392,8 @@ class OutputPertSVM(_LinearClassifierMixin, ClassifierMixin, PrivateLinearModel)
         return RandomFourierMap(self.random_weights_, self.random_offset_)
 
     def _releases(self, X, y, with_derivative=False):
-        """Validate, then run the mechanism once per one-vs-rest problem.
+        """Validate, then run the mechanism once (two classes, or a multinomial fit) or
+        once per one-vs-rest problem.
 
         Returns the transient solutions (non-private minimiser, noise draws),
         which the fitted estimator never keeps. For ``kernel="rbf"`` it sets
@@ -385,6 +407,7 @@ class OutputPertSVM(_LinearClassifierMixin, ClassifierMixin, PrivateLinearModel)
         X, y = validate_data(self, X, y, dtype=np.float64, accept_sparse=("csr", "csc"))
         check_classification_targets(y)
         self.classes_, y_idx = encode_labels(y, self.classes)
+        multinomial = self._is_multinomial(len(self.classes_))
         rng, public_rng = privacy_streams(self.random_state)
         if self.kernel == "rbf":
             feature_rng = (public_rng if self.feature_random_state is None
@@ -408,16 +431,18 @@ class OutputPertSVM(_LinearClassifierMixin, ClassifierMixin, PrivateLinearModel)
                                    intercept_scaling=self.intercept_scaling)
             row_norm = effective_data_norm(self.data_norm, self.fit_intercept,
                                            self.intercept_scaling)
+        common = dict(C=self.C, neighboring=self.neighboring, row_norm=row_norm,
+                      tol=self.tol, max_iter=self.max_iter, rng=rng, law=self.noise)
+        if multinomial:
+            one_hot = np.eye(len(self.classes_))[y_idx]
+            return [_output_perturbation(design, one_hot, SoftmaxLoss(), epsilon=self.epsilon,
+                                         delta=self.delta, n_problems=1, **common)]
         targets = one_vs_rest_targets(y_idx, len(self.classes_))
         loss = self._make_loss()
         k = len(targets)
-        return [
-            _output_perturbation(design, target, loss, C=self.C, epsilon=self.epsilon / k,
-                                 delta=self.delta / k, neighboring=self.neighboring,
-                                 row_norm=row_norm, n_problems=k, tol=self.tol,
-                                 max_iter=self.max_iter, rng=rng, law=self.noise)
-            for target in targets
-        ]
+        return [_output_perturbation(design, target, loss, epsilon=self.epsilon / k,
+                                     delta=self.delta / k, n_problems=k, **common)
+                for target in targets]
 
     def _noise_reduction_path(self, X, y):
         """One certified fit whose Laplace noise is released at increasing epsilons.

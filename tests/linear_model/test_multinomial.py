@@ -194,3 +194,38 @@ def test_both_preconditioners_reach_the_certified_minimiser(gram, monkeypatch):
                                                tol=1e-9, max_iter=100)
     gradient = _softmax_gradient(result.theta, X, Y, 3.0) + 2.0 * result.theta + linear
     assert result.converged and np.linalg.norm(gradient) <= 1e-9
+
+
+@pytest.mark.parametrize("relation", ["add_remove", "replace"])
+def test_output_perturbation_minimisers_move_within_the_sensitivity_used(relation):
+    """The exact softmax minimisers of neighbours are within the base sensitivity the
+    noise used, which is sqrt(2) C R (twice that under replace). With a small C the
+    ridge dominates and the move is about C ||p - e_y|| ||x||, with p near uniform:
+    ||p - e_y|| = sqrt(6) / 3 of the bound's sqrt(2) for three classes."""
+    from skdp import OutputPertSVM
+
+    C = 0.05
+    est = OutputPertSVM(epsilon=1.0, C=C, loss="logistic", neighboring=relation, tol=1e-6,
+                        random_state=0)
+    largest = 0.0
+    for (Xa, ya), (Xb, yb) in _neighbours(relation):
+        (a,), (b,) = est._releases(Xa, ya), est._releases(Xb, yb)
+        factor = 2.0 if relation == "replace" else 1.0
+        assert a.base_sensitivity == pytest.approx(factor * np.sqrt(2.0) * C * np.sqrt(2.0))
+        assert a.theta_star.shape == (K, 3) and len(a.draw.vector(1.0)) == 3 * K
+        move = np.linalg.norm(a.theta_star - b.theta_star)
+        assert move <= a.base_sensitivity + 2 * a.slack
+        largest = max(largest, move / a.base_sensitivity)
+    # not vacuous: near sqrt(6) / 3 / sqrt(2) = 0.577 (replace: half, two records' bound)
+    assert largest > (0.5 if relation == "add_remove" else 0.25)
+
+
+def test_output_perturbation_laplace_noise_reduction_with_a_multinomial_model():
+    from skdp import OutputPertSVM
+
+    X, y = _data(60)
+    est = OutputPertSVM(epsilon=0.5, C=1.0, loss="logistic", noise="laplace", random_state=0)
+    path = est._noise_reduction_path(X, y)
+    first, second = path.release(0.5), path.release(2.0)
+    assert first.coef_.shape == second.coef_.shape == (K, 2)
+    assert second.epsilon_spent_ == 2.0
