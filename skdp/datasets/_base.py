@@ -81,6 +81,28 @@ DATA_FILES = {
             download_name="kddcup.data_10_percent.gz",
         ),
     ),
+    # MNIST: the hash is of the decompressed IDX content, which the local copy (whose
+    # train-images .gz was recompressed) and the mirror's .gz files share
+    "mnist": tuple(
+        _DataFile(
+            subdir="mnist",
+            candidates=(name,),
+            sha256=sha256,
+            content_is_decompressed=True,
+            url="https://storage.googleapis.com/cvdf-datasets/mnist/" + name,
+            download_name=name,
+        )
+        for name, sha256 in (
+            ("train-images-idx3-ubyte.gz",
+             "ba891046e6505d7aadcbbe25680a0738ad16aec93bde7f9b65e87a2fc25776db"),
+            ("train-labels-idx1-ubyte.gz",
+             "65a50cbbf4e906d70832878ad85ccda5333a97f0f4c3dd2ef09a8a9eef7101c5"),
+            ("t10k-images-idx3-ubyte.gz",
+             "0fa7898d509279e482958e8ce81c8e77db3f2f8254e26661ceb7762c4d494ce7"),
+            ("t10k-labels-idx1-ubyte.gz",
+             "ff7bcfd416de33731a308c3f266cc351222c34898ecbeaf847f06e48f7ec33f2"),
+        )
+    ),
 }
 
 
@@ -90,8 +112,9 @@ def get_data_home(data_home=None):
     The folder is ``data_home`` if given, else the value of the environment
     variable ``SKDP_DATA_HOME``, else ``~/skdp_data``. Inside it the loaders
     expect ``adult/adult.data.gz`` (or ``adult/adult.data``),
-    ``adult/adult.test.gz`` (or ``adult/adult.test``) and
-    ``kddcup99/kddcup.data_10_percent.gz``.
+    ``adult/adult.test.gz`` (or ``adult/adult.test``),
+    ``kddcup99/kddcup.data_10_percent.gz`` and the four MNIST IDX files
+    ``mnist/{train,t10k}-{images-idx3,labels-idx1}-ubyte.gz``.
 
     Parameters
     ----------
@@ -186,7 +209,11 @@ def _download(data_home, dataset, data_file):
     except BaseException:
         _remove_quietly(part)
         raise
-    digest = _sha256_of(part)
+    try:
+        digest = _sha256_of(part, decompress=data_file.content_is_decompressed
+                            and data_file.download_name.endswith(".gz"))
+    except (OSError, EOFError):  # not the gzip file it should be
+        digest = "that of a file that is not gzip"
     if digest != data_file.sha256:
         _remove_quietly(part)
         raise OSError(
@@ -220,7 +247,7 @@ def _resolve_files(dataset, data_home, download_if_missing):
     return paths
 
 
-def verify_checksums(data_home=None, *, datasets=("adult", "kddcup99")):
+def verify_checksums(data_home=None, *, datasets=("adult", "kddcup99", "mnist")):
     """Check the SHA-256 of the local data files against the published values.
 
     The loaders check checksums only when they download a file, because hashing
@@ -231,8 +258,9 @@ def verify_checksums(data_home=None, *, datasets=("adult", "kddcup99")):
     ----------
     data_home : str or path-like, default=None
         Data folder, resolved as in :func:`get_data_home`.
-    datasets : iterable of {"adult", "kddcup99"}, default=("adult", "kddcup99")
-        Datasets whose files to check.
+    datasets : iterable of str, default=("adult", "kddcup99", "mnist")
+        Datasets whose files to check, among ``"adult"``, ``"kddcup99"`` and
+        ``"mnist"``.
 
     Returns
     -------
@@ -241,7 +269,8 @@ def verify_checksums(data_home=None, *, datasets=("adult", "kddcup99")):
         example ``"adult/adult.data.gz"``), to whether its checksum matches.
         For Adult the hash is taken over the decompressed content (the original
         UCI bytes, whether the local file is gzipped or not); for KDD Cup 99
-        over the ``.gz`` file itself.
+        over the ``.gz`` file itself; for MNIST over the decompressed IDX
+        content.
 
     Raises
     ------

@@ -11,7 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from skdp.datasets import get_data_home, load_adult, load_kddcup99, verify_checksums
+from skdp.datasets import (get_data_home, load_adult, load_kddcup99, load_mnist,
+                           verify_checksums)
 from skdp.datasets import _base
 
 REQUIRED_FILES = (
@@ -73,7 +74,7 @@ def kdd_raw():
 
 @needs_data
 def test_shared_files_match_published_checksums():
-    result = verify_checksums(SHARED)
+    result = verify_checksums(SHARED, datasets=("adult", "kddcup99"))
     assert result == {f: True for f in REQUIRED_FILES}
 
 
@@ -91,7 +92,7 @@ def test_verify_checksums_detects_a_modified_file(tmp_path):
     with pytest.raises(FileNotFoundError, match="SKDP_DATA_HOME"):
         verify_checksums(tmp_path, datasets=["kddcup99"])
     with pytest.raises(ValueError, match="Unknown dataset"):
-        verify_checksums(tmp_path, datasets=["mnist"])
+        verify_checksums(tmp_path, datasets=["cifar10"])
 
 
 # ------------------------------------------------------------------------- Adult
@@ -271,7 +272,7 @@ def test_get_data_home(tmp_path, monkeypatch):
     assert not (tmp_path / "home").exists()  # resolving creates nothing
 
 
-@pytest.mark.parametrize("loader", [load_adult, load_kddcup99])
+@pytest.mark.parametrize("loader", [load_adult, load_kddcup99, load_mnist])
 def test_missing_files_without_download(loader, tmp_path):
     with pytest.raises(FileNotFoundError, match="SKDP_DATA_HOME") as excinfo:
         loader(data_home=tmp_path, download_if_missing=False)
@@ -279,7 +280,7 @@ def test_missing_files_without_download(loader, tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.parametrize("loader", [load_adult, load_kddcup99])
+@pytest.mark.parametrize("loader", [load_adult, load_kddcup99, load_mnist])
 def test_offline_download_gives_clear_oserror(loader, tmp_path, monkeypatch):
     def offline(*args, **kwargs):
         raise urllib.error.URLError("[Errno -3] Temporary failure in name resolution")
@@ -291,7 +292,7 @@ def test_offline_download_gives_clear_oserror(loader, tmp_path, monkeypatch):
     assert not [p for p in tmp_path.rglob("*") if p.is_file()]
 
 
-@pytest.mark.parametrize("loader", [load_adult, load_kddcup99])
+@pytest.mark.parametrize("loader", [load_adult, load_kddcup99, load_mnist])
 def test_checksum_mismatch_deletes_download(loader, tmp_path, monkeypatch):
     def wrong_bytes(url, path):
         Path(path).write_bytes(b"<html>not the data</html>\n")
@@ -338,11 +339,11 @@ def test_download_path_with_correct_bytes(tmp_path, monkeypatch, adult):
     assert urls[-1] == (
         "http://kdd.ics.uci.edu/databases/kddcup99/kddcup.data_10_percent.gz"
     )
-    assert all(verify_checksums(tmp_path).values())
+    assert all(verify_checksums(tmp_path, datasets=("adult", "kddcup99")).values())
 
 
 @pytest.mark.parametrize("bad", [0, -1.0, float("nan"), None, "1"])
-@pytest.mark.parametrize("loader", [load_adult, load_kddcup99])
+@pytest.mark.parametrize("loader", [load_adult, load_kddcup99, load_mnist])
 def test_invalid_data_norm(loader, bad, tmp_path):
     with pytest.raises(ValueError, match="data_norm"):
         loader(data_home=tmp_path, data_norm=bad)
