@@ -58,6 +58,12 @@ _LOSS_DOC = {
     "predictor_dz": _PREDICTOR + _returns("derivative", "Its derivative in ``z``."),
     "predictor_d2z": _PREDICTOR + _returns("second_derivative",
                                            "Its second derivative in ``z``."),
+    "scores": """Parameters
+        ----------
+        S : ndarray of shape (n_samples, n_classes)
+            Scores ``X Theta^T``.
+        Y : ndarray of shape (n_samples, n_classes)
+            One-hot labels.""",
     "bounds": """Parameters
         ----------
         row_norm : float
@@ -256,12 +262,7 @@ class SoftmaxLoss:
     def loss(self, S, Y):
         """Per-example loss at the scores.
 
-        Parameters
-        ----------
-        S : ndarray of shape (n_samples, n_classes)
-            Scores ``X Theta^T``.
-        Y : ndarray of shape (n_samples, n_classes)
-            One-hot labels.
+        %(scores)s
 
         Returns
         -------
@@ -273,12 +274,7 @@ class SoftmaxLoss:
     def dz(self, S, Y):
         """Gradient of the per-example loss in the scores.
 
-        Parameters
-        ----------
-        S : ndarray of shape (n_samples, n_classes)
-            Scores ``X Theta^T``.
-        Y : ndarray of shape (n_samples, n_classes)
-            One-hot labels.
+        %(scores)s
 
         Returns
         -------

@@ -14,18 +14,12 @@ import scipy.sparse as sp
 from scipy.special import softmax
 
 from ..losses import SoftmaxLoss
+from ..utils._docstrings import fill_doc
 from ._newton import (_CACHE_BYTES, _MAX_HESSIAN_ENTRIES, _MAX_PRODUCTS_PER_STEP,
                       NewtonResult, _conjugate_gradient, _row_norms, _weighted_column_squares)
 
 _LOSS = SoftmaxLoss()
-
-
-class MultinomialProblem:
-    """The perturbed softmax objective of one dataset, and its derivatives.
-
-    Parameters
-    ----------
-    X : {ndarray, sparse matrix} of shape (n_samples, n_coefficients)
+_DOC = {"softmax_problem": """X : {ndarray, sparse matrix} of shape (n_samples, n_coefficients)
         The design.
     Y : ndarray of shape (n_samples, n_classes)
         One-hot labels.
@@ -34,7 +28,16 @@ class MultinomialProblem:
     ridge : float
         L2 curvature (the strong convexity).
     linear : ndarray of shape (n_classes, n_coefficients)
-        The linear term.
+        The linear term (the noise of objective perturbation)."""}
+
+
+@fill_doc(fragments=_DOC)
+class MultinomialProblem:
+    """The perturbed softmax objective of one dataset, and its derivatives.
+
+    Parameters
+    ----------
+    %(softmax_problem)s
     """
 
     def __init__(self, X, Y, C, ridge, linear):
@@ -131,21 +134,13 @@ class MultinomialProblem:
         return float(np.finfo(float).eps * magnitude)
 
 
+@fill_doc(fragments=_DOC)
 def multinomial_minimise(X, Y, *, C, ridge, linear, tol, max_iter):
     """Minimise the softmax objective to a certified gradient norm ``tol``.
 
     Parameters
     ----------
-    X : {ndarray, sparse matrix} of shape (n_samples, n_coefficients)
-        The design.
-    Y : ndarray of shape (n_samples, n_classes)
-        One-hot labels.
-    C : float
-        Weight of the loss sum.
-    ridge : float
-        L2 curvature.
-    linear : ndarray of shape (n_classes, n_coefficients)
-        The linear term (the noise of objective perturbation).
+    %(softmax_problem)s
     tol : float
         Public tolerance on the gradient's Frobenius norm.
     max_iter : int
