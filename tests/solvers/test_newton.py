@@ -59,6 +59,37 @@ def test_hessian_solve_by_products_equals_the_dense_solve(direction, sparse):
                     rtol=1e-8, atol=1e-10)
 
 
+
+def test_blocked_hessian_equals_the_textbook_formula(monkeypatch):
+    """Blocks of a few rows (the last one partial) sum to ``C X^T diag(l'') X + ridge I``."""
+    X, y, theta = _problem(False, seed=3, n=1000, d=20)
+    loss, C, ridge = LogisticLoss(), 2.0, 0.3
+    monkeypatch.setattr(_newton, "_CACHE_BYTES", 8 * 20 * 64)  # 64-row blocks
+    weights = C * loss.d2z(X @ theta, y)
+    expected = X.T @ (weights[:, None] * X) + ridge * np.eye(20)
+    assert_allclose(glm_hessian(theta, X, y, loss, C, ridge), expected, rtol=1e-12)
+
+
+def test_tall_fit_reuses_the_exact_hessian(monkeypatch):
+    """After the subsampled steps, one exact Hessian serves the last (chord) steps, and
+    the certified minimiser is the one found with a fresh Hessian at every step."""
+    X, y, linear = _problem(False, seed=4, n=20_000, d=20)
+    loss, C, ridge, tol = LogisticLoss(), 1.0, 1.0, 1e-8
+    formed = []
+    hessian_at = _newton._hessian_at
+    monkeypatch.setattr(_newton, "_hessian_at",
+                        lambda z, X_, *args: formed.append(len(z)) or hessian_at(z, X_, *args))
+    result = newton_minimise(X, y, loss, C=C, ridge=ridge, linear=linear, tol=tol,
+                             max_iter=100)
+    assert result.converged
+    assert formed.count(len(y)) == 1 and len(formed) > 1  # subsampled ones first
+    monkeypatch.setattr(_newton, "_CHORD_RATE", 0.0)  # a fresh Hessian at every step
+    formed.clear()
+    fresh = newton_minimise(X, y, loss, C=C, ridge=ridge, linear=linear, tol=tol,
+                            max_iter=100)
+    assert fresh.converged and formed.count(len(y)) >= 2
+    assert np.linalg.norm(result.theta - fresh.theta) <= 2 * tol / ridge
+
 def test_the_direction_rule_reads_only_the_shape():
     """Zero-strided views and empty sparse matrices have the shape without the data."""
     def dense(n, d):
