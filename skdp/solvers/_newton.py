@@ -327,10 +327,9 @@ def newton_minimise(X, y, loss, *, C, ridge, linear, tol, max_iter, theta0=None)
     Hessian, whose quadratic convergence the certificate relies on; its Cholesky
     factor is reused (chord steps) while each step divides the gradient norm by
     ten. The subsample is abandoned as soon as a step fails to halve the gradient
-    norm. Otherwise
-    each step solves the Newton system by conjugate gradients on Hessian-vector
-    products, to the relative residual ``min(0.5, sqrt(||g|| / ||g_0||))``
-    (superlinear convergence).
+    norm. Otherwise each step solves the Newton system by conjugate gradients on
+    Hessian-vector products, to the relative residual ``min(0.5, sqrt(||g|| /
+    ||g_0||))`` (superlinear convergence).
 
     Requires of ``loss``: :data:`~skdp.solvers.REQUIRED_LOSS_ATTRIBUTES`.
 
