@@ -123,6 +123,21 @@ def test_dpsgd_and_napp_numbers_are_the_json_numbers(report, committed):
         assert f"ratio {result['timing']['ratio']:.2f}" in text
 
 
+
+def test_scaling_numbers_are_the_json_numbers(report, committed):
+    text = _section(report, "scaling")
+    for case, pairs in committed["scaling"]["results"].items():
+        for pair, row in pairs.items():
+            for reference in row["sklearn"]:
+                cells = _row(text, [case, pair, reference["estimator"]])
+                assert cells[3:] == [fmt(row["skdp"]["time_s"], 3),
+                                     fmt(reference["time_s"], 3),
+                                     fmt(reference.get("time_ratio"), 2),
+                                     fmt(row["skdp"]["memory_mb"], 1),
+                                     fmt(reference["memory_mb"], 1),
+                                     fmt(reference.get("memory_ratio"), 2)]
+
+
 def test_epsilon_for_utility_study_numbers(report, committed):
     payload = committed["epsilon_for_utility"]
     text = _section(report, "epsilon_for_utility")
