@@ -31,7 +31,8 @@ from ._report import BENCHMARKS, write_report
 
 HERE = Path(__file__).resolve().parent
 # the benchmark scripts that take --n-jobs
-N_JOBS_BENCHMARKS = ("objective_perturbation", "dpsgd", "napp", "epsilon_for_utility")
+N_JOBS_BENCHMARKS = ("objective_perturbation", "dpsgd", "napp", "paper_table",
+                     "epsilon_for_utility")
 
 
 def run_benchmark(name, quick, results_dir, n_jobs=1):

@@ -138,6 +138,21 @@ def test_scaling_numbers_are_the_json_numbers(report, committed):
                                      fmt(reference.get("memory_ratio"), 2)]
 
 
+def test_paper_table_numbers_are_the_json_numbers(report, committed):
+    payload = committed["paper_table"]
+    text = _section(report, "paper_table")
+    names = list(payload["results"])
+    for column, name in enumerate(names, start=1):
+        for method, row in payload["results"][name]["methods"].items():
+            cell = _row(text, [method])[column]
+            assert cell.startswith(fmt_summary(row["test"], 1, 100.0))
+            paper = payload["params"]["paper"].get(method, {}).get(name)
+            ending = f"({paper})" if paper is not None else fmt(100 * row["test"]["sem"], 1)
+            assert cell.endswith(ending)
+            if "chosen" in row:
+                setting = ", ".join(f"{k}={v}" for k, v in row["chosen"].items())
+                assert _row(text, [name, method])[2] == setting
+
 def test_epsilon_for_utility_study_numbers(report, committed):
     payload = committed["epsilon_for_utility"]
     text = _section(report, "epsilon_for_utility")
