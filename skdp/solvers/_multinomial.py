@@ -15,8 +15,8 @@ from scipy.special import softmax
 
 from ..losses import SoftmaxLoss
 from ..utils._docstrings import fill_doc
-from ._newton import (_CACHE_BYTES, _MAX_HESSIAN_ENTRIES, _MAX_PRODUCTS_PER_STEP,
-                      NewtonResult, _conjugate_gradient, _row_norms, _weighted_column_squares)
+from ._newton import (_MAX_HESSIAN_ENTRIES, _MAX_PRODUCTS_PER_STEP, NewtonResult, _backtrack,
+                      _cache_rows, _conjugate_gradient, _row_norms, _weighted_column_squares)
 
 _LOSS = SoftmaxLoss()
 _DOC = {"softmax_problem": """X : {ndarray, sparse matrix} of shape (n_samples, n_coefficients)
@@ -65,7 +65,7 @@ class MultinomialProblem:
         if sp.issparse(self.X):
             blocks = [(self.X, probabilities)]
         else:
-            rows = max(16, _CACHE_BYTES // (8 * self.X.shape[1]))
+            rows = _cache_rows(self.X.shape[1])
             blocks = ((self.X[i:i + rows], probabilities[i:i + rows])
                       for i in range(0, self.X.shape[0], rows))
         total = np.zeros(direction.shape[::-1])
@@ -152,10 +152,14 @@ def multinomial_minimise(X, Y, *, C, ridge, linear, tol, max_iter):
         ``theta`` of shape (n_classes, n_coefficients).
     """
     problem = MultinomialProblem(X, Y, C, ridge, linear)
+
+    def evaluate(point):
+        point_scores = problem.scores(point)
+        return point_scores, problem.value(point, point_scores)
+
     theta = np.zeros((Y.shape[1], X.shape[1]))
-    scores = problem.scores(theta)
-    value = problem.value(theta, scores)
-    row_norms = _row_norms(X) if sp.issparse(X) else np.sqrt(np.einsum("ij,ij->i", X, X))
+    scores, value = evaluate(theta)
+    row_norms = _row_norms(X)
     first_norm = previous_norm = None
     for n_iter in range(max_iter + 1):
         probabilities = softmax(scores, axis=1)
@@ -170,18 +174,8 @@ def multinomial_minimise(X, Y, *, C, ridge, linear, tol, max_iter):
             break
         forcing = min(0.5, np.sqrt(gradient_norm / first_norm))
         step = problem.solve(probabilities, gradient, forcing, _MAX_PRODUCTS_PER_STEP)
-        decrease = float(np.sum(gradient * step))
-        t = 1.0
-        candidate = theta - step
-        candidate_scores = problem.scores(candidate)
-        candidate_value = problem.value(candidate, candidate_scores)
-        if decrease > 1e-12 * (1.0 + abs(value)):
-            while candidate_value > value - 1e-4 * t * decrease and t > 1e-10:
-                t *= 0.5
-                candidate = theta - t * step
-                candidate_scores = problem.scores(candidate)
-                candidate_value = problem.value(candidate, candidate_scores)
-        theta, scores, value = candidate, candidate_scores, candidate_value
+        theta, scores, value = _backtrack(theta, step, float(np.sum(gradient * step)), value,
+                                          evaluate)
     certified_norm = gradient_norm + rounding
     return NewtonResult(theta, n_iter, certified_norm, certified_norm <= tol)
 

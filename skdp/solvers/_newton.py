@@ -59,6 +59,29 @@ _MAX_PRODUCTS_PER_STEP = 500
 _CHORD_RATE = 0.1
 
 
+def _cache_rows(n_columns):
+    """Rows of a dense block of ``n_columns`` that stays in cache (:data:`_CACHE_BYTES`)."""
+    return max(16, _CACHE_BYTES // (8 * n_columns))
+
+
+def _backtrack(theta, step, decrease, value, evaluate):
+    """Armijo backtracking from ``theta`` along ``-step``; return the accepted point,
+    its auxiliary quantity and its value, ``evaluate(point) -> (auxiliary, value)``.
+
+    Near the optimum the predicted ``decrease`` is below the rounding of the
+    objective: the full step is taken and the gradient certificate decides.
+    """
+    t = 1.0
+    candidate = theta - step
+    auxiliary, candidate_value = evaluate(candidate)
+    if decrease > 1e-12 * (1.0 + abs(value)):
+        while candidate_value > value - 1e-4 * t * decrease and t > 1e-10:
+            t *= 0.5
+            candidate = theta - t * step
+            auxiliary, candidate_value = evaluate(candidate)
+    return candidate, auxiliary, candidate_value
+
+
 @dataclass
 class NewtonResult:
     """The last iterate and its certificate.
@@ -176,7 +199,7 @@ def _hessian_at(z, X, y, loss, C, ridge):
         root_weights = np.sqrt(weights)
         syrk = get_blas_funcs("syrk", (X,))
         upper = np.zeros((X.shape[1], X.shape[1]), order="F")
-        rows = max(16, _CACHE_BYTES // (8 * X.shape[1]))
+        rows = _cache_rows(X.shape[1])
         for start in range(0, X.shape[0], rows):
             block = (X[start:start + rows] * root_weights[start:start + rows, None]).T
             upper = syrk(1.0, block, beta=1.0, c=upper, trans=0, lower=0, overwrite_c=1)
@@ -274,7 +297,7 @@ def _sparse_gram_product(X, weights, v):
 def _dense_gram_product(X, weights, v):
     """``X^T (weights * (X v))`` by blocks of rows that stay in cache between the two
     products, so that ``X`` is read from memory once (measured: 30 % faster)."""
-    rows = max(16, _CACHE_BYTES // (8 * X.shape[1]))
+    rows = _cache_rows(X.shape[1])
     total = np.zeros(X.shape[1])
     for start in range(0, X.shape[0], rows):
         block = X[start:start + rows]
@@ -352,9 +375,13 @@ def newton_minimise(X, y, loss, *, C, ridge, linear, tol, max_iter, theta0=None)
     check_loss(loss, "newton_minimise")
     n, d = X.shape
     stride = max(1, n // (20 * d))
+
+    def evaluate(point):
+        predictor = X @ point
+        return predictor, _objective_at(point, predictor, y, loss, C, ridge, linear)
+
     theta = np.zeros(d) if theta0 is None else np.array(theta0, dtype=float)
-    z = X @ theta
-    value = _objective_at(theta, z, y, loss, C, ridge, linear)
+    z, value = evaluate(theta)
     row_norms = _row_norms(X)
     first_norm = previous_norm = None
     hessian_products = uses_hessian_products(X)
@@ -396,20 +423,6 @@ def newton_minimise(X, y, loss, *, C, ridge, linear, tol, max_iter, theta0=None)
                 factor = cho_factor(_hessian_at(z, X, y, loss, C, ridge), check_finite=False)
                 fresh = True
             step = cho_solve(factor, gradient, check_finite=False)
-        decrease = gradient @ step
-        t = 1.0
-        candidate = theta - step
-        candidate_z = X @ candidate
-        candidate_value = _objective_at(candidate, candidate_z, y, loss, C, ridge, linear)
-        # Near the optimum the predicted decrease is below the rounding of J: take
-        # the Newton step and let the gradient certificate decide.
-        if decrease > 1e-12 * (1.0 + abs(value)):
-            while candidate_value > value - 1e-4 * t * decrease and t > 1e-10:
-                t *= 0.5
-                candidate = theta - t * step
-                candidate_z = X @ candidate
-                candidate_value = _objective_at(candidate, candidate_z, y, loss, C, ridge,
-                                                linear)
-        theta, z, value = candidate, candidate_z, candidate_value
+        theta, z, value = _backtrack(theta, step, gradient @ step, value, evaluate)
     certified_norm = gradient_norm + rounding
     return NewtonResult(theta, n_iter, certified_norm, certified_norm <= tol)
