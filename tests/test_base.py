@@ -24,9 +24,9 @@ X, y = make_classification(n_samples=400, n_features=4, n_informative=2, n_redun
 X /= np.linalg.norm(X, axis=1).max()
 
 ESTIMATORS = [
-    (ObjPertLogisticRegression(random_state=0), "log"),
+    (ObjPertLogisticRegression(C=1.0, random_state=0), "log"),
     (OutputPertSVM(C=0.5, random_state=0), "inverse"),
-    (DPSGDClassifier(epochs=3, random_state=0), "inverse"),
+    (DPSGDClassifier(epochs=3, learning_rate=4.0, random_state=0), "inverse"),
     (NAPPLassoClassifier(alpha=1.0, random_state=0), "log"),
 ]
 
@@ -87,7 +87,7 @@ def test_with_coefficients_copies_and_leaves_the_model_alone():
 
 
 def test_derivatives_of_utility_never_write_into_the_fitted_model():
-    model = ObjPertLogisticRegression(random_state=0)
+    model = ObjPertLogisticRegression(C=1.0, random_state=0)
     release = model.fit_release(X, y)
     before = {k: v for k, v in vars(model).items()}
     coef = model.coef_.copy()

@@ -17,6 +17,7 @@ from ..base import neighboring_constraint
 from ..losses import HingeLoss, SoftmaxLoss
 from ..mechanisms import (draw_noise, minimiser_sensitivity, output_perturbation_calibration,
                           reduce_laplace_noise)
+from ..mechanisms._output_perturbation import coordinate_noise_std
 from ..solvers import certified_hinge_minimiser, newton_minimise
 from ..solvers._multinomial import multinomial_minimise
 from ..utils._docstrings import fill_doc
@@ -41,6 +42,28 @@ from ._random_features import (
     RandomFourierMap,
     draw_random_fourier_map,
 )
+
+
+AUTO_MARGIN_NOISE = 0.2
+"""Standard deviation of the noise on the margin of a row of the largest norm that
+``C="auto"`` aims for (chosen on Adult and KDDCup99 at epsilon 0.1 to 5: see the
+defaults benchmark)."""
+
+
+def auto_C(loss, *, epsilon, delta, neighboring, row_norm, tol, law, dim):
+    """The ``C`` at which the noise moves a margin by about :data:`AUTO_MARGIN_NOISE`.
+
+    The noise is linear in ``C``: at ``C = 1`` it has coordinate standard
+    deviation ``s``, so on the margin ``<b, x>`` of a row of norm ``row_norm`` it
+    has standard deviation ``C * row_norm * s``. Public: it reads the budget of
+    one problem, the neighbouring relation, the norm bound and the dimension.
+    ``epsilon = inf`` (no noise) gives scikit-learn's ``C = 1``.
+    """
+    if np.isinf(epsilon):
+        return 1.0
+    unit = (1.0 + 2.0 * tol) * minimiser_sensitivity(1.0, loss.lipschitz, row_norm, neighboring)
+    calibration = output_perturbation_calibration(epsilon, delta, unit, law, dim=dim)
+    return float(AUTO_MARGIN_NOISE / (row_norm * coordinate_noise_std(calibration, dim)))
 
 
 @dataclass
@@ -162,9 +185,19 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
     ----------
     %(privacy_params)s
 
-    C : float, default=1.0
+    C : float or "auto", default="auto"
         Inverse regularisation strength, as in scikit-learn. The sensitivity and
         so the noise grow linearly with ``C``; the regularisation bias falls.
+        ``"auto"`` sets it from public quantities only (epsilon, delta, the
+        neighbouring relation, ``data_norm``, the number of coefficients): the
+        ``C`` at which the noise on the margin of a row of norm ``R`` (see Notes)
+        has standard deviation 0.2, that is ``0.2 / (R s)`` with ``s`` the
+        standard deviation of one noise coordinate at ``C = 1``; so it grows
+        about linearly with epsilon. ``epsilon=inf`` gives ``C = 1``. The value
+        used is ``C_``. On Adult, KDDCup99 and MNIST it is within a point of
+        accuracy of the best ``C`` of a grid at epsilon 0.1, 1 and 5
+        (``benchmarks/bench_defaults.py``); a fixed ``C`` is too noisy at small
+        epsilon or too regularised at large epsilon.
 
     loss : {"hinge", "logistic", "huber"}, default="hinge"
         Loss of the margin; only its Lipschitz constant (1 for all three) enters
@@ -239,6 +272,9 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
     Attributes
     ----------
     %(classifier_attrs)s
+
+    C_ : float
+        The ``C`` of the fit: ``C``, or the value of ``C="auto"`` at this budget.
 
     random_weights_ : ndarray of shape (n_features, n_components)
         ``omega`` of the random Fourier map (``kernel="rbf"`` only; ``coef_`` then
@@ -336,7 +372,7 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
     _parameter_constraints = {
         **linear_classifier_constraints({"hinge", "logistic", "huber"}),
         "neighboring": neighboring_constraint(),
-        "C": [Interval(Real, 0, None, closed="neither")],
+        "C": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "kernel": [StrOptions({"linear", "rbf"})],
         "gamma": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "n_components": [Interval(Integral, 1, None, closed="left")],
@@ -347,7 +383,7 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
         "multi_class": _MultinomialMixin.multi_class_constraint,
     }
 
-    def __init__(self, *, epsilon=1.0, delta=0.0, neighboring="add_remove", C=1.0,
+    def __init__(self, *, epsilon=1.0, delta=0.0, neighboring="add_remove", C="auto",
                  loss="hinge", huber_h=0.5, fit_intercept=True, intercept_scaling=1.0,
                  data_norm=1.0, kernel="linear", gamma="auto", n_components=100,
                  feature_random_state=None, tol=1e-3, max_iter=10_000, noise="auto",
@@ -379,6 +415,10 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
         # check_classifiers_train's 0.83 training accuracy is out of reach by design.
         tags.classifier_tags.poor_score = True
         return tags
+
+    def _has_epsilon_derivative(self):
+        # "auto" moves C, and so the minimiser, with epsilon
+        return self.C != "auto"
 
     def _gamma(self, n_features):
         """The RBF width: ``gamma``, or the public rule of ``"auto"``."""
@@ -431,17 +471,19 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
                                    intercept_scaling=self.intercept_scaling)
             row_norm = effective_data_norm(self.data_norm, self.fit_intercept,
                                            self.intercept_scaling)
-        common = dict(C=self.C, neighboring=self.neighboring, row_norm=row_norm,
-                      tol=self.tol, max_iter=self.max_iter, rng=rng, law=self.noise)
         if multinomial:
-            one_hot = np.eye(len(self.classes_))[y_idx]
-            return [_output_perturbation(design, one_hot, SoftmaxLoss(), epsilon=self.epsilon,
-                                         delta=self.delta, n_problems=1, **common)]
-        targets = one_vs_rest_targets(y_idx, len(self.classes_))
-        loss = self._make_loss()
+            targets = [np.eye(len(self.classes_))[y_idx]]
+            loss, dim = SoftmaxLoss(), len(self.classes_) * design.shape[1]
+        else:
+            targets = one_vs_rest_targets(y_idx, len(self.classes_))
+            loss, dim = self._make_loss(), design.shape[1]
         k = len(targets)
-        return [_output_perturbation(design, target, loss, epsilon=self.epsilon / k,
-                                     delta=self.delta / k, n_problems=k, **common)
+        share = dict(epsilon=self.epsilon / k, delta=self.delta / k,
+                     neighboring=self.neighboring, row_norm=row_norm, tol=self.tol)
+        self.C_ = (auto_C(loss, law=self.noise, dim=dim, **share) if self.C == "auto"
+                   else float(self.C))
+        return [_output_perturbation(design, target, loss, C=self.C_, n_problems=k,
+                                     max_iter=self.max_iter, rng=rng, law=self.noise, **share)
                 for target in targets]
 
     def _noise_reduction_path(self, X, y):

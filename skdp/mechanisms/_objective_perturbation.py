@@ -51,6 +51,19 @@ def _jacobian_multiplier(neighboring):
     return 2.0 if neighboring == "replace" else 1.0
 
 
+def jacobian_share_C(epsilon, share, *, hessian_bound, ridge=1.0, neighboring="add_remove",
+                     hessian_rank=1):
+    """The ``C`` at which the Jacobian term ``m r log(1 + C beta_H / ridge)`` is ``share * epsilon``.
+
+    ``hessian_bound`` is a record's Hessian bound at ``C = 1``, ``m`` is 1
+    (add/remove-one) or 2 (replace-one) and ``r`` the Hessian rank: below this
+    ``C`` Chaudhuri et al.'s mechanism needs no extra ridge while ``share`` is
+    below ``eps_jacobian_frac``. Public: it reads no data.
+    """
+    m = _jacobian_multiplier(neighboring) * hessian_rank
+    return float(ridge * np.expm1(share * epsilon / m) / hessian_bound)
+
+
 def chaudhuri_calibration(epsilon, *, gradient_bound, hessian_bound, ridge,
                           neighboring="replace", delta_rule="continuous", eps_jacobian_frac=0.5,
                           hessian_rank=1):

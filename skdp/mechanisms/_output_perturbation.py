@@ -36,6 +36,20 @@ def minimiser_sensitivity(C, lipschitz, row_norm, neighboring):
     return (2.0 if neighboring == "replace" else 1.0) * gradient_bound
 
 
+def coordinate_noise_std(calibration, dim):
+    """Standard deviation of one coordinate of the calibrated noise in ``dim`` coordinates.
+
+    Gamma-norm noise has norm ``Gamma(dim, scale)`` in a uniform direction, so
+    ``E ||b||^2 = dim (dim + 1) scale^2`` spreads evenly over the coordinates;
+    a Laplace coordinate has variance ``2 scale^2``; a Gaussian one ``sigma^2``.
+    """
+    if calibration.noise == "gamma_norm":
+        return calibration.noise_scale * np.sqrt(dim + 1.0)
+    if calibration.noise == "laplace":
+        return calibration.noise_scale * np.sqrt(2.0)
+    return calibration.noise_scale
+
+
 @dataclass(frozen=True)
 class OutputPertCalibration:
     """The noise added to the released minimiser.

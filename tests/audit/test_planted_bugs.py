@@ -158,7 +158,7 @@ def objpert_oracle():
         est = ObjPertLogisticRegression(epsilon=epsilon, delta=delta, neighboring=relation,
                                         random_state=0)
         (sol,) = est._releases(X, y)
-        scale, ridge = spec_objpert(epsilon, delta, 1.0, relation)
+        scale, ridge = spec_objpert(epsilon, delta, est.C_, relation)
         violations += _flag(not _close(sol.calibration.noise_scale, scale),
                             f"noise scale {sol.calibration.noise_scale:.6g} != spec {scale:.6g}")
         violations += _flag(not _close(sol.ridge - 1.0, ridge),

@@ -120,7 +120,7 @@ def test_huber_uses_its_own_curvature():
     X, y = make_classification(n_samples=50, n_features=3, n_informative=2, n_redundant=0,
                                random_state=2)
     est = ObjPertLogisticRegression(loss="huber", huber_h=0.1, epsilon=1.0, delta=1e-5,
-                                    random_state=0)
+                                    C=1.0, random_state=0)
     (sol,) = est._releases(X, y)
     assert sol.calibration.extra_ridge == pytest.approx(2 * (1 / 0.2) * 2.0 / 0.99)
     assert not hasattr(est.fit(X, y), "predict_proba")
@@ -187,7 +187,7 @@ def test_fitted_estimator_keeps_no_noise_or_data(unit_ball_classification):
     X, y = unit_ball_classification
     est = ObjPertLogisticRegression(random_state=0).fit(X, y)
     fitted = {k for k in vars(est) if k.endswith("_") and not k.startswith("__")}
-    assert fitted == {"coef_", "intercept_", "classes_", "n_features_in_",
+    assert fitted == {"coef_", "intercept_", "classes_", "n_features_in_", "C_",
                       "epsilon_spent_", "delta_spent_", "neighboring_"}
     assert not [k for k in vars(est) if k.startswith("_") and not k.startswith("__")]
 

@@ -10,7 +10,7 @@ from skdp import ObjPertLogisticRegression
 
 def _theta(epsilon, seed, **params):
     (sol,) = ObjPertLogisticRegression(epsilon=epsilon, random_state=seed, tol=1e-11,
-                                       **params)._releases(*_DATA)
+                                       **{"C": 1.0, **params})._releases(*_DATA)
     return sol
 
 
@@ -45,11 +45,11 @@ def test_cover_derivative_matches_the_difference_of_cover_noises(name, eps, para
     by the cover's share 1/0.01, or missing the extra ridge's move, fails)."""
     def cover(epsilon):
         (sol,) = ObjPertLogisticRegression(epsilon=epsilon, random_state=7, tol=1e-6,
-                                           **params)._releases(*_DATA)
+                                           **{"C": 1.0, **params})._releases(*_DATA)
         return sol.cover_draw.vector(sol.cover.scale)
 
     (sol,) = ObjPertLogisticRegression(epsilon=eps, random_state=7, tol=1e-6,
-                                       **params)._releases(*_DATA)
+                                       **{"C": 1.0, **params})._releases(*_DATA)
     h = 1e-5 * eps
     fd = (cover(eps + h) - cover(eps - h)) / (2 * h)
     assert np.linalg.norm(sol.cover_derivative() - fd) <= 1e-6 * np.linalg.norm(fd)

@@ -66,7 +66,7 @@ def test_no_held_integer_regenerates_the_released_noise(inner):
 
 @pytest.mark.filterwarnings("ignore::skdp.UnreachableUtilityWarning")
 def test_no_seed_in_records():
-    search = _analytic(ObjPertLogisticRegression(), target_utility=0.8, n_draws=2,
+    search = _analytic(ObjPertLogisticRegression(C=1.0), target_utility=0.8, n_draws=2,
                                max_fits=6).fit(X, y)
     for record in search.measurements_:
         assert "seed" not in record
@@ -93,7 +93,7 @@ def test_reproducibility_mode_keeps_the_users_random_state():
 
 @pytest.mark.filterwarnings("ignore::skdp.UnreachableUtilityWarning")
 def test_internal_fits_draw_independent_noise_and_compose():
-    search = _analytic(ObjPertLogisticRegression(), target_utility=0.8, n_draws=2,
+    search = _analytic(ObjPertLogisticRegression(C=1.0), target_utility=0.8, n_draws=2,
                                max_fits=6).fit(X, y)
     report = search.privacy_report_
     draws = [f["noise_draw"] for f in report["fits"]]
