@@ -31,7 +31,7 @@ from ._report import BENCHMARKS, write_report
 
 HERE = Path(__file__).resolve().parent
 # the benchmark scripts that take --n-jobs
-N_JOBS_BENCHMARKS = ("objective_perturbation", "dpsgd", "napp", "paper_table",
+N_JOBS_BENCHMARKS = ("objective_perturbation", "dpsgd", "napp", "paper_table", "defaults",
                      "epsilon_for_utility")
 
 

@@ -31,7 +31,7 @@ from skdp.utils import clip_rows_to_norm
 
 FULL = dict(epsilons=[0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0], seeds=[0, 1, 2, 3, 4])
 QUICK = dict(epsilons=[0.1, 1.0, 10.0], seeds=[0])
-ADULT_ROWS = 30162   # training rows of Adult, where the weights below were chosen
+ADULT_ROWS = 30162   # training rows of Adult, where NAPP's penalty below was chosen
 
 
 def load_data(dataset="auto"):
@@ -58,17 +58,16 @@ def load_data(dataset="auto"):
 def make_estimators(epsilon, seed, n_samples):
     """The classifiers compared, at one budget and one noise seed.
 
-    The objectives are sums over rows, so the weights that were chosen for Adult
-    are scaled with ``n_samples`` (public) to keep the same balance between data
-    and penalty on another dataset.
+    Objective and output perturbation set ``C`` from the budget (``C="auto"``, their
+    default). NAPP's objective is a sum over rows, so its penalty, chosen for Adult,
+    is scaled with ``n_samples`` (public) to keep the same balance between data and
+    penalty on another dataset.
     """
-    C_svm = 0.01 * ADULT_ROWS / n_samples
     alpha = 10.0 * n_samples / ADULT_ROWS
     return {
         "ObjPertLogisticRegression": ObjPertLogisticRegression(epsilon=epsilon,
                                                                random_state=seed),
-        f"OutputPertSVM (C={C_svm:.2g})": OutputPertSVM(epsilon=epsilon, C=C_svm,
-                                                        random_state=seed),
+        "OutputPertSVM": OutputPertSVM(epsilon=epsilon, random_state=seed),
         "DPSGDClassifier (delta=1e-5)": DPSGDClassifier(epsilon=epsilon, delta=1e-5,
                                                         random_state=seed),
         f"NAPPLassoClassifier (alpha={alpha:.2g})": NAPPLassoClassifier(

@@ -153,6 +153,24 @@ def test_paper_table_numbers_are_the_json_numbers(report, committed):
                 setting = ", ".join(f"{k}={v}" for k, v in row["chosen"].items())
                 assert _row(text, [name, method])[2] == setting
 
+def test_defaults_numbers_are_the_json_numbers(report, committed):
+    payload = committed["defaults"]
+    text = _section(report, "defaults")
+    misses = 0
+    for name, result in payload["results"].items():
+        for estimator, by_epsilon in result["estimators"].items():
+            for epsilon, row in by_epsilon.items():
+                cells = _row(text, [name, estimator, _report.fmt_eps(float(epsilon))])
+                assert cells[3].startswith(fmt_summary(row["default"], 1, 100.0))
+                assert cells[5] == fmt_summary(row["best"]["test"], 1, 100.0)
+                gap = 100 * (row["best"]["test"]["mean"] - row["default"]["mean"])
+                assert cells[6] == fmt(gap, 2) == fmt(row["gap_points"], 2)
+                best = max(g["test"]["mean"] for g in row["grid"])
+                assert row["best"]["test"]["mean"] == best
+                misses += gap > payload["params"]["target_points"]
+    assert ("Every default is within the target." in text) == (misses == 0)
+
+
 def test_epsilon_for_utility_study_numbers(report, committed):
     payload = committed["epsilon_for_utility"]
     text = _section(report, "epsilon_for_utility")

@@ -85,15 +85,24 @@ def _margin_dual(signed, C, fixed):
         return np.zeros(0)
     if sp.issparse(signed):
         return _margin_dual_from_gram(signed, C, fixed)
-    u, s, vt = np.linalg.svd(signed, full_matrices=False)
-    keep = s > s.max(initial=0.0) * max(signed.shape) * np.finfo(float).eps
+    # Identical rows enter A^T alpha through their sum only: one dual value per
+    # distinct row, in [0, C * count], shared equally. Exact, and it keeps the
+    # bounded least squares small and well posed on data with many duplicates.
+    distinct, inverse, counts = np.unique(signed, axis=0, return_inverse=True,
+                                          return_counts=True)
+    inverse = inverse.ravel()
+    upper = C * counts
+    u, s, vt = np.linalg.svd(distinct, full_matrices=False)
+    keep = s > s.max(initial=0.0) * max(distinct.shape) * np.finfo(float).eps
     u, s, vt = u[:, keep], s[keep], vt[keep]
-    on_margin = vt.T @ ((u.T @ np.ones(signed.shape[0])) / s)  # min-norm c with A c = 1
+    on_margin = vt.T @ ((u.T @ np.ones(distinct.shape[0])) / s)  # min-norm c with A c = 1
     rhs = on_margin - fixed
     candidate = u @ ((vt @ rhs) / s)  # min-norm alpha with A^T alpha = rhs
-    if np.any(candidate < 0.0) or np.any(candidate > C):
-        candidate = lsq_linear(signed.T, rhs, bounds=(0.0, C), method="bvls").x
-    return np.clip(candidate, 0.0, C)
+    if np.any(candidate < 0.0) or np.any(candidate > upper):
+        candidate = lsq_linear(distinct.T, rhs, bounds=(np.zeros_like(upper), upper),
+                               method="bvls").x
+    group = np.clip(candidate, 0.0, upper)
+    return np.minimum(group[inverse] / counts[inverse], C)  # C * k / k may round above C
 
 
 def _margin_dual_from_gram(signed, C, fixed):

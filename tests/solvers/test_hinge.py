@@ -1,6 +1,8 @@
-"""The certified hinge minimiser on wide sparse designs (the Gram-matrix polish)."""
+"""The certified hinge minimiser: wide sparse designs (the Gram-matrix polish) and
+duplicated rows."""
 
 import numpy as np
+import pytest
 import scipy.sparse as sp
 
 from skdp.solvers import certified_hinge_minimiser
@@ -23,3 +25,45 @@ def test_sparse_polish_certifies_the_same_minimiser_as_the_dense_one():
     on_margin = np.abs(y * (X @ dense_theta) - 1.0) < 1e-6
     assert on_margin.sum() > 100
     assert np.linalg.norm(sparse_theta - dense_theta) <= sparse_distance + dense_distance
+
+
+def test_duplicated_rows_polish_as_one_row_with_their_summed_bound():
+    """Every row repeated k times is the problem with C * k on the distinct rows: the
+    polish merges identical rows (one dual value in [0, k C], shared equally), and both
+    certified points are near the one exact minimiser."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(60, 5)) / 3
+    y = np.where(X[:, 0] + 0.3 * rng.normal(size=60) > 0, 1.0, -1.0)
+    k, C, target = 8, 0.5, 1e-6
+    merged, merged_distance, _ = certified_hinge_minimiser(
+        np.repeat(X, k, axis=0), np.repeat(y, k), C=C, target_distance=target,
+        max_iter=100_000)
+    weighted, weighted_distance, _ = certified_hinge_minimiser(
+        X, y, C=k * C, target_distance=target, max_iter=100_000)
+    assert merged_distance <= target and weighted_distance <= target
+    assert np.linalg.norm(merged - weighted) <= merged_distance + weighted_distance
+    on_margin = np.abs(y * (X @ weighted) - 1.0) < 1e-6
+    assert on_margin.sum() >= 3  # the duplicated margin rows were solved for
+
+
+def test_margin_dual_of_duplicates_solves_the_full_bounded_least_squares():
+    from scipy.optimize import lsq_linear
+
+    from skdp.solvers._hinge import _margin_dual
+
+    rng = np.random.default_rng(2)
+    distinct = rng.normal(size=(6, 10))
+    signed = np.repeat(distinct, [1, 4, 2, 1, 3, 5], axis=0)
+    C, fixed = 0.05, rng.normal(size=10)
+    alpha = _margin_dual(signed, C, fixed)
+    assert np.all((alpha >= 0) & (alpha <= C))
+    # the same residual as bounded least squares on all rows (the problem it solves)
+    on_margin = np.linalg.lstsq(signed, np.ones(len(signed)), rcond=None)[0]
+    full = lsq_linear(signed.T, on_margin - fixed, bounds=(0.0, C), method="bvls").x
+    residual = np.linalg.norm(signed.T @ alpha - (on_margin - fixed))
+    assert residual == pytest.approx(np.linalg.norm(signed.T @ full - (on_margin - fixed)),
+                                     rel=1e-9, abs=1e-12)
+    # identical rows share their value
+    start = np.cumsum([0, 1, 4, 2, 1, 3])
+    for first, count in zip(start, [1, 4, 2, 1, 3, 5]):
+        assert np.ptp(alpha[first:first + count]) == 0
