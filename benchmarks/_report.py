@@ -545,6 +545,11 @@ def paper_table(payload, timing=None):
               if "chosen" in row]
     lines += ["Settings chosen on the validation split:", ""]
     lines += table(["dataset", "method", "setting"], chosen)
+    for rerun in payload.get("reruns", []):
+        env = rerun.get("environment") or {}
+        lines += [f"Rerun at git revision {env.get('git_sha') or NOT_RECORDED} "
+                  f"({env.get('date') or NOT_RECORDED}), the other rows unchanged: "
+                  f"{', '.join(rerun['methods'])} on {', '.join(rerun['datasets'])}.", ""]
     return lines
 
 def _params_text(params):

@@ -29,6 +29,7 @@ Run ``python -m benchmarks.bench_paper_table [--quick] [--datasets ...] [--n-job
 
 import argparse
 import itertools
+import json
 import warnings
 
 import numpy as np
@@ -40,7 +41,8 @@ from skdp import DPSGDClassifier, ObjPertLogisticRegression, OutputPertSVM
 from skdp.datasets import load_adult, load_kddcup99, load_mnist
 from skdp.exceptions import ConvergenceError
 
-from ._common import N_JOBS_HELP, map_seeds, summarise, write_results
+from ._common import (N_JOBS_HELP, RESULTS_DIR, _to_builtin, environment, map_seeds,
+                      summarise, write_results)
 
 NAME = "paper_table"
 EPSILON = {"adult": 0.1, "kddcup99": 0.1, "mnist": 1.0, "gisette-shaped": 0.1,
@@ -138,7 +140,12 @@ def settings(grid):
     return [dict(zip(keys, values)) for values in itertools.product(*(grid[k] for k in keys))]
 
 
-def run_dataset(name, config, n_jobs, data_home=None):
+def run_dataset(name, config, n_jobs, data_home=None, methods=None):
+    """Select on the validation split, then score the final seeds; ``methods`` restricts
+    the run to those rows (grid methods and defaults rows alike)."""
+    if methods is not None:
+        config = {**config, "grids": {m: g for m, g in config["grids"].items()
+                                      if m in methods}}
     X_train, X_test, y_train, y_test = load(name, data_home)
     epsilon, delta = EPSILON[name], 1.0 / X_train.shape[0] ** 2
     X_fit, X_val, y_fit, y_val = train_test_split(X_train, y_train, test_size=0.2,
@@ -155,7 +162,8 @@ def run_dataset(name, config, n_jobs, data_home=None):
         validation, chosen = max(scores, key=lambda item: np.nan_to_num(item[0], nan=-1.0))
         rows[method] = {"chosen": chosen, "validation_accuracy": validation,
                         "grid": [{"params": p, "validation_accuracy": a} for a, p in scores]}
-    for method in list(config["grids"]) + list(DEFAULTS):
+    for method in list(config["grids"]) + [m for m in DEFAULTS
+                                           if methods is None or m in methods]:
         params = rows.get(method, {}).get("chosen", {})
         accuracies = map_seeds(_accuracy, final_seeds, n_jobs, method=method, params=params,
                                epsilon=epsilon, delta=delta, X_fit=X_train, y_fit=y_train,
@@ -198,14 +206,30 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--datasets", nargs="+", choices=list(EPSILON))
     parser.add_argument("--n-jobs", type=int, default=1, help=N_JOBS_HELP)
+    parser.add_argument("--rerun", nargs="+", metavar="METHOD",
+                        choices=list(GRIDS) + list(DEFAULTS),
+                        help="run only these rows and replace them in the existing JSON "
+                             "(its other rows and setting are kept; the rerun is recorded)")
     args = parser.parse_args(argv)
     config = dict(QUICK if args.quick else FULL)
     if args.datasets:
         config["datasets"] = args.datasets
-    results = {name: run_dataset(name, config, args.n_jobs) for name in config["datasets"]}
-    payload = {"params": {**config, "neighboring": "add_remove", "epsilon": EPSILON,
-                          "delta": "1/n_train^2", "paper": PAPER}, "results": results}
-    path = write_results(NAME + ("_quick" if args.quick else ""), payload)
+    stem = NAME + ("_quick" if args.quick else "")
+    results = {name: run_dataset(name, config, args.n_jobs, methods=args.rerun)
+               for name in config["datasets"]}
+    if args.rerun:  # the other rows, and the first run's environment, stay as they were
+        path = RESULTS_DIR / f"{stem}.json"
+        payload = json.loads(path.read_text())
+        for name, result in results.items():
+            payload["results"][name]["methods"].update(result["methods"])
+        payload.setdefault("reruns", []).append(
+            {"methods": args.rerun, "datasets": config["datasets"],
+             "environment": environment()})
+        path.write_text(json.dumps(payload, indent=2, default=_to_builtin) + "\n")
+    else:
+        payload = {"params": {**config, "neighboring": "add_remove", "epsilon": EPSILON,
+                              "delta": "1/n_train^2", "paper": PAPER}, "results": results}
+        path = write_results(stem, payload)
     plot(payload, path.with_suffix(".png"))
 
 

@@ -40,8 +40,7 @@ FULL = dict(grid_factors=[0.25, 0.4, 0.63, 1.0, 1.6, 2.5, 4.0], seeds=[0, 1, 2, 
 QUICK = dict(grid_factors=[0.25, 1.0, 4.0], seeds=[0, 1])
 TARGET = {"adult": 0.82, "breast_cancer": 0.75}
 DELTA = 1e-5
-# a fixed C: the analytic method follows one model along epsilon by its derivative, and
-# C="auto" would move C with epsilon
+# the C of the documentation's figure and text (made before C="auto" was the default)
 C = 1.0
 
 

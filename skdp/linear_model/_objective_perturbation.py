@@ -1,6 +1,7 @@
 """Objective perturbation for logistic regression and the Huber SVM."""
 
 from dataclasses import dataclass
+from functools import partial
 from numbers import Integral, Real
 
 import numpy as np
@@ -11,7 +12,7 @@ from sklearn.utils.validation import validate_data
 from ..base import neighboring_constraint
 from ..mechanisms import draw_noise
 from ..mechanisms._approximate_minima import COVER_EPSILON_SHARE, MAX_TOL, solver_cover
-from ..mechanisms._objective_perturbation import (jacobian_share_C,
+from ..mechanisms._objective_perturbation import (_jacobian_multiplier, jacobian_share_C,
                                                   objective_perturbation_calibration)
 from ..losses import SoftmaxLoss
 from ..solvers import glm_hessian_solve, newton_minimise
@@ -41,12 +42,17 @@ def auto_C(loss, *, epsilon, neighboring, row_norm, hessian_rank=1):
     """``C="auto"``: the Jacobian term takes :data:`AUTO_JACOBIAN_SHARE` of ``epsilon``.
 
     Public: it reads the problem's epsilon, the neighbouring relation and the norm
-    bound. ``epsilon = inf`` (no noise) gives scikit-learn's ``C = 1``.
+    bound. ``epsilon = inf`` (no noise) gives scikit-learn's ``C = 1``. Returns ``C``
+    and ``dC / depsilon``: with ``C = expm1(a epsilon / k) / beta`` (ridge 1) it is
+    ``(C + 1 / beta) a / k``.
     """
     if np.isinf(epsilon):
-        return 1.0
-    return jacobian_share_C(epsilon, AUTO_JACOBIAN_SHARE, hessian_bound=loss.bounds(row_norm)[1],
-                            neighboring=neighboring, hessian_rank=hessian_rank)
+        return 1.0, 0.0
+    hessian_bound = loss.bounds(row_norm)[1]
+    C = jacobian_share_C(epsilon, AUTO_JACOBIAN_SHARE, hessian_bound=hessian_bound,
+                         neighboring=neighboring, hessian_rank=hessian_rank)
+    per_unit = AUTO_JACOBIAN_SHARE / (_jacobian_multiplier(neighboring) * hessian_rank)
+    return C, (C + 1.0 / hessian_bound) * per_unit
 
 
 @dataclass
@@ -70,6 +76,8 @@ class ObjPertSolution:
     ridge: float
     loss: object
     n_problems: int = 1
+    C_rate: float = 0.0
+    recalibrate: object = None
 
     @property
     def noise(self):
@@ -92,7 +100,29 @@ class ObjPertSolution:
         d = self.calibration
         rhs = d.d_extra_ridge * self.minimiser + d.d_log_noise_scale * self.noise
         in_share = -self._hessian_solve(rhs) + self.cover_derivative()
+        if self.C_rate:
+            in_share = in_share + self.C_rate * self._C_derivative()
         return in_share / self.n_problems
+
+    def _C_derivative(self):
+        """``dtheta/dC`` at a fixed epsilon (``C="auto"`` moves ``C`` with epsilon).
+
+        Stationarity ``C g + (1 + Delta) theta + s u = 0`` (``g`` the loss
+        gradient sum, ``s u`` the noise) gives ``W dtheta/dC = -(g + Delta_C theta +
+        s_C u)`` with ``g = -((1 + Delta) theta + s u) / C``; the calibration's
+        derivatives in ``C`` are central differences of its closed form. The
+        cover's scale ``2 tol / ((1 + Delta) epsilon_cover)`` moves by ``-Delta_C /
+        (1 + Delta)`` times itself.
+        """
+        h = 1e-6 * self.C
+        up, down = self.recalibrate(self.C + h), self.recalibrate(self.C - h)
+        d_ridge = (up.extra_ridge - down.extra_ridge) / (2.0 * h)
+        d_scale = (up.noise_scale - down.noise_scale) / (2.0 * h)
+        standard = self.noise / self.calibration.noise_scale
+        gradient_sum = -(self.ridge * self.minimiser + self.noise) / self.C
+        rhs = gradient_sum + d_ridge * self.minimiser + d_scale * standard
+        cover_noise = self.theta - self.minimiser
+        return -self._hessian_solve(rhs) - (d_ridge / self.ridge) * cover_noise
 
     def _hessian_solve(self, rhs):
         return glm_hessian_solve(self.minimiser, self.X, self.y, self.loss, self.C, self.ridge,
@@ -110,9 +140,16 @@ class ObjPertSolution:
         return d_log_scale * self.cover_draw.vector(self.cover.scale)
 
 
+def _calibration_at(epsilon, delta, unit_bounds, C, **kwargs):
+    """:func:`objective_perturbation_calibration` at ``C`` for the bounds at ``C = 1``."""
+    gradient_bound, hessian_bound = unit_bounds
+    return objective_perturbation_calibration(epsilon, delta, gradient_bound=C * gradient_bound,
+                                              hessian_bound=C * hessian_bound, **kwargs)
+
+
 def _objective_perturbation(X, y, loss, *, C, epsilon, delta, neighboring, delta_rule,
                             row_norm, tol, max_iter, rng, eps_jacobian_frac=0.5,
-                            n_problems=1):
+                            n_problems=1, C_rate=0.0):
     """Minimise ``C sum_i l(y_i <x_i, theta>) + (1 + Delta)/2 ||theta||^2 + <b, theta>``
     to gradient norm ``tol``, then add the cover's noise.
 
@@ -128,11 +165,10 @@ def _objective_perturbation(X, y, loss, *, C, epsilon, delta, neighboring, delta
         if not np.isfinite(getattr(loss, attribute)):
             raise ValueError(f"Objective perturbation needs a loss with a finite {attribute}.")
     ridge = 1.0
-    gradient_bound, hessian_bound = loss.bounds(row_norm)
-    budget, calibration = objective_perturbation_calibration(
-        epsilon, delta, gradient_bound=C * gradient_bound, hessian_bound=C * hessian_bound,
-        ridge=ridge, neighboring=neighboring, delta_rule=delta_rule,
-        eps_jacobian_frac=eps_jacobian_frac)
+    calibrate = partial(_calibration_at, epsilon, delta, loss.bounds(row_norm), ridge=ridge,
+                        neighboring=neighboring, delta_rule=delta_rule,
+                        eps_jacobian_frac=eps_jacobian_frac)
+    budget, calibration = calibrate(C)
     d = X.shape[1]
     draw = draw_noise(calibration.noise, d, rng)
     noise = np.zeros(d) if draw is None else draw.vector(calibration.noise_scale)
@@ -143,7 +179,8 @@ def _objective_perturbation(X, y, loss, *, C, epsilon, delta, neighboring, delta
     cover_draw = None if draw is None else cover.draw(d, rng)
     released = result.theta if draw is None else result.theta + cover_draw.vector(cover.scale)
     return ObjPertSolution(released, result.theta, result.converged, calibration, draw, cover,
-                           cover_draw, X, y, C, total_ridge, loss, n_problems)
+                           cover_draw, X, y, C, total_ridge, loss, n_problems, C_rate=C_rate,
+                           recalibrate=lambda c: calibrate(c)[1])
 
 
 @dataclass
@@ -164,7 +201,8 @@ class MultinomialObjPertSolution(ObjPertSolution):
 
 
 def _multinomial_objective_perturbation(X, Y, *, C, epsilon, delta, neighboring, delta_rule,
-                                        row_norm, tol, max_iter, rng, eps_jacobian_frac=0.5):
+                                        row_norm, tol, max_iter, rng, eps_jacobian_frac=0.5,
+                                        C_rate=0.0):
     """Minimise ``C sum_i softmax_loss(Theta x_i, y_i) + (1 + Delta)/2 ||Theta||^2 +
     <B, Theta>`` over ``Theta`` of shape ``(K, d)``, then add the cover's noise.
 
@@ -176,12 +214,11 @@ def _multinomial_objective_perturbation(X, Y, *, C, epsilon, delta, neighboring,
     """
     loss = SoftmaxLoss()
     ridge = 1.0
-    gradient_bound, hessian_bound = loss.bounds(row_norm)
     n_classes = Y.shape[1]
-    budget, calibration = objective_perturbation_calibration(
-        epsilon, delta, gradient_bound=C * gradient_bound, hessian_bound=C * hessian_bound,
-        ridge=ridge, neighboring=neighboring, delta_rule=delta_rule,
-        eps_jacobian_frac=eps_jacobian_frac, hessian_rank=n_classes - 1)
+    calibrate = partial(_calibration_at, epsilon, delta, loss.bounds(row_norm), ridge=ridge,
+                        neighboring=neighboring, delta_rule=delta_rule,
+                        eps_jacobian_frac=eps_jacobian_frac, hessian_rank=n_classes - 1)
+    budget, calibration = calibrate(C)
     shape = (n_classes, X.shape[1])
     dim = n_classes * X.shape[1]
     draw = draw_noise(calibration.noise, dim, rng)
@@ -195,7 +232,8 @@ def _multinomial_objective_perturbation(X, Y, *, C, epsilon, delta, neighboring,
     released = result.theta if draw is None else \
         result.theta + cover_draw.vector(cover.scale).reshape(shape)
     return MultinomialObjPertSolution(released, result.theta, result.converged, calibration,
-                                      draw, cover, cover_draw, X, Y, C, total_ridge, loss)
+                                      draw, cover, cover_draw, X, Y, C, total_ridge, loss,
+                                      C_rate=C_rate, recalibrate=lambda c: calibrate(c)[1])
 
 
 @fill_doc
@@ -395,10 +433,12 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
         n_classes = len(self.classes_)
         loss = SoftmaxLoss() if multinomial else self._make_loss()
         k = 1 if multinomial or n_classes == 2 else n_classes
-        self.C_ = (auto_C(loss, epsilon=self.epsilon / k, neighboring=self.neighboring,
-                          row_norm=row_norm, hessian_rank=n_classes - 1 if multinomial else 1)
-                   if self.C == "auto" else float(self.C))
-        common = dict(C=self.C_, neighboring=self.neighboring, delta_rule=self.delta_rule,
+        self.C_, C_rate = (
+            auto_C(loss, epsilon=self.epsilon / k, neighboring=self.neighboring,
+                   row_norm=row_norm, hessian_rank=n_classes - 1 if multinomial else 1)
+            if self.C == "auto" else (float(self.C), 0.0))
+        common = dict(C=self.C_, C_rate=C_rate, neighboring=self.neighboring,
+                      delta_rule=self.delta_rule,
                       eps_jacobian_frac=self.eps_jacobian_frac, row_norm=row_norm,
                       tol=self.tol, max_iter=self.max_iter, rng=rng)
         if multinomial:
@@ -409,7 +449,3 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
         return [_objective_perturbation(design, target, loss, epsilon=self.epsilon / k,
                                         delta=self.delta / k, n_problems=k, **common)
                 for target in targets]
-
-    def _has_epsilon_derivative(self):
-        # "auto" moves C, and so the minimiser, with epsilon
-        return self.C != "auto"

@@ -98,12 +98,13 @@ def test_auto_learning_rate_reads_the_dp_count(n, params):
     assert given.learning_rate_ == 2.5
 
 
-def test_auto_values_have_no_fixed_parameter_derivative():
-    """``fit_release`` differentiates at fixed hyperparameters; "auto" moves them with
-    epsilon, so the tags say so and EpsilonForUtility's analytic mode falls back to
-    common-noise differences."""
-    for auto, fixed in ((ObjPertLogisticRegression(), ObjPertLogisticRegression(C=1.0)),
-                        (OutputPertSVM(), OutputPertSVM(C=0.1)),
+def test_auto_values_without_a_derivative_say_so():
+    """``fit_release`` of output perturbation and DP-SGD differentiates at a fixed ``C``
+    or step size; "auto" moves them with epsilon, so the tags say so and
+    EpsilonForUtility's analytic mode falls back to common-noise differences. Objective
+    perturbation differentiates through ``C="auto"`` (test_objpert_derivative.py)."""
+    assert get_privacy_tags(ObjPertLogisticRegression()).epsilon_derivative
+    for auto, fixed in ((OutputPertSVM(), OutputPertSVM(C=0.1)),
                         (DPSGDClassifier(), DPSGDClassifier(learning_rate=4.0))):
         assert not get_privacy_tags(auto).epsilon_derivative
         assert get_privacy_tags(fixed).epsilon_derivative

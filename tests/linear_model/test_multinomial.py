@@ -163,7 +163,7 @@ def test_multinomial_spends_the_whole_budget_on_one_problem_ovr_splits_it():
 
 
 @pytest.mark.parametrize("epsilon, params", [(3.0, dict(C=0.1)), (0.3, {}),
-                                             (1.0, dict(delta=1e-5))])
+                                             (1.0, dict(delta=1e-5)), (2.0, dict(C="auto"))])
 def test_derivative_matches_common_noise_differences(epsilon, params):
     X, y = make_classification(n_samples=800, n_features=5, n_informative=3, n_classes=3,
                                random_state=1)

@@ -27,8 +27,16 @@ CASES = [
     ("Huber, KST Gaussian", 2.0, dict(loss="huber", delta=1e-6, huber_h=0.5)),
 ]
 
+# C="auto" moves C with epsilon: the derivative adds dtheta/dC times dC/depsilon
+AUTO_CASES = [
+    ("C auto, Chaudhuri", 1.0, dict(C="auto")),
+    ("C auto, Chaudhuri, replace", 3.0, dict(C="auto", neighboring="replace")),
+    ("C auto, KST Gaussian", 0.5, dict(C="auto", delta=1e-5)),
+]
 
-@pytest.mark.parametrize("name, eps, params", CASES, ids=[c[0] for c in CASES])
+
+@pytest.mark.parametrize("name, eps, params", CASES + AUTO_CASES,
+                         ids=[c[0] for c in CASES + AUTO_CASES])
 def test_analytic_derivative_matches_common_noise_differences(name, eps, params):
     sol = _theta(eps, 7, **params)
     analytic = sol.theta_derivative()
