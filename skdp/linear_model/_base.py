@@ -14,6 +14,7 @@ from ..base import (EpsilonRelease, PrivacyParamsMixin, PrivacyTags, copy_with_c
 from ..exceptions import ConvergenceError
 from ..losses import make_loss
 from ..utils._docstrings import fill_doc
+from ..solvers._design import ScaledDesign
 from ..utils._memory import check_allocation
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ..utils.validation import (augment_intercept, check_data_norm, clip_rows_to_norm,
@@ -38,6 +39,20 @@ def design_matrix(X, *, data_norm, fit_intercept, intercept_scaling):
     np.multiply(X, row_clip_factors(norms, data_norm)[:, None], out=design[:, :-1])
     design[:, -1] = intercept_scaling
     return design
+
+
+def solver_design(X, *, data_norm, fit_intercept, intercept_scaling):
+    """The design of :func:`design_matrix` for the Newton solvers: a dense ``X`` is not
+    copied (:class:`~skdp.solvers._design.ScaledDesign` applies the row factors and the
+    intercept column inside the products); a sparse one is clipped and augmented."""
+    if sp.issparse(X):
+        return design_matrix(X, data_norm=data_norm, fit_intercept=fit_intercept,
+                             intercept_scaling=intercept_scaling)
+    check_data_norm(data_norm)
+    X = np.asarray(X, dtype=np.float64)
+    factors = row_clip_factors(np.sqrt(np.einsum("ij,ij->i", X, X)), data_norm)
+    return ScaledDesign(X, None if np.all(factors == 1.0) else factors,
+                        float(intercept_scaling) if fit_intercept else None)
 
 
 def release_nothing(estimator):

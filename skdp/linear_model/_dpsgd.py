@@ -18,12 +18,13 @@ from ..accounting._calibration import calibrate_noise_multiplier, noise_multipli
 from ..accounting._dpsgd import default_count_noise_std, dpsgd_epsilon
 from ..exceptions import PrivacyBudgetError
 from ..losses import HingeLoss
+from ..solvers._newton import _row_norms
 from ..utils._docstrings import fill_doc
 from ..utils._random import noise_generator
 from ..utils._sklearn_compat import Interval, StrOptions
 from ..utils.validation import row_clip_factors
-from ._base import (PrivateLinearModel, _LinearClassifierMixin, design_matrix, encode_labels,
-                    linear_classifier_constraints)
+from ._base import (PrivateLinearModel, _LinearClassifierMixin, encode_labels,
+                    linear_classifier_constraints, solver_design)
 
 _SCHEDULES = ("constant", "step", "linear")
 
@@ -72,12 +73,6 @@ class _MarginColumns:
 
     def value(self, S, Y):
         return np.sum(self.loss.loss(S, Y), axis=1)
-
-
-def _row_norms(X):
-    if sp.issparse(X):
-        return np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
-    return np.sqrt(np.einsum("ij,ij->i", X, X))
 
 
 def _poisson_sample(n, sample_rate, rng):
@@ -229,7 +224,7 @@ def _dp_sgd(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_rate, n_steps
     theta_dot, theta_avg_dot, velocity_dot = (np.zeros((K, d)) for _ in range(3))
     full_batch = sample_rate == 1.0
     batch_sizes = np.empty(n_steps, dtype=np.int64)
-    sparse = sp.issparse(X)
+    dense = isinstance(X, np.ndarray)  # else CSR, or a ScaledDesign
     steps_per_epoch = max(1, int(round(1.0 / sample_rate)))
     start = time.perf_counter()
     # the products are matrix-vector shaped and memory bound: BLAS threads only add
@@ -240,7 +235,7 @@ def _dp_sgd(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_rate, n_steps
                 Xb, Yb, norms_b = X, Y, row_norms
             else:
                 idx = _poisson_sample(n, sample_rate, sampling_rng)
-                Xb = X[idx] if sparse else np.take(X, idx, axis=0)
+                Xb = np.take(X, idx, axis=0) if dense else X[idx]
                 Yb, norms_b = np.take(Y, idx, axis=0), np.take(row_norms, idx)
             batch_sizes[t] = Xb.shape[0]
             clipped_sum, factors = clipped_gradient_sum(Xb, Yb, theta, loss, max_grad_norm,
@@ -363,7 +358,7 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         count would make the composition adaptive, which the accountant here
         does not cover, so it is not offered.
 
-    epochs : float, default=100
+    epochs : float, default=200
         Number of passes: the number of steps is ``ceil(epochs /
         sample_rate)``, fixed before the noise is calibrated.
 
@@ -489,14 +484,15 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
 
     Hyperparameters. They are public choices: tuning them on the private data
     costs privacy that is not accounted here. The defaults (full-batch DP-GD,
-    ``max_grad_norm=0.5``, ``epochs=100``, ``momentum=0.9``, ``alpha=0``,
+    ``max_grad_norm=0.5``, ``epochs=200``, ``momentum=0.9``, ``alpha=0``,
     averaging of the last half of the iterates) were tuned on a 75/25
     validation split of the UCI Adult training set
     (``skdp.datasets.load_adult``: rows clipped to norm 1, intercept column),
-    never on its test set, and the constants of ``learning_rate="auto"`` on
-    Adult and KDDCup99 (``benchmarks/bench_defaults.py``); that tuning read
-    their protected training rows and is in no reported epsilon, so they are
-    public choices for other data but not independent of those two. Full-batch
+    never on its test set, and ``epochs=200`` and the constants of
+    ``learning_rate="auto"`` on Adult, KDDCup99 and MNIST
+    (``benchmarks/bench_defaults.py``); that tuning read their protected
+    training rows and is in no reported epsilon, so they are public choices
+    for other data but not independent of those three. Full-batch
     steps keep the accounting exact (Gaussian DP) and are what private
     selection of epsilon needs. On tens of thousands of rows at epsilon >= 1,
     Poisson mini-batches reach a little closer to the non-private model:
@@ -550,7 +546,7 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
     }
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, noise_multiplier=None, max_grad_norm=0.5,
-                 sample_rate=1.0, epochs=100, count_noise_std=None, learning_rate="auto",
+                 sample_rate=1.0, epochs=200, count_noise_std=None, learning_rate="auto",
                  learning_rate_schedule="constant", alpha=0.0, average=0.5, momentum=0.9,
                  loss="logistic", huber_h=0.5, fit_intercept=True, intercept_scaling=1.0,
                  data_norm=1.0, accountant="pld", classes=None, random_state=None,
@@ -646,7 +642,7 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
             Y = np.eye(n_classes)[y_idx]
         else:
             Y = np.where(y_idx[:, None] == np.arange(n_classes), 1.0, -1.0)
-        design = design_matrix(X, data_norm=self.data_norm, fit_intercept=self.fit_intercept,
+        design = solver_design(X, data_norm=self.data_norm, fit_intercept=self.fit_intercept,
                                intercept_scaling=self.intercept_scaling)
         if sp.issparse(design):
             design = sp.csr_matrix(design)

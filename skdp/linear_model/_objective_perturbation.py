@@ -26,7 +26,7 @@ from ._base import (
     _LinearClassifierMixin,
     _MultinomialMixin,
     linear_classifier_constraints,
-    design_matrix,
+    solver_design,
     encode_labels,
     one_vs_rest_targets,
 )
@@ -425,7 +425,7 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
         check_classification_targets(y)
         self.classes_, y_idx = encode_labels(y, self.classes)
         multinomial = self._is_multinomial(len(self.classes_))
-        design = design_matrix(X, data_norm=self.data_norm, fit_intercept=self.fit_intercept,
+        design = solver_design(X, data_norm=self.data_norm, fit_intercept=self.fit_intercept,
                                intercept_scaling=self.intercept_scaling)
         rng = noise_generator(self.random_state)
         row_norm = effective_data_norm(self.data_norm, self.fit_intercept,

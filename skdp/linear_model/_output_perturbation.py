@@ -19,6 +19,7 @@ from ..mechanisms import (draw_noise, minimiser_sensitivity, output_perturbation
                           reduce_laplace_noise)
 from ..mechanisms._output_perturbation import coordinate_noise_std
 from ..solvers import certified_hinge_minimiser, newton_minimise
+from ..solvers._design import ScaledDesign
 from ..solvers._multinomial import multinomial_minimise
 from ..utils._docstrings import fill_doc
 from ..utils._random import privacy_streams, public_generator
@@ -33,7 +34,7 @@ from ._base import (
     _LinearClassifierMixin,
     _MultinomialMixin,
     linear_classifier_constraints,
-    design_matrix,
+    solver_design,
     encode_labels,
     one_vs_rest_targets,
 )
@@ -49,7 +50,9 @@ AUTO_MARGIN_NOISE = {"linear": 0.2, "rbf": 0.6}
 ``C="auto"`` aims for, per kernel (linear: chosen on Adult and KDDCup99 at epsilon 0.1
 to 5, see the defaults benchmark; rbf: the ``C = 0.03`` at epsilon 1 of the RBF
 defaults study on Adult, whose random features carry a weaker margin per unit of
-``C``)."""
+``C``). One-vs-rest over ``K`` classes aims for a ``K`` times smaller noise: the
+prediction compares ``K`` noisy scores (chosen on MNIST, the benchmark's one multiclass
+dataset)."""
 
 
 def auto_C(loss, *, epsilon, delta, neighboring, row_norm, tol, law, dim, margin_noise):
@@ -193,9 +196,10 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
         ``"auto"`` sets it from public quantities only (epsilon, delta, the
         neighbouring relation, ``data_norm``, the number of coefficients): the
         ``C`` at which the noise on the margin of a row of norm ``R`` (see Notes)
-        has standard deviation 0.2 (0.6 for ``kernel="rbf"``), that is ``0.2 /
-        (R s)`` with ``s`` the standard deviation of one noise coordinate at
-        ``C = 1``; so it grows about linearly with epsilon. ``epsilon=inf`` gives ``C = 1``. The value
+        has standard deviation 0.2 (0.6 for ``kernel="rbf"``; divided by ``K``
+        for a one-vs-rest fit of ``K`` classes), that is ``0.2 / (R s)`` with ``s``
+        the standard deviation of one noise coordinate at ``C = 1``; so it grows
+        about linearly with epsilon. ``epsilon=inf`` gives ``C = 1``. The value
         used is ``C_``. On Adult, KDDCup99 and MNIST it is within a point of
         accuracy of the best ``C`` of a grid at epsilon 0.1, 1 and 5
         (``benchmarks/bench_defaults.py``); a fixed ``C`` is too noisy at small
@@ -451,8 +455,8 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
         check_classification_targets(y)
         self.classes_, y_idx = encode_labels(y, self.classes)
         multinomial = self._is_multinomial(len(self.classes_))
-        rng, public_rng = privacy_streams(self.random_state)
         if self.kernel == "rbf":
+            rng, public_rng = privacy_streams(self.random_state)
             feature_rng = (public_rng if self.feature_random_state is None
                            else public_generator(self.feature_random_state))
             if self.data_norm is not None:
@@ -469,11 +473,14 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
         else:
             for name in ("random_weights_", "random_offset_"):
                 self.__dict__.pop(name, None)
-            design = design_matrix(X, data_norm=self.data_norm,
+            design = solver_design(X, data_norm=self.data_norm,
                                    fit_intercept=self.fit_intercept,
                                    intercept_scaling=self.intercept_scaling)
+            if self.loss == "hinge" and isinstance(design, ScaledDesign):
+                design = design.toarray()  # liblinear needs the explicit rows
             row_norm = effective_data_norm(self.data_norm, self.fit_intercept,
                                            self.intercept_scaling)
+            rng = privacy_streams(self.random_state)[0]
         if multinomial:
             targets = [np.eye(len(self.classes_))[y_idx]]
             loss, dim = SoftmaxLoss(), len(self.classes_) * design.shape[1]
@@ -484,7 +491,7 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
         share = dict(epsilon=self.epsilon / k, delta=self.delta / k,
                      neighboring=self.neighboring, row_norm=row_norm, tol=self.tol)
         self.C_ = (auto_C(loss, law=self.noise, dim=dim,
-                          margin_noise=AUTO_MARGIN_NOISE[self.kernel], **share)
+                          margin_noise=AUTO_MARGIN_NOISE[self.kernel] / k, **share)
                    if self.C == "auto" else float(self.C))
         return [_output_perturbation(design, target, loss, C=self.C_, n_problems=k,
                                      max_iter=self.max_iter, rng=rng, law=self.noise, **share)

@@ -456,7 +456,10 @@ def plant_dpsgd_half_the_steps(mp):
 
 
 def plant_dpsgd_intercept(mp):
-    mp.setattr(dpsgd_module, "_row_norms", lambda X: np.linalg.norm(X[:, :-1], axis=1))
+    # the norms of the rows without their intercept column (intercept_scaling 1)
+    norms = dpsgd_module._row_norms
+    mp.setattr(dpsgd_module, "_row_norms",
+               lambda X: np.sqrt(np.maximum(norms(X) ** 2 - 1.0, 0.0)))
 
 
 def plant_search_once_per_candidate(mp):
@@ -483,7 +486,7 @@ BUGS = {
     "objpert-noise-quartered": ("objpert", plant_objpert_noise(0.25)),
     "objpert-gaussian-noise-halved": ("objpert", plant_objpert_gaussian_noise),
     "objpert-rows-not-clipped": ("objpert", lambda mp: mp.setattr(
-        objpert_module, "design_matrix", _no_clipping(objpert_module.design_matrix))),
+        objpert_module, "solver_design", _no_clipping(objpert_module.solver_design))),
     "objpert-intercept-not-in-norm-bound": ("objpert", lambda mp: mp.setattr(
         objpert_module, "effective_data_norm", _norm_without_intercept)),
     "objpert-smoothness-too-small": ("objpert", lambda mp: mp.setattr(
@@ -496,7 +499,7 @@ BUGS = {
     "outpert-noise-halved": ("outpert", plant_outpert_noise(0.5)),
     "outpert-noise-quartered": ("outpert", plant_outpert_noise(0.25)),
     "outpert-rows-not-clipped": ("outpert", lambda mp: mp.setattr(
-        outpert_module, "design_matrix", _no_clipping(outpert_module.design_matrix))),
+        outpert_module, "solver_design", _no_clipping(outpert_module.solver_design))),
     "outpert-intercept-not-in-norm-bound": ("outpert", lambda mp: mp.setattr(
         outpert_module, "effective_data_norm", _norm_without_intercept)),
     "outpert-certificate-slack-dropped": ("outpert", lambda mp: mp.setattr(

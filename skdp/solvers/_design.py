@@ -1,0 +1,127 @@
+"""The clipped, intercept-augmented design of a dense ``X``, without a copy of ``X``.
+
+Row ``i`` of the design is ``[s_i x_i, c]``: ``x_i`` scaled into the public ball
+(``s_i = min(1, data_norm / ||x_i||)``) and the public intercept column ``c``. The
+solvers need products with it and with its transpose, blocks of its rows and its
+row norms; each is computed from ``X``, ``s`` and ``c`` with temporaries of one
+column or one cache-sized block of rows, never of ``X``'s size.
+"""
+
+import numpy as np
+
+from ..utils._memory import check_allocation
+from ._newton import _cache_rows
+
+
+class ScaledDesign:
+    """``[s_i x_i, c]`` for a dense ``X`` (see the module docstring).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        The rows as given (float64); never modified.
+    scale : ndarray of shape (n_samples,) or None
+        Row factors in (0, 1]; ``None`` when every row is inside the ball.
+    intercept : float or None
+        The intercept column's value; ``None`` without an intercept.
+    """
+
+    ndim = 2
+    # numpy defers ``A @ design`` to :meth:`__rmatmul__` instead of converting the design
+    __array_ufunc__ = None
+
+    def __init__(self, X, scale, intercept):
+        self.X, self.scale, self.intercept = X, scale, intercept
+        self.shape = (X.shape[0], X.shape[1] + (intercept is not None))
+        self.dtype = X.dtype
+
+    def _scaled(self, values):
+        """``s * values`` row by row (``values`` of shape (n,) or (n, k))."""
+        if self.scale is None:
+            return values
+        return values * (self.scale if values.ndim == 1 else self.scale[:, None])
+
+    def __matmul__(self, theta):
+        """``Z @ theta`` for a vector ``(d,)`` or a matrix ``(d, k)``."""
+        theta = np.asarray(theta)
+        product = self.X @ (theta if self.intercept is None else theta[:-1])
+        if self.scale is not None:  # in place: one temporary of n values (or n x k)
+            product *= self.scale if product.ndim == 1 else self.scale[:, None]
+        if self.intercept is not None:
+            product += self.intercept * theta[-1]
+        return product
+
+    def __rmatmul__(self, other):
+        """``other @ Z`` for ``other`` of shape (k, n): ``(Z.T @ other.T).T``."""
+        return self.transpose_product(np.asarray(other).T).T
+
+    def transpose_product(self, values):
+        """``Z.T @ values`` for ``values`` of shape (n,) or (n, k)."""
+        values = np.asarray(values)
+        top = self.X.T @ self._scaled(values)
+        if self.intercept is None:
+            return top
+        return np.concatenate([top, self.intercept * values.sum(axis=0, keepdims=True)])
+
+    @property
+    def T(self):
+        return _Transposed(self)
+
+    def __getitem__(self, rows):
+        """The explicit rows ``Z[rows]`` (a slice or an index array; an integer gives
+        one row)."""
+        if isinstance(rows, (int, np.integer)):
+            return self[[rows]][0]
+        block = self.X[rows]
+        if self.scale is not None:
+            block = block * self.scale[rows][:, None]
+        if self.intercept is None:
+            return np.array(block, dtype=float)
+        out = np.empty((block.shape[0], self.shape[1]))
+        out[:, :-1] = block
+        out[:, -1] = self.intercept
+        return out
+
+    def every(self, stride):
+        """Every ``stride``-th row, as a design on a view of ``X`` (no copy)."""
+        return ScaledDesign(self.X[::stride], None if self.scale is None else
+                            self.scale[::stride], self.intercept)
+
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError("A ScaledDesign is never converted implicitly (that would copy X): "
+                        "use its products, its row blocks or toarray().")
+
+    def row_norms(self):
+        """``||z_i||``: the scaled norms with the intercept's square."""
+        squares = np.einsum("ij,ij->i", self.X, self.X)
+        if self.scale is not None:
+            squares *= self.scale**2
+        if self.intercept is not None:
+            squares += self.intercept**2
+        return np.sqrt(squares, out=squares)
+
+    def gram(self, block_rows):
+        """``Z.T @ Z`` summed over blocks of ``block_rows`` rows."""
+        total = np.zeros((self.shape[1], self.shape[1]))
+        for start in range(0, self.shape[0], block_rows):
+            block = self[start:start + block_rows]
+            total += block.T @ block
+        return total
+
+    def toarray(self):
+        """The explicit design (a copy of ``X``'s size: only where a solver needs it)."""
+        check_allocation(8.0 * self.shape[0] * self.shape[1], "The clipped design (a copy of X)")
+        return self[:]
+
+
+class _Transposed:
+    """``Z.T``, for products ``Z.T @ v`` (and ``Z.T @ Z``)."""
+
+    def __init__(self, design):
+        self.design = design
+        self.shape = design.shape[::-1]
+
+    def __matmul__(self, other):
+        if other is self.design:
+            return self.design.gram(_cache_rows(self.design.shape[1]))
+        return self.design.transpose_product(other)
