@@ -519,7 +519,7 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
     >>> X, y = make_classification(n_samples=200, n_features=4, random_state=0)
     >>> clf = DPSGDClassifier(epsilon=1.0, random_state=0).fit(X, y)
     >>> clf.coef_.shape, clf.n_steps_, clf.neighboring_
-    ((1, 4), 100, 'add_remove')
+    ((1, 4), 200, 'add_remove')
     >>> DPSGDClassifier(sample_rate=0.1, epochs=2).fit(X, y).n_steps_
     20
     >>> bool(clf.epsilon_spent_ <= 1.0)

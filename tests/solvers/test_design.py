@@ -1,0 +1,92 @@
+"""ScaledDesign: the clipped, intercept-augmented design without a copy of X, against
+the explicit design it stands for."""
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+
+from skdp import ObjPertLogisticRegression
+from skdp.linear_model._base import design_matrix, solver_design
+from skdp.losses import LogisticLoss
+from skdp.solvers import glm_hessian, newton_minimise
+from skdp.solvers._design import ScaledDesign
+
+
+def _pair(fit_intercept=True, seed=0):
+    X = np.random.default_rng(seed).normal(size=(70, 4))  # many rows outside the ball
+    kwargs = dict(data_norm=1.5, fit_intercept=fit_intercept, intercept_scaling=0.7)
+    return solver_design(X, **kwargs), design_matrix(X, **kwargs), X
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_products_blocks_and_norms_are_the_explicit_design_s(fit_intercept):
+    implicit, explicit, X = _pair(fit_intercept)
+    assert isinstance(implicit, ScaledDesign) and implicit.scale is not None
+    assert implicit.shape == explicit.shape
+    rng = np.random.default_rng(1)
+    theta, matrix = rng.normal(size=explicit.shape[1]), rng.normal(size=(explicit.shape[1], 3))
+    values, rows = rng.normal(size=70), rng.normal(size=(70, 3))
+    assert_allclose(implicit @ theta, explicit @ theta, rtol=1e-12, atol=1e-12)
+    assert_allclose(implicit @ matrix, explicit @ matrix, rtol=1e-12, atol=1e-12)
+    assert_allclose(implicit.T @ values, explicit.T @ values, rtol=1e-12, atol=1e-12)
+    assert_allclose(implicit.T @ rows, explicit.T @ rows, rtol=1e-12, atol=1e-12)
+    assert_allclose(rows.T @ implicit, rows.T @ explicit, rtol=1e-12, atol=1e-12)
+    assert_allclose(implicit.T @ implicit, explicit.T @ explicit, rtol=1e-12, atol=1e-12)
+    for index in (slice(3, 17), slice(None, None, 4), np.array([5, 0, 69]),
+                  np.arange(70) % 3 == 0):
+        assert_allclose(implicit[index], explicit[index], rtol=1e-15)
+    assert_allclose(implicit[-1], explicit[-1], rtol=1e-15)
+    assert_allclose(implicit.every(3)[:], explicit[::3], rtol=1e-15)
+    assert_allclose(implicit.row_norms(), np.linalg.norm(explicit, axis=1), rtol=1e-12, atol=1e-12)
+    assert_allclose(implicit.toarray(), explicit, rtol=1e-15)
+    # the clipped rows are on the ball, and X itself is untouched
+    assert np.linalg.norm(explicit[:, :4], axis=1).max() <= 1.5 * (1 + 1e-15)
+    assert np.linalg.norm(X, axis=1).max() > 1.5
+
+
+def test_rows_inside_the_ball_keep_no_factors():
+    X = np.random.default_rng(2).normal(size=(20, 3)) / 10
+    design = solver_design(X, data_norm=1.0, fit_intercept=True, intercept_scaling=1.0)
+    assert design.scale is None and design.X is X
+
+
+def test_never_converted_implicitly():
+    implicit, _, _ = _pair()
+    with pytest.raises(TypeError, match="never converted implicitly"):
+        np.asarray(implicit)
+
+
+def test_newton_on_the_implicit_design_is_newton_on_the_explicit_one():
+    implicit, explicit, _ = _pair(seed=3)
+    y = np.where(np.random.default_rng(4).random(70) < 0.5, -1.0, 1.0)
+    linear = np.random.default_rng(5).normal(size=explicit.shape[1])
+    runs = [newton_minimise(design, y, LogisticLoss(), C=2.0, ridge=1.0, linear=linear,
+                            tol=1e-10, max_iter=50) for design in (implicit, explicit)]
+    assert all(run.certified_norm <= 1e-10 for run in runs)
+    # both within 1e-10 of the one minimiser (strong convexity 1)
+    assert np.linalg.norm(runs[0].theta - runs[1].theta) <= 2e-10
+    assert_allclose(glm_hessian(runs[0].theta, implicit, y, LogisticLoss(), 2.0, 1.0),
+                    glm_hessian(runs[0].theta, explicit, y, LogisticLoss(), 2.0, 1.0),
+                    rtol=1e-12)
+
+
+def test_fits_do_not_copy_X():
+    """ObjPert and DP-GD read X in place: their peak allocation during a fit (numpy's
+    allocations are traced) is well below one copy of X (the explicit design took
+    more than X itself)."""
+    import tracemalloc
+
+    from skdp import DPSGDClassifier
+
+    X = np.random.default_rng(6).normal(size=(40_000, 50))
+    y = (X[:, 0] > 0).astype(int)
+    for estimator in (ObjPertLogisticRegression(random_state=0),
+                      DPSGDClassifier(epochs=2, random_state=0)):
+        estimator.fit(X[:100], y[:100])  # imports and caches outside the measurement
+        tracemalloc.start()
+        try:
+            estimator.fit(X, y)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert peak < X.nbytes / 2, (type(estimator).__name__, peak, X.nbytes)
