@@ -10,7 +10,21 @@ column or one cache-sized block of rows, never of ``X``'s size.
 import numpy as np
 
 from ..utils._memory import check_allocation
-from ._newton import _cache_rows
+
+# Bytes of a dense block of rows that stays in cache between two products.
+_CACHE_BYTES = 2**20
+
+
+def _cache_rows(n_columns):
+    """Rows of a dense block of ``n_columns`` that stays in cache (:data:`_CACHE_BYTES`)."""
+    return max(16, _CACHE_BYTES // (8 * n_columns))
+
+
+def as_design(X):
+    """A dense ``X`` as a :class:`ScaledDesign` with no factors and no intercept (a
+    design is returned as it is), so that the solvers read every dense design through
+    the same row blocks."""
+    return X if isinstance(X, ScaledDesign) else ScaledDesign(X, None, None)
 
 
 class ScaledDesign:
@@ -84,8 +98,51 @@ class ScaledDesign:
 
     def every(self, stride):
         """Every ``stride``-th row, as a design on a view of ``X`` (no copy)."""
-        return ScaledDesign(self.X[::stride], None if self.scale is None else
-                            self.scale[::stride], self.intercept)
+        return self._view(slice(None, None, stride))
+
+    def _view(self, rows):
+        return ScaledDesign(self.X[rows], None if self.scale is None else self.scale[rows],
+                            self.intercept)
+
+    def blocks(self):
+        """Cache-sized blocks of consecutive rows: ``(start, stop, design)``, each
+        design on a view of ``X`` (no copy), so that a block stays in cache between
+        two products with it."""
+        rows = _cache_rows(self.shape[1])
+        for start in range(0, self.shape[0], rows):
+            stop = min(start + rows, self.shape[0])
+            yield start, stop, self._view(slice(start, stop))
+
+    def weighted_rows(self, weights, out=None):
+        """The explicit rows times one weight per row, ``weights[:, None] * Z``.
+
+        Written into ``out`` (at least as many rows, reused across blocks: no new
+        allocation) when given.
+        """
+        factors = weights if self.scale is None else weights * self.scale
+        n, d = self.X.shape
+        out = np.empty(self.shape) if out is None else out[:n]
+        np.multiply(self.X, factors[:, None], out=out[:, :d])
+        if self.intercept is not None:
+            np.multiply(weights, self.intercept, out=out[:, d])
+        return out
+
+    def weighted_column_squares(self, weights):
+        """``sum_i weights_i z_ij^2`` for every column ``j``; with ``weights`` of shape
+        (n, K), one column per class, shape (d, K). One reused block of squares."""
+        weights = np.asarray(weights)
+        scaled = weights if self.scale is None else (
+            weights * (self.scale**2 if weights.ndim == 1 else self.scale[:, None]**2))
+        d = self.X.shape[1]
+        total = np.zeros((d,) + weights.shape[1:])
+        squares = np.empty((_cache_rows(d), d))
+        for start, stop, block in self.blocks():
+            np.square(block.X, out=squares[:stop - start])
+            total += squares[:stop - start].T @ scaled[start:stop]
+        if self.intercept is None:
+            return total
+        intercept = self.intercept**2 * weights.sum(axis=0)
+        return np.concatenate([total, np.reshape(intercept, (1,) + total.shape[1:])])
 
     def __array__(self, dtype=None, copy=None):
         raise TypeError("A ScaledDesign is never converted implicitly (that would copy X): "
@@ -100,12 +157,14 @@ class ScaledDesign:
             squares += self.intercept**2
         return np.sqrt(squares, out=squares)
 
-    def gram(self, block_rows):
-        """``Z.T @ Z`` summed over blocks of ``block_rows`` rows."""
+    def gram(self):
+        """``Z.T @ Z`` summed over blocks of rows (one reused block)."""
         total = np.zeros((self.shape[1], self.shape[1]))
-        for start in range(0, self.shape[0], block_rows):
-            block = self[start:start + block_rows]
-            total += block.T @ block
+        buffer = np.empty((_cache_rows(self.shape[1]), self.shape[1]))
+        ones = np.ones(buffer.shape[0])
+        for start, stop, block in self.blocks():
+            rows = block.weighted_rows(ones[:stop - start], out=buffer)
+            total += rows.T @ rows
         return total
 
     def toarray(self):
@@ -123,5 +182,5 @@ class _Transposed:
 
     def __matmul__(self, other):
         if other is self.design:
-            return self.design.gram(_cache_rows(self.design.shape[1]))
+            return self.design.gram()
         return self.design.transpose_product(other)

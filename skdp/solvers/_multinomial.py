@@ -15,8 +15,9 @@ from scipy.special import softmax
 
 from ..losses import SoftmaxLoss
 from ..utils._docstrings import fill_doc
+from ._design import as_design
 from ._newton import (_MAX_HESSIAN_ENTRIES, _MAX_PRODUCTS_PER_STEP, NewtonResult, _backtrack,
-                      _cache_rows, _conjugate_gradient, _row_norms, _weighted_column_squares)
+                      _conjugate_gradient, _row_norms, _weighted_column_squares)
 
 _LOSS = SoftmaxLoss()
 _DOC = {"softmax_problem": """X : {ndarray, sparse matrix} of shape (n_samples, n_coefficients)
@@ -65,9 +66,8 @@ class MultinomialProblem:
         if sp.issparse(self.X):
             blocks = [(self.X, probabilities)]
         else:
-            rows = _cache_rows(self.X.shape[1])
-            blocks = ((self.X[i:i + rows], probabilities[i:i + rows])
-                      for i in range(0, self.X.shape[0], rows))
+            blocks = ((block, probabilities[start:stop])
+                      for start, stop, block in as_design(self.X).blocks())
         total = np.zeros(direction.shape[::-1])
         for block, p in blocks:
             weighted = p * np.asarray(block @ direction.T)

@@ -24,6 +24,7 @@ from scipy.linalg.blas import get_blas_funcs
 
 from ..utils._docstrings import fill_doc
 from ._check import check_loss
+from ._design import _cache_rows, as_design
 
 # the parameters every function of the sum-form GLM objective takes
 _GLM_DOC = {"glm_problem": """X : {ndarray, sparse matrix} of shape (n_samples, n_coefficients)
@@ -49,17 +50,10 @@ _MAX_HESSIAN_ENTRIES = 2**26
 # Conjugate-gradient products a truncated-Newton step takes, about, in the cost model
 # of :func:`uses_hessian_products` (measured: 10 to 40 on dense and sparse designs).
 _PRODUCTS_PER_STEP = 30
-# Bytes of a dense block of rows that stays in cache between two products.
-_CACHE_BYTES = 2**20
 # Products allowed to one truncated-Newton step.
 _MAX_PRODUCTS_PER_STEP = 500
 # Gradient-norm reduction per step below which a dense Hessian factor is reused.
 _CHORD_RATE = 0.1
-
-
-def _cache_rows(n_columns):
-    """Rows of a dense block of ``n_columns`` that stays in cache (:data:`_CACHE_BYTES`)."""
-    return max(16, _CACHE_BYTES // (8 * n_columns))
 
 
 def _backtrack(theta, step, decrease, value, evaluate):
@@ -196,13 +190,14 @@ def _hessian_at(z, X, y, loss, C, ridge):
         # rows that stay in cache (no n x d temporary; measured 1.5x faster). SYRK
         # computes one triangle, half the work of a general product; a block's
         # transpose is Fortran-ordered, which BLAS takes without a copy.
+        # The weighted rows of each block go to one reused buffer.
         root_weights = np.sqrt(weights, out=weights)
         syrk = get_blas_funcs("syrk", dtype=X.dtype)
         upper = np.zeros((X.shape[1], X.shape[1]), order="F")
-        rows = _cache_rows(X.shape[1])
-        for start in range(0, X.shape[0], rows):
-            block = (X[start:start + rows] * root_weights[start:start + rows, None]).T
-            upper = syrk(1.0, block, beta=1.0, c=upper, trans=0, lower=0, overwrite_c=1)
+        buffer = np.empty((_cache_rows(X.shape[1]), X.shape[1]))
+        for start, stop, block in as_design(X).blocks():
+            rows = block.weighted_rows(root_weights[start:stop], out=buffer)
+            upper = syrk(1.0, rows.T, beta=1.0, c=upper, trans=0, lower=0, overwrite_c=1)
         hessian = np.triu(upper) + np.triu(upper, 1).T
     hessian.flat[:: hessian.shape[0] + 1] += ridge
     return hessian
@@ -240,12 +235,7 @@ def _weighted_column_squares(X, weights):
     if sp.issparse(X):
         total = np.asarray(X.multiply(X).T @ weights)
         return total.ravel() if weights.ndim == 1 else total
-    total = np.zeros((X.shape[1],) + weights.shape[1:])
-    rows = _cache_rows(X.shape[1])
-    for start in range(0, X.shape[0], rows):
-        block = X[start:start + rows]
-        total += (block * block).T @ weights[start:start + rows]
-    return total
+    return as_design(X).weighted_column_squares(weights)
 
 
 def _conjugate_gradient(product, rhs, precondition, rtol, max_iter):
@@ -298,11 +288,9 @@ def _sparse_gram_product(X, weights, v):
 def _dense_gram_product(X, weights, v):
     """``X^T (weights * (X v))`` by blocks of rows that stay in cache between the two
     products, so that ``X`` is read from memory once (measured: 30 % faster)."""
-    rows = _cache_rows(X.shape[1])
     total = np.zeros(X.shape[1])
-    for start in range(0, X.shape[0], rows):
-        block = X[start:start + rows]
-        total += block.T @ (weights[start:start + rows] * (block @ v))
+    for start, stop, block in as_design(X).blocks():
+        total += block.T @ (weights[start:stop] * (block @ v))
     return total
 
 
@@ -333,7 +321,7 @@ def glm_hessian_solve(theta, X, y, loss, C, ridge, rhs, *, rtol=1e-10):
 
 def _subsampled_hessian(z, X, y, loss, C, ridge, stride):
     """The Hessian estimated from every ``stride``-th row (a fixed, public pattern)."""
-    rows = X.every(stride) if hasattr(X, "every") else X[::stride]  # ScaledDesign: a view
+    rows = X[::stride] if sp.issparse(X) else as_design(X).every(stride)  # a view
     return _hessian_at(z[::stride], rows, y[::stride], loss, C * stride, ridge)
 
 

@@ -9,7 +9,7 @@ from numpy.testing import assert_allclose
 
 from skdp import ObjPertLogisticRegression, OutputPertSVM
 from skdp.losses import HuberHingeLoss, LogisticLoss
-from skdp.solvers import (_newton, glm_gradient, glm_hessian, glm_hessian_solve,
+from skdp.solvers import (_design, _newton, glm_gradient, glm_hessian, glm_hessian_solve,
                           newton_minimise, uses_hessian_products)
 
 
@@ -64,7 +64,7 @@ def test_blocked_hessian_equals_the_textbook_formula(monkeypatch):
     """Blocks of a few rows (the last one partial) sum to ``C X^T diag(l'') X + ridge I``."""
     X, y, theta = _problem(False, seed=3, n=1000, d=20)
     loss, C, ridge = LogisticLoss(), 2.0, 0.3
-    monkeypatch.setattr(_newton, "_CACHE_BYTES", 8 * 20 * 64)  # 64-row blocks
+    monkeypatch.setattr(_design, "_CACHE_BYTES", 8 * 20 * 64)  # 64-row blocks
     weights = C * loss.d2z(X @ theta, y)
     expected = X.T @ (weights[:, None] * X) + ridge * np.eye(20)
     assert_allclose(glm_hessian(theta, X, y, loss, C, ridge), expected, rtol=1e-12)
