@@ -32,7 +32,9 @@ for DP-SGD) do not apply to them. For the noise-reduction row the ratio is also 
 against the oracle of the Gamma-norm output perturbation (the same ``C``), the
 estimator a user would otherwise run.
 
-Hyperparameters of the estimators are fixed and public (stated in the JSON).
+Hyperparameters of the estimators are fixed and public (stated in the JSON). The
+searches keep ``EpsilonForUtility``'s defaults otherwise (``tolerance=0.005``,
+``margin="auto"``).
 """
 
 import argparse
@@ -45,14 +47,16 @@ from . import _common
 
 TARGETS = {"adult": (0.80, 0.82, 0.83), "kddcup99": (0.97, 0.98, 0.985)}
 PROXY_ROWS = 5000
+# Output perturbation at C=0.03: at C=0.01 the non-private hinge model trained on the
+# training part scores about 0.79 on Adult, below the lowest target.
 OBJPERT, OUTPUT, LAPLACE, DPGD = (
-    "objective perturbation (pure, C=1)", "output perturbation (pure, C=0.01)",
-    "output perturbation, Laplace noise reduction (pure, C=0.01)",
+    "objective perturbation (pure, C=1)", "output perturbation (pure, C=0.03)",
+    "output perturbation, Laplace noise reduction (pure, C=0.03)",
     "DP-GD (delta=1e-6 per rung, filter delta 1e-5)")
 ESTIMATORS = {
     OBJPERT: lambda: ObjPertLogisticRegression(C=1.0),
-    OUTPUT: lambda: OutputPertSVM(C=0.01),
-    LAPLACE: lambda: OutputPertSVM(C=0.01, noise="laplace"),
+    OUTPUT: lambda: OutputPertSVM(C=0.03),
+    LAPLACE: lambda: OutputPertSVM(C=0.03, noise="laplace"),
     DPGD: lambda: DPSGDClassifier(delta=1e-6),
 }
 ALL_METHODS = ("private", "private+proxy", "doubling", "random stopping", "analytic")

@@ -127,9 +127,11 @@ class EpsilonForUtility(MetaEstimatorMixin, BaseEstimator):
         Private mode, ``epsilon_val=None``: the standard deviation of the
         private test's noise, in accuracy.
 
-    margin : float, default=0.0
+    margin : float or "auto", default="auto"
         Private mode: public margin added to ``target_utility`` to form the test's
-        threshold.
+        threshold. ``"auto"``: one standard deviation of the test's error at the
+        target (its noise and the validation sampling error, from the noisy count of
+        the validation part), so that a passing model is rarely below the target.
 
     steering : {"curve", "geometric"}, default="curve"
         Private mode: the next rung from the law ``U(epsilon) = U_inf - a /
@@ -344,7 +346,7 @@ default=None
         "epsilon_start": [Interval(Real, 0, None, closed="neither")],
         "epsilon_val": [Interval(Real, 0, None, closed="neither"), None],
         "tolerance": [Interval(Real, 0, 1, closed="neither")],
-        "margin": [Interval(Real, -1, 1, closed="both")],
+        "margin": [Interval(Real, -1, 1, closed="both"), StrOptions({"auto"})],
         "steering": [StrOptions({"curve", "geometric"})],
         "noisy_utilities": ["boolean"],
         "max_rungs": [Interval(Integral, 1, None, closed="left")],
@@ -353,7 +355,7 @@ default=None
 
     def __init__(self, estimator=None, target_utility=0.8, *, selection="private",
                  epsilon_max=10.0, epsilon_start=0.1, epsilon_val=None, tolerance=0.005,
-                 margin=0.0, steering="curve", noisy_utilities=True, max_rungs=8,
+                 margin="auto", steering="curve", noisy_utilities=True, max_rungs=8,
                  delta_max=None, scoring=None, measure_on="validation",
                  validation_fraction=0.2, rescale_to_full_data=True, measuring_epsilon=1.0,
                  n_draws=5, expansion="auto", max_fits=None, epsilon_bounds=(1e-3, 1e3),

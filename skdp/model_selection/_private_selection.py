@@ -437,6 +437,8 @@ class SelectionResult:
     stop_reason : str
     n_fits : int
         Private fits made (one under noise reduction, whatever the rungs).
+    threshold : float
+        The test's threshold: the target plus the margin (public).
     """
 
     estimator: object
@@ -449,6 +451,7 @@ class SelectionResult:
     noisy_validation_count: float = 0.0
     stop_reason: str = ""
     n_fits: int = 0
+    threshold: float = 0.0
 
 
 COUNT_EPSILON = 0.1
@@ -490,6 +493,36 @@ def above_threshold_budget(tolerance, validation_rows):
     return float(np.sqrt(40.0) / (tolerance * max(validation_rows, 1.0)))
 
 
+def auto_margin(target, epsilon_test, validation_rows):
+    """``margin="auto"``: one standard deviation of the test's error at the target.
+
+    A rung whose validation accuracy is ``a`` passes when ``a`` plus the test's noise
+    ``(nu - rho) / m`` clears the threshold, and ``a`` itself is off the rung's
+    accuracy by the validation sampling error. Their standard deviations are
+    ``sqrt(40) / (epsilon_test m)`` (:func:`above_threshold_budget`) and ``sqrt(t (1
+    - t) / m)`` at the target ``t``, over ``m`` validation rows (the noisy count:
+    public); the margin is their root sum of squares, so that a passing rung is
+    rarely far below the target (the spec's margin that covers the validation
+    sampling error, with the test's own noise beside it).
+
+    Parameters
+    ----------
+    target : float
+        The target accuracy, in [0, 1].
+    epsilon_test : float
+        AboveThreshold's budget.
+    validation_rows : float
+        The noisy size of the validation part.
+
+    Returns
+    -------
+    margin : float
+    """
+    m = max(validation_rows, 1.0)
+    return float(np.hypot(np.sqrt(40.0) / (epsilon_test * m),
+                          np.sqrt(target * (1.0 - target) / m)))
+
+
 def _validation_sums(model, X_val, y_val, threshold):
     """The only reads of the validation rows by a rung, both of sensitivity 1.
 
@@ -513,7 +546,7 @@ def _select_rows(X, mask):
 
 def select_epsilon_privately(estimator, X, y, *, target, epsilon_max, epsilon_start,
                              epsilon_val=None, rows_epsilon=None, validation_fraction=0.2,
-                             margin=0.0, tolerance=0.005, steering="curve", ratio=2.0,
+                             margin="auto", tolerance=0.005, steering="curve", ratio=2.0,
                              noisy_utilities=True, max_rungs=8, delta_max=None,
                              random_state=None, verbose=0):
     """Fit rungs on the training part until AboveThreshold passes one on the validation part.
@@ -549,8 +582,9 @@ def select_epsilon_privately(estimator, X, y, *, target, epsilon_max, epsilon_st
         part's size estimated from the noisy validation count.
     validation_fraction : float, default=0.2
         Probability of each row's coin.
-    margin : float, default=0.0
-        Public margin added to ``target`` to form the test's threshold.
+    margin : float or "auto", default="auto"
+        Public margin added to ``target`` to form the test's threshold; ``"auto"``:
+        :func:`auto_margin` (from the noisy validation count and the test's budget).
     tolerance : float, default=0.005
         With ``epsilon_val=None``: the standard deviation, in utility, of the
         test's noise (see :func:`above_threshold_budget`).
@@ -594,6 +628,8 @@ def select_epsilon_privately(estimator, X, y, *, target, epsilon_max, epsilon_st
         epsilon_val = above_threshold_budget(tolerance, count) * (2.0 if noisy_utilities else 1.0)
     eps_test, eps_utility = validation_budget(float(epsilon_val), max_rungs, noisy_utilities)
     test = AboveThreshold(eps_test, noise_rng)
+    if margin == "auto":
+        margin = auto_margin(target, eps_test, count)
     threshold = min(1.0, target + margin)
     steer = (GeometricSteering if steering == "geometric" else CurveSteering)(threshold, ratio)
     user_random_state = private_step_params(estimator).get("random_state")
@@ -653,7 +689,8 @@ def select_epsilon_privately(estimator, X, y, *, target, epsilon_max, epsilon_st
                                   "composition"},
         ex_post=(max(train_post, val_post), delta_post),
         a_priori=(max(train_prior, val_prior), delta_prior),
-        noisy_validation_count=count, stop_reason=stop, n_fits=fits.n_fits)
+        noisy_validation_count=count, stop_reason=stop, n_fits=fits.n_fits,
+        threshold=threshold)
 
 
 def _fmt(epsilon, delta):
@@ -678,7 +715,8 @@ def private_report(result, estimator_name, target):
         ``selection``, ``ex_post`` and ``a_priori`` ``(epsilon, delta)`` over every
         row, ``parts`` (``training`` and ``validation``, each with its ex-post and
         a priori figures and accounting), ``fits`` (each rung's certified spend),
-        ``transcript`` (rungs, pass/fail bits, noisy utilities, noisy count),
+        ``transcript`` (rungs, pass/fail bits, noisy utilities, noisy count, the
+        test's threshold),
         ``released_model`` and ``statement``.
     """
     (eps_post, delta_post), (eps_prior, delta_prior) = result.ex_post, result.a_priori
@@ -733,6 +771,7 @@ def private_report(result, estimator_name, target):
         "fits": fits,
         "transcript": {"rungs": result.rungs,
                        "noisy_validation_count": result.noisy_validation_count,
+                       "threshold": result.threshold,
                        "stop_reason": result.stop_reason},
         "released_model": (None if result.estimator is None else
                            {"epsilon": result.epsilon, "delta": fits[-1]["delta"]}),

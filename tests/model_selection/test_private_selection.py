@@ -16,6 +16,7 @@ from skdp.model_selection._private_selection import (
     private_report,
     select_epsilon_privately,
     above_threshold_budget,
+    auto_margin,
 )
 from skdp.utils._random import privacy_streams
 
@@ -411,3 +412,27 @@ def test_noise_reduction_in_a_pipeline_and_in_epsilon_for_utility():
         "epsilon"]
     assert released[-1].random_state is None
     assert search.score(X, y) == released.score(X, y)
+
+
+def test_auto_margin_is_the_test_error_at_the_target_by_hand():
+    """margin="auto": the root sum of squares of the test's noise, sqrt(40) / (e m), and
+    the validation sampling error sqrt(t (1 - t) / m), over the noisy count m."""
+    result = _select(ObjPertLogisticRegression(), margin="auto")
+    m, e = result.noisy_validation_count, result.validation["above_threshold"]
+    expected = np.sqrt(40.0 / (e * m) ** 2 + 0.85 * 0.15 / m)
+    assert result.threshold == pytest.approx(0.85 + expected, rel=1e-12)
+    assert auto_margin(0.85, e, m) == pytest.approx(expected, rel=1e-12)
+    # a fixed margin is used as given
+    assert _select(ObjPertLogisticRegression(), margin=0.01).threshold == pytest.approx(0.86)
+
+
+def test_auto_margin_is_the_default_and_in_the_report():
+    from skdp import EpsilonForUtility
+
+    assert EpsilonForUtility().margin == "auto"
+    search = EpsilonForUtility(ObjPertLogisticRegression(), target_utility=0.8,
+                               random_state=0).fit(X, y)
+    transcript = search.privacy_report_["transcript"]
+    m = transcript["noisy_validation_count"]
+    eps_test = search.privacy_report_["parts"]["validation"]["above_threshold"]
+    assert transcript["threshold"] == pytest.approx(0.8 + auto_margin(0.8, eps_test, m))
