@@ -44,6 +44,33 @@ def test_products_blocks_and_norms_are_the_explicit_design_s(fit_intercept):
     assert np.linalg.norm(X, axis=1).max() > 1.5
 
 
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_weighted_blocks_are_the_explicit_design_s(fit_intercept, monkeypatch):
+    """The blockwise weighted squares, weighted rows and the blocks' products, over
+    blocks of a few rows (the last one partial), against the explicit design."""
+    from skdp.solvers import _design
+
+    monkeypatch.setattr(_design, "_CACHE_BYTES", 8 * 5 * 16)  # blocks of 16 or 20 rows
+    implicit, explicit, X = _pair(fit_intercept)
+    rng = np.random.default_rng(7)
+    weights, per_class = rng.random(70), rng.random((70, 3))
+    assert_allclose(implicit.weighted_column_squares(weights),
+                    (explicit**2).T @ weights, rtol=1e-12)
+    assert_allclose(implicit.weighted_column_squares(per_class),
+                    (explicit**2).T @ per_class, rtol=1e-12)
+    assert_allclose(implicit.weighted_rows(weights), weights[:, None] * explicit, rtol=1e-15)
+    assert_allclose(_design.as_design(X).weighted_column_squares(weights),
+                    (X**2).T @ weights, rtol=1e-12)
+    v = rng.normal(size=explicit.shape[1])
+    stops, total = [], np.zeros(explicit.shape[1])
+    for start, stop, block in implicit.blocks():
+        stops.append(stop)
+        total += block.T @ (weights[start:stop] * (block @ v))
+    rows = 16 if fit_intercept else 20
+    assert stops == list(range(rows, 70, rows)) + [70]
+    assert_allclose(total, explicit.T @ (weights * (explicit @ v)), rtol=1e-12)
+
+
 def test_rows_inside_the_ball_keep_no_factors():
     X = np.random.default_rng(2).normal(size=(20, 3)) / 10
     design = solver_design(X, data_norm=1.0, fit_intercept=True, intercept_scaling=1.0)
