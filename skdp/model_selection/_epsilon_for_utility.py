@@ -129,9 +129,11 @@ class EpsilonForUtility(MetaEstimatorMixin, BaseEstimator):
 
     margin : float or "auto", default="auto"
         Private mode: public margin added to ``target_utility`` to form the test's
-        threshold. ``"auto"``: one standard deviation of the test's error at the
-        target (its noise and the validation sampling error, from the noisy count of
-        the validation part), so that a passing model is rarely below the target.
+        threshold. ``"auto"``: under noise reduction, one standard deviation of the
+        test's error at the target (its noise and the validation sampling error,
+        from the noisy count of the validation part), so that a passing model is
+        rarely below the target; 0 for a ladder of fresh fits, whose doubling step
+        overshoots the target already.
 
     steering : {"curve", "geometric"}, default="curve"
         Private mode: the next rung from the law ``U(epsilon) = U_inf - a /

@@ -503,7 +503,12 @@ def auto_margin(target, epsilon_test, validation_rows):
     - t) / m)`` at the target ``t``, over ``m`` validation rows (the noisy count:
     public); the margin is their root sum of squares, so that a passing rung is
     rarely far below the target (the spec's margin that covers the validation
-    sampling error, with the test's own noise beside it).
+    sampling error, with the test's own noise beside it). It serves noise
+    reduction, whose fine ladder tests many rungs near the target; a ladder of
+    fresh fits doubles epsilon between rungs, which already overshoots it (there a
+    margin costs one more doubling, measured: 5.2 instead of 2.2 times the oracle
+    epsilon on KDDCup99 at 0.97, where 95 % of the runs were near the target
+    without it).
 
     Parameters
     ----------
@@ -583,8 +588,10 @@ def select_epsilon_privately(estimator, X, y, *, target, epsilon_max, epsilon_st
     validation_fraction : float, default=0.2
         Probability of each row's coin.
     margin : float or "auto", default="auto"
-        Public margin added to ``target`` to form the test's threshold; ``"auto"``:
-        :func:`auto_margin` (from the noisy validation count and the test's budget).
+        Public margin added to ``target`` to form the test's threshold. ``"auto"``:
+        under noise reduction, :func:`auto_margin` (from the noisy validation count
+        and the test's budget); else 0, the ladder's step overshooting the target
+        already.
     tolerance : float, default=0.005
         With ``epsilon_val=None``: the standard deviation, in utility, of the
         test's noise (see :func:`above_threshold_budget`).
@@ -629,7 +636,7 @@ def select_epsilon_privately(estimator, X, y, *, target, epsilon_max, epsilon_st
     eps_test, eps_utility = validation_budget(float(epsilon_val), max_rungs, noisy_utilities)
     test = AboveThreshold(eps_test, noise_rng)
     if margin == "auto":
-        margin = auto_margin(target, eps_test, count)
+        margin = auto_margin(target, eps_test, count) if reduction else 0.0
     threshold = min(1.0, target + margin)
     steer = (GeometricSteering if steering == "geometric" else CurveSteering)(threshold, ratio)
     user_random_state = private_step_params(estimator).get("random_state")

@@ -20,18 +20,19 @@ def _data(n, n_classes=2, seed=0):
     return X / np.linalg.norm(X, axis=1).max(), y
 
 
-@pytest.mark.parametrize("epsilon, neighboring, n_classes, m, r, c", [
-    (1.0, "add_remove", 2, 1, 1, 0.25),
-    (0.1, "replace", 2, 2, 1, 0.25),
-    (5.0, "add_remove", 3, 1, 2, 0.5),    # multinomial: rank K - 1, softmax curvature
+@pytest.mark.parametrize("epsilon, neighboring, n_classes, m, r, c, share", [
+    (1.0, "add_remove", 2, 1, 1, 0.25, 0.05),
+    (0.1, "replace", 2, 2, 1, 0.25, 0.05),
+    # multinomial: rank K - 1, softmax curvature, half the binary share
+    (5.0, "add_remove", 3, 1, 2, 0.5, 0.025),
 ])
 def test_objpert_auto_C_gives_the_jacobian_term_its_share(epsilon, neighboring, n_classes,
-                                                          m, r, c):
+                                                          m, r, c, share):
     X, y = _data(120, n_classes)
     est = ObjPertLogisticRegression(epsilon=epsilon, neighboring=neighboring, random_state=0)
     solutions = est._releases(X, y)
     jacobian = m * r * np.log1p(est.C_ * c * R2)
-    assert jacobian == pytest.approx(0.05 * epsilon, rel=1e-12)
+    assert jacobian == pytest.approx(share * epsilon, rel=1e-12)
     assert all(s.ridge == 1.0 for s in solutions)  # no extra ridge needed
     assert all(s.C == est.C_ for s in solutions)
 
@@ -67,10 +68,10 @@ def test_outpert_auto_C_puts_a_fixed_noise_on_the_margin(params, expected):
 
 
 def test_outpert_auto_C_over_one_vs_rest_problems():
-    """Each of K problems has epsilon / K, and the margin noise aimed for is 0.2 / K."""
+    """Each of K problems has epsilon / K, and the margin noise aimed for is 0.2 / (2 K)."""
     ovr = OutputPertSVM(epsilon=3.0, random_state=0).fit(*_data(90, n_classes=3))
     binary = OutputPertSVM(epsilon=1.0, random_state=0).fit(*_data(90))
-    assert ovr.C_ == pytest.approx(binary.C_ / 3, rel=1e-12)
+    assert ovr.C_ == pytest.approx(binary.C_ / 6, rel=1e-12)
 
 
 @pytest.mark.parametrize("noise, scale", [("gamma_norm", 1.5), ("laplace", 0.7),

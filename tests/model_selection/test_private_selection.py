@@ -415,13 +415,15 @@ def test_noise_reduction_in_a_pipeline_and_in_epsilon_for_utility():
 
 
 def test_auto_margin_is_the_test_error_at_the_target_by_hand():
-    """margin="auto": the root sum of squares of the test's noise, sqrt(40) / (e m), and
-    the validation sampling error sqrt(t (1 - t) / m), over the noisy count m."""
-    result = _select(ObjPertLogisticRegression(), margin="auto")
+    """margin="auto" under noise reduction: the root sum of squares of the test's noise,
+    sqrt(40) / (e m), and the validation sampling error sqrt(t (1 - t) / m), over the
+    noisy count m; 0 for a ladder of fresh fits."""
+    result = _select(OutputPertSVM(C=0.5, noise="laplace"), margin="auto")
     m, e = result.noisy_validation_count, result.validation["above_threshold"]
     expected = np.sqrt(40.0 / (e * m) ** 2 + 0.85 * 0.15 / m)
     assert result.threshold == pytest.approx(0.85 + expected, rel=1e-12)
     assert auto_margin(0.85, e, m) == pytest.approx(expected, rel=1e-12)
+    assert _select(ObjPertLogisticRegression(), margin="auto").threshold == 0.85
     # a fixed margin is used as given
     assert _select(ObjPertLogisticRegression(), margin=0.01).threshold == pytest.approx(0.86)
 
@@ -430,7 +432,7 @@ def test_auto_margin_is_the_default_and_in_the_report():
     from skdp import EpsilonForUtility
 
     assert EpsilonForUtility().margin == "auto"
-    search = EpsilonForUtility(ObjPertLogisticRegression(), target_utility=0.8,
+    search = EpsilonForUtility(OutputPertSVM(C=0.5, noise="laplace"), target_utility=0.8,
                                random_state=0).fit(X, y)
     transcript = search.privacy_report_["transcript"]
     m = transcript["noisy_validation_count"]
