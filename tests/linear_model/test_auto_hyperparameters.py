@@ -20,20 +20,24 @@ def _data(n, n_classes=2, seed=0):
     return X / np.linalg.norm(X, axis=1).max(), y
 
 
-@pytest.mark.parametrize("epsilon, neighboring, n_classes, m, r, c, share", [
-    (1.0, "add_remove", 2, 1, 1, 0.25, 0.05),
-    (0.1, "replace", 2, 2, 1, 0.25, 0.05),
-    # multinomial: rank K - 1, softmax curvature, half the binary share
-    (5.0, "add_remove", 3, 1, 2, 0.5, 0.025),
+@pytest.mark.parametrize("epsilon, delta, neighboring, n_classes, m, r, c, share", [
+    (1.0, 0.0, "add_remove", 2, 1, 1, 0.25, 0.05),
+    (0.1, 0.0, "replace", 2, 2, 1, 0.25, 0.05),
+    (1.0, 1e-5, "add_remove", 2, 1, 1, 0.25, 0.05),
+    # multinomial: rank K - 1, softmax curvature, a share by noise law
+    (5.0, 0.0, "add_remove", 3, 1, 2, 0.5, 0.025),
+    (1.0, 1e-5, "add_remove", 3, 1, 2, 0.5, 0.2),
 ])
-def test_objpert_auto_C_gives_the_jacobian_term_its_share(epsilon, neighboring, n_classes,
-                                                          m, r, c, share):
+def test_objpert_auto_C_gives_the_jacobian_term_its_share(epsilon, delta, neighboring,
+                                                          n_classes, m, r, c, share):
     X, y = _data(120, n_classes)
-    est = ObjPertLogisticRegression(epsilon=epsilon, neighboring=neighboring, random_state=0)
+    est = ObjPertLogisticRegression(epsilon=epsilon, delta=delta, neighboring=neighboring,
+                                    random_state=0)
     solutions = est._releases(X, y)
     jacobian = m * r * np.log1p(est.C_ * c * R2)
     assert jacobian == pytest.approx(share * epsilon, rel=1e-12)
-    assert all(s.ridge == 1.0 for s in solutions)  # no extra ridge needed
+    if delta == 0:  # no extra ridge needed (the Gaussian variant always adds one)
+        assert all(s.ridge == 1.0 for s in solutions)
     assert all(s.C == est.C_ for s in solutions)
 
 
