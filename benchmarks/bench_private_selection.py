@@ -42,6 +42,7 @@ import argparse
 import numpy as np
 
 from skdp import DPSGDClassifier, EpsilonForUtility, ObjPertLogisticRegression, OutputPertSVM
+from skdp.exceptions import PrivacyBudgetError
 
 from . import _common
 
@@ -81,9 +82,20 @@ def _load(name):
             bunch.y_train[public], bunch.X_test, bunch.y_test)
 
 
+def _score(make, epsilon, seed, X, y, X_test, y_test):
+    """Test accuracy of one fit; nan when the estimator refuses the budget before any
+    work (DP-GD at an epsilon too small for its number of steps)."""
+    try:
+        model = make().set_params(epsilon=epsilon, random_state=seed).fit(X, y)
+    except PrivacyBudgetError:
+        return float("nan")
+    return float(model.score(X_test, y_test))
+
+
 def _oracle_curve(make, X, y, X_test, y_test, seeds):
-    return [float(np.mean([make().set_params(epsilon=e, random_state=s).fit(X, y)
-                           .score(X_test, y_test) for s in seeds])) for e in GRID]
+    """Mean test accuracy per grid epsilon; nan where the budget is refused."""
+    return [float(np.mean([_score(make, e, s, X, y, X_test, y_test) for s in seeds]))
+            for e in GRID]
 
 
 def _oracle(curve, target):
@@ -92,8 +104,8 @@ def _oracle(curve, target):
     if not above.size:
         return None
     k = above[0]
-    if k == 0:
-        return float(GRID[0])
+    if k == 0 or np.isnan(curve[k - 1]):  # nothing below to interpolate from
+        return float(GRID[k])
     lo, hi = np.log(GRID[k - 1]), np.log(GRID[k])
     t = (target - curve[k - 1]) / (curve[k] - curve[k - 1])
     return float(np.exp(lo + t * (hi - lo)))
