@@ -193,7 +193,9 @@ def _summary(runs, oracle, target, reference_oracle=None):
     }
 
 
-def run(dataset, reps, oracle_seeds, methods):
+def run(dataset, reps, oracle_seeds, methods, checkpoint=None):
+    """The rows of one dataset; ``checkpoint(rows so far)`` after each estimator, so
+    that a run that dies keeps what it finished."""
     data = _load(dataset)
     X, y, _, _, X_test, y_test = data
     out = {}
@@ -217,6 +219,8 @@ def run(dataset, reps, oracle_seeds, methods):
                 print(dataset, label, target, name, {k: v for k, v in
                       rows[str(target)]["methods"][name].items() if k != "runs"}, flush=True)
         out[label] = {"grid": GRID.tolist(), "oracle_curve": curve, "targets": rows}
+        if checkpoint is not None:
+            checkpoint(out)
     return out
 
 
@@ -271,8 +275,11 @@ def main(argv=None):
         payload.pop("benchmark", None)  # the runs' environment (revision) is kept
     else:
         for dataset in args.datasets:
-            payload["datasets"][dataset] = run(dataset, reps, seeds, list(METHODS))
-            _common.write_results(f"{name}_{dataset}", payload)
+            def checkpoint(rows, dataset=dataset):
+                payload["datasets"][dataset] = rows
+                _common.write_results(f"{name}_{dataset}", payload)
+
+            run(dataset, reps, seeds, list(METHODS), checkpoint)
     path = _common.write_results(name, payload)
     plot(payload, path.with_suffix(".png"))
 
