@@ -11,6 +11,8 @@ from skdp.losses import LogisticLoss
 from skdp.solvers import glm_hessian, newton_minimise
 from skdp.solvers._design import ScaledDesign
 
+from ._memory import peak_allocation
+
 
 def _pair(fit_intercept=True, seed=0):
     X = np.random.default_rng(seed).normal(size=(70, 4))  # many rows outside the ball
@@ -101,8 +103,6 @@ def test_fits_do_not_copy_X():
     """ObjPert and DP-GD read X in place: their peak allocation during a fit (numpy's
     allocations are traced) is well below one copy of X (the explicit design took
     more than X itself)."""
-    import tracemalloc
-
     from skdp import DPSGDClassifier
 
     X = np.random.default_rng(6).normal(size=(40_000, 50))
@@ -110,10 +110,5 @@ def test_fits_do_not_copy_X():
     for estimator in (ObjPertLogisticRegression(random_state=0),
                       DPSGDClassifier(epochs=2, random_state=0)):
         estimator.fit(X[:100], y[:100])  # imports and caches outside the measurement
-        tracemalloc.start()
-        try:
-            estimator.fit(X, y)
-            peak = tracemalloc.get_traced_memory()[1]
-        finally:
-            tracemalloc.stop()
+        peak = peak_allocation(lambda: estimator.fit(X, y))
         assert peak < X.nbytes / 2, (type(estimator).__name__, peak, X.nbytes)

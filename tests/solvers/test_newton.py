@@ -1,7 +1,5 @@
 """The Newton solver's two directions: the dense Hessian and Hessian-vector products."""
 
-import tracemalloc
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -11,6 +9,8 @@ from skdp import ObjPertLogisticRegression, OutputPertSVM
 from skdp.losses import HuberHingeLoss, LogisticLoss
 from skdp.solvers import (_design, _newton, glm_gradient, glm_hessian, glm_hessian_solve,
                           newton_minimise, uses_hessian_products)
+
+from ._memory import peak_allocation
 
 
 def _problem(sparse, seed=0, n=400, d=30):
@@ -112,11 +112,6 @@ def test_wide_sparse_fit_never_forms_a_dense_hessian(estimator):
     allocation stays under 40 MB and its certificate holds."""
     X = sp.random(3000, 20_000, density=0.002, format="csr", random_state=0)
     y = np.random.default_rng(0).integers(0, 2, size=3000)
-    tracemalloc.start()
-    try:
-        estimator.fit(X, y)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    peak = peak_allocation(lambda: estimator.fit(X, y))
     assert peak < 40e6
     assert estimator.coef_.shape == (1, 20_000)
