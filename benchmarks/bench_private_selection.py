@@ -6,7 +6,7 @@ For each dataset (Adult, KDDCup99), estimator and target accuracy, on the test s
   trained on all the private training rows meets the target on average over the seeds
   (log-linear interpolation between grid points);
 * per method and repetition: the realised privacy loss of the whole search over
-  the oracle (for the filter of delta > 0 rungs, its a priori cap), the released
+  the oracle (for the private searches also the training part's alone), the released
   model's test accuracy, whether it is within 0.5 points of the target (at least
   ``target - 0.005``), and the number of private fits.
 
@@ -26,8 +26,8 @@ Methods, in one run:
 * ``analytic``: today's analytic mode (the source paper's method; not covered by a
   guarantee), its fits composed by basic composition.
 
-DP-GD rungs (delta > 0) are accounted by a Gaussian-DP filter whose a priori cap is the
-only claim; random stopping's pure-DP formula and the analytic mode (no derivative
+DP-GD rungs (delta > 0) are accounted by a Gaussian-DP odometer (filters at levels 1.1
+apart, the realised claim the level reached); random stopping's pure-DP formula and the analytic mode (no derivative
 for DP-SGD) do not apply to them. For the noise-reduction row the ratio is also given
 against the oracle of the Gamma-norm output perturbation (the same ``C``), the
 estimator a user would otherwise run.
@@ -38,6 +38,7 @@ searches keep ``EpsilonForUtility``'s defaults otherwise (``tolerance=0.005``,
 """
 
 import argparse
+import json
 
 import numpy as np
 
@@ -53,13 +54,14 @@ PROXY_ROWS = 5000
 OBJPERT, OUTPUT, LAPLACE, DPGD = (
     "objective perturbation (pure, C=1)", "output perturbation (pure, C=0.03)",
     "output perturbation, Laplace noise reduction (pure, C=0.03)",
-    "DP-GD (delta=1e-6 per rung, filter delta 1e-5)")
+    "DP-GD (delta=1e-6 per rung, odometer delta 1e-5)")
 ESTIMATORS = {
     OBJPERT: lambda: ObjPertLogisticRegression(C=1.0),
     OUTPUT: lambda: OutputPertSVM(C=0.03),
     LAPLACE: lambda: OutputPertSVM(C=0.03, noise="laplace"),
     DPGD: lambda: DPSGDClassifier(delta=1e-6),
 }
+SHORT_NAMES = {"objpert": OBJPERT, "output": OUTPUT, "laplace": LAPLACE, "dpgd": DPGD}
 ALL_METHODS = ("private", "private+proxy", "doubling", "random stopping", "analytic")
 METHODS_OF = {
     # noise reduction needs no ladder of fits: "doubling" would rerun "private"
@@ -117,7 +119,9 @@ def _is_gaussian(make):
 
 def _search_params(make):
     if _is_gaussian(make):
-        return dict(epsilon_max=1.0, delta_max=1e-5, epsilon_start=0.01)
+        # 0.004: about the smallest epsilon DP-GD accepts at delta 1e-6 with 200 steps;
+        # rungs compose in mu^2, so starting low costs little
+        return dict(epsilon_max=1.0, delta_max=1e-5, epsilon_start=0.004)
     return dict(epsilon_max=10.0, epsilon_start=0.1)
 
 
@@ -130,7 +134,7 @@ def _private(make, target, seed, data, proxy=False, steering="curve", noisy=True
     report = search.privacy_report_
     loss = report["ex_post"]["epsilon"]
     acc = search.score(X_test, y_test) if search.epsilon_ is not None else None
-    return loss, acc, search.n_fits_
+    return loss, acc, search.n_fits_, report["parts"]["training"]["ex_post"]["epsilon"]
 
 
 def _random_stopping(make, target, seed, data, stop_probability=0.1, validation_fraction=0.2):
@@ -182,6 +186,8 @@ def _summary(runs, oracle, target, reference_oracle=None):
     released = [a for a in accs if a is not None]
     return {
         "median_ratio": float(np.median(losses) / oracle) if oracle else None,
+        "median_training_ratio": (float(np.median([r[3] for r in runs]) / oracle)
+                                  if oracle and len(runs[0]) > 3 else None),
         "median_ratio_to_reference": (float(np.median(losses) / reference_oracle)
                                       if reference_oracle else None),
         "median_loss": float(np.median(losses)),
@@ -193,13 +199,16 @@ def _summary(runs, oracle, target, reference_oracle=None):
     }
 
 
-def run(dataset, reps, oracle_seeds, methods, checkpoint=None):
+def run(dataset, reps, oracle_seeds, methods, checkpoint=None, labels=None, out=None):
     """The rows of one dataset; ``checkpoint(rows so far)`` after each estimator, so
-    that a run that dies keeps what it finished."""
+    that a run that dies keeps what it finished. ``labels``: only these estimators,
+    replacing their rows in ``out`` (the rows of an earlier run)."""
     data = _load(dataset)
     X, y, _, _, X_test, y_test = data
-    out = {}
+    out = {label: rows for label, rows in (out or {}).items() if label in ESTIMATORS}
     for label, make in ESTIMATORS.items():
+        if labels is not None and label not in labels:
+            continue
         curve = _oracle_curve(make, X, y, X_test, y_test, range(oracle_seeds))
         rows = {}
         for target in TARGETS[dataset]:
@@ -215,13 +224,15 @@ def run(dataset, reps, oracle_seeds, methods, checkpoint=None):
                 runs = [METHODS[name](make, target, 1000 + r, data) for r in range(reps)]
                 rows[str(target)]["methods"][name] = {
                     **_summary(runs, oracle, target, reference),
-                    "runs": [{"loss": r[0], "accuracy": r[1], "fits": r[2]} for r in runs]}
+                    "runs": [{"loss": r[0], "accuracy": r[1], "fits": r[2],
+                              **({"training_loss": r[3]} if len(r) > 3 else {})}
+                             for r in runs]}
                 print(dataset, label, target, name, {k: v for k, v in
                       rows[str(target)]["methods"][name].items() if k != "runs"}, flush=True)
         out[label] = {"grid": GRID.tolist(), "oracle_curve": curve, "targets": rows}
         if checkpoint is not None:
-            checkpoint(out)
-    return out
+            checkpoint({k: out[k] for k in ESTIMATORS if k in out})
+    return {k: out[k] for k in ESTIMATORS if k in out}
 
 
 def plot(payload, path):
@@ -258,6 +269,9 @@ def main(argv=None):
     parser.add_argument("--merge", action="store_true",
                         help="run nothing: merge the per-dataset JSON files of separate "
                              "runs (--datasets X) into one, with its figure")
+    parser.add_argument("--estimators", nargs="+", choices=list(SHORT_NAMES),
+                        help="rerun only these estimators, replacing their rows in the "
+                             "per-dataset JSON files of an earlier run")
     args = parser.parse_args(argv)
     reps, seeds = (2, 2) if args.quick else (args.reps, 20)
     name = "private_selection" + ("_quick" if args.quick else "")
@@ -266,20 +280,23 @@ def main(argv=None):
                "search": {label: _search_params(make) for label, make in ESTIMATORS.items()},
                "datasets": {}}
     if args.merge:
-        import json
-
         parts = [json.loads((_common.RESULTS_DIR / f"{name}_{d}.json").read_text())
                  for d in args.datasets]
         payload = {**parts[0], "datasets": {d: p["datasets"][d]
                                             for d, p in zip(args.datasets, parts)}}
         payload.pop("benchmark", None)  # the runs' environment (revision) is kept
     else:
+        labels = [SHORT_NAMES[e] for e in args.estimators] if args.estimators else None
         for dataset in args.datasets:
             def checkpoint(rows, dataset=dataset):
                 payload["datasets"][dataset] = rows
                 _common.write_results(f"{name}_{dataset}", payload)
 
-            run(dataset, reps, seeds, list(METHODS), checkpoint)
+            earlier = None
+            if labels is not None:
+                part = _common.RESULTS_DIR / f"{name}_{dataset}.json"
+                earlier = json.loads(part.read_text())["datasets"][dataset]
+            run(dataset, reps, seeds, list(METHODS), checkpoint, labels, earlier)
     path = _common.write_results(name, payload)
     plot(payload, path.with_suffix(".png"))
 

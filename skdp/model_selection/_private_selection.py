@@ -23,7 +23,7 @@ whatever the stopping rule (an ex-post guarantee), capped a priori by
 procedure is ex-post ``max(train spend, epsilon_val)``-DP and a priori
 ``max(epsilon_max, epsilon_val)``-DP with respect to every row given. Rungs with
 ``delta > 0`` have no pointwise loss bound: full-batch DP-SGD rungs go through a
-Gaussian-DP filter (:class:`GaussianDPFilter`), the others are refused. Laplace
+Gaussian-DP odometer (:class:`GaussianDPOdometer`), the others are refused. Laplace
 output perturbation rungs share one noise path (noise reduction) and cost only the
 last rung's epsilon (:class:`NoiseReductionAccount`).
 """
@@ -226,35 +226,57 @@ class NoiseReductionAccount(PureDPAccount):
         self.spent = max(self.spent, certified)
 
 
-class GaussianDPFilter:
-    """Training rows' spend for Gaussian-DP rungs: a filter on ``sum mu_k^2``.
+ODOMETER_LEVEL_RATIO = 1.1
+"""Ratio between the odometer's successive ``mu`` levels: the claim exceeds the
+realised ``mu`` by at most this factor."""
 
-    Rung ``k`` is ``mu_k``-GDP with ``mu_k`` chosen after seeing the earlier rungs;
-    halting before ``sum mu_k^2`` passes ``mu_max^2`` makes the whole sequence
-    ``mu_max``-GDP under fully adaptive composition (Smith & Thakurta 2022,
-    "Fully adaptive composition for Gaussian differential privacy";
-    Koskela, Tobaben & Honkela 2023), hence ``(epsilon_max, delta_max)``-DP with
-    ``mu_max = gdp_mu(epsilon_max, delta_max)``. A Gaussian release has no pointwise
-    loss bound, so only this a priori guarantee is claimed; the realised
-    ``sqrt(sum mu_k^2)`` is reported for information.
+
+class GaussianDPOdometer:
+    """Training rows' spend for Gaussian-DP rungs: a ladder of GDP filters, ex post.
+
+    Rung ``k`` is ``mu_k``-GDP with ``mu_k`` chosen after seeing the earlier rungs.
+    A filter that halts before ``sum mu_k^2`` passes ``m^2`` makes the whole
+    sequence ``m``-GDP under fully adaptive composition (Smith & Thakurta 2022,
+    "Fully adaptive composition for Gaussian differential privacy"; Koskela, Tobaben
+    & Honkela 2023). The odometer fixes, before any rung, the levels ``m_1 < ... <
+    m_J`` (ratio :data:`ODOMETER_LEVEL_RATIO`, from the first rung's ``mu`` to the
+    cap ``m_J``) and gives each ``delta_max / J``. On the event that the realised
+    ``sqrt(sum mu_k^2)`` lies in ``(m_{j-1}, m_j]``, the transcript is the one the
+    filter at ``m_j`` would have produced, which is ``(epsilon_j, delta_max /
+    J)``-DP with ``epsilon_j = gaussian_epsilon(delta_max / J, m_j)``; a union bound
+    over the levels makes the search ex-post ``(epsilon_j, delta_max)``-DP (the
+    odometer from filters of Whitehouse, Ramdas, Rogers & Wu, ICML 2023; the spec's
+    ladder of filters with delta split across the levels). ``m_J`` is chosen so that
+    ``epsilon_J = epsilon_max``: the a priori claim is ``(epsilon_max, delta_max)``,
+    which no ex-post claim exceeds. (The top filter alone is the slightly smaller
+    ``(gaussian_epsilon(delta_max, m_J), delta_max)`` a priori, but the ex-post
+    claims at the top levels would then exceed it; one pair of figures is reported.)
 
     A rung's ``mu`` is charged before it runs, from its public (epsilon, delta) and
     the exact GDP calibration of DP-GD (full batch), and checked after the fit
     against the estimator's certified ``mu``.
     """
 
-    kind = "Gaussian-DP rungs, fully adaptive GDP filter (Smith & Thakurta 2022), a priori"
+    kind = ("Gaussian-DP rungs, fully adaptive GDP filters (Smith & Thakurta 2022) at "
+            "levels of ratio 1.1, ex post the level reached, delta split over the levels "
+            "(odometer from filters: Whitehouse, Ramdas, Rogers & Wu 2023)")
 
-    def __init__(self, epsilon_max, delta_max, rung_delta):
+    def __init__(self, epsilon_max, delta_max, rung_delta, epsilon_start):
         from ..accounting import gdp_mu
 
         self.epsilon_max, self.delta_max = float(epsilon_max), float(delta_max)
         self.rung_delta = float(rung_delta)
-        self.mu_max = gdp_mu(self.epsilon_max, self.delta_max)
+        lowest = gdp_mu(min(float(epsilon_start), self.epsilon_max), self.rung_delta)
+        widest = gdp_mu(self.epsilon_max, self.delta_max)
+        n_levels = 1 + max(0, int(np.ceil(np.log(widest / lowest)
+                                          / np.log(ODOMETER_LEVEL_RATIO))))
+        self.level_delta = self.delta_max / n_levels
+        self.mu_max = gdp_mu(self.epsilon_max, self.level_delta)
+        self.levels = self.mu_max * ODOMETER_LEVEL_RATIO ** -np.arange(n_levels)[::-1]
         self.mu_squared = 0.0
 
     def largest_rung(self):
-        """The largest rung epsilon (at ``rung_delta``) whose ``mu`` fits the filter."""
+        """The largest rung epsilon (at ``rung_delta``) whose ``mu`` fits the top filter."""
         from ..accounting import gaussian_epsilon
 
         room = self.mu_max**2 - self.mu_squared
@@ -270,14 +292,26 @@ class GaussianDPFilter:
         mu = gdp_mu(epsilon_requested, self.rung_delta)
         certified = _certified_mu(model)
         if certified > mu * (1 + 1e-6):
-            raise RuntimeError("a rung certified a larger mu than the filter charged")
+            raise RuntimeError("a rung certified a larger mu than the odometer charged")
         self.mu_squared += mu**2
         return {"epsilon_spent": float(model.epsilon_spent_), "mu": float(mu),
                 "mu_certified": float(certified)}
 
+    def level(self):
+        """The smallest level ``m_j`` at or above the realised ``sqrt(sum mu_k^2)``."""
+        spent = np.sqrt(self.mu_squared)
+        return float(self.levels[np.searchsorted(self.levels, spent * (1 - 1e-12))])
+
     def guarantee(self):
-        """The a priori ``(epsilon_max, delta_max)`` for both: no ex-post claim."""
-        return (self.epsilon_max, self.delta_max), (self.epsilon_max, self.delta_max)
+        """``((ex-post epsilon, delta), (a priori epsilon, delta))`` of the training rows."""
+        from ..accounting import gaussian_epsilon
+
+        a_priori = (self.epsilon_max, self.delta_max)
+        if self.mu_squared == 0:
+            return (0.0, 0.0), a_priori
+        # epsilon_J is epsilon_max up to the root finder's rounding
+        epsilon = min(gaussian_epsilon(self.level_delta, self.level()), self.epsilon_max)
+        return (epsilon, self.delta_max), a_priori
 
 
 def _certified_mu(model):
@@ -290,8 +324,12 @@ def _certified_mu(model):
     return composed_mu(model.noise_multiplier_, model.n_steps_, model.count_noise_std_)
 
 
-def training_account(estimator, epsilon_max, delta_max):
-    """The account of the training rows for the rungs of ``estimator``."""
+def training_account(estimator, epsilon_max, delta_max, epsilon_start=None):
+    """The account of the training rows for the rungs of ``estimator``.
+
+    ``epsilon_start``, the first rung's epsilon, sets the odometer's lowest level
+    (``None``: ``epsilon_max / 100``).
+    """
     params = private_step_params(estimator)
     delta = params.get("delta", 0.0)
     if supports_noise_reduction(estimator):
@@ -309,7 +347,10 @@ def training_account(estimator, epsilon_max, delta_max):
             f"{type(private_step(estimator)[0]).__name__} with these parameters has no "
             "fully adaptive filter here. Use delta=0 (objective or output perturbation, "
             "NAPP) or sample_rate=1.0.")
-    return GaussianDPFilter(epsilon_max, delta_max, rung_delta=delta)
+    if epsilon_start is None:
+        epsilon_start = epsilon_max / 100
+    return GaussianDPOdometer(epsilon_max, delta_max, rung_delta=delta,
+                              epsilon_start=epsilon_start)
 
 
 NOISE_REDUCTION_STEP = 1.1
@@ -561,7 +602,7 @@ def select_epsilon_privately(estimator, X, y, *, target, epsilon_max, epsilon_st
     estimator : estimator object
         A classifier with ``epsilon`` and ``random_state`` parameters; cloned for
         every rung. Pure epsilon-DP (``delta=0``) rungs are accounted ex post;
-        rungs with ``delta > 0`` (full-batch DP-SGD) by a Gaussian-DP filter. With
+        rungs with ``delta > 0`` (full-batch DP-SGD) by a Gaussian-DP odometer. With
         ``noise="laplace"`` (:class:`~skdp.OutputPertSVM`) the rungs are releases of
         one fit by noise reduction (:class:`NoiseReductionAccount`): a public ladder
         of ratio ``NOISE_REDUCTION_STEP`` up to ``epsilon_max``, without noisy
@@ -574,7 +615,7 @@ def select_epsilon_privately(estimator, X, y, *, target, epsilon_max, epsilon_st
     target : float
         The accuracy to reach, in [0, 1].
     epsilon_max : float
-        Cap on the training rows' spend (the rungs' total, or the filter's budget).
+        Cap on the training rows' spend (the rungs' total, or the odometer's top level).
     epsilon_start : float
         The first rung's epsilon, public; ignored when ``rows_epsilon`` is given.
     epsilon_val : float, default=None
@@ -617,8 +658,7 @@ def select_epsilon_privately(estimator, X, y, *, target, epsilon_max, epsilon_st
     -------
     result : SelectionResult
     """
-    account = training_account(estimator, epsilon_max, delta_max)
-    reduction = isinstance(account, NoiseReductionAccount)
+    reduction = supports_noise_reduction(estimator)
     if reduction:
         noisy_utilities, steering, ratio = False, "geometric", NOISE_REDUCTION_STEP
     noise_rng, public_rng = privacy_streams(random_state)
@@ -631,6 +671,7 @@ def select_epsilon_privately(estimator, X, y, *, target, epsilon_max, epsilon_st
         epsilon_start = rows_epsilon / training_rows
         if reduction:
             epsilon_start /= 2  # the fine ladder then brackets the proxy's answer for free
+    account = training_account(estimator, epsilon_max, delta_max, epsilon_start)
     if epsilon_val is None:
         epsilon_val = above_threshold_budget(tolerance, count) * (2.0 if noisy_utilities else 1.0)
     eps_test, eps_utility = validation_budget(float(epsilon_val), max_rungs, noisy_utilities)
@@ -729,7 +770,7 @@ def private_report(result, estimator_name, target):
     (eps_post, delta_post), (eps_prior, delta_prior) = result.ex_post, result.a_priori
     train, val = result.training, result.validation
     n_rungs = len(result.rungs)
-    pure = not delta_post
+    pure = not delta_prior
     trials = (f"{n_rungs} trial fits" if result.n_fits != 1 or n_rungs == 1 else
               f"{n_rungs} trial releases of one fit, each less noisy than the last (noise "
               "reduction)")
@@ -742,17 +783,17 @@ def private_report(result, estimator_name, target):
                    f"within the cap after {trials}: no model was released.")
     guarantee = (f"Everything released (the model, its epsilon, and the transcript of the "
                  f"search: each trial's epsilon, pass/fail result and noisy accuracy) is "
-                 f"{_fmt(eps_post, delta_post)}-differentially private"
-                 if pure else
-                 f"Everything released (the model, its epsilon, and the transcript of the "
-                 f"search) is {_fmt(eps_prior, delta_prior)}-differentially private")
+                 f"{_fmt(eps_post, delta_post)}-differentially private")
     statement = (
         f"{outcome} {guarantee} with respect to adding or removing any one person's record "
         "among those given, the choice of epsilon included. "
-        + (f"This is the realised (ex-post) loss; whatever the data, it could not have "
-           f"exceeded {_fmt(eps_prior, delta_prior)}. " if pure else
-           "This is the a priori bound, enforced by a privacy filter; no smaller realised "
-           "figure is claimed for Gaussian noise. ")
+        f"This is the realised (ex-post) loss; whatever the data, it could not have "
+        f"exceeded {_fmt(eps_prior, delta_prior)}. "
+        + ("" if pure else
+           "With Gaussian noise the realised figure comes from a privacy odometer and holds "
+           "for the released transcript taken as a whole; ex-post guarantees with delta > 0 "
+           "are not closed under post-processing, so for anything derived from part of it "
+           f"alone, rely on the a priori {_fmt(eps_prior, delta_prior)}. ")
         + "Each record was used either to train the trial models or to test them, decided "
         "by an independent coin, so the two uses do not add up.")
     fits = [{"epsilon": r["epsilon"], "epsilon_spent": r["epsilon_spent"],

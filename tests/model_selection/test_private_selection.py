@@ -6,7 +6,7 @@ from scipy import integrate, stats
 from sklearn.datasets import make_classification
 
 from skdp import DPSGDClassifier, ObjPertLogisticRegression, OutputPertSVM
-from skdp.accounting import gdp_mu
+from skdp.accounting import gaussian_epsilon, gdp_mu
 from skdp.model_selection._private_selection import (
     COUNT_EPSILON,
     NOISE_REDUCTION_STEP,
@@ -271,16 +271,55 @@ def test_gaussian_rungs_need_full_batch_dpsgd_and_delta_max():
         _select(DPSGDClassifier(delta=1e-6, sample_rate=0.1), delta_max=1e-5)
 
 
-def test_gaussian_filter_never_exceeds_its_budget():
+def test_gaussian_odometer_never_exceeds_its_top_filter():
     result = _select(DPSGDClassifier(delta=1e-6, epochs=20), target=1.0, epsilon_val=50.0,
                      epsilon_max=1.0, delta_max=1e-5, epsilon_start=0.05, max_rungs=20)
     assert result.estimator is None
-    mu_max = gdp_mu(1.0, 1e-5)
     mus = [r["mu"] for r in result.rungs]
-    assert np.sum(np.square(mus)) <= mu_max**2 * (1 + 1e-9)
+    levels = 1 + int(np.ceil(np.log(gdp_mu(1.0, 1e-5) / gdp_mu(0.05, 1e-6)) / np.log(1.1)))
+    top = gdp_mu(1.0, 1e-5 / levels)
+    assert np.sum(np.square(mus)) <= top**2 * (1 + 1e-9)
     assert all(r["mu_certified"] <= r["mu"] * (1 + 1e-6) for r in result.rungs)
-    assert result.training["ex_post"] == result.training["a_priori"] == (1.0, 1e-5)
-    assert len(result.rungs) < 20  # the filter, not max_rungs, stopped it
+    assert result.training["a_priori"] == (1.0, 1e-5)
+    assert result.training["ex_post"][0] <= 1.0 and result.training["ex_post"][1] == 1e-5
+    assert len(result.rungs) < 20  # the odometer's top filter, not max_rungs, stopped it
+
+
+def _odometer_by_hand(rung_epsilons, epsilon_start, epsilon_max, delta_max, rung_delta):
+    """Levels 1.1 apart from the first rung's mu up to the top filter, delta split evenly;
+    the claim is the first level at or above the realised mu."""
+    lowest, widest = gdp_mu(epsilon_start, rung_delta), gdp_mu(epsilon_max, delta_max)
+    n_levels = 1
+    while widest / 1.1 ** (n_levels - 1) > lowest:
+        n_levels += 1
+    level_delta = delta_max / n_levels
+    level = gdp_mu(epsilon_max, level_delta)
+    realised = np.sqrt(sum(gdp_mu(e, rung_delta) ** 2 for e in rung_epsilons))
+    while level / 1.1 >= realised:
+        level /= 1.1
+    return gaussian_epsilon(level_delta, level), realised, level
+
+
+@pytest.mark.parametrize("target", [0.8, 0.9])
+def test_gaussian_odometer_report_equals_a_hand_computation(target):
+    from skdp import EpsilonForUtility
+
+    search = EpsilonForUtility(DPSGDClassifier(delta=1e-6, epochs=20), target_utility=target,
+                               epsilon_max=2.0, delta_max=1e-5, epsilon_start=0.02,
+                               random_state=3).fit(X, y)
+    report = search.privacy_report_
+    rungs = report["transcript"]["rungs"]
+    claim, realised, level = _odometer_by_hand([r["epsilon"] for r in rungs], 0.02, 2.0,
+                                               1e-5, 1e-6)
+    assert level <= 1.1 * realised
+    assert report["parts"]["training"]["ex_post"] == {"epsilon": pytest.approx(claim),
+                                                      "delta": 1e-5}
+    assert report["parts"]["training"]["a_priori"] == {"epsilon": 2.0, "delta": 1e-5}
+    validation = report["parts"]["validation"]["ex_post"]["epsilon"]
+    assert report["ex_post"] == {"epsilon": pytest.approx(max(claim, validation)),
+                                 "delta": 1e-5}
+    prior = f"({report['a_priori']['epsilon']:.4g}, 1e-05)"
+    assert "odometer" in report["statement"] and prior in report["statement"]
 
 
 # -- EpsilonForUtility's private mode ------------------------------------------------------
