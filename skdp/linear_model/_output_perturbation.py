@@ -16,7 +16,7 @@ from sklearn.utils.validation import validate_data
 from ..base import neighboring_constraint
 from ..losses import HingeLoss, SoftmaxLoss
 from ..mechanisms import (draw_noise, minimiser_sensitivity, output_perturbation_calibration,
-                          reduce_laplace_noise)
+                          reduce_gaussian_noise, reduce_laplace_noise)
 from ..mechanisms._output_perturbation import coordinate_noise_std
 from ..solvers import certified_hinge_minimiser, newton_minimise
 from ..solvers._design import ScaledDesign
@@ -269,7 +269,8 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
         ``sqrt(2)`` times the Gamma-norm's at the same epsilon, but it admits
         noise reduction: :class:`~skdp.EpsilonForUtility` then releases one
         noise path at increasing epsilons and pays only the last one (see
-        ``docs/privacy/private_selection.rst``).
+        ``docs/privacy/private_selection.rst``). The Gaussian noise of
+        ``delta > 0`` admits noise reduction too (the Brownian bridge).
 
     %(classes)s
 
@@ -498,14 +499,20 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
                                      max_iter=self.max_iter, rng=rng, law=self.noise, **share)
                 for target in targets]
 
-    def _noise_reduction_path(self, X, y):
-        """One certified fit whose Laplace noise is released at increasing epsilons.
+    def _supports_noise_reduction(self):
+        """Laplace (``noise="laplace"``) or Gaussian (``delta > 0``) noise has an exact
+        coupling across scales; the Gamma-norm noise has none known to us."""
+        return self.noise == "laplace" or self.delta > 0
 
-        See :class:`LaplaceNoisePath`; needs ``noise="laplace"``.
+    def _noise_reduction_path(self, X, y):
+        """One certified fit whose noise is released at increasing epsilons.
+
+        See :class:`NoiseReductionPath`; needs ``noise="laplace"`` or ``delta > 0``.
         """
-        if self.noise != "laplace":
-            raise ValueError("Noise reduction needs noise='laplace'.")
-        return LaplaceNoisePath(self, X, y)
+        if not self._supports_noise_reduction():
+            raise ValueError("Noise reduction needs noise='laplace' (pure) or delta > 0 "
+                             "(Gaussian); the Gamma-norm noise has no exact coupling.")
+        return NoiseReductionPath(self, X, y)
 
     def _n_coefficients(self):
         return self.n_components if self.kernel == "rbf" else self.n_features_in_
@@ -519,22 +526,29 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
         return self._feature_map().transform(X)
 
 
-class LaplaceNoisePath:
+NOISE_REDUCERS = {"laplace": reduce_laplace_noise, "gaussian": reduce_gaussian_noise}
+
+
+class NoiseReductionPath:
     """Releases of one output-perturbation fit at increasing epsilons, on one noise path.
 
     The first release is the estimator's own fit at its ``epsilon``. ``release(e)``
-    for a larger ``e`` moves every problem's Laplace noise to the smaller scale by
-    the exact conditional law (:func:`~skdp.mechanisms.reduce_laplace_noise`), so
-    each release is distributed exactly as a fit at ``e``, and the earlier
-    releases are the latest one plus noise that does not depend on the data: a
-    sequence stopped at ``e_k`` is ``e_k``-DP, ex post (Koufogiannis, Han & Pappas
-    2015; Ligett et al. 2017). Transient: it holds the non-private minimisers and
-    must never be stored or released; the models it returns hold neither.
+    for a larger ``e`` moves every problem's noise to the smaller scale by the
+    exact conditional law (:func:`~skdp.mechanisms.reduce_laplace_noise`, or the
+    Brownian bridge :func:`~skdp.mechanisms.reduce_gaussian_noise`), so each
+    release is distributed exactly as a fit at ``e``, and the earlier releases are
+    the latest one plus noise that does not depend on the data. Laplace: a sequence
+    stopped at ``e_k`` is ``e_k``-DP, ex post (Koufogiannis, Han & Pappas 2015;
+    Ligett et al. 2017). Gaussian: it is a post-processing of one Gaussian release at
+    ``e_k`` (Whitehouse, Ramdas, Wu & Rogers 2022), accounted by
+    :class:`~skdp.model_selection._private_selection.GaussianDPOdometer`.
+    Transient: it holds the non-private minimisers and must never be stored or
+    released; the models it returns hold neither.
 
     Parameters
     ----------
     estimator : OutputPertSVM
-        Unfitted, with ``noise="laplace"``; cloned.
+        Unfitted, with ``noise="laplace"`` or ``delta > 0``; cloned.
     X, y : array-like
         The training rows and labels.
     """
@@ -565,9 +579,9 @@ class LaplaceNoisePath:
                              f"{self.epsilon}.")
         for k, solution in enumerate(self._solutions):
             scale, new_scale = solution.noise_scale(self.epsilon), solution.noise_scale(epsilon)
+            reduce = NOISE_REDUCERS[solution.noise]
             self._noise[k] = (np.zeros_like(self._noise[k]) if new_scale == 0 else
-                              reduce_laplace_noise(self._noise[k], scale, new_scale,
-                                                   solution.noise_rng))
+                              reduce(self._noise[k], scale, new_scale, solution.noise_rng))
         self.epsilon = epsilon
         model = copy.copy(self._template)
         model.epsilon = epsilon

@@ -9,7 +9,7 @@ numbers). Floating-point attacks on samplers (Mironov 2012) are out of scope.
 from ._approximate_minima import (COVER_EPSILON_SHARE, MAX_TOL, Budget, EpsilonDerivatives,
                                   SolverCover, solver_cover, split_budget)
 from ._gamma_norm import GammaNormDraw, draw_gamma_norm
-from ._gaussian import GaussianDraw, draw_gaussian
+from ._gaussian import GaussianDraw, draw_gaussian, reduce_gaussian_noise
 from ._laplace import LaplaceDraw, draw_laplace, reduce_laplace_noise
 from ._noise import draw_noise, sample_noise
 from ._output_perturbation import (OutputPertCalibration, minimiser_sensitivity,
@@ -31,6 +31,7 @@ __all__ = [
     "draw_noise",
     "minimiser_sensitivity",
     "output_perturbation_calibration",
+    "reduce_gaussian_noise",
     "reduce_laplace_noise",
     "sample_noise",
     "solver_cover",

@@ -24,8 +24,9 @@ procedure is ex-post ``max(train spend, epsilon_val)``-DP and a priori
 ``max(epsilon_max, epsilon_val)``-DP with respect to every row given. Rungs with
 ``delta > 0`` have no pointwise loss bound: full-batch DP-SGD rungs go through a
 Gaussian-DP odometer (:class:`GaussianDPOdometer`), the others are refused. Laplace
-output perturbation rungs share one noise path (noise reduction) and cost only the
-last rung's epsilon (:class:`NoiseReductionAccount`).
+and Gaussian output perturbation rungs share one noise path (noise reduction) and
+cost only the last rung's epsilon (:class:`NoiseReductionAccount`; for Gaussian
+noise, the odometer's claim at the last rung's ``mu``).
 """
 
 from dataclasses import dataclass
@@ -210,7 +211,7 @@ class NoiseReductionAccount(PureDPAccount):
     """Training rows' spend when every rung is a release of one Laplace noise path.
 
     The earlier, noisier releases are the latest one plus noise that does not
-    depend on the data (:class:`~skdp.linear_model.LaplaceNoisePath`), so the
+    depend on the data (:class:`~skdp.linear_model.NoiseReductionPath`), so the
     rungs up to ``k`` cost ``epsilon_k`` ex post, not the sum (Ligett et al. 2017,
     noise reduction with Koufogiannis et al.'s gradual release); every rung may go
     up to the cap.
@@ -252,20 +253,35 @@ class GaussianDPOdometer:
     ``(gaussian_epsilon(delta_max, m_J), delta_max)`` a priori, but the ex-post
     claims at the top levels would then exceed it; one pair of figures is reported.)
 
-    A rung's ``mu`` is charged before it runs, from its public (epsilon, delta) and
-    the exact GDP calibration of DP-GD (full batch), and checked after the fit
-    against the estimator's certified ``mu``.
+    With ``reduction=True`` the rungs are releases of one Gaussian noise path
+    (Brownian noise reduction, :class:`~skdp.linear_model.NoiseReductionPath`): the
+    transcript up to rung ``k`` is a post-processing of rung ``k`` alone, so the
+    realised ``mu`` is the last rung's, not the composition; the same levels and
+    union bound apply, with ``E_j`` the event that the last rung's ``mu`` lies in
+    ``(m_{j-1}, m_j]`` and the filter at ``m_j`` replaced by the release of the
+    public ladder's last rung at or below ``m_j``, from which every earlier release
+    and the stopping rule are computed. (This union bound over the levels replaces
+    the time-uniform boundary of Whitehouse, Ramdas, Wu & Rogers 2022: the ladder is
+    public and finite.)
+
+    A rung's ``mu`` is charged before it runs, from its public (epsilon, delta), and
+    checked after the fit against the estimator's certified ``mu``
+    (:func:`_certified_mu`).
     """
 
     kind = ("Gaussian-DP rungs, fully adaptive GDP filters (Smith & Thakurta 2022) at "
             "levels of ratio 1.1, ex post the level reached, delta split over the levels "
             "(odometer from filters: Whitehouse, Ramdas, Rogers & Wu 2023)")
 
-    def __init__(self, epsilon_max, delta_max, rung_delta, epsilon_start):
+    def __init__(self, epsilon_max, delta_max, rung_delta, epsilon_start, reduction=False):
         from ..accounting import gdp_mu
 
         self.epsilon_max, self.delta_max = float(epsilon_max), float(delta_max)
-        self.rung_delta = float(rung_delta)
+        self.rung_delta, self.reduction = float(rung_delta), reduction
+        if reduction:
+            self.kind = ("Gaussian noise reduction (Brownian bridge, Whitehouse, Ramdas, Wu "
+                         "& Rogers 2022): ex post the level of the last rung's mu, GDP "
+                         "levels of ratio 1.1, delta split over the levels")
         lowest = gdp_mu(min(float(epsilon_start), self.epsilon_max), self.rung_delta)
         widest = gdp_mu(self.epsilon_max, self.delta_max)
         n_levels = 1 + max(0, int(np.ceil(np.log(widest / lowest)
@@ -279,7 +295,7 @@ class GaussianDPOdometer:
         """The largest rung epsilon (at ``rung_delta``) whose ``mu`` fits the top filter."""
         from ..accounting import gaussian_epsilon
 
-        room = self.mu_max**2 - self.mu_squared
+        room = self.mu_max**2 - (0.0 if self.reduction else self.mu_squared)
         if room <= 0:
             return 0.0
         return gaussian_epsilon(self.rung_delta, np.sqrt(room) * (1 - 1e-9))
@@ -293,7 +309,8 @@ class GaussianDPOdometer:
         certified = _certified_mu(model)
         if certified > mu * (1 + 1e-6):
             raise RuntimeError("a rung certified a larger mu than the odometer charged")
-        self.mu_squared += mu**2
+        self.mu_squared = max(self.mu_squared, mu**2) if self.reduction else \
+            self.mu_squared + mu**2
         return {"epsilon_spent": float(model.epsilon_spent_), "mu": float(mu),
                 "mu_certified": float(certified)}
 
@@ -315,13 +332,21 @@ class GaussianDPOdometer:
 
 
 def _certified_mu(model):
-    """The GDP ``mu`` of a fitted full-batch DP-SGD (DP-GD) model, count included.
+    """The GDP ``mu`` of a fitted Gaussian rung.
 
-    :func:`training_account` admits only full-batch rungs, before any fit.
+    Full-batch DP-SGD (DP-GD): the composition of its steps and count
+    (:func:`training_account` admits only full-batch rungs, before any fit).
+    Gaussian output perturbation: one Gaussian release per problem, each with the
+    analytic calibration of Balle & Wang (exactly ``gdp_mu(e / K, delta / K)``-GDP
+    for ``K`` one-vs-rest problems), so the release is ``sqrt(K) gdp_mu(e / K,
+    delta / K)``-GDP; being also ``(e, delta)``-DP by basic composition, that
+    ``mu`` is at most ``gdp_mu(e, delta)``, the figure returned.
     """
-    from ..accounting import composed_mu
+    from ..accounting import composed_mu, gdp_mu
 
-    return composed_mu(model.noise_multiplier_, model.n_steps_, model.count_noise_std_)
+    if hasattr(model, "noise_multiplier_"):
+        return composed_mu(model.noise_multiplier_, model.n_steps_, model.count_noise_std_)
+    return gdp_mu(model.epsilon_spent_, model.delta_spent_)
 
 
 def training_account(estimator, epsilon_max, delta_max, epsilon_start=None):
@@ -332,7 +357,8 @@ def training_account(estimator, epsilon_max, delta_max, epsilon_start=None):
     """
     params = private_step_params(estimator)
     delta = params.get("delta", 0.0)
-    if supports_noise_reduction(estimator):
+    reduction = supports_noise_reduction(estimator)
+    if reduction and not delta:
         return NoiseReductionAccount(epsilon_max)
     if not delta:
         return PureDPAccount(epsilon_max)
@@ -340,15 +366,19 @@ def training_account(estimator, epsilon_max, delta_max, epsilon_start=None):
         raise ValueError(
             f"The estimator's rungs have delta={delta} > 0: set delta_max, the a priori "
             "delta of the whole search (0 < delta_max < 1).")
+    if epsilon_start is None:
+        epsilon_start = epsilon_max / 100
+    if reduction:
+        return GaussianDPOdometer(epsilon_max, delta_max, rung_delta=delta,
+                                  epsilon_start=epsilon_start, reduction=True)
     if params.get("sample_rate") != 1.0:
         raise ValueError(
             f"Private selection with delta > 0 is supported for DPSGDClassifier with "
-            f"full-batch steps (sample_rate=1.0: exactly Gaussian-DP) only; "
+            f"full-batch steps (sample_rate=1.0: exactly Gaussian-DP) and Gaussian "
+            f"OutputPertSVM (noise reduction) only; "
             f"{type(private_step(estimator)[0]).__name__} with these parameters has no "
             "fully adaptive filter here. Use delta=0 (objective or output perturbation, "
             "NAPP) or sample_rate=1.0.")
-    if epsilon_start is None:
-        epsilon_start = epsilon_max / 100
     return GaussianDPOdometer(epsilon_max, delta_max, rung_delta=delta,
                               epsilon_start=epsilon_start)
 
@@ -359,10 +389,10 @@ ladder costs nothing more (only the validation tests, paid once)."""
 
 
 def supports_noise_reduction(estimator):
-    """Whether the rungs can share one Laplace noise path (``noise="laplace"``)."""
+    """Whether the rungs can share one noise path: Laplace (``noise="laplace"``) or
+    Gaussian (``delta > 0``) output perturbation."""
     final, _ = private_step(estimator)
-    return (hasattr(final, "_noise_reduction_path")
-            and final.get_params().get("noise") == "laplace")
+    return hasattr(final, "_supports_noise_reduction") and final._supports_noise_reduction()
 
 
 class FreshFits:
@@ -382,7 +412,7 @@ class FreshFits:
 
 
 class NoiseReductionRungs(FreshFits):
-    """Rungs that are releases, at increasing epsilons, of one fit's Laplace noise path.
+    """Rungs that are releases, at increasing epsilons, of one fit's noise path.
 
     A Pipeline's row-wise steps are fitted once (they learn nothing from the rows)
     and shared by every released Pipeline.
@@ -603,11 +633,12 @@ def select_epsilon_privately(estimator, X, y, *, target, epsilon_max, epsilon_st
         A classifier with ``epsilon`` and ``random_state`` parameters; cloned for
         every rung. Pure epsilon-DP (``delta=0``) rungs are accounted ex post;
         rungs with ``delta > 0`` (full-batch DP-SGD) by a Gaussian-DP odometer. With
-        ``noise="laplace"`` (:class:`~skdp.OutputPertSVM`) the rungs are releases of
-        one fit by noise reduction (:class:`NoiseReductionAccount`): a public ladder
-        of ratio ``NOISE_REDUCTION_STEP`` up to ``epsilon_max``, without noisy
-        utilities (there is nothing to steer), ``steering``, ``ratio`` and
-        ``max_rungs`` unused.
+        :class:`~skdp.OutputPertSVM` at ``noise="laplace"`` or ``delta > 0`` the
+        rungs are releases of one fit by noise reduction (Laplace:
+        :class:`NoiseReductionAccount`; Gaussian: the odometer at the last rung's
+        ``mu``): a public ladder of ratio ``NOISE_REDUCTION_STEP`` up to the cap,
+        without noisy utilities (there is nothing to steer), ``steering``, ``ratio``
+        and ``max_rungs`` unused.
     X : array-like of shape (n_samples, n_features)
         Every row given; split by independent public coins.
     y : array-like of shape (n_samples,)

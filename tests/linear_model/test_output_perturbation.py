@@ -394,13 +394,42 @@ def test_noise_path_releases_have_the_fit_law_and_data_free_increments():
         path.release(e1)
 
 
+def test_gaussian_noise_path_releases_have_the_fit_law_and_data_free_increments():
+    """Each release is distributed as a Gaussian fit at its epsilon (analytic sigma),
+    and the noisier release is the later one plus an independent Gaussian increment
+    (the Brownian bridge): the pair is a post-processing of the second release."""
+    from skdp.accounting import analytic_gaussian_sigma
+
+    X, y = make_classification(n_samples=50, n_features=3, n_informative=2, n_redundant=0,
+                               random_state=2)
+    C, e1, e2, delta = 0.5, 1.0, 2.5, 1e-6
+    center = OutputPertSVM(epsilon=np.inf, C=C).fit(X, y)
+    center = np.append(center.coef_.ravel(), center.intercept_)
+    sensitivity = C * np.sqrt(2.0) * (1 + 2e-3)
+    s1, s2 = (analytic_gaussian_sigma(e, delta, sensitivity) for e in (e1, e2))
+    first, second = [], []
+    for s in range(300):
+        path = OutputPertSVM(epsilon=e1, delta=delta, C=C, random_state=s)\
+            ._noise_reduction_path(X, y)
+        for out, eps in ((first, e1), (second, e2)):
+            model = path.release(eps)
+            assert model.epsilon_spent_ == eps and model.delta_spent_ == delta
+            out.append(np.append(model.coef_.ravel(), model.intercept_) - center)
+    first, second = np.array(first).ravel(), np.array(second).ravel()
+    assert stats.kstest(first / s1, "norm").pvalue > 1e-3
+    assert stats.kstest(second / s2, "norm").pvalue > 1e-3
+    increment = first - second
+    assert stats.kstest(increment / np.sqrt(s1**2 - s2**2), "norm").pvalue > 1e-3
+    assert stats.pearsonr(increment, second).pvalue > 1e-3
+
+
 def test_first_release_of_a_path_is_the_fit():
     X, y = make_classification(n_samples=80, n_features=3, n_redundant=0, random_state=0)
     path = OutputPertSVM(epsilon=0.7, noise="laplace", random_state=5)._noise_reduction_path(X, y)
     fit = OutputPertSVM(epsilon=0.7, noise="laplace", random_state=5).fit(X, y)
     np.testing.assert_array_equal(path.release(0.7).coef_, fit.coef_)
     with pytest.raises(ValueError, match="noise='laplace'"):
-        OutputPertSVM()._noise_reduction_path(X, y)
+        OutputPertSVM()._noise_reduction_path(X, y)  # Gamma-norm noise: no coupling
 
 
 # ---------------------------------------------------------------- random features

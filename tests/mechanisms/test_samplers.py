@@ -8,6 +8,7 @@ from scipy import stats
 from skdp.mechanisms import (
     draw_gamma_norm,
     draw_gaussian,
+    reduce_gaussian_noise,
     reduce_laplace_noise,
     sample_noise,
 )
@@ -114,3 +115,32 @@ def test_noise_reduction_chain_keeps_the_laplace_law():
     assert np.array_equal(reduce_laplace_noise(noise, scale, scale, rng), noise)
     with pytest.raises(ValueError, match="new_scale <= scale"):
         reduce_laplace_noise(noise, 1.0, 2.0, rng)
+
+
+# -- Gaussian noise reduction (Brownian bridge) -------------------------------------------
+
+@pytest.mark.parametrize("reduce, coupled", [(reduce_gaussian_noise, True),
+                                             (_scaled_reduction, False)])
+@pytest.mark.parametrize("scale, new_scale", [(2.0, 1.0), (1.0, 0.3)])
+def test_gaussian_noise_reduction_is_the_brownian_bridge(reduce, coupled, scale, new_scale):
+    """``eta1 = eta2 + W``: ``eta2 ~ N(0, b2^2)``, ``W ~ N(0, b1^2 - b2^2)`` independent of
+    ``eta2`` (Brownian motion read at times ``b2^2 < b1^2``)."""
+    rng = np.random.default_rng(11)
+    eta1 = rng.normal(scale=scale, size=N_DRAWS)
+    eta2 = reduce(eta1, scale, new_scale, rng)
+    assert stats.kstest(eta2 / new_scale, "norm").pvalue > 1e-3  # both get this right
+    w = eta1 - eta2
+    checks = [stats.kstest(w / np.sqrt(scale**2 - new_scale**2), "norm").pvalue,
+              stats.pearsonr(w, eta2).pvalue]
+    assert (min(checks) > 1e-3) == coupled
+
+
+def test_gaussian_noise_reduction_chain_keeps_the_law():
+    rng = np.random.default_rng(5)
+    noise, scale = rng.normal(scale=3.0, size=N_DRAWS), 3.0
+    for new_scale in (2.0, 1.5, 0.7, 0.2):
+        noise, scale = reduce_gaussian_noise(noise, scale, new_scale, rng), new_scale
+    assert stats.kstest(noise / scale, "norm").pvalue > 1e-3
+    assert np.array_equal(reduce_gaussian_noise(noise, scale, scale, rng), noise)
+    with pytest.raises(ValueError, match="new_scale <= scale"):
+        reduce_gaussian_noise(noise, 1.0, 2.0, rng)

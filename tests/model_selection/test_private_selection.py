@@ -285,16 +285,19 @@ def test_gaussian_odometer_never_exceeds_its_top_filter():
     assert len(result.rungs) < 20  # the odometer's top filter, not max_rungs, stopped it
 
 
-def _odometer_by_hand(rung_epsilons, epsilon_start, epsilon_max, delta_max, rung_delta):
+def _odometer_by_hand(rung_epsilons, epsilon_start, epsilon_max, delta_max, rung_delta,
+                      reduction=False):
     """Levels 1.1 apart from the first rung's mu up to the top filter, delta split evenly;
-    the claim is the first level at or above the realised mu."""
+    the claim is the first level at or above the realised mu (the rungs' composition, or
+    under noise reduction the last rung's)."""
     lowest, widest = gdp_mu(epsilon_start, rung_delta), gdp_mu(epsilon_max, delta_max)
     n_levels = 1
     while widest / 1.1 ** (n_levels - 1) > lowest:
         n_levels += 1
     level_delta = delta_max / n_levels
     level = gdp_mu(epsilon_max, level_delta)
-    realised = np.sqrt(sum(gdp_mu(e, rung_delta) ** 2 for e in rung_epsilons))
+    realised = (gdp_mu(rung_epsilons[-1], rung_delta) if reduction else
+                np.sqrt(sum(gdp_mu(e, rung_delta) ** 2 for e in rung_epsilons)))
     while level / 1.1 >= realised:
         level /= 1.1
     return gaussian_epsilon(level_delta, level), realised, level
@@ -416,21 +419,50 @@ def test_noise_reduction_rungs_share_one_fit_and_cost_the_last_epsilon():
     assert "noise reduction" in result.training["accounting"].lower()
 
 
-def test_noise_reduction_validation_rows_enter_only_through_the_query_sums(monkeypatch):
+def test_gaussian_noise_reduction_costs_the_odometer_level_of_the_last_rung():
+    result = _select(OutputPertSVM(delta=1e-6, C=0.5), target=0.9, epsilon_start=0.05,
+                     epsilon_max=20.0, delta_max=1e-5)
+    k = len(result.rungs)
+    ladder = 0.05 * NOISE_REDUCTION_STEP ** np.arange(k)
+    assert result.estimator is not None and k > 2 and result.n_fits == 1
+    assert [r["epsilon"] for r in result.rungs] == pytest.approx(ladder)
+    claim, realised, level = _odometer_by_hand(ladder, 0.05, 20.0, 1e-5, 1e-6, reduction=True)
+    assert level <= 1.1 * realised
+    assert result.training["ex_post"] == (pytest.approx(claim), 1e-5)
+    assert result.training["a_priori"] == (20.0, 1e-5)
+    # one release of the path at the last rung: exactly gdp_mu(epsilon, delta)-GDP
+    assert result.rungs[-1]["mu_certified"] == pytest.approx(gdp_mu(ladder[-1], 1e-6))
+    assert result.estimator.epsilon_spent_ == pytest.approx(ladder[-1])
+    assert result.estimator.delta_spent_ == 1e-6
+    assert "noise reduction" in result.training["accounting"].lower()
+
+
+def test_gamma_norm_output_perturbation_has_no_noise_reduction():
+    with pytest.raises(ValueError, match="no exact coupling"):
+        OutputPertSVM()._noise_reduction_path(X, y)
+    result = _select(OutputPertSVM(C=0.5), target=0.9, epsilon_start=0.05)
+    assert result.n_fits == len(result.rungs)  # fresh fits
+
+
+@pytest.mark.parametrize("params", [dict(noise="laplace"), dict(delta=1e-6)],
+                         ids=["laplace", "gaussian"])
+def test_noise_reduction_validation_rows_enter_only_through_the_query_sums(monkeypatch,
+                                                                           params):
     """The replay of the fresh-fit case, for the shared noise path."""
     import skdp.model_selection._private_selection as module
 
     recorded, original = [], module._validation_sums
     monkeypatch.setattr(module, "_validation_sums",
                         lambda *args: recorded.append(original(*args)) or recorded[-1])
-    params = dict(target=0.9, epsilon_start=0.05, random_state=4)
-    first = _select(OutputPertSVM(noise="laplace", C=0.5), **params)
+    estimator = OutputPertSVM(C=0.5, **params)
+    params = dict(target=0.9, epsilon_start=0.05, random_state=4, delta_max=1e-5)
+    first = _select(estimator, **params)
     assert len(first.rungs) >= 3
     X2, y2, in_validation = _replaced_validation_rows(4)
     replay = iter(recorded)
     monkeypatch.setattr(module, "_validation_sums", lambda *args: next(replay))
     monkeypatch.setattr(module, "_validation_count", lambda _: int(in_validation.sum()))
-    second = _select(OutputPertSVM(noise="laplace", C=0.5), X2, y2, **params)
+    second = _select(estimator, X2, y2, **params)
     assert second.rungs == first.rungs
     np.testing.assert_array_equal(second.estimator.coef_, first.estimator.coef_)
 
