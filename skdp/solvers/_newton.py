@@ -162,7 +162,7 @@ def _row_norms(X):
     if hasattr(X, "row_norms"):  # a ScaledDesign
         return X.row_norms()
     if sp.issparse(X):
-        return np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
+        return np.sqrt(np.asarray(X.power(2).sum(axis=1)).ravel())
     return np.sqrt(np.einsum("ij,ij->i", X, X))
 
 
@@ -229,11 +229,12 @@ def uses_hessian_products(X):
     return hessian_cost > _PRODUCTS_PER_STEP * 2 * stored
 
 
-def _weighted_column_squares(X, weights):
+def _weighted_column_squares(X, weights, squares=None):
     """``sum_i weights_i x_ij^2`` for every column ``j`` (the Hessian's diagonal); with
-    ``weights`` of shape (n, K), one column of weights per class, shape (d, K)."""
+    ``weights`` of shape (n, K), one column of weights per class, shape (d, K).
+    ``squares``: a sparse ``X``'s entries squared, when the caller keeps them."""
     if sp.issparse(X):
-        total = np.asarray(X.multiply(X).T @ weights)
+        total = np.asarray((X.power(2) if squares is None else squares).T @ weights)
         return total.ravel() if weights.ndim == 1 else total
     return as_design(X).weighted_column_squares(weights)
 
@@ -265,14 +266,15 @@ def _conjugate_gradient(product, rhs, precondition, rtol, max_iter):
     return solution, max_iter
 
 
-def _hessian_solve(z, X, y, loss, C, ridge, rhs, rtol, max_products):
+def _hessian_solve(z, X, y, loss, C, ridge, rhs, rtol, max_products, squares=None):
     """``H^{-1} rhs`` at the linear predictor ``z``: Cholesky of the dense Hessian
-    when :func:`uses_hessian_products` says no, else CG on Hessian-vector products."""
+    when :func:`uses_hessian_products` says no, else CG on Hessian-vector products
+    (``squares``: see :func:`_weighted_column_squares`)."""
     if not uses_hessian_products(X):
         hessian = _hessian_at(z, X, y, loss, C, ridge)
         return cho_solve(cho_factor(hessian, check_finite=False), rhs, check_finite=False)
     weights = C * loss.d2z(z, y)
-    inverse_diagonal = 1.0 / (_weighted_column_squares(X, weights) + ridge)
+    inverse_diagonal = 1.0 / (_weighted_column_squares(X, weights, squares) + ridge)
     gram_product = _sparse_gram_product if sp.issparse(X) else _dense_gram_product
 
     def product(v):
@@ -376,6 +378,8 @@ def newton_minimise(X, y, loss, *, C, ridge, linear, tol, max_iter, theta0=None)
     first_norm = previous_norm = None
     hessian_products = uses_hessian_products(X)
     subsample = stride > 1 and not hessian_products
+    # the squares of a sparse X serve every step's preconditioner
+    squares = X.power(2) if hessian_products and sp.issparse(X) else None
     factor, fresh = None, False
     for n_iter in range(max_iter + 1):
         # z is X @ theta of the current iterate: the certificate is of this iterate
@@ -402,7 +406,7 @@ def newton_minimise(X, y, loss, *, C, ridge, linear, tol, max_iter, theta0=None)
             # the forcing term of truncated Newton: superlinear as the gradient vanishes
             forcing = min(0.5, np.sqrt(gradient_norm / first_norm))
             step = _hessian_solve(z, X, y, loss, C, ridge, gradient, forcing,
-                                  _MAX_PRODUCTS_PER_STEP)
+                                  _MAX_PRODUCTS_PER_STEP, squares)
             fresh = True
         elif subsample:
             hessian = _subsampled_hessian(z, X, y, loss, C, ridge, stride)

@@ -24,7 +24,7 @@ def clip_rows_to_norm(X, data_norm):
     """
     if sp.issparse(X):
         X = sp.csr_matrix(X, dtype=np.float64, copy=True)
-        norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
+        norms = np.sqrt(np.asarray(X.power(2).sum(axis=1)).ravel())
     else:
         X = np.array(X, dtype=np.float64, copy=True)
         norms = np.sqrt(np.einsum("ij,ij->i", X, X))
@@ -72,10 +72,15 @@ def augment_intercept(X, intercept_scaling):
     -------
     design : {ndarray, sparse matrix} of shape (n_samples, n_features + 1)
     """
-    column = np.full((X.shape[0], 1), float(intercept_scaling))
     if sp.issparse(X):
-        return sp.hstack([X, column], format="csr")
-    return np.hstack([X, column])
+        # the CSR arrays with one entry inserted at the end of every row: no COO detour
+        X = sp.csr_matrix(X)
+        n, d = X.shape
+        ends = X.indptr[1:]
+        return sp.csr_matrix((np.insert(X.data.astype(float), ends, float(intercept_scaling)),
+                              np.insert(X.indices, ends, d),
+                              X.indptr + np.arange(n + 1)), shape=(n, d + 1))
+    return np.hstack([X, np.full((X.shape[0], 1), float(intercept_scaling))])
 
 
 def effective_data_norm(data_norm, fit_intercept, intercept_scaling):

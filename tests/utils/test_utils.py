@@ -25,6 +25,20 @@ def test_intercept_augmentation_and_effective_norm():
     assert effective_data_norm(3.0, False, 4.0) == 3.0
 
 
+@pytest.mark.parametrize("fmt", ["csr", "csc", "coo"])
+def test_sparse_intercept_augmentation_equals_the_dense_one(fmt):
+    import scipy.sparse as sp
+
+    X = sp.random(40, 6, density=0.15, format="csr", random_state=0, dtype=np.float32)
+    X = sp.csr_matrix(X.toarray() * (np.arange(40) % 7 != 3)[:, None])  # empty rows
+    X = X.asformat(fmt)
+    augmented = augment_intercept(X, 2.5)
+    assert sp.isspmatrix_csr(augmented) and augmented.dtype == np.float64
+    assert_array_equal(augmented.toarray(), np.hstack([X.toarray(), np.full((40, 1), 2.5)]))
+    clipped = clip_rows_to_norm(X, 0.5)
+    assert_allclose(clipped.toarray(), clip_rows_to_norm(X.toarray(), 0.5))
+
+
 def test_check_rng():
     gen = np.random.default_rng(0)
     assert check_rng(gen) is gen
