@@ -19,7 +19,6 @@ from ..mechanisms import (draw_noise, minimiser_sensitivity, output_perturbation
                           reduce_gaussian_noise, reduce_laplace_noise)
 from ..mechanisms._output_perturbation import coordinate_noise_std
 from ..solvers import certified_hinge_minimiser, newton_minimise
-from ..solvers._design import ScaledDesign
 from ..solvers._multinomial import multinomial_minimise
 from ..utils._docstrings import fill_doc
 from ..utils._random import privacy_streams, public_generator
@@ -477,8 +476,6 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
             design = solver_design(X, data_norm=self.data_norm,
                                    fit_intercept=self.fit_intercept,
                                    intercept_scaling=self.intercept_scaling)
-            if self.loss == "hinge" and isinstance(design, ScaledDesign):
-                design = design.toarray()  # liblinear needs the explicit rows
             row_norm = effective_data_norm(self.data_norm, self.fit_intercept,
                                            self.intercept_scaling)
             rng = privacy_streams(self.random_state)[0]

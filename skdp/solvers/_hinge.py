@@ -19,6 +19,7 @@ from sklearn.svm import LinearSVC
 
 from ..losses import HuberHingeLoss
 from ..utils._docstrings import fill_doc
+from ._design import ScaledDesign
 from ._newton import newton_minimise
 
 _HINGE_DOC = {"hinge_problem": """X : {ndarray, sparse matrix} of shape (n_samples, n_coefficients)
@@ -28,8 +29,9 @@ _HINGE_DOC = {"hinge_problem": """X : {ndarray, sparse matrix} of shape (n_sampl
     C : float
         Weight of the loss sum."""}
 
-# liblinear tolerances tried in turn until the duality-gap certificate is met
-_LIBLINEAR_TOLS = (1e-5, 1e-7, 1e-9, 1e-11)
+# liblinear tolerances tried in turn until the duality-gap certificate is met (the
+# first is scikit-learn's default: polishing usually certifies from it)
+_LIBLINEAR_TOLS = (1e-4, 1e-6, 1e-8, 1e-10)
 # half-widths of the band of margins treated as "on the margin" when polishing
 _MARGIN_BANDS = (1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8)
 # memory cap (number of matrix entries) of the dense near-margin rows used in polishing
@@ -219,6 +221,31 @@ def _polish(X, y, C, w, best, target_distance):
     return best
 
 
+def _liblinear_fit(X, y, C, tol, max_iter):
+    """liblinear's approximate minimiser on the design ``X``.
+
+    A :class:`~skdp.solvers._design.ScaledDesign`'s intercept column becomes
+    liblinear's own bias feature (of the same value, penalised like the other
+    coefficients, as in the design), so the rows are made explicit only where
+    some are clipped; liblinear copies them into its own format in any case.
+    Returns the coefficients of the design and liblinear's iteration count.
+    """
+    rows, bias = X, None
+    if isinstance(X, ScaledDesign):
+        rows = X.X if X.scale is None else X.X * X.scale[:, None]
+        bias = X.intercept
+    svc = LinearSVC(C=C, loss="hinge", dual=True, fit_intercept=bias is not None,
+                    intercept_scaling=1.0 if bias is None else bias, tol=tol,
+                    max_iter=max_iter, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        svc.fit(rows, y)
+    w = svc.coef_.ravel()
+    if bias is not None:
+        w = np.append(w, svc.intercept_[0] / bias)
+    return w, int(svc.n_iter_)
+
+
 @fill_doc(fragments=_HINGE_DOC)
 def certified_hinge_minimiser(X, y, *, C, target_distance, max_iter):
     """Minimise ``C sum_i max(0, 1 - y_i <x_i, theta>) + 0.5 ||theta||^2`` with a certificate.
@@ -253,17 +280,12 @@ def certified_hinge_minimiser(X, y, *, C, target_distance, max_iter):
     # the Huber path below does not
     one_label = np.all(y == y[0])
     for liblinear_tol in () if one_label else _LIBLINEAR_TOLS:
-        svc = LinearSVC(C=C, loss="hinge", dual=True, fit_intercept=False, tol=liblinear_tol,
-                        max_iter=max_iter, random_state=0)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            svc.fit(X, y)
-        n_iter += int(svc.n_iter_)
-        w = svc.coef_.ravel()
+        w, liblinear_iter = _liblinear_fit(X, y, C, liblinear_tol, max_iter)
+        n_iter += liblinear_iter
         best = _polish(X, y, C, w, best, target_distance)
         if best[1] <= target_distance:
             return best[0], float(best[1]), n_iter
-        if svc.n_iter_ >= max_iter:  # liblinear stalls: tighter tolerances will not help
+        if liblinear_iter >= max_iter:  # liblinear stalls: tighter tolerances will not help
             break
     zero = np.zeros(X.shape[1])
     for width in _HUBER_PATH:

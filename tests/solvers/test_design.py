@@ -99,6 +99,21 @@ def test_newton_on_the_implicit_design_is_newton_on_the_explicit_one():
                     rtol=1e-12)
 
 
+def test_hinge_on_the_implicit_design_is_hinge_on_the_explicit_one():
+    """liblinear gets the clipped rows and its own bias feature for the intercept
+    column: the certified minimiser is the explicit design's, within the two
+    certificates."""
+    from skdp.solvers import certified_hinge_minimiser
+
+    implicit, explicit, _ = _pair(seed=7)
+    y = np.where(np.random.default_rng(8).random(70) < 0.5, -1.0, 1.0)
+    runs = [certified_hinge_minimiser(design, y, C=0.5, target_distance=1e-6, max_iter=10_000)
+            for design in (implicit, explicit)]
+    assert all(distance <= 1e-6 for _, distance, _ in runs)
+    assert np.linalg.norm(runs[0][0] - runs[1][0]) <= runs[0][1] + runs[1][1]
+    assert abs(runs[0][0][-1]) > 1e-3  # the intercept coefficient is not vacuous
+
+
 def test_fits_do_not_copy_X():
     """ObjPert and DP-GD read X in place: their peak allocation during a fit (numpy's
     allocations are traced) is well below one copy of X (the explicit design took
