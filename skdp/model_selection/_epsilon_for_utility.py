@@ -74,7 +74,9 @@ class EpsilonForUtility(MetaEstimatorMixin, BaseEstimator):
     ``privacy_report_`` states the realised (ex-post) and the a priori guarantee,
     per part and overall, with a statement a privacy officer can sign. Pure
     epsilon-DP rungs are accounted ex post (the realised sum); Gaussian rungs
-    (full-batch ``DPSGDClassifier``) by a Gaussian-DP filter, a priori. The next
+    (full-batch ``DPSGDClassifier``) ex post by a Gaussian-DP odometer; Laplace or
+    Gaussian ``OutputPertSVM`` rungs are releases of one fit (noise reduction) and
+    cost only the last rung. The next
     rung is steered by a curve fitted to noisy validation utilities, or started
     where the analytic method run on public proxy data points (``fit(X, y,
     proxy=...)``). A target that no rung meets within ``epsilon_max`` releases
@@ -112,7 +114,7 @@ class EpsilonForUtility(MetaEstimatorMixin, BaseEstimator):
 
     epsilon_max : float, default=10.0
         Private mode: cap on what the training rows may spend (the rungs' total,
-        or the Gaussian-DP filter's epsilon). Never exceeded.
+        or the Gaussian-DP odometer's top level). Never exceeded.
 
     epsilon_start : float, default=0.1
         Private mode: the first rung's epsilon when no proxy is given.
@@ -149,7 +151,7 @@ class EpsilonForUtility(MetaEstimatorMixin, BaseEstimator):
 
     delta_max : float, default=None
         Private mode with Gaussian rungs (``delta > 0``): the search's a priori
-        delta (the filter's budget is ``(epsilon_max, delta_max)``).
+        delta (the odometer's a priori budget is ``(epsilon_max, delta_max)``).
 
     scoring : {"accuracy", "neg_log_loss", "r2", "neg_mean_squared_error"} or callable, \
 default=None
