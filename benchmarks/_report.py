@@ -471,7 +471,11 @@ def private_selection(payload, timing=None):
                     cells.append(f"{ratio} · {fmt(m['mean_accuracy'], 3)} · "
                                  f"{fmt(m['within_half_point'], 2)} · "
                                  f"{fmt(m['median_fits'], 1)}")
-                rows.append([label, target, fmt_eps(row["oracle_epsilon"])] + cells)
+                oracle = fmt_eps(row["oracle_epsilon"])
+                cap = payload.get("search", {}).get(label, {}).get("epsilon_max")
+                if row["oracle_epsilon"] is not None and cap and row["oracle_epsilon"] > cap:
+                    oracle += " (above the cap: no search can meet it)"
+                rows.append([label, target, oracle] + cells)
         lines += [f"### {dataset}", ""]
         lines += table(["estimator", "target", "oracle epsilon"] + methods, rows)
     return lines

@@ -19,6 +19,7 @@ from ..mechanisms import (draw_noise, minimiser_sensitivity, output_perturbation
                           reduce_gaussian_noise, reduce_laplace_noise)
 from ..mechanisms._output_perturbation import coordinate_noise_std
 from ..solvers import certified_hinge_minimiser, newton_minimise
+from ..solvers._hinge import check_liblinear_memory
 from ..solvers._multinomial import multinomial_minimise
 from ..utils._docstrings import fill_doc
 from ..utils._random import privacy_streams, public_generator
@@ -478,6 +479,8 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
                                    intercept_scaling=self.intercept_scaling)
             row_norm = effective_data_norm(self.data_norm, self.fit_intercept,
                                            self.intercept_scaling)
+            if self.loss == "hinge":
+                check_liblinear_memory(design)  # before the noise stream is touched
             rng = privacy_streams(self.random_state)[0]
         if multinomial:
             targets = [np.eye(len(self.classes_))[y_idx]]

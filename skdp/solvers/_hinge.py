@@ -19,6 +19,7 @@ from sklearn.svm import LinearSVC
 
 from ..losses import HuberHingeLoss
 from ..utils._docstrings import fill_doc
+from ..utils._memory import check_allocation
 from ._design import ScaledDesign
 from ._newton import newton_minimise
 
@@ -221,6 +222,17 @@ def _polish(X, y, C, w, best, target_distance):
     return best
 
 
+def check_liblinear_memory(X):
+    """Raise :class:`MemoryError`, from the shapes, when liblinear's input does not fit:
+    the clipped rows made explicit (when some row is clipped) and liblinear's own
+    copy (an index and a value per stored entry, and a terminator per row)."""
+    n, d = X.shape
+    if isinstance(X, ScaledDesign) and X.scale is not None:
+        check_allocation(8.0 * n * d, "The clipped design (a copy of X)")
+    stored = X.nnz if sp.issparse(X) else n * d
+    check_allocation(16.0 * (stored + 2 * n), "liblinear's copy of the design")
+
+
 def _liblinear_fit(X, y, C, tol, max_iter):
     """liblinear's approximate minimiser on the design ``X``.
 
@@ -274,6 +286,7 @@ def certified_hinge_minimiser(X, y, *, C, target_distance, max_iter):
     certified_distance : float
     n_iter : int
     """
+    check_liblinear_memory(X)
     best, n_iter = (None, np.inf), 0
     w = np.zeros(X.shape[1])
     # a declared class absent from the data leaves one label: liblinear refuses it,
