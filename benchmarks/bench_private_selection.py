@@ -223,9 +223,8 @@ def run(dataset, reps, oracle_seeds, methods, checkpoint=None, labels=None, out=
         rows = {}
         for target in TARGETS[dataset]:
             oracle = _oracle(curve, target)
-            reference = REFERENCE_ORACLE.get(label)
-            reference = (out[reference]["targets"][str(target)]["oracle_epsilon"]
-                         if reference else None)
+            reference = out.get(REFERENCE_ORACLE.get(label), {})  # run before this row
+            reference = reference.get("targets", {}).get(str(target), {}).get("oracle_epsilon")
             rows[str(target)] = {"oracle_epsilon": oracle, "methods": {},
                                  "reference_oracle_epsilon": reference}
             if oracle is None:
