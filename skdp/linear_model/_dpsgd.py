@@ -18,6 +18,7 @@ from ..accounting._calibration import calibrate_noise_multiplier, noise_multipli
 from ..accounting._dpsgd import default_count_noise_std, dpsgd_epsilon
 from ..exceptions import PrivacyBudgetError
 from ..losses import HingeLoss
+from ..solvers._design import as_design
 from ..solvers._newton import _row_norms
 from ..utils._docstrings import fill_doc
 from ..utils._random import noise_generator
@@ -120,6 +121,13 @@ def _learning_rates(learning_rate, schedule, n_steps):
     raise ValueError(f"Unknown learning_rate_schedule {schedule!r}.")
 
 
+# Size of a dense design above which a step reads it by cache-sized blocks of rows: a
+# design that fits in the last-level cache is read faster by two whole products
+# (measured, 2-core machine with 32 MB of L3: 20000 x 100 whole 0.27 s against 0.45 s by
+# blocks for 200 steps; 100000 x 100 by blocks 2.4 s against 3.4 s whole).
+_STREAMED_BYTES = 2**25
+
+
 def clipped_gradient_sum(X, Y, theta, loss, max_grad_norm, row_norms):
     """Sum of per-example gradients clipped to ``max_grad_norm``, and the clip factors.
 
@@ -127,6 +135,19 @@ def clipped_gradient_sum(X, Y, theta, loss, max_grad_norm, row_norms):
     ``r_i x_i^T`` with ``r_i = d loss_i / d scores_i``, so its Frobenius norm is
     ``||r_i|| ||x_i||``: no per-example gradient is ever materialised.
     """
+    if sp.issparse(X) or X.shape[0] * X.shape[1] * 8 <= _STREAMED_BYTES:
+        return _clipped_block_sum(X, Y, theta, loss, max_grad_norm, row_norms)
+    # a dense design beyond the cache by blocks of rows that stay in cache between the
+    # two products, so that X is read from memory once per step, not twice
+    total, factors = np.zeros(theta.shape), np.empty(X.shape[0])
+    for start, stop, block in as_design(X).blocks():
+        block_sum, factors[start:stop] = _clipped_block_sum(
+            block, Y[start:stop], theta, loss, max_grad_norm, row_norms[start:stop])
+        total += block_sum
+    return total, factors
+
+
+def _clipped_block_sum(X, Y, theta, loss, max_grad_norm, row_norms):
     R = loss.residual(np.asarray(X @ theta.T), Y)
     norms = np.sqrt(np.einsum("ik,ik->i", R, R)) * row_norms
     factors = row_clip_factors(norms, max_grad_norm)

@@ -104,10 +104,17 @@ def test_fit_uses_poisson_batches(seed):
 
 # -- clipping ---------------------------------------------------------------------------
 
+@pytest.mark.parametrize("streamed", [False, True], ids=["whole", "by blocks"])
 @pytest.mark.parametrize("loss, K", [(_MarginColumns(LogisticLoss()), 1),
                                      (_MarginColumns(LogisticLoss()), 3),
                                      (_SoftmaxCrossEntropy(), 3)])
-def test_clipping_bound_and_sum(loss, K):
+def test_clipping_bound_and_sum(loss, K, streamed, monkeypatch):
+    import skdp.linear_model._dpsgd as module
+    import skdp.solvers._design as design
+
+    if streamed:  # the path of designs beyond the cache, in blocks of 16 rows
+        monkeypatch.setattr(module, "_STREAMED_BYTES", 0)
+        monkeypatch.setattr(design, "_CACHE_BYTES", 1)
     rng = np.random.default_rng(0)
     n, d, C = 200, 6, 0.7
     X = rng.normal(size=(n, d)) * rng.uniform(0.01, 2.0, size=(n, 1))
