@@ -441,7 +441,7 @@ def private_selection(payload, timing=None):
               "estimator trained on all private rows meets the target on the test split on "
               "average over the seeds (log-linear interpolation on the oracle grid). "
               "Columns per method: median realised privacy loss of the whole search over "
-              "the oracle (for the noise-reduction row also over the Gamma-norm output "
+              "the oracle (for the noise-reduction rows also over the Gamma-norm output "
               "perturbation's oracle, in brackets; for the private searches, in square "
               "brackets, the training part's realised loss alone over the oracle: the "
               "validation part pays the test and the noisy count beside it, in parallel; "

@@ -258,7 +258,8 @@ def plot(payload, path):
             for target, row in result["targets"].items():
                 for name, summary in row["methods"].items():
                     if summary["median_ratio"] is not None:
-                        labels.append(f"{est.split(' (')[0][:10]} {target} {name}")
+                        short = {v: k for k, v in SHORT_NAMES.items()}.get(est, est[:10])
+                        labels.append(f"{short} {target} {name}")
                         values.append(summary["median_ratio"])
         ax.barh(range(len(values)), values)
         ax.set_yticks(range(len(values)), labels, fontsize=5)
