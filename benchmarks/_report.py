@@ -489,10 +489,13 @@ def scaling(payload, timing=None):
     lines += [f"Target: fit-time ratio at most {params.get('target_time_ratio', 1.5)} and "
               f"peak-memory ratio at most {params.get('target_memory_ratio', 2.0)} "
               "(skdp / scikit-learn, one BLAS thread, each fit alone in a fresh process, "
-              "same run; memory: growth of the peak resident set over the fit). The "
-              "private estimators copy the design (rows clipped to data_norm, the intercept "
-              "column): that copy is most of the memory ratio against lbfgs, which reads X "
-              "in place. lbfgs at tol=1e-8 is the reference of matched precision.", ""]
+              "same run; memory: growth of the peak resident set over the fit). Objective "
+              "perturbation and DP-GD read a dense X in place (the clipping factors and the "
+              "intercept column are applied inside the products); the hinge solver gives "
+              "liblinear the clipped rows, a copy of X when some row is clipped (on these "
+              "designs about a tenth of the rows have norm 1 + 1 ulp), and a sparse X is "
+              "clipped and augmented into a new CSR matrix. lbfgs at tol=1e-8 is the "
+              "reference of matched precision.", ""]
     rows, failures = [], []
     for case, pairs in payload["results"].items():
         for pair, row in pairs.items():
