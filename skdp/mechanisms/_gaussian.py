@@ -47,6 +47,7 @@ def draw_gaussian(dim, rng):
     return GaussianDraw(z=rng.standard_normal(dim))
 
 
+@fill_doc
 def reduce_gaussian_noise(noise, scale, new_scale, rng):
     """Move Gaussian noise at standard deviation ``scale`` to ``new_scale <= scale``.
 
@@ -57,18 +58,7 @@ def reduce_gaussian_noise(noise, scale, new_scale, rng):
     independent of it: the noisier release is the new one plus noise that does not
     depend on the data (Whitehouse, Ramdas, Wu & Rogers, NeurIPS 2022).
 
-    Parameters
-    ----------
-    noise : ndarray of shape (dim,)
-        The current noise.
-    scale, new_scale : float
-        Its standard deviation and the smaller one wanted.
-    rng : numpy.random.Generator
-        The noise stream.
-
-    Returns
-    -------
-    reduced : ndarray of shape (dim,)
+    %(noise_reduction_params)s
 
     Examples
     --------

@@ -67,6 +67,7 @@ def draw_laplace(dim, rng):
     return LaplaceDraw(standard=rng.laplace(size=dim))
 
 
+@fill_doc
 def reduce_laplace_noise(noise, scale, new_scale, rng):
     """Move Laplace noise at ``scale`` to ``new_scale <= scale`` by the exact conditional law.
 
@@ -74,18 +75,7 @@ def reduce_laplace_noise(noise, scale, new_scale, rng):
     i.i.d. ``Laplace(0, new_scale)`` coordinates, and ``noise - result`` is
     independent of ``result`` (see the module docstring).
 
-    Parameters
-    ----------
-    noise : ndarray of shape (dim,)
-        The current noise.
-    scale, new_scale : float
-        Its Laplace scale and the smaller one wanted.
-    rng : numpy.random.Generator
-        The noise stream.
-
-    Returns
-    -------
-    reduced : ndarray of shape (dim,)
+    %(noise_reduction_params)s
 
     Examples
     --------

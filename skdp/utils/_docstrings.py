@@ -61,6 +61,19 @@ _SHARED_PARAMS = {
             The rows.
         y : array-like of shape (n_samples,)
             Their labels (classifiers) or targets (regressors).""",
+    "noise_reduction_params": """Parameters
+    ----------
+    noise : ndarray of shape (dim,)
+        The current noise.
+    scale, new_scale : float
+        Its scale (Laplace ``b``, Gaussian standard deviation) and the smaller one
+        wanted.
+    rng : numpy.random.Generator
+        The noise stream.
+
+    Returns
+    -------
+    reduced : ndarray of shape (dim,)""",
     "noise_draw_params": """Parameters
     ----------
     dim : int
