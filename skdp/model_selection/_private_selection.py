@@ -806,7 +806,8 @@ def private_report(result, estimator_name, target):
               f"{n_rungs} trial releases of one fit, each less noisy than the last (noise "
               "reduction)")
     if result.estimator is not None:
-        outcome = (f"It released a {estimator_name} model trained at epsilon "
+        article = "an" if estimator_name[:1] in "AEIOU" else "a"
+        outcome = (f"It released {article} {estimator_name} model trained at epsilon "
                    f"{result.epsilon:.4g}, the first of {trials} whose accuracy "
                    f"passed a private test against the target {target:g}.")
     else:
