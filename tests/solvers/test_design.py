@@ -114,6 +114,31 @@ def test_hinge_on_the_implicit_design_is_hinge_on_the_explicit_one():
     assert abs(runs[0][0][-1]) > 1e-3  # the intercept coefficient is not vacuous
 
 
+def test_hinge_gives_liblinear_rows_clipped_by_rounding_only_as_they_are():
+    """Rows of norm data_norm up to rounding (clipping factors 1 - 1e-16) are not
+    copied for liblinear; the certificate, computed on the exact design, still holds."""
+    from skdp import OutputPertSVM
+    from skdp.solvers import certified_hinge_minimiser
+
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(20_000, 40))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    X[::3] *= 1 + 4e-16  # just outside the ball: factors below 1 by rounding
+    y = np.where(X[:, 0] + 0.3 * rng.normal(size=20_000) > 0, 1, -1)
+    design = solver_design(X, data_norm=1.0, fit_intercept=True, intercept_scaling=1.0)
+    assert design.scale is not None and design.scale.min() < 1.0
+    theta, distance, _ = certified_hinge_minimiser(design, y.astype(float), C=0.01,
+                                                    target_distance=1e-6, max_iter=10_000)
+    explicit = design.toarray()
+    exact, exact_distance, _ = certified_hinge_minimiser(explicit, y.astype(float), C=0.01,
+                                                         target_distance=1e-6, max_iter=10_000)
+    assert distance <= 1e-6 and np.linalg.norm(theta - exact) <= distance + exact_distance
+    estimator = OutputPertSVM(C=0.01, random_state=0)
+    estimator.fit(X[:100], y[:100])
+    peak = peak_allocation(lambda: estimator.fit(X, y))  # numpy's allocations only
+    assert peak < X.nbytes / 2, (peak, X.nbytes)
+
+
 def test_fits_do_not_copy_X():
     """ObjPert and DP-GD read X in place: their peak allocation during a fit (numpy's
     allocations are traced) is well below one copy of X (the explicit design took
