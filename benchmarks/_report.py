@@ -492,9 +492,10 @@ def scaling(payload, timing=None):
               "same run; memory: growth of the peak resident set over the fit). Objective "
               "perturbation and DP-GD read a dense X in place (the clipping factors and the "
               "intercept column are applied inside the products); the hinge solver gives "
-              "liblinear the clipped rows, a copy of X when some row is clipped (on these "
-              "designs about a tenth of the rows have norm 1 + 1 ulp), and a sparse X is "
-              "clipped and augmented into a new CSR matrix. lbfgs at tol=1e-8 is the "
+              "liblinear the clipped rows, a copy of X only when some row is clipped by "
+              "more than rounding (about a tenth of the rows of these designs have norm "
+              "1 + 1 ulp and go as they are), and a sparse X is clipped and augmented into "
+              "a new CSR matrix. lbfgs at tol=1e-8 is the "
               "reference of matched precision.", ""]
     rows, failures = [], []
     for case, pairs in payload["results"].items():
