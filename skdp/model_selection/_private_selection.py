@@ -311,7 +311,8 @@ class GaussianDPOdometer:
             raise RuntimeError("a rung certified a larger mu than the odometer charged")
         self.mu_squared = max(self.mu_squared, mu**2) if self.reduction else \
             self.mu_squared + mu**2
-        return {"epsilon_spent": float(model.epsilon_spent_), "mu": float(mu),
+        return {"epsilon_spent": float(model.epsilon_spent_),
+                "delta_spent": float(model.delta_spent_), "mu": float(mu),
                 "mu_certified": float(certified)}
 
     def level(self):
@@ -829,7 +830,7 @@ def private_report(result, estimator_name, target):
         + "Each record was used either to train the trial models or to test them, decided "
         "by an independent coin, so the two uses do not add up.")
     fits = [{"epsilon": r["epsilon"], "epsilon_spent": r["epsilon_spent"],
-             "delta": train["a_priori"][1] if not pure else 0.0,
+             "delta": r.get("delta_spent", 0.0),
              **({"mu": r["mu"]} if "mu" in r else {}),
              "purpose": "rung (trained on the training part)"} for r in result.rungs]
     return {

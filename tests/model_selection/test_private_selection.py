@@ -321,6 +321,9 @@ def test_gaussian_odometer_report_equals_a_hand_computation(target):
     validation = report["parts"]["validation"]["ex_post"]["epsilon"]
     assert report["ex_post"] == {"epsilon": pytest.approx(max(claim, validation)),
                                  "delta": 1e-5}
+    # each fit's own certified spend, at the rung's delta (not the search's)
+    assert all(f["delta"] == 1e-6 for f in report["fits"])
+    assert report["released_model"] == {"epsilon": rungs[-1]["epsilon"], "delta": 1e-6}
     prior = f"({report['a_priori']['epsilon']:.4g}, 1e-05)"
     assert "odometer" in report["statement"] and prior in report["statement"]
 
