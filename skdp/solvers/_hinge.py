@@ -249,20 +249,23 @@ def check_liblinear_memory(X):
     check_allocation(16.0 * (stored + 2 * n), "liblinear's copy of the design")
 
 
-def _liblinear_fit(X, y, C, tol, max_iter):
-    """liblinear's approximate minimiser on the design ``X``.
+def _liblinear_input(X):
+    """liblinear's rows and bias feature for the design ``X``.
 
     A :class:`~skdp.solvers._design.ScaledDesign`'s intercept column becomes
     liblinear's own bias feature (of the same value, penalised like the other
     coefficients, as in the design), so the rows are made explicit only where
     some are clipped by more than rounding; liblinear copies them into its own
-    format in any case. Returns the coefficients of the design and liblinear's
-    iteration count.
+    format in any case. Returns ``(rows, bias)``, ``bias`` ``None`` without one.
     """
-    rows, bias = X, None
-    if isinstance(X, ScaledDesign):
-        rows = X.X * X.scale[:, None] if _clipped_copy_needed(X) else X.X
-        bias = X.intercept
+    if not isinstance(X, ScaledDesign):
+        return X, None
+    return (X.X * X.scale[:, None] if _clipped_copy_needed(X) else X.X), X.intercept
+
+
+def _liblinear_fit(rows, bias, y, C, tol, max_iter):
+    """liblinear's approximate minimiser on :func:`_liblinear_input`'s ``(rows, bias)``:
+    the coefficients of the design and liblinear's iteration count."""
     svc = LinearSVC(C=C, loss="hinge", dual=True, fit_intercept=bias is not None,
                     intercept_scaling=1.0 if bias is None else bias, tol=tol,
                     max_iter=max_iter, random_state=0)
@@ -309,14 +312,16 @@ def certified_hinge_minimiser(X, y, *, C, target_distance, max_iter):
     # a declared class absent from the data leaves one label: liblinear refuses it,
     # the Huber path below does not
     one_label = np.all(y == y[0])
+    rows, bias = _liblinear_input(X) if not one_label else (None, None)
     for liblinear_tol in () if one_label else _LIBLINEAR_TOLS:
-        w, liblinear_iter = _liblinear_fit(X, y, C, liblinear_tol, max_iter)
+        w, liblinear_iter = _liblinear_fit(rows, bias, y, C, liblinear_tol, max_iter)
         n_iter += liblinear_iter
         best = _polish(X, y, C, w, best, target_distance)
         if best[1] <= target_distance:
             return best[0], float(best[1]), n_iter
         if liblinear_iter >= max_iter:  # liblinear stalls: tighter tolerances will not help
             break
+    rows = None  # the Huber path reads the design itself
     zero = np.zeros(X.shape[1])
     for width in _HUBER_PATH:
         result = newton_minimise(X, y, HuberHingeLoss(h=width), C=C, ridge=1.0, linear=zero,

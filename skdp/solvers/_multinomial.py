@@ -78,7 +78,14 @@ class MultinomialProblem:
     def hessian_diagonal(self, probabilities):
         """The Hessian's diagonal: ``C sum_i p_ik (1 - p_ik) x_ij^2 + ridge``."""
         curvature = probabilities * (1.0 - probabilities)
-        return self.C * _weighted_column_squares(self.X, curvature).T + self.ridge
+        return (self.C * _weighted_column_squares(self.X, curvature, self._sparse_squares()).T
+                + self.ridge)
+
+    def _sparse_squares(self):
+        """A sparse ``X``'s entries squared (cached: every step's diagonal uses them)."""
+        if sp.issparse(self.X) and not hasattr(self, "_squares"):
+            self._squares = self.X.power(2)
+        return getattr(self, "_squares", None)
 
     def uses_gram_preconditioner(self):
         """Whether the Gram matrix ``X^T X`` (computed once) preconditions CG.

@@ -77,7 +77,8 @@ def augment_intercept(X, intercept_scaling):
         X = sp.csr_matrix(X)
         n, d = X.shape
         ends = X.indptr[1:]
-        return sp.csr_matrix((np.insert(X.data.astype(float), ends, float(intercept_scaling)),
+        data = np.insert(X.data, ends, intercept_scaling).astype(float, copy=False)
+        return sp.csr_matrix((data,
                               np.insert(X.indices, ends, d),
                               X.indptr + np.arange(n + 1)), shape=(n, d + 1))
     return np.hstack([X, np.full((X.shape[0], 1), float(intercept_scaling))])
