@@ -14,7 +14,7 @@ from ..base import (EpsilonRelease, PrivacyParamsMixin, PrivacyTags, copy_with_c
 from ..exceptions import ConvergenceError
 from ..losses import make_loss
 from ..utils._docstrings import fill_doc
-from ..solvers._design import ScaledDesign
+from ..solvers._design import ScaledDesign, canonical_csr
 from ..utils._memory import check_allocation
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ..utils.validation import (augment_intercept, check_data_norm, clip_rows_to_norm,
@@ -42,15 +42,14 @@ def design_matrix(X, *, data_norm, fit_intercept, intercept_scaling):
 
 
 def solver_design(X, *, data_norm, fit_intercept, intercept_scaling):
-    """The design of :func:`design_matrix` for the Newton solvers: a dense ``X`` is not
-    copied (:class:`~skdp.solvers._design.ScaledDesign` applies the row factors and the
-    intercept column inside the products); a sparse one is clipped and augmented."""
-    if sp.issparse(X):
-        return design_matrix(X, data_norm=data_norm, fit_intercept=fit_intercept,
-                             intercept_scaling=intercept_scaling)
+    """The design of :func:`design_matrix` for the solvers, without a copy of ``X``
+    (:class:`~skdp.solvers._design.ScaledDesign` applies the row factors and the
+    intercept column inside the products). A sparse ``X`` is read in CSR form without
+    duplicate entries (a copy only when it is not already one)."""
     check_data_norm(data_norm)
-    X = np.asarray(X, dtype=np.float64)
-    factors = row_clip_factors(np.sqrt(np.einsum("ij,ij->i", X, X)), data_norm)
+    X = (canonical_csr(X).astype(np.float64, copy=False) if sp.issparse(X)
+         else np.asarray(X, dtype=np.float64))
+    factors = row_clip_factors(ScaledDesign(X, None, None).row_norms(), data_norm)
     return ScaledDesign(X, None if np.all(factors == 1.0) else factors,
                         float(intercept_scaling) if fit_intercept else None)
 

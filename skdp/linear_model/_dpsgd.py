@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 from numbers import Real
 
 import numpy as np
-import scipy.sparse as sp
 from scipy.special import expit, log_softmax, softmax
 from sklearn.base import ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
@@ -18,7 +17,7 @@ from ..accounting._calibration import calibrate_noise_multiplier, noise_multipli
 from ..accounting._dpsgd import default_count_noise_std, dpsgd_epsilon
 from ..exceptions import PrivacyBudgetError
 from ..losses import HingeLoss
-from ..solvers._design import as_design
+from ..solvers._design import as_design, is_sparse
 from ..solvers._newton import _row_norms
 from ..utils._docstrings import fill_doc
 from ..utils._random import noise_generator
@@ -135,7 +134,7 @@ def clipped_gradient_sum(X, Y, theta, loss, max_grad_norm, row_norms):
     ``r_i x_i^T`` with ``r_i = d loss_i / d scores_i``, so its Frobenius norm is
     ``||r_i|| ||x_i||``: no per-example gradient is ever materialised.
     """
-    if sp.issparse(X) or X.shape[0] * X.shape[1] * 8 <= _STREAMED_BYTES:
+    if is_sparse(X) or X.shape[0] * X.shape[1] * 8 <= _STREAMED_BYTES:
         return _clipped_block_sum(X, Y, theta, loss, max_grad_norm, row_norms)
     # a dense design beyond the cache by blocks of rows that stay in cache between the
     # two products, so that X is read from memory once per step, not twice
@@ -256,7 +255,7 @@ def _dp_sgd(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_rate, n_steps
                 Xb, Yb, norms_b = X, Y, row_norms
             else:
                 idx = _poisson_sample(n, sample_rate, sampling_rng)
-                Xb = np.take(X, idx, axis=0) if dense else X[idx]
+                Xb = np.take(X, idx, axis=0) if dense else as_design(X).subset(idx)
                 Yb, norms_b = np.take(Y, idx, axis=0), np.take(row_norms, idx)
             batch_sizes[t] = Xb.shape[0]
             clipped_sum, factors = clipped_gradient_sum(Xb, Yb, theta, loss, max_grad_norm,
@@ -665,8 +664,6 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
             Y = np.where(y_idx[:, None] == np.arange(n_classes), 1.0, -1.0)
         design = solver_design(X, data_norm=self.data_norm, fit_intercept=self.fit_intercept,
                                intercept_scaling=self.intercept_scaling)
-        if sp.issparse(design):
-            design = sp.csr_matrix(design)
         count_rng, sampling_rng, noise_rng = noise_generator(self.random_state).spawn(3)
         # the DP row count: the only way n enters the released model
         n_tilde = X.shape[0] + count_noise * count_rng.standard_normal()

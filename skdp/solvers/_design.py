@@ -1,4 +1,4 @@
-"""The clipped, intercept-augmented design of a dense ``X``, without a copy of ``X``.
+"""The clipped, intercept-augmented design of ``X`` (dense or CSR), without a copy of ``X``.
 
 Row ``i`` of the design is ``[s_i x_i, c]``: ``x_i`` scaled into the public ball
 (``s_i = min(1, data_norm / ||x_i||)``) and the public intercept column ``c``. The
@@ -8,8 +8,10 @@ column or one cache-sized block of rows, never of ``X``'s size.
 """
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..utils._memory import check_allocation
+from ..utils.validation import augment_intercept
 
 # Bytes of a dense block of rows that stays in cache between two products.
 _CACHE_BYTES = 2**20
@@ -21,19 +23,36 @@ def _cache_rows(n_columns):
 
 
 def as_design(X):
-    """A dense ``X`` as a :class:`ScaledDesign` with no factors and no intercept (a
-    design is returned as it is), so that the solvers read every dense design through
-    the same row blocks."""
+    """``X`` (dense or sparse) as a :class:`ScaledDesign` with no factors and no
+    intercept (a design is returned as it is), so that the solvers read every design
+    through the same products and row blocks."""
     return X if isinstance(X, ScaledDesign) else ScaledDesign(X, None, None)
 
 
+def is_sparse(X):
+    """Whether ``X``, a matrix or a :class:`ScaledDesign`, stores its rows sparsely."""
+    return sp.issparse(X) or getattr(X, "sparse", False)
+
+
+def canonical_csr(X):
+    """A sparse ``X`` in CSR form without duplicate entries (``X`` itself when it is
+    already one; never modified): a row's norm is then the norm of its stored values,
+    which is what clipping reads."""
+    X = X if X.format == "csr" else X.tocsr()
+    if not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()
+    return X
+
+
 class ScaledDesign:
-    """``[s_i x_i, c]`` for a dense ``X`` (see the module docstring).
+    """``[s_i x_i, c]`` for a dense or CSR ``X`` (see the module docstring).
 
     Parameters
     ----------
-    X : ndarray of shape (n_samples, n_features)
-        The rows as given (float64); never modified.
+    X : ndarray or CSR matrix of shape (n_samples, n_features)
+        The rows as given (float64; a CSR matrix without duplicate entries, see
+        :func:`canonical_csr`); never modified.
     scale : ndarray of shape (n_samples,) or None
         Row factors in (0, 1]; ``None`` when every row is inside the ball.
     intercept : float or None
@@ -48,6 +67,13 @@ class ScaledDesign:
         self.X, self.scale, self.intercept = X, scale, intercept
         self.shape = (X.shape[0], X.shape[1] + (intercept is not None))
         self.dtype = X.dtype
+        self.sparse = sp.issparse(X)
+
+    @property
+    def nnz(self):
+        """Stored entries of the explicit design (every entry of a dense one)."""
+        stored = self.X.nnz if self.sparse else self.X.size
+        return stored + (self.shape[0] if self.intercept is not None else 0)
 
     def _scaled(self, values):
         """``s * values`` row by row (``values`` of shape (n,) or (n, k))."""
@@ -58,7 +84,7 @@ class ScaledDesign:
     def __matmul__(self, theta):
         """``Z @ theta`` for a vector ``(d,)`` or a matrix ``(d, k)``."""
         theta = np.asarray(theta)
-        product = self.X @ (theta if self.intercept is None else theta[:-1])
+        product = np.asarray(self.X @ (theta if self.intercept is None else theta[:-1]))
         if self.scale is not None:  # in place: one temporary of n values (or n x k)
             product *= self.scale if product.ndim == 1 else self.scale[:, None]
         if self.intercept is not None:
@@ -72,7 +98,7 @@ class ScaledDesign:
     def transpose_product(self, values):
         """``Z.T @ values`` for ``values`` of shape (n,) or (n, k)."""
         values = np.asarray(values)
-        top = self.X.T @ self._scaled(values)
+        top = np.asarray(self.X.T @ self._scaled(values))
         if self.intercept is None:
             return top
         return np.concatenate([top, self.intercept * values.sum(axis=0, keepdims=True)])
@@ -86,6 +112,8 @@ class ScaledDesign:
         one row)."""
         if isinstance(rows, (int, np.integer)):
             return self[[rows]][0]
+        if self.sparse:
+            return self._sparse_rows(rows)
         block = self.X[rows]
         if self.scale is not None:
             block = block * self.scale[rows][:, None]
@@ -96,22 +124,37 @@ class ScaledDesign:
         out[:, -1] = self.intercept
         return out
 
-    def every(self, stride):
-        """Every ``stride``-th row, as a design on a view of ``X`` (no copy)."""
-        return self._view(slice(None, None, stride))
+    def _sparse_rows(self, rows):
+        """The explicit rows of a sparse design, in CSR form."""
+        block = self.X[rows]
+        if self.scale is not None:
+            block = sp.csr_matrix(sp.diags_array(self.scale[rows]) @ block)
+        if self.intercept is None:
+            return sp.csr_matrix(block)
+        return augment_intercept(block, self.intercept)
 
-    def _view(self, rows):
+    def every(self, stride):
+        """Every ``stride``-th row, as a design on a view of a dense ``X`` (no copy;
+        a copy of those rows of a sparse one)."""
+        return self.subset(slice(None, None, stride))
+
+    def subset(self, rows):
+        """The design of some rows (a slice or an index array), the factors and the
+        intercept still implicit."""
         return ScaledDesign(self.X[rows], None if self.scale is None else self.scale[rows],
                             self.intercept)
 
     def blocks(self):
         """Cache-sized blocks of consecutive rows: ``(start, stop, design)``, each
-        design on a view of ``X`` (no copy), so that a block stays in cache between
-        two products with it."""
+        design on a view of a dense ``X`` (no copy), so that a block stays in cache
+        between two products with it. A sparse design is one block."""
+        if self.sparse:
+            yield 0, self.shape[0], self
+            return
         rows = _cache_rows(self.shape[1])
         for start in range(0, self.shape[0], rows):
             stop = min(start + rows, self.shape[0])
-            yield start, stop, self._view(slice(start, stop))
+            yield start, stop, self.subset(slice(start, stop))
 
     def weighted_rows(self, weights, out=None):
         """The explicit rows times one weight per row, ``weights[:, None] * Z``.
@@ -135,10 +178,8 @@ class ScaledDesign:
             weights * (self.scale**2 if weights.ndim == 1 else self.scale[:, None]**2))
         d = self.X.shape[1]
         total = np.zeros((d,) + weights.shape[1:])
-        squares = np.empty((_cache_rows(d), d))
-        for start, stop, block in self.blocks():
-            np.square(block.X, out=squares[:stop - start])
-            total += squares[:stop - start].T @ scaled[start:stop]
+        for start, stop, squares in self._square_blocks():
+            total += squares.T @ scaled[start:stop]
         if self.intercept is None:
             return total
         intercept = self.intercept**2 * weights.sum(axis=0)
@@ -148,17 +189,61 @@ class ScaledDesign:
         raise TypeError("A ScaledDesign is never converted implicitly (that would copy X): "
                         "use its products, its row blocks or toarray().")
 
+    def _square_blocks(self):
+        """``(start, stop, squares)``: ``X``'s entries squared, by blocks of rows in one
+        reused buffer (a sparse block shares ``X``'s index arrays)."""
+        n, d = self.X.shape
+        if not self.sparse:
+            squares = np.empty((_cache_rows(d), d))
+            for start, stop, block in self.blocks():
+                yield start, stop, np.square(block.X, out=squares[:stop - start])
+            return
+        indptr, data = self.X.indptr, self.X.data
+        rows = max(1, _CACHE_BYTES // (8 * max(1, self.X.nnz // max(n, 1))))
+        buffer = np.empty(min(data.size, _CACHE_BYTES // 8 + d))
+        for start in range(0, n, rows):
+            stop = min(start + rows, n)
+            first, last = indptr[start], indptr[stop]
+            if last - first > buffer.size:
+                buffer = np.empty(last - first)
+            values = np.square(data[first:last], out=buffer[:last - first])
+            yield start, stop, sp.csr_matrix(
+                (values, self.X.indices[first:last], indptr[start:stop + 1] - first),
+                shape=(stop - start, d), copy=False)
+
     def row_norms(self):
         """``||z_i||``: the scaled norms with the intercept's square."""
-        squares = np.einsum("ij,ij->i", self.X, self.X)
+        if self.sparse:
+            squares = np.empty(self.shape[0])
+            for start, stop, block in self._square_blocks():
+                squares[start:stop] = np.asarray(block.sum(axis=1)).ravel()
+        else:
+            squares = np.einsum("ij,ij->i", self.X, self.X)
         if self.scale is not None:
             squares *= self.scale**2
         if self.intercept is not None:
             squares += self.intercept**2
         return np.sqrt(squares, out=squares)
 
+    def weighted_gram(self, weights):
+        """``Z.T @ diag(weights) @ Z`` of a sparse design, dense ``(d, d)``: the sparse
+        product of ``X`` and the intercept's border."""
+        factors = weights if self.scale is None else weights * self.scale  # of s_i x_i
+        row_weights = weights if self.scale is None else factors * self.scale
+        top = sp.csr_matrix(self.X.T @ sp.diags_array(row_weights) @ self.X).toarray()
+        if self.intercept is None:
+            return top
+        d = self.X.shape[1]
+        total = np.empty((d + 1, d + 1))
+        total[:d, :d] = top
+        total[:d, d] = total[d, :d] = self.intercept * np.asarray(self.X.T @ factors)
+        total[d, d] = self.intercept**2 * np.sum(weights)
+        return total
+
     def gram(self):
         """``Z.T @ Z`` summed over blocks of rows (one reused block)."""
+        if self.sparse:
+            return self.weighted_gram(np.ones(self.shape[0]))
         total = np.zeros((self.shape[1], self.shape[1]))
         buffer = np.empty((_cache_rows(self.shape[1]), self.shape[1]))
         ones = np.ones(buffer.shape[0])
@@ -168,9 +253,10 @@ class ScaledDesign:
         return total
 
     def toarray(self):
-        """The explicit design (a copy of ``X``'s size: only where a solver needs it)."""
+        """The explicit design, dense (a copy of ``X``'s size: only where a solver needs
+        it)."""
         check_allocation(8.0 * self.shape[0] * self.shape[1], "The clipped design (a copy of X)")
-        return self[:]
+        return self[:].toarray() if self.sparse else self[:]
 
 
 class _Transposed:

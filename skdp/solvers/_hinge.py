@@ -20,7 +20,7 @@ from sklearn.svm import LinearSVC
 from ..losses import HuberHingeLoss
 from ..utils._docstrings import fill_doc
 from ..utils._memory import check_allocation
-from ._design import ScaledDesign
+from ._design import ScaledDesign, is_sparse
 from ._newton import newton_minimise
 
 _HINGE_DOC = {"hinge_problem": """X : {ndarray, sparse matrix} of shape (n_samples, n_coefficients)
@@ -164,7 +164,7 @@ def _polish_round(X, y, C, w):
     distance_to_one = np.abs(margins - 1.0)
     size = max(10 * d + 100, np.count_nonzero(distance_to_one <= max(_MARGIN_BANDS)))
     # sparse rows stay sparse: their cap is on the Gram matrix of _margin_dual_from_gram
-    row_entries = d if not sp.issparse(X) else max(1, int(np.sqrt(_MAX_BAND_ENTRIES)))
+    row_entries = d if not is_sparse(X) else max(1, int(np.sqrt(_MAX_BAND_ENTRIES)))
     size = max(1, min(n, size, _MAX_BAND_ENTRIES // row_entries))
     near = np.argpartition(distance_to_one, size - 1)[:size] if size < n else np.arange(n)
     near = near[np.argsort(distance_to_one[near], kind="stable")]
@@ -243,9 +243,10 @@ def check_liblinear_memory(X):
     the clipped rows made explicit (:func:`_clipped_copy_needed`) and liblinear's own
     copy (an index and a value per stored entry, and a terminator per row)."""
     n, d = X.shape
-    if _clipped_copy_needed(X):
-        check_allocation(8.0 * n * d, "The clipped design (a copy of X)")
-    stored = X.nnz if sp.issparse(X) else n * d
+    if _clipped_copy_needed(X):  # a new value per stored entry of a sparse X
+        check_allocation(8.0 * X.X.nnz if X.sparse else 8.0 * n * d,
+                         "The clipped design (a copy of X)")
+    stored = X.nnz if is_sparse(X) else n * d
     check_allocation(16.0 * (stored + 2 * n), "liblinear's copy of the design")
 
 
@@ -260,7 +261,13 @@ def _liblinear_input(X):
     """
     if not isinstance(X, ScaledDesign):
         return X, None
-    return (X.X * X.scale[:, None] if _clipped_copy_needed(X) else X.X), X.intercept
+    if not _clipped_copy_needed(X):
+        return X.X, X.intercept
+    if X.sparse:  # new values on X's index arrays
+        values = np.repeat(X.scale, np.diff(X.X.indptr))
+        values *= X.X.data
+        return sp.csr_matrix((values, X.X.indices, X.X.indptr), shape=X.X.shape), X.intercept
+    return X.X * X.scale[:, None], X.intercept
 
 
 def _liblinear_fit(rows, bias, y, C, tol, max_iter):

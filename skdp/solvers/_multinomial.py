@@ -10,12 +10,11 @@ the distance to the exact minimiser by ``certified_norm / ridge``.
 """
 
 import numpy as np
-import scipy.sparse as sp
 from scipy.special import softmax
 
 from ..losses import SoftmaxLoss
 from ..utils._docstrings import fill_doc
-from ._design import as_design
+from ._design import as_design, is_sparse
 from ._newton import (_MAX_HESSIAN_ENTRIES, _MAX_PRODUCTS_PER_STEP, NewtonResult, _backtrack,
                       _conjugate_gradient, _row_norms, _weighted_column_squares)
 
@@ -63,13 +62,9 @@ class MultinomialProblem:
         A dense ``X`` is read by blocks of rows that stay in cache between the two
         products (as the GLM solver's products).
         """
-        if sp.issparse(self.X):
-            blocks = [(self.X, probabilities)]
-        else:
-            blocks = ((block, probabilities[start:stop])
-                      for start, stop, block in as_design(self.X).blocks())
         total = np.zeros(direction.shape[::-1])
-        for block, p in blocks:
+        for start, stop, block in as_design(self.X).blocks():
+            p = probabilities[start:stop]
             weighted = p * np.asarray(block @ direction.T)
             weighted -= p * weighted.sum(axis=1, keepdims=True)
             total += np.asarray(block.T @ weighted)
@@ -78,14 +73,7 @@ class MultinomialProblem:
     def hessian_diagonal(self, probabilities):
         """The Hessian's diagonal: ``C sum_i p_ik (1 - p_ik) x_ij^2 + ridge``."""
         curvature = probabilities * (1.0 - probabilities)
-        return (self.C * _weighted_column_squares(self.X, curvature, self._sparse_squares()).T
-                + self.ridge)
-
-    def _sparse_squares(self):
-        """A sparse ``X``'s entries squared (cached: every step's diagonal uses them)."""
-        if sp.issparse(self.X) and not hasattr(self, "_squares"):
-            self._squares = self.X.power(2)
-        return getattr(self, "_squares", None)
+        return self.C * _weighted_column_squares(self.X, curvature).T + self.ridge
 
     def uses_gram_preconditioner(self):
         """Whether the Gram matrix ``X^T X`` (computed once) preconditions CG.
@@ -96,7 +84,7 @@ class MultinomialProblem:
         shape decides, never the values.
         """
         d, n_classes = self.X.shape[1], self.Y.shape[1]
-        return (not sp.issparse(self.X) and d * d <= _MAX_HESSIAN_ENTRIES
+        return (not is_sparse(self.X) and d * d <= _MAX_HESSIAN_ENTRIES
                 and d <= 120 * n_classes)
 
     def gram_eigen(self):

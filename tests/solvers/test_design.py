@@ -3,6 +3,7 @@ the explicit design it stands for."""
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from numpy.testing import assert_allclose
 
 from skdp import ObjPertLogisticRegression
@@ -152,3 +153,85 @@ def test_fits_do_not_copy_X():
         estimator.fit(X[:100], y[:100])  # imports and caches outside the measurement
         peak = peak_allocation(lambda: estimator.fit(X, y))
         assert peak < X.nbytes / 2, (type(estimator).__name__, peak, X.nbytes)
+
+
+def _sparse_pair(fit_intercept=True, seed=0):
+    X = sp.random(90, 6, density=0.5, format="csr", random_state=seed) * 3.0  # many clipped
+    X = sp.csr_matrix(sp.diags_array((np.arange(90) != 4).astype(float)) @ X)  # row 4 empty
+    X.eliminate_zeros()
+    X.sum_duplicates()  # canonical: read as it is
+    kwargs = dict(data_norm=1.5, fit_intercept=fit_intercept, intercept_scaling=0.7)
+    return solver_design(X, **kwargs), design_matrix(X.toarray(), **kwargs), X
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_a_sparse_design_is_the_explicit_design(fit_intercept, monkeypatch):
+    """The implicit design of a CSR X (no copy of X) against the explicit dense design:
+    products, rows (CSR), norms, squares and Gram matrices, with square blocks of a
+    few rows."""
+    from skdp.solvers import _design
+
+    monkeypatch.setattr(_design, "_CACHE_BYTES", 8 * 7)  # square blocks of 2 rows
+    implicit, explicit, X = _sparse_pair(fit_intercept)
+    assert implicit.sparse and implicit.X is X and implicit.scale.min() < 0.6
+    assert implicit.nnz == X.nnz + (90 if fit_intercept else 0)
+    rng = np.random.default_rng(1)
+    theta, matrix = rng.normal(size=explicit.shape[1]), rng.normal(size=(explicit.shape[1], 3))
+    values, rows = rng.normal(size=90), rng.normal(size=(90, 3))
+    assert_allclose(implicit @ theta, explicit @ theta, rtol=1e-12, atol=1e-12)
+    assert_allclose(implicit @ matrix, explicit @ matrix, rtol=1e-12, atol=1e-12)
+    assert_allclose(implicit.T @ values, explicit.T @ values, rtol=1e-12, atol=1e-12)
+    assert_allclose(rows.T @ implicit, rows.T @ explicit, rtol=1e-12, atol=1e-12)
+    assert_allclose(implicit.T @ implicit, explicit.T @ explicit, rtol=1e-12, atol=1e-12)
+    assert_allclose(implicit.weighted_gram(values**2),
+                    explicit.T @ (values[:, None]**2 * explicit), rtol=1e-12, atol=1e-12)
+    assert_allclose(implicit.weighted_column_squares(values**2),
+                    (explicit**2).T @ values**2, rtol=1e-12)
+    assert_allclose(implicit.weighted_column_squares(rows**2),
+                    (explicit**2).T @ rows**2, rtol=1e-12)
+    assert_allclose(implicit.row_norms(), np.linalg.norm(explicit, axis=1), rtol=1e-12)
+    for index in (slice(3, 17), np.array([5, 0, 89, 4])):
+        block = implicit[index]
+        assert sp.issparse(block) and block.format == "csr"
+        assert_allclose(block.toarray(), explicit[index], rtol=1e-15)
+    assert_allclose((implicit.subset(np.array([7, 2])) @ theta), explicit[[7, 2]] @ theta,
+                    rtol=1e-12)
+    assert_allclose(implicit.every(4).toarray(), explicit[::4], rtol=1e-15)
+    assert_allclose(implicit.toarray(), explicit, rtol=1e-15)
+
+
+def test_a_csr_with_duplicate_entries_is_clipped_by_its_true_rows():
+    """A stored row (0.8, 0.8) in one column is the value 1.6: its clipping factor
+    is 1 / 1.6, not the 1 / 1.13 that its stored values' squares would give; the
+    caller's matrix is not modified."""
+    X = sp.csr_matrix((np.array([0.8, 0.8, 0.5]), np.array([0, 0, 1]), np.array([0, 2, 3])),
+                      shape=(2, 3))
+    assert not X.has_canonical_format
+    design = solver_design(X, data_norm=1.0, fit_intercept=False, intercept_scaling=1.0)
+    assert_allclose(design.toarray(), [[1.0, 0.0, 0.0], [0.0, 0.5, 0.0]], rtol=1e-15)
+    assert_allclose(design.row_norms(), [1.0, 0.5], rtol=1e-15)
+    assert X.data.size == 3 and not X.has_canonical_format
+
+
+def test_sparse_fits_do_not_copy_X():
+    """ObjPert and DP-GD read a CSR X in place: the peak of numpy's allocations during
+    a fit is well below X's stored arrays (clipping and the intercept column were a
+    new CSR matrix, and the squares another). The hinge gives liblinear the clipped
+    values on X's own index arrays (two thirds of X's stored bytes; liblinear's input
+    checks add a little)."""
+    from skdp import DPSGDClassifier, OutputPertSVM
+
+    rng = np.random.default_rng(0)
+    n, d, per_row = 40_000, 20_000, 50
+    X = sp.csr_matrix((rng.random(n * per_row), rng.integers(0, d, n * per_row),
+                       np.arange(0, n * per_row + 1, per_row)), shape=(n, d))
+    X.sum_duplicates()  # canonical, so read in place; norms about 4: rows clipped
+    score = X @ rng.normal(size=d)
+    y = (score > np.median(score)).astype(int)
+    stored = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
+    for estimator, share in ((ObjPertLogisticRegression(random_state=0), 0.5),
+                             (OutputPertSVM(C=0.01, random_state=0), 1.25),
+                             (DPSGDClassifier(epochs=2, random_state=0), 0.5)):
+        estimator.fit(X[:200], y[:200])
+        peak = peak_allocation(lambda: estimator.fit(X, y))
+        assert peak < share * stored, (type(estimator).__name__, peak, stored)
