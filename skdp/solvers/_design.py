@@ -114,14 +114,19 @@ class ScaledDesign:
             return self[[rows]][0]
         if self.sparse:
             return self._sparse_rows(rows)
-        block = self.X[rows]
-        if self.scale is not None:
-            block = block * self.scale[rows][:, None]
-        if self.intercept is None:
-            return np.array(block, dtype=float)
-        out = np.empty((block.shape[0], self.shape[1]))
-        out[:, :-1] = block
-        out[:, -1] = self.intercept
+        # one allocation, filled by cache-sized blocks of rows
+        index = np.arange(self.shape[0])[rows]
+        d = self.X.shape[1]
+        out = np.empty((index.size, self.shape[1]))
+        step = _cache_rows(d)
+        for start in range(0, index.size, step):
+            chunk = index[start:start + step]
+            block = out[start:start + chunk.size, :d]
+            block[...] = self.X[chunk]
+            if self.scale is not None:
+                block *= self.scale[chunk][:, None]
+        if self.intercept is not None:
+            out[:, d] = self.intercept
         return out
 
     def _sparse_rows(self, rows):

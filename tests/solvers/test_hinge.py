@@ -67,3 +67,44 @@ def test_margin_dual_of_duplicates_solves_the_full_bounded_least_squares():
     start = np.cumsum([0, 1, 4, 2, 1, 3])
     for first, count in zip(start, [1, 4, 2, 1, 3, 5]):
         assert np.ptp(alpha[first:first + count]) == 0
+
+
+@pytest.mark.parametrize("shape", [(30, 50), (80, 40), (200, 200)])
+def test_box_least_squares_matches_bvls(shape):
+    """Projected Newton on ``min ||M a - b||``, ``0 <= a <= u``, against bvls: the same
+    objective, on full-rank and rank-deficient (more variables than rows) problems
+    with many bounds active."""
+    from scipy.optimize import lsq_linear
+
+    from skdp.solvers._hinge import _box_least_squares
+
+    rng = np.random.default_rng(shape[0])
+    M = rng.normal(size=shape)
+    b = M @ rng.normal(scale=2.0, size=shape[1]) + rng.normal(size=shape[0])
+    upper = rng.uniform(0.5, 1.5, size=shape[1])
+    ours = _box_least_squares(M, b, upper, np.zeros(shape[1]))
+    reference = lsq_linear(M, b, bounds=(np.zeros(shape[1]), upper), method="bvls").x
+    assert np.all((ours >= 0.0) & (ours <= upper))
+    assert 0.0 < np.mean((reference > 0) & (reference < upper)) < 1.0  # bounds matter
+    value = np.linalg.norm(M @ ours - b)
+    assert value <= np.linalg.norm(M @ reference - b) * (1 + 1e-10) + 1e-12
+
+
+def test_distinct_rows_is_unique_with_its_inverse_and_counts():
+    """Rows told apart by their projection are returned as they are; rows with equal
+    projections (true duplicates, or a collision) go through np.unique."""
+    from skdp.solvers._hinge import _distinct_rows
+
+    rng = np.random.default_rng(0)
+    rows = rng.normal(size=(6, 4))
+    distinct, inverse, counts = _distinct_rows(rows)
+    assert distinct is rows and np.array_equal(inverse, np.arange(6)) and np.all(counts == 1)
+    with_duplicates = rows[[0, 1, 0, 2, 1, 0]]
+    colliding = np.array([[1.0, 0.0], [0.0, 0.0]])
+    colliding[1, 1] = np.cos(0.5) / np.cos(1.5)  # the same projection, another row
+    for matrix in (with_duplicates, colliding):
+        distinct, inverse, counts = _distinct_rows(matrix)
+        expected = np.unique(matrix, axis=0, return_inverse=True, return_counts=True)
+        assert np.array_equal(distinct, expected[0])
+        assert np.array_equal(distinct[inverse], matrix)
+        assert np.array_equal(counts, expected[2])
