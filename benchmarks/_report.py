@@ -490,13 +490,12 @@ def scaling(payload, timing=None):
               f"peak-memory ratio at most {params.get('target_memory_ratio', 2.0)} "
               "(skdp / scikit-learn, one BLAS thread, each fit alone in a fresh process, "
               "same run; memory: growth of the peak resident set over the fit). Objective "
-              "perturbation and DP-GD read a dense X in place (the clipping factors and the "
-              "intercept column are applied inside the products); the hinge solver gives "
-              "liblinear the clipped rows, a copy of X only when some row is clipped by "
-              "more than rounding (about a tenth of the rows of these designs have norm "
-              "1 + 1 ulp and go as they are), and a sparse X is clipped and augmented into "
-              "a new CSR matrix. lbfgs at tol=1e-8 is the "
-              "reference of matched precision.", ""]
+              "perturbation and DP-GD read X, dense or CSR, in place (the clipping factors "
+              "and the intercept column are applied inside the products); the hinge solver "
+              "gives liblinear the clipped rows, a copy of a dense X (new values on a CSR "
+              "X's index arrays) only when some row is clipped by more than rounding "
+              "(about a tenth of the rows of these designs have norm 1 + 1 ulp and go as "
+              "they are). lbfgs at tol=1e-8 is the reference of matched precision.", ""]
     rows, failures = [], []
     for case, pairs in payload["results"].items():
         for pair, row in pairs.items():
