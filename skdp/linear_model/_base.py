@@ -49,9 +49,12 @@ def solver_design(X, *, data_norm, fit_intercept, intercept_scaling):
     check_data_norm(data_norm)
     X = (canonical_csr(X).astype(np.float64, copy=False) if sp.issparse(X)
          else np.asarray(X, dtype=np.float64))
-    factors = row_clip_factors(ScaledDesign(X, None, None).row_norms(), data_norm)
-    return ScaledDesign(X, None if np.all(factors == 1.0) else factors,
-                        float(intercept_scaling) if fit_intercept else None)
+    norms = ScaledDesign(X, None, None).row_norms()
+    factors = row_clip_factors(norms, data_norm)
+    intercept = float(intercept_scaling) if fit_intercept else None
+    norms *= factors
+    largest = float(np.sqrt(norms.max(initial=0.0)**2 + (intercept or 0.0)**2))
+    return ScaledDesign(X, None if np.all(factors == 1.0) else factors, intercept, largest)
 
 
 def release_nothing(estimator):

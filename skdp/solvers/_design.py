@@ -57,14 +57,18 @@ class ScaledDesign:
         Row factors in (0, 1]; ``None`` when every row is inside the ball.
     intercept : float or None
         The intercept column's value; ``None`` without an intercept.
+    max_row_norm : float, default=None
+        A bound on ``||z_i||`` already known (from clipping); ``None``: computed by
+        :meth:`max_row_norm` when first asked.
     """
 
     ndim = 2
     # numpy defers ``A @ design`` to :meth:`__rmatmul__` instead of converting the design
     __array_ufunc__ = None
 
-    def __init__(self, X, scale, intercept):
+    def __init__(self, X, scale, intercept, max_row_norm=None):
         self.X, self.scale, self.intercept = X, scale, intercept
+        self._max_row_norm = max_row_norm
         self.shape = (X.shape[0], X.shape[1] + (intercept is not None))
         self.dtype = X.dtype
         self.sparse = sp.issparse(X)
@@ -147,7 +151,7 @@ class ScaledDesign:
         """The design of some rows (a slice or an index array), the factors and the
         intercept still implicit."""
         return ScaledDesign(self.X[rows], None if self.scale is None else self.scale[rows],
-                            self.intercept)
+                            self.intercept, self._max_row_norm)
 
     def blocks(self):
         """Cache-sized blocks of consecutive rows: ``(start, stop, design)``, each
@@ -218,17 +222,36 @@ class ScaledDesign:
 
     def row_norms(self):
         """``||z_i||``: the scaled norms with the intercept's square."""
+        norms = np.empty(self.shape[0])
+        for start, stop, block_norms in self._row_norm_blocks():
+            norms[start:stop] = block_norms
+        return norms
+
+    def max_row_norm(self):
+        """The largest ``||z_i||`` (by blocks of rows: no vector of ``n`` norms),
+        unless the design was given it."""
+        if self._max_row_norm is None:
+            self._max_row_norm = max((float(norms.max(initial=0.0))
+                                      for _, _, norms in self._row_norm_blocks()), default=0.0)
+        return self._max_row_norm
+
+    def row_norms_dot(self, weights):
+        """``sum_i weights_i ||z_i||``, by blocks of rows (no vector of ``n`` norms)."""
+        return float(sum(weights[start:stop] @ norms
+                         for start, stop, norms in self._row_norm_blocks()))
+
+    def _row_norm_blocks(self):
+        """``(start, stop, norms)``: the row norms ``||z_i||`` of blocks of rows."""
         if self.sparse:
-            squares = np.empty(self.shape[0])
-            for start, stop, block in self._square_blocks():
-                squares[start:stop] = np.asarray(block.sum(axis=1)).ravel()
+            blocks = ((start, stop, np.asarray(squares.sum(axis=1)).ravel())
+                      for start, stop, squares in self._square_blocks())
         else:
-            squares = np.einsum("ij,ij->i", self.X, self.X)
-        if self.scale is not None:
-            squares *= self.scale**2
-        if self.intercept is not None:
-            squares += self.intercept**2
-        return np.sqrt(squares, out=squares)
+            blocks = ((start, stop, np.einsum("ij,ij->i", block.X, block.X))
+                      for start, stop, block in self.blocks())
+        for start, stop, sums in blocks:
+            if self.scale is not None:
+                sums *= self.scale[start:stop]**2
+            yield start, stop, np.sqrt(sums + (self.intercept or 0.0)**2)
 
     def weighted_gram(self, weights):
         """``Z.T @ diag(weights) @ Z`` of a sparse design, dense ``(d, d)``: the sparse

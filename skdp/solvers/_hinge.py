@@ -191,6 +191,59 @@ def _band_counts(distances):
     return np.unique(np.concatenate([cuts, widths]))
 
 
+def _margin_band(X, y, C, w):
+    """The rows nearest the margin of ``w`` and the fixed part of the others.
+
+    The band is the ``10 d + 100`` rows nearest the margin, or all within the
+    widest of :data:`_MARGIN_BANDS` (fewer if ``d`` is large), sorted by their
+    distance to it. Returns the margins and their distances to one, the band's
+    indices, the dual point of the partition with the band's values set to zero
+    (``C`` below the margin, 0 above), its primal image ``fixed_far`` (the
+    contribution of the rows outside the band) and the band's rows times their
+    labels (a new array; CSR for a sparse ``X``).
+    """
+    n, d = X.shape
+    margins = y * np.asarray(X @ w).ravel()
+    distance_to_one = np.abs(margins - 1.0)
+    size = max(10 * d + 100, np.count_nonzero(distance_to_one <= max(_MARGIN_BANDS)))
+    # sparse rows stay sparse: their cap is on the Gram matrix of _margin_dual_from_gram
+    row_entries = d if not is_sparse(X) else max(1, int(np.sqrt(_MAX_BAND_ENTRIES)))
+    size = max(1, min(n, size, _MAX_BAND_ENTRIES // row_entries))
+    near = np.argpartition(distance_to_one, size - 1)[:size] if size < n else np.arange(n)
+    near = near[np.argsort(distance_to_one[near], kind="stable")]
+    alpha = np.where(margins < 1.0, C, 0.0)
+    alpha[near] = 0.0
+    fixed_far = np.asarray(X.T @ (alpha * y)).ravel()
+    rows = X[near]  # a new array (an index array selects them)
+    if sp.issparse(rows):
+        signed = sp.csr_array(rows.multiply(y[near, None]))
+    else:
+        signed = np.multiply(rows, y[near, None], out=rows)
+    return margins, distance_to_one, near, alpha, fixed_far, signed
+
+
+def _band_huber_path(X, y, C, w, max_iter):
+    """The Huber path of the problem restricted to the band of :func:`_margin_band`.
+
+    The rows outside the band keep their side of the margin of ``w`` and enter
+    as the fixed linear term ``-<fixed_far, theta>``; the Huber-smoothed hinges
+    (widths :data:`_HUBER_PATH`, Newton's method, warm started) are minimised
+    over the band's rows only, whose number does not grow with ``n``. The last
+    point goes to :func:`_polish`, whose duality gap is over every row, so a row
+    outside the band on the wrong side only costs a failed certificate. Returns
+    the point and the Newton steps taken.
+    """
+    *_, fixed_far, signed = _margin_band(X, y, C, w)
+    labels, linear = np.ones(signed.shape[0]), -fixed_far
+    theta, n_iter = w, 0
+    for width in _HUBER_PATH:
+        result = newton_minimise(signed, labels, HuberHingeLoss(h=width), C=C, ridge=1.0,
+                                 linear=linear, tol=1e-12 * (1.0 + np.linalg.norm(theta)),
+                                 max_iter=min(max_iter, 30), theta0=theta)
+        theta, n_iter = result.theta, n_iter + result.n_iter
+    return theta, n_iter
+
+
 def _polish_round(X, y, C, w):
     """Candidate dual points from the margin partition of ``w``.
 
@@ -203,24 +256,8 @@ def _polish_round(X, y, C, w):
     Yields ``(lower_bound, theta, alpha)`` with ``theta = X^T (alpha y)``;
     ``alpha`` is overwritten by the next candidate (copy it to keep it).
     """
-    n, d = X.shape
-    margins = y * np.asarray(X @ w).ravel()
-    distance_to_one = np.abs(margins - 1.0)
-    size = max(10 * d + 100, np.count_nonzero(distance_to_one <= max(_MARGIN_BANDS)))
-    # sparse rows stay sparse: their cap is on the Gram matrix of _margin_dual_from_gram
-    row_entries = d if not is_sparse(X) else max(1, int(np.sqrt(_MAX_BAND_ENTRIES)))
-    size = max(1, min(n, size, _MAX_BAND_ENTRIES // row_entries))
-    near = np.argpartition(distance_to_one, size - 1)[:size] if size < n else np.arange(n)
-    near = near[np.argsort(distance_to_one[near], kind="stable")]
-    alpha = np.where(margins < 1.0, C, 0.0)
-    alpha_near = alpha[near]
-    alpha[near] = 0.0
-    fixed_far = np.asarray(X.T @ (alpha * y)).ravel()
-    rows = X[near]  # a new array (an index array selects them)
-    if sp.issparse(rows):
-        signed = sp.csr_array(rows.multiply(y[near, None]))
-    else:
-        signed = np.multiply(rows, y[near, None], out=rows)
+    margins, distance_to_one, near, alpha, fixed_far, signed = _margin_band(X, y, C, w)
+    alpha_near = np.where(margins[near] < 1.0, C, 0.0)
     for count in _band_counts(distance_to_one[near]):
         trial = alpha_near.copy()
         fixed = fixed_far + signed[count:].T @ trial[count:]
@@ -340,9 +377,11 @@ def certified_hinge_minimiser(X, y, *, C, target_distance, max_iter):
     partition (KKT polishing) and the returned ``theta`` is that dual point's
     primal image, whose duality gap bounds its distance to the exact minimiser
     by ``sqrt(2 gap)``. Tighter liblinear tolerances are tried until the
-    certified distance is at most ``target_distance``; if liblinear stalls, a
-    path of Huber-smoothed hinges (width down to 1e-8, Newton's method, warm
-    started) provides the partition instead. liblinear's coordinate order uses
+    certified distance is at most ``target_distance``. When a liblinear point's
+    own partition does not certify, a path of Huber-smoothed hinges (width down
+    to 1e-8, Newton's method, warm started) over the rows nearest its margin
+    (:func:`_band_huber_path`) provides the partition before a tighter tolerance
+    is tried; if liblinear stalls, the same path over every row. liblinear's coordinate order uses
     a fixed seed (public; it cannot move the result beyond the certificate).
 
     Parameters
@@ -370,6 +409,11 @@ def certified_hinge_minimiser(X, y, *, C, target_distance, max_iter):
         w, liblinear_iter = _liblinear_fit(rows, bias, y, C, liblinear_tol, max_iter)
         n_iter += liblinear_iter
         best = _polish(X, y, C, w, best, target_distance)
+        if best[1] <= target_distance:
+            return best[0], float(best[1]), n_iter
+        band_w, band_iter = _band_huber_path(X, y, C, w, max_iter)
+        n_iter += band_iter
+        best = _polish(X, y, C, band_w, best, target_distance)
         if best[1] <= target_distance:
             return best[0], float(best[1]), n_iter
         if liblinear_iter >= max_iter:  # liblinear stalls: tighter tolerances will not help

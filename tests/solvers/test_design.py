@@ -21,6 +21,16 @@ def _pair(fit_intercept=True, seed=0):
     return solver_design(X, **kwargs), design_matrix(X, **kwargs), X
 
 
+def _check_max_row_norm(implicit, explicit):
+    """The largest row norm: as given by clipping, and as computed by blocks of rows
+    when not given."""
+    largest = np.linalg.norm(explicit, axis=1).max()
+    assert_allclose(implicit.max_row_norm(), largest, rtol=1e-12)
+    computed = ScaledDesign(implicit.X, implicit.scale, implicit.intercept)
+    assert_allclose(computed.max_row_norm(), largest, rtol=1e-12)
+    assert_allclose(implicit.subset(slice(0, 9)).max_row_norm(), largest, rtol=1e-12)
+
+
 @pytest.mark.parametrize("fit_intercept", [True, False])
 def test_products_blocks_and_norms_are_the_explicit_design_s(fit_intercept):
     implicit, explicit, X = _pair(fit_intercept)
@@ -41,6 +51,7 @@ def test_products_blocks_and_norms_are_the_explicit_design_s(fit_intercept):
     assert_allclose(implicit[-1], explicit[-1], rtol=1e-15)
     assert_allclose(implicit.every(3)[:], explicit[::3], rtol=1e-15)
     assert_allclose(implicit.row_norms(), np.linalg.norm(explicit, axis=1), rtol=1e-12, atol=1e-12)
+    _check_max_row_norm(implicit, explicit)
     assert_allclose(implicit.toarray(), explicit, rtol=1e-15)
     # the clipped rows are on the ball, and X itself is untouched
     assert np.linalg.norm(explicit[:, :4], axis=1).max() <= 1.5 * (1 + 1e-15)
@@ -155,6 +166,21 @@ def test_fits_do_not_copy_X():
         assert peak < X.nbytes / 2, (type(estimator).__name__, peak, X.nbytes)
 
 
+def test_objective_perturbation_on_a_tall_design_keeps_few_row_vectors():
+    """The Newton solver holds the predictor and the line search's candidate, and
+    evaluates the per-row losses by chunks of rows: the peak of a fit on a tall X is
+    about five vectors of n values beyond X (it was nine: the row norms, the slopes
+    and the loss's temporaries, each of n)."""
+    n = 200_000
+    X = np.random.default_rng(6).normal(size=(n, 5))
+    X /= 1.01 * np.linalg.norm(X, axis=1, keepdims=True)
+    y = (X[:, 0] > 0).astype(int)
+    estimator = ObjPertLogisticRegression(random_state=0)
+    estimator.fit(X[:100], y[:100])
+    peak = peak_allocation(lambda: estimator.fit(X, y))
+    assert peak < 6 * 8 * n, peak / (8 * n)
+
+
 def _sparse_pair(fit_intercept=True, seed=0):
     X = sp.random(90, 6, density=0.5, format="csr", random_state=seed) * 3.0  # many clipped
     X = sp.csr_matrix(sp.diags_array((np.arange(90) != 4).astype(float)) @ X)  # row 4 empty
@@ -190,6 +216,7 @@ def test_a_sparse_design_is_the_explicit_design(fit_intercept, monkeypatch):
     assert_allclose(implicit.weighted_column_squares(rows**2),
                     (explicit**2).T @ rows**2, rtol=1e-12)
     assert_allclose(implicit.row_norms(), np.linalg.norm(explicit, axis=1), rtol=1e-12)
+    _check_max_row_norm(implicit, explicit)
     for index in (slice(3, 17), np.array([5, 0, 89, 4])):
         block = implicit[index]
         assert sp.issparse(block) and block.format == "csr"
