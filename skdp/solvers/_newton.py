@@ -23,7 +23,7 @@ from scipy.linalg.blas import get_blas_funcs
 
 from ..utils._docstrings import fill_doc
 from ._check import check_loss
-from ._design import _cache_rows, as_design, is_sparse
+from ._design import _BUFFER_BYTES, _cache_rows, as_design, is_sparse
 
 # the parameters every function of the sum-form GLM objective takes
 _GLM_DOC = {"glm_problem": """X : {ndarray, sparse matrix} of shape (n_samples, n_coefficients)
@@ -225,8 +225,8 @@ def _hessian_at(z, X, y, loss, C, ridge):
         root_weights = np.sqrt(weights, out=weights)
         syrk = get_blas_funcs("syrk", dtype=X.dtype)
         upper = np.zeros((X.shape[1], X.shape[1]), order="F")
-        buffer = np.empty((_cache_rows(X.shape[1]), X.shape[1]))
-        for start, stop, block in as_design(X).blocks():
+        buffer = np.empty((_cache_rows(X.shape[1], _BUFFER_BYTES), X.shape[1]))
+        for start, stop, block in as_design(X).blocks(buffer.shape[0]):
             rows = block.weighted_rows(root_weights[start:stop], out=buffer)
             upper = syrk(1.0, rows.T, beta=1.0, c=upper, trans=0, lower=0, overwrite_c=1)
         hessian = np.triu(upper) + np.triu(upper, 1).T
