@@ -495,7 +495,9 @@ def scaling(payload, timing=None):
               "gives liblinear the clipped rows, a copy of a dense X (new values on a CSR "
               "X's index arrays) only when some row is clipped by more than rounding "
               "(about a tenth of the rows of these designs have norm 1 + 1 ulp and go as "
-              "they are). lbfgs at tol=1e-8 is the reference of matched precision.", ""]
+              "they are); when liblinear's margin partition does not certify, its Huber "
+              "path runs over the rows nearest the margin only, the others held on their "
+              "side. lbfgs at tol=1e-8 is the reference of matched precision.", ""]
     rows, failures = [], []
     for case, pairs in payload["results"].items():
         for pair, row in pairs.items():
