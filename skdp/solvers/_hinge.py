@@ -381,8 +381,9 @@ def certified_hinge_minimiser(X, y, *, C, target_distance, max_iter):
     own partition does not certify, a path of Huber-smoothed hinges (width down
     to 1e-8, Newton's method, warm started) over the rows nearest its margin
     (:func:`_band_huber_path`) provides the partition before a tighter tolerance
-    is tried; if liblinear stalls, the same path over every row. liblinear's coordinate order uses
-    a fixed seed (public; it cannot move the result beyond the certificate).
+    is tried; if liblinear stalls, the same path over every row. liblinear's
+    coordinate order uses a fixed seed (public; it cannot move the result beyond
+    the certificate).
 
     Parameters
     ----------
