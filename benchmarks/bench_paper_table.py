@@ -209,7 +209,8 @@ def main(argv=None):
     parser.add_argument("--rerun", nargs="+", metavar="METHOD",
                         choices=list(GRIDS) + list(DEFAULTS),
                         help="run only these rows and replace them in the existing JSON "
-                             "(its other rows and setting are kept; the rerun is recorded)")
+                             "(its other rows and setting are kept; the rerun is recorded); "
+                             "a dataset new to the JSON is added")
     args = parser.parse_args(argv)
     config = dict(QUICK if args.quick else FULL)
     if args.datasets:
@@ -221,7 +222,10 @@ def main(argv=None):
         path = RESULTS_DIR / f"{stem}.json"
         payload = json.loads(path.read_text())
         for name, result in results.items():
-            payload["results"][name]["methods"].update(result["methods"])
+            if name in payload["results"]:
+                payload["results"][name]["methods"].update(result["methods"])
+            else:  # a dataset not in the first run joins with the rows run now
+                payload["results"][name] = result
         payload.setdefault("reruns", []).append(
             {"methods": args.rerun, "datasets": config["datasets"],
              "environment": environment()})
