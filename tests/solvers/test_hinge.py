@@ -110,18 +110,29 @@ def test_distinct_rows_is_unique_with_its_inverse_and_counts():
         assert np.array_equal(counts, expected[2])
 
 
-def test_band_huber_path_recovers_the_partition_that_polishing_misses():
+def _dense_problem(rng):
+    X = rng.normal(size=(30_000, 20))
+    return X, np.where(X[:, :5].sum(axis=1) + 0.3 * rng.normal(size=30_000) > 0, 1.0, -1.0)
+
+
+def _sparse_problem(rng):
+    X = sp.random(20_000, 300, density=0.05, format="csr", random_state=1)
+    score = X @ rng.normal(size=300)
+    return X, np.where(score + 0.05 * rng.normal(size=20_000) > np.median(score), 1.0, -1.0)
+
+
+@pytest.mark.parametrize("problem", [_dense_problem, _sparse_problem])
+def test_band_huber_path_recovers_the_partition_that_polishing_misses(problem):
     """From a point 1e-3 away from the minimiser (liblinear's error at 1e6 rows),
     polishing its own margin partition certifies only a distance of about 0.1; the
     Huber path over the rows nearest its margin, the others held on their side,
-    gives a point whose polish certifies the minimiser to rounding level (about
-    2e-8 here), without a pass of Newton's method over every row."""
+    gives a point whose polish certifies the minimiser to rounding level, without a
+    pass of Newton's method over every row."""
     from skdp.linear_model._base import solver_design
     from skdp.solvers import _hinge
 
     rng = np.random.default_rng(0)
-    X = rng.normal(size=(30_000, 20))
-    y = np.where(X[:, :5].sum(axis=1) + 0.3 * rng.normal(size=30_000) > 0, 1.0, -1.0)
+    X, y = problem(rng)
     design = solver_design(X, data_norm=1.0, fit_intercept=True, intercept_scaling=1.0)
     theta, distance, _ = certified_hinge_minimiser(design, y, C=0.01, target_distance=1e-6,
                                                    max_iter=1000)
