@@ -39,8 +39,10 @@ _LIBLINEAR_TOLS = (1e-5, 1e-7, 1e-9, 1e-11)
 _NEGLIGIBLE_CLIPPING = 1e-9
 # half-widths of the band of margins treated as "on the margin" when polishing
 _MARGIN_BANDS = (1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8)
-# memory cap (number of matrix entries) of the dense near-margin rows used in polishing
-_MAX_BAND_ENTRIES = 20_000_000
+# memory caps (number of matrix entries) of the dense near-margin rows used in polishing,
+# tried in turn (the larger only where the shape lets the band grow): on a Gisette-shaped
+# design the first band (40 MB) certifies and the second (160 MB) took 0.4 s more to fill
+_BAND_ENTRIES = (5_000_000, 20_000_000)
 # bands cut at the largest jumps of the sorted margin distances
 _N_JUMP_BANDS = 6
 # rounds of polishing from each liblinear solution
@@ -191,12 +193,31 @@ def _band_counts(distances):
     return np.unique(np.concatenate([cuts, widths]))
 
 
-def _margin_band(X, y, C, w):
+def _band_rows(X, max_entries):
+    """The most rows of a band within ``max_entries``: dense rows of ``d`` entries;
+    sparse rows stay sparse, the cap is on the Gram matrix of
+    :func:`_margin_dual_from_gram`."""
+    row_entries = X.shape[1] if not is_sparse(X) else max(1, int(np.sqrt(max_entries)))
+    return max(1, max_entries // row_entries)
+
+
+def _band_caps(X):
+    """The caps of :data:`_BAND_ENTRIES` worth trying on ``X``'s shape: a larger cap
+    only where the ``10 d + 100`` rows of the band exceed the smaller one's rows."""
+    n, d = X.shape
+    caps = [_BAND_ENTRIES[0]]
+    for cap in _BAND_ENTRIES[1:]:
+        if min(n, 10 * d + 100) > _band_rows(X, caps[-1]):
+            caps.append(cap)
+    return caps
+
+
+def _margin_band(X, y, C, w, max_entries=_BAND_ENTRIES[-1]):
     """The rows nearest the margin of ``w`` and the fixed part of the others.
 
     The band is the ``10 d + 100`` rows nearest the margin, or all within the
-    widest of :data:`_MARGIN_BANDS` (fewer if ``d`` is large), sorted by their
-    distance to it. Returns the margins and their distances to one, the band's
+    widest of :data:`_MARGIN_BANDS`, at most :func:`_band_rows` of ``max_entries``,
+    sorted by their distance to it. Returns the margins and their distances to one, the band's
     indices, the dual point of the partition with the band's values set to zero
     (``C`` below the margin, 0 above), its primal image ``fixed_far`` (the
     contribution of the rows outside the band) and the band's rows times their
@@ -206,9 +227,7 @@ def _margin_band(X, y, C, w):
     margins = y * np.asarray(X @ w).ravel()
     distance_to_one = np.abs(margins - 1.0)
     size = max(10 * d + 100, np.count_nonzero(distance_to_one <= max(_MARGIN_BANDS)))
-    # sparse rows stay sparse: their cap is on the Gram matrix of _margin_dual_from_gram
-    row_entries = d if not is_sparse(X) else max(1, int(np.sqrt(_MAX_BAND_ENTRIES)))
-    size = max(1, min(n, size, _MAX_BAND_ENTRIES // row_entries))
+    size = min(n, size, _band_rows(X, max_entries))
     near = np.argpartition(distance_to_one, size - 1)[:size] if size < n else np.arange(n)
     near = near[np.argsort(distance_to_one[near], kind="stable")]
     alpha = np.where(margins < 1.0, C, 0.0)
@@ -222,7 +241,7 @@ def _margin_band(X, y, C, w):
     return margins, distance_to_one, near, alpha, fixed_far, signed
 
 
-def _band_huber_path(X, y, C, w, max_iter):
+def _band_huber_path(X, y, C, w, max_iter, max_entries=_BAND_ENTRIES[-1]):
     """The Huber path of the problem restricted to the band of :func:`_margin_band`.
 
     The rows outside the band keep their side of the margin of ``w`` and enter
@@ -233,7 +252,7 @@ def _band_huber_path(X, y, C, w, max_iter):
     outside the band on the wrong side only costs a failed certificate. Returns
     the point and the Newton steps taken.
     """
-    *_, fixed_far, signed = _margin_band(X, y, C, w)
+    *_, fixed_far, signed = _margin_band(X, y, C, w, max_entries)
     labels, linear = np.ones(signed.shape[0]), -fixed_far
     theta, n_iter = w, 0
     for width in _HUBER_PATH:
@@ -244,19 +263,19 @@ def _band_huber_path(X, y, C, w, max_iter):
     return theta, n_iter
 
 
-def _polish_round(X, y, C, w):
+def _polish_round(X, y, C, w, max_entries=_BAND_ENTRIES[-1]):
     """Candidate dual points from the margin partition of ``w``.
 
     Rows below the margin get ``alpha = C``, rows above it 0, and the first
     ``count`` rows nearest the margin the solution of :func:`_margin_dual`,
-    for each count of :func:`_band_counts`. Only the rows nearest the margin
-    (``10 d + 100``, or all within the widest band; fewer if ``d`` is large)
-    vary between candidates, so a candidate's duality gap over those rows is a
+    for each count of :func:`_band_counts`. Only the rows of the band of
+    :func:`_margin_band` (within ``max_entries``) vary between candidates, so a candidate's duality gap over those rows is a
     cheap lower bound of its full gap (every row's term is non-negative).
     Yields ``(lower_bound, theta, alpha)`` with ``theta = X^T (alpha y)``;
     ``alpha`` is overwritten by the next candidate (copy it to keep it).
     """
-    margins, distance_to_one, near, alpha, fixed_far, signed = _margin_band(X, y, C, w)
+    margins, distance_to_one, near, alpha, fixed_far, signed = _margin_band(X, y, C, w,
+                                                                            max_entries)
     alpha_near = np.where(margins[near] < 1.0, C, 0.0)
     for count in _band_counts(distance_to_one[near]):
         trial = alpha_near.copy()
@@ -278,9 +297,10 @@ def _certify(X, y, C, theta, alpha):
     return np.sqrt(2.0 * gap) + X.shape[0] * np.finfo(float).eps * np.linalg.norm(theta)
 
 
-def _polish(X, y, C, w, best, target_distance):
+def _polish(X, y, C, w, best, target_distance, max_entries=_BAND_ENTRIES[-1]):
     """Polish from the margins of ``w`` over several bands and rounds; return the
-    best certified ``(theta, distance)``, as soon as it meets the target.
+    best certified ``(theta, distance)``, as soon as it meets the target. The band
+    of near-margin rows holds at most ``max_entries`` entries.
 
     A candidate's full duality gap (one product with ``X``) is computed as
     soon as its lower bound could meet the target; otherwise only for the
@@ -289,7 +309,7 @@ def _polish(X, y, C, w, best, target_distance):
     for _ in range(_POLISH_ROUNDS):  # re-partition from the best polished point
         previous = best[1]
         runner_up = (np.inf, None, None)
-        for bound, theta, alpha in _polish_round(X, y, C, w):
+        for bound, theta, alpha in _polish_round(X, y, C, w, max_entries):
             bound_distance = np.sqrt(2.0 * bound)
             if bound_distance <= target_distance:
                 distance = _certify(X, y, C, theta, alpha)
@@ -409,14 +429,15 @@ def certified_hinge_minimiser(X, y, *, C, target_distance, max_iter):
     for liblinear_tol in () if one_label else _LIBLINEAR_TOLS:
         w, liblinear_iter = _liblinear_fit(rows, bias, y, C, liblinear_tol, max_iter)
         n_iter += liblinear_iter
-        best = _polish(X, y, C, w, best, target_distance)
-        if best[1] <= target_distance:
-            return best[0], float(best[1]), n_iter
-        band_w, band_iter = _band_huber_path(X, y, C, w, max_iter)
-        n_iter += band_iter
-        best = _polish(X, y, C, band_w, best, target_distance)
-        if best[1] <= target_distance:
-            return best[0], float(best[1]), n_iter
+        for max_entries in _band_caps(X):
+            best = _polish(X, y, C, w, best, target_distance, max_entries)
+            if best[1] <= target_distance:
+                return best[0], float(best[1]), n_iter
+            band_w, band_iter = _band_huber_path(X, y, C, w, max_iter, max_entries)
+            n_iter += band_iter
+            best = _polish(X, y, C, band_w, best, target_distance, max_entries)
+            if best[1] <= target_distance:
+                return best[0], float(best[1]), n_iter
         if liblinear_iter >= max_iter:  # liblinear stalls: tighter tolerances will not help
             break
     rows = None  # the Huber path reads the design itself

@@ -144,3 +144,17 @@ def test_band_huber_path_recovers_the_partition_that_polishing_misses(problem):
     polished, certified = _hinge._polish(design, y, 0.01, band_start, (None, np.inf), 1e-6)
     assert certified <= 1e-6
     np.testing.assert_allclose(polished, theta, atol=2e-6)
+
+
+def test_band_caps_grow_only_where_the_shape_lets_the_band_grow():
+    """The larger band cap is tried only where the smaller one truncates the
+    ``10 d + 100`` rows nearest the margin (dense rows of d entries; sparse bands
+    capped on their Gram matrix)."""
+    from skdp.solvers._hinge import _BAND_ENTRIES, _band_caps, _band_rows
+
+    small, large = _BAND_ENTRIES
+    assert _band_caps(np.empty((1_000_000, 101))) == [small]
+    assert _band_caps(np.empty((6000, 5001))) == [small, large]
+    assert _band_rows(np.empty((6000, 5001)), small) == small // 5001
+    assert _band_caps(sp.csr_matrix((50_000, 50_000))) == [small, large]
+    assert _band_caps(sp.csr_matrix((1000, 50_000))) == [small]
