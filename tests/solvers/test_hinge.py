@@ -121,29 +121,69 @@ def _sparse_problem(rng):
     return X, np.where(score + 0.05 * rng.normal(size=20_000) > np.median(score), 1.0, -1.0)
 
 
-@pytest.mark.parametrize("problem", [_dense_problem, _sparse_problem])
-def test_band_huber_path_recovers_the_partition_that_polishing_misses(problem):
-    """From a point 1e-3 away from the minimiser (liblinear's error at 1e6 rows),
-    polishing its own margin partition certifies only a distance of about 0.1; the
-    Huber path over the rows nearest its margin, the others held on their side,
-    gives a point whose polish certifies the minimiser to rounding level, without a
-    pass of Newton's method over every row."""
+def _perturbed_minimiser(problem, rng):
+    """A design, its labels, the certified minimiser and a point 1e-3 away from it
+    (liblinear's error at 1e6 rows)."""
     from skdp.linear_model._base import solver_design
-    from skdp.solvers import _hinge
 
-    rng = np.random.default_rng(0)
     X, y = problem(rng)
     design = solver_design(X, data_norm=1.0, fit_intercept=True, intercept_scaling=1.0)
     theta, distance, _ = certified_hinge_minimiser(design, y, C=0.01, target_distance=1e-6,
                                                    max_iter=1000)
     assert distance <= 1e-6
-    start = theta + 1e-3 * rng.normal(size=theta.size)
+    return design, y, theta, theta + 1e-3 * rng.normal(size=theta.size)
+
+
+@pytest.mark.parametrize("problem", [_dense_problem, _sparse_problem])
+def test_band_huber_path_recovers_the_partition_that_polishing_misses(problem, monkeypatch):
+    """Polishing the margin partition of a point 1e-3 from the minimiser (its prefixes
+    only: no active-set steps) certifies only a distance of about 0.1; the Huber path
+    over the rows nearest its margin, the others held on their side, gives a point
+    whose polish certifies the minimiser to rounding level, without a pass of
+    Newton's method over every row."""
+    from skdp.solvers import _hinge
+
+    monkeypatch.setattr(_hinge, "_ACTIVE_SET_STEPS", 0)
+    design, y, theta, start = _perturbed_minimiser(problem, np.random.default_rng(0))
     alone = _hinge._polish(design, y, 0.01, start, (None, np.inf), 1e-6)
     assert alone[1] > 1e-2
     band_start, _ = _hinge._band_huber_path(design, y, 0.01, start, max_iter=1000)
     polished, certified = _hinge._polish(design, y, 0.01, band_start, (None, np.inf), 1e-6)
     assert certified <= 1e-6
     np.testing.assert_allclose(polished, theta, atol=2e-6)
+
+
+def test_active_set_steps_certify_where_no_prefix_of_the_band_does(monkeypatch):
+    """On the sparse problem, no prefix of the band (rows by distance to the margin of
+    a point 1e-3 from the minimiser) certifies better than about 0.1; active-set steps
+    from the best prefix (rows at a bound leave the margin set, rows on the wrong side
+    join it) reach the minimiser."""
+    from skdp.solvers import _hinge
+
+    design, y, theta, start = _perturbed_minimiser(_sparse_problem, np.random.default_rng(0))
+    with monkeypatch.context() as patch:
+        patch.setattr(_hinge, "_ACTIVE_SET_STEPS", 0)
+        assert _hinge._polish(design, y, 0.01, start, (None, np.inf), 1e-6)[1] > 1e-2
+    polished, certified = _hinge._polish(design, y, 0.01, start, (None, np.inf), 1e-6)
+    assert certified <= 1e-6
+    np.testing.assert_allclose(polished, theta, atol=2e-6)
+
+
+def test_kddcup99_hinge_certifies():
+    """KDDCup99 at C = 0.01 raised ConvergenceError: near its margin lie 13 distinct
+    points (of 67 rows) spanning 12 dimensions, so no prefix of the band could sit on
+    the margin; the active-set steps certify it."""
+    from skdp import OutputPertSVM
+    from skdp.datasets import load_kddcup99
+
+    from ..conftest import shared_data_home
+
+    try:
+        data = load_kddcup99(data_home=shared_data_home(), download_if_missing=False)
+    except OSError:
+        pytest.skip("KDDCup99 not available")
+    model = OutputPertSVM(epsilon=1.0, C=0.01, random_state=0).fit(data.X_train, data.y_train)
+    assert model.score(data.X_test, data.y_test) > 0.95
 
 
 def test_band_caps_grow_only_where_the_shape_lets_the_band_grow():
