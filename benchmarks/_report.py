@@ -619,8 +619,8 @@ SECTIONS = {
                           private_selection),
     "scaling": ("Fit time and memory against scikit-learn (wide, tall and sparse designs)",
                 scaling),
-    "paper_table": ("Yu et al. 2020, Table 2, reproduced (Adult, KDDCup99, MNIST; Gisette- and RCV1-shaped stand-ins)",
-                    paper_table),
+    "paper_table": ("Yu et al. 2020, Table 2, reproduced (Adult, KDDCup99, MNIST; "
+                    "Gisette- and RCV1-shaped stand-ins)", paper_table),
     "defaults": ("Defaults against the best of a grid (Adult, KDDCup99, MNIST)", defaults),
 }
 

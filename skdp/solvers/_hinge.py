@@ -273,11 +273,13 @@ def _polish_round(X, y, C, w, max_entries=_BAND_ENTRIES[-1]):
 
     Rows below the margin get ``alpha = C``, rows above it 0, and the first
     ``count`` rows nearest the margin the solution of :func:`_margin_dual`,
-    for each count of :func:`_band_counts`. Only the rows of the band of
-    :func:`_margin_band` (within ``max_entries``) vary between candidates, so a candidate's duality gap over those rows is a
-    cheap lower bound of its full gap (every row's term is non-negative).
-    Yields ``(lower_bound, theta, alpha)`` with ``theta = X^T (alpha y)``;
-    ``alpha`` is overwritten by the next candidate (copy it to keep it).
+    for each count of :func:`_band_counts`; then the candidates of
+    :func:`_active_set_steps` from the count of least bound. Only the rows of the
+    band of :func:`_margin_band` (within ``max_entries``) vary between candidates,
+    so a candidate's duality gap over those rows is a cheap lower bound of its full
+    gap (every row's term is non-negative). Yields ``(lower_bound, theta, alpha)``
+    with ``theta = X^T (alpha y)``; ``alpha`` is overwritten by the next candidate
+    (copy it to keep it).
     """
     margins, distance_to_one, near, alpha, fixed_far, signed = _margin_band(X, y, C, w,
                                                                             max_entries)
