@@ -78,9 +78,10 @@ def encode_labels(y, classes=None):
     outside it are an error, and a class absent from ``y`` still fits.
     """
     if classes is None:
-        classes_, y_idx = np.unique(y, return_inverse=True)
+        # np.unique's inverse holds four vectors of n at once; a search holds one
+        classes_ = np.unique(y)
         check_two_classes(classes_)
-        return classes_, y_idx
+        return classes_, np.searchsorted(classes_, y)
     classes_ = np.unique(np.asarray(classes))
     if len(classes_) != len(classes):
         raise ValueError(f"classes={list(classes)!r} holds repeated labels.")

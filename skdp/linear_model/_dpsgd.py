@@ -127,30 +127,39 @@ def _learning_rates(learning_rate, schedule, n_steps):
 _STREAMED_BYTES = 2**25
 
 
-def clipped_gradient_sum(X, Y, theta, loss, max_grad_norm, row_norms):
-    """Sum of per-example gradients clipped to ``max_grad_norm``, and the clip factors.
+def clipped_gradient_sum(X, Y, theta, loss, max_grad_norm, row_norms, with_factors=True):
+    """Sum of per-example gradients clipped to ``max_grad_norm``, and the clip factors
+    (``None`` unless ``with_factors``).
 
     For a linear model the per-example gradient is the outer product
     ``r_i x_i^T`` with ``r_i = d loss_i / d scores_i``, so its Frobenius norm is
     ``||r_i|| ||x_i||``: no per-example gradient is ever materialised.
     """
     if is_sparse(X) or X.shape[0] * X.shape[1] * 8 <= _STREAMED_BYTES:
-        return _clipped_block_sum(X, Y, theta, loss, max_grad_norm, row_norms)
+        total, factors = _clipped_block_sum(X, Y, theta, loss, max_grad_norm, row_norms)
+        return total, factors if with_factors else None
     # a dense design beyond the cache by blocks of rows that stay in cache between the
     # two products, so that X is read from memory once per step, not twice
-    total, factors = np.zeros(theta.shape), np.empty(X.shape[0])
+    total = np.zeros(theta.shape)
+    factors = np.empty(X.shape[0]) if with_factors else None
     for start, stop, block in as_design(X).blocks():
-        block_sum, factors[start:stop] = _clipped_block_sum(
+        block_sum, block_factors = _clipped_block_sum(
             block, Y[start:stop], theta, loss, max_grad_norm, row_norms[start:stop])
         total += block_sum
+        if with_factors:
+            factors[start:stop] = block_factors
     return total, factors
 
 
 def _clipped_block_sum(X, Y, theta, loss, max_grad_norm, row_norms):
-    R = loss.residual(np.asarray(X @ theta.T), Y)
-    norms = np.sqrt(np.einsum("ik,ik->i", R, R)) * row_norms
+    R = loss.residual(np.asarray(X @ theta.T), Y)   # a new array: scaled in place
+    norms = np.einsum("ik,ik->i", R, R)
+    np.sqrt(norms, out=norms)
+    norms *= row_norms
     factors = row_clip_factors(norms, max_grad_norm)
-    return np.asarray(X.T @ (R * factors[:, None])).T, factors
+    del norms
+    R *= factors[:, None]
+    return np.asarray(X.T @ R).T, factors
 
 
 def clipped_gradient_tangent(X, Y, theta, tangent, loss, factors):
@@ -240,8 +249,8 @@ def _dp_sgd(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_rate, n_steps
     theta = np.zeros((K, d))
     theta_avg = np.zeros((K, d))
     velocity = np.zeros((K, d))
-    # d/dz of theta, its average and the velocity (forward mode)
-    theta_dot, theta_avg_dot, velocity_dot = (np.zeros((K, d)) for _ in range(3))
+    if tangent:  # d/dz of theta, its average and the velocity (forward mode)
+        theta_dot, theta_avg_dot, velocity_dot = (np.zeros((K, d)) for _ in range(3))
     full_batch = sample_rate == 1.0
     batch_sizes = np.empty(n_steps, dtype=np.int64)
     dense = isinstance(X, np.ndarray)  # else CSR, or a ScaledDesign
@@ -259,18 +268,26 @@ def _dp_sgd(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_rate, n_steps
                 Yb, norms_b = np.take(Y, idx, axis=0), np.take(row_norms, idx)
             batch_sizes[t] = Xb.shape[0]
             clipped_sum, factors = clipped_gradient_sum(Xb, Yb, theta, loss, max_grad_norm,
-                                                        norms_b)
+                                                        norms_b, with_factors=tangent)
             xi = noise_rng.standard_normal((K, d))   # drawn even when z = 0 (same stream)
             if tangent:
                 gradient_dot = (clipped_gradient_tangent(Xb, Yb, theta, theta_dot, loss, factors)
                                 + max_grad_norm * xi) / normaliser + alpha * theta_dot
                 velocity_dot = momentum * velocity_dot + gradient_dot
                 theta_dot = theta_dot - etas[t] * velocity_dot
-            gradient = (clipped_sum + noise_scale * xi) / normaliser + alpha * theta
-            velocity = momentum * velocity + gradient
-            theta = theta - etas[t] * velocity
+            # in place, with one temporary of theta's size: d is n on a square sparse X
+            gradient = np.multiply(xi, noise_scale, out=xi)
+            gradient += clipped_sum
+            gradient /= normaliser
+            if alpha:
+                gradient += alpha * theta
+            velocity *= momentum
+            velocity += gradient
+            theta -= etas[t] * velocity
             if t >= first_avg:
-                theta_avg += (theta - theta_avg) / (t - first_avg + 1)
+                weight = 1.0 / (t - first_avg + 1)
+                theta_avg *= 1.0 - weight
+                theta_avg += weight * theta
                 if tangent:
                     theta_avg_dot += (theta_dot - theta_avg_dot) / (t - first_avg + 1)
             if verbose and ((t + 1) % steps_per_epoch == 0 or t + 1 == n_steps):
@@ -346,7 +363,9 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
     ----------
     epsilon : float, default=1.0
         Privacy budget, in (0, inf]. The noise multiplier is the smallest one
-        whose certified epsilon is at most ``epsilon`` (within 0.1 %%).
+        whose certified epsilon is at most ``epsilon`` (within 0.1 %%), and under
+        Poisson sampling at least 0.2 (a budget in the hundreds: the spend is
+        then below ``epsilon``).
         ``np.inf`` adds no noise: a non-private baseline and test oracle. When
         ``noise_multiplier`` is given, ``epsilon`` is a cap: the fit refuses if
         the certified epsilon exceeds it.
@@ -662,6 +681,7 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
             Y = np.eye(n_classes)[y_idx]
         else:
             Y = np.where(y_idx[:, None] == np.arange(n_classes), 1.0, -1.0)
+        del y_idx
         design = solver_design(X, data_norm=self.data_norm, fit_intercept=self.fit_intercept,
                                intercept_scaling=self.intercept_scaling)
         count_rng, sampling_rng, noise_rng = noise_generator(self.random_state).spawn(3)

@@ -213,8 +213,8 @@ class ScaledDesign:
                 yield start, stop, np.square(block.X, out=squares[:stop - start])
             return
         indptr, data = self.X.indptr, self.X.data
-        rows = max(1, _CACHE_BYTES // (8 * max(1, self.X.nnz // max(n, 1))))
-        buffer = np.empty(min(data.size, _CACHE_BYTES // 8 + d))
+        rows = max(1, _BUFFER_BYTES // (8 * max(1, self.X.nnz // max(n, 1))))
+        buffer = np.empty(min(data.size, _BUFFER_BYTES // 8))
         for start in range(0, n, rows):
             stop = min(start + rows, n)
             first, last = indptr[start], indptr[stop]

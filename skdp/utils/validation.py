@@ -55,7 +55,9 @@ def row_clip_factors(norms, data_norm):
         Values in (0, 1]: 1 for a row inside the ball, ``data_norm / norm``
         for a row outside it.
     """
-    return np.minimum(1.0, data_norm / np.maximum(norms, np.finfo(float).tiny))
+    factors = np.maximum(norms, np.finfo(float).tiny)    # one vector, no temporaries
+    np.divide(data_norm, factors, out=factors)
+    return np.minimum(factors, 1.0, out=factors)
 
 
 def augment_intercept(X, intercept_scaling):

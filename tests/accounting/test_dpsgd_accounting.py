@@ -210,3 +210,25 @@ def test_search_returns_the_within_budget_end():
     assert z == pytest.approx(1 / 0.3, rel=1e-5)
     # every value returned was evaluated and found within budget
     assert z in calls
+
+
+def test_search_stops_at_the_least_multiplier():
+    # epsilon_of(z) = 1/z: a target of 1e6 needs 1e-6, below the least multiplier
+    calls = []
+
+    def epsilon_of(z):
+        calls.append(z)
+        return 1.0 / z
+
+    z, spent = search_noise_multiplier(epsilon_of, 1e6, start=1.0, min_noise_multiplier=0.2)
+    assert (z, spent) == (0.2, 5.0)
+    assert min(calls) == 0.2
+
+
+def test_sampled_pld_calibration_of_a_huge_epsilon_is_floored():
+    # without the floor the search asked dp-accounting's PLD about z = 0.016: 1.5 TiB
+    from skdp.accounting._calibration import PLD_MIN_NOISE_MULTIPLIER
+
+    z, spent = calibrate_noise_multiplier(1e9, 1e-5, 0.01, 1000, return_epsilon=True)
+    assert z == PLD_MIN_NOISE_MULTIPLIER
+    assert spent == pytest.approx(dpsgd_epsilon(z, 0.01, 1000, 1e-5)) and spent < 300

@@ -228,8 +228,8 @@ class _StepRecorder:
             self.batches.append(idx.copy())
             return idx
 
-        def recorded_clipped(X, Y, theta, loss, max_grad_norm, row_norms):
-            out = clipped(X, Y, theta, loss, max_grad_norm, row_norms)
+        def recorded_clipped(X, Y, theta, loss, max_grad_norm, row_norms, **kwargs):
+            out = clipped(X, Y, theta, loss, max_grad_norm, row_norms, **kwargs)
             self.steps.append(dict(X=X, Y=Y, theta=theta.copy(), loss=loss,
                                    max_grad_norm=max_grad_norm, row_norms=row_norms,
                                    clipped_sum=out[0].copy()))
