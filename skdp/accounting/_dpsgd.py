@@ -1,7 +1,8 @@
 """Privacy accounting of DP-SGD: a DP row count and T Poisson-sampled Gaussian steps.
 
-A thin wrapper over Google's ``dp-accounting``: the PLD accountant (default,
-tightest) and the RDP accountant (improved RDP-to-DP conversion), both for the
+Google's ``dp-accounting`` PLD accountant (default, tightest) and the RDP accountant
+(improved RDP-to-DP conversion; dp-accounting's computation, vectorised in
+:mod:`skdp.accounting._rdp`), both for the
 event ``Gaussian(s) o T x PoissonSampled(q, Gaussian(z))`` under the add/remove-one
 relation: the optional first event is the Gaussian count ``n + N(0, s^2)``
 (sensitivity 1) that DP-SGD releases to normalise its steps, because the number of
@@ -22,6 +23,7 @@ from functools import lru_cache
 import numpy as np
 
 from ._gaussian import gaussian_delta, gaussian_epsilon, gdp_mu
+from ._rdp import dpsgd_rdp, rdp_to_delta, rdp_to_epsilon
 
 ACCOUNTANTS = ("pld", "rdp")
 # s = 10 / mu: the row count takes (1/10)^2 = 1 % of the Gaussian-DP budget mu^2
@@ -105,14 +107,10 @@ def default_count_noise_std(epsilon, delta):
     return COUNT_SHARE_FACTOR / gdp_mu(epsilon, delta)
 
 
-def _make_accountant(accountant):
-    if accountant == "pld":
-        from dp_accounting.pld import PLDAccountant
+def _pld_accountant():
+    from dp_accounting.pld import PLDAccountant
 
-        return PLDAccountant()
-    from dp_accounting.rdp import RdpAccountant
-
-    return RdpAccountant()
+    return PLDAccountant()
 
 
 def _is_exact_gdp(sample_rate, accountant):
@@ -138,7 +136,8 @@ def dpsgd_epsilon(noise_multiplier, sample_rate, n_steps, delta, *, accountant="
     accountant : {"pld", "rdp"}, default="pld"
         ``"pld"``: dp-accounting's privacy-loss-distribution accountant (for
         ``q = 1`` the exact Gaussian-DP closed form it approximates);
-        ``"rdp"``: dp-accounting's Renyi accountant (looser).
+        ``"rdp"``: Renyi DP with dp-accounting's orders and conversion (looser, and
+        about 50x faster under sampling).
     count_noise_std : float or None, default=None
         Standard deviation ``s`` of the Gaussian row count released before the
         steps (sensitivity 1), composed with them; ``None`` accounts the steps
@@ -178,7 +177,10 @@ def _accountant_epsilon(noise_multiplier, sample_rate, n_steps, delta, accountan
                         count_noise_std):
     # a pure function of public settings: cached, so that refits (grid searches,
     # cross-validation, calibration) do not recompose the same event
-    acc = _make_accountant(accountant)
+    if accountant == "rdp":
+        return rdp_to_epsilon(dpsgd_rdp(noise_multiplier, sample_rate, n_steps,
+                                        count_noise_std), delta)
+    acc = _pld_accountant()
     acc.compose(_dpsgd_event(noise_multiplier, sample_rate, n_steps, count_noise_std))
     return float(acc.get_epsilon(delta))
 
@@ -213,6 +215,9 @@ def dpsgd_delta(noise_multiplier, sample_rate, n_steps, epsilon, *, accountant="
         return 0.0 if count_noise_std is None else gaussian_delta(epsilon, 1.0 / count_noise_std)
     if _is_exact_gdp(sample_rate, accountant):
         return gaussian_delta(epsilon, composed_mu(noise_multiplier, n_steps, count_noise_std))
-    acc = _make_accountant(accountant)
+    if accountant == "rdp":
+        return rdp_to_delta(dpsgd_rdp(float(noise_multiplier), float(sample_rate),
+                                      int(n_steps), _float_or_none(count_noise_std)), epsilon)
+    acc = _pld_accountant()
     acc.compose(_dpsgd_event(noise_multiplier, sample_rate, n_steps, count_noise_std))
     return float(acc.get_delta(epsilon))
