@@ -558,11 +558,17 @@ def paper_table(payload, timing=None):
               if "chosen" in row]
     lines += ["Settings chosen on the validation split:", ""]
     lines += table(["dataset", "method", "setting"], chosen)
+    return lines + _rerun_notes(payload, "methods")
+
+
+def _rerun_notes(payload, key):
+    """One line per partial rerun recorded in the JSON: which rows, where and when."""
+    lines = []
     for rerun in payload.get("reruns", []):
         env = rerun.get("environment") or {}
         lines += [f"Rerun at git revision {env.get('git_sha') or NOT_RECORDED} "
                   f"({env.get('date') or NOT_RECORDED}), the other rows unchanged: "
-                  f"{', '.join(rerun['methods'])} on {', '.join(rerun['datasets'])}.", ""]
+                  f"{', '.join(rerun[key])} on {', '.join(rerun['datasets'])}.", ""]
     return lines
 
 def _params_text(params):
@@ -603,7 +609,7 @@ def defaults(payload, timing=None):
                     "grid's best", "gap"], rows)
     lines += ["Every default is within the target." if not misses else
               "Above the target: " + "; ".join(misses) + ".", ""]
-    return lines
+    return lines + _rerun_notes(payload, "estimators")
 
 
 SECTIONS = {

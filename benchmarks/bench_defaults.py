@@ -2,8 +2,9 @@
 
 On Adult, KDDCup99 and MNIST (10 classes), each estimator is given only ``epsilon`` and a
 ``random_state``; everything else is its default: ``ObjPertLogisticRegression`` and
-``OutputPertSVM`` are pure epsilon-DP (``C="auto"``), ``DPSGDClassifier`` is full-batch
-DP-GD at ``delta=1e-5`` (``learning_rate="auto"``). Against it, every setting of a grid
+``OutputPertSVM`` are pure epsilon-DP (``C="auto"``), ``DPSGDClassifier`` is DP-SGD with
+Poisson sampling at rate 0.1 for 10 epochs at ``delta=1e-5`` (``learning_rate="auto"``,
+Renyi accounting). Against it, every setting of a grid
 of the hyperparameter(s) that matter, at the same epsilon: ``C`` for the two
 perturbation estimators, and for DP-GD / DP-SGD the number of epochs, the step size,
 and two Poisson-subsampled recipes. The score is test accuracy, averaged over seeds;
@@ -19,12 +20,16 @@ the real default fits are reported beside it as a check. The grid reads the trai
 rows without noise, outside any reported epsilon: it is the yardstick, not a way to
 choose.
 
-Run ``python -m benchmarks.bench_defaults [--quick] [--datasets ...] [--n-jobs N]``.
+Run ``python -m benchmarks.bench_defaults [--quick] [--datasets ...] [--n-jobs N]
+[--estimators ... [--defaults-only]]``. ``--defaults-only`` refits the defaults of the
+given estimators and scores them against the grid already recorded (for a change of
+defaults that leaves every grid setting as it was).
 """
 
 import argparse
 import dataclasses
 import itertools
+import json
 import warnings
 
 import numpy as np
@@ -35,7 +40,8 @@ from skdp.datasets import load_adult, load_kddcup99, load_mnist
 from skdp.exceptions import ConvergenceError
 from skdp.mechanisms import draw_noise
 
-from ._common import N_JOBS_HELP, summarise, write_results
+from ._common import (N_JOBS_HELP, RESULTS_DIR, _to_builtin, environment, summarise,
+                      write_results)
 
 NAME = "defaults"
 ESTIMATORS = {"ObjPertLogisticRegression": ObjPertLogisticRegression,
@@ -46,10 +52,11 @@ GRIDS = {
     "ObjPertLogisticRegression": [{"C": c} for c in HALF_DECADES[4:]],
     "OutputPertSVM": [{"C": c} for c in HALF_DECADES[:13]],
     "DPSGDClassifier": [
-        *({"epochs": e, "learning_rate": lr} for e, lr in itertools.product((100, 300),
-                                                                          (1.0, 4.0, 16.0))),
-        {"sample_rate": 0.01, "epochs": 30, "learning_rate": 8.0, "alpha": 1e-4},
-        {"sample_rate": 0.033, "epochs": 60, "learning_rate": 16.0},
+        *({"sample_rate": 1.0, "epochs": e, "learning_rate": lr}
+          for e, lr in itertools.product((100, 300), (1.0, 4.0, 16.0))),
+        {"sample_rate": 0.01, "epochs": 30, "learning_rate": 8.0, "alpha": 1e-4,
+         "accountant": "pld"},
+        {"sample_rate": 0.033, "epochs": 60, "learning_rate": 16.0, "accountant": "pld"},
     ],
 }
 LOADERS = {"adult": load_adult, "kddcup99": load_kddcup99, "mnist": load_mnist}
@@ -93,14 +100,35 @@ def _output_perturbation_grid(params, epsilons, n_seeds, data):
     return accuracies
 
 
-def run_dataset(name, config, n_jobs, data_home=None):
+def run_defaults(name, config, n_jobs, estimators, recorded):
+    """Refit the defaults of ``estimators`` and score them against the recorded grid."""
+    bunch = LOADERS[name]()
+    data = (bunch.X_train, bunch.X_test, bunch.y_train, bunch.y_test)
+    seeds = config["seeds_mnist" if name == "mnist" else "seeds"]
+    fits = [(est, eps, seed) for est in estimators for eps in config["epsilons"]
+            for seed in seeds]
+    scores = Parallel(n_jobs=n_jobs)(delayed(_fit_score)(est, eps, seed, {}, data)
+                                     for est, eps, seed in fits)
+    for est in estimators:
+        for eps in config["epsilons"]:
+            row = recorded[est][str(eps)]
+            default = [scores[i] for i, f in enumerate(fits) if f[:2] == (est, eps)]
+            row["default"] = summarise([s for s, _ in default])
+            row["resolved"] = default[0][1]
+            row["gap_points"] = 100 * (row["best"]["test"]["mean"] - row["default"]["mean"])
+            print(name, est, eps, row["resolved"], f"default {row['default']['mean']:.4f}",
+                  f"gap {row['gap_points']:.2f}", flush=True)
+
+
+def run_dataset(name, config, n_jobs, data_home=None, estimators=tuple(ESTIMATORS)):
     bunch = LOADERS[name](data_home=data_home)
     data = (bunch.X_train, bunch.X_test, bunch.y_train, bunch.y_test)
     seeds = config["seeds_mnist" if name == "mnist" else "seeds"]
     epsilons = config["epsilons"]
-    fits = [(est, eps, seed, params) for est in ESTIMATORS for eps in epsilons for seed in seeds
+    fits = [(est, eps, seed, params) for est in estimators for eps in epsilons for seed in seeds
             for params in [{}] + ([] if est == "OutputPertSVM" else config["grids"][est])]
-    grid_c = config["grids"]["OutputPertSVM"]
+    output = "OutputPertSVM" in estimators
+    grid_c = config["grids"]["OutputPertSVM"] if output else []
     parallel = Parallel(n_jobs=n_jobs)
     scores = parallel(delayed(_fit_score)(est, eps, seed, params, data)
                       for est, eps, seed, params in fits)
@@ -109,14 +137,14 @@ def run_dataset(name, config, n_jobs, data_home=None):
                          for params in grid_c)
     defaults = {(est, eps): [scores[i] for i, f in enumerate(fits)
                              if f[:2] == (est, eps) and not f[3]]
-                for est in ESTIMATORS for eps in epsilons}
+                for est in estimators for eps in epsilons}
     # output perturbation's default at its resolved C_, with the grid's noise draws
     resolved_output = parallel(
         delayed(_output_perturbation_grid)({"C": defaults["OutputPertSVM", eps][0][1]["C_"]},
                                            [eps], config["noise_seeds"], data)
-        for eps in epsilons)
+        for eps in (epsilons if output else []))
     results = {}
-    for est in ESTIMATORS:
+    for est in estimators:
         for eps in epsilons:
             row = results.setdefault(est, {}).setdefault(str(eps), {"grid": []})
             default = defaults[est, eps]
@@ -176,14 +204,40 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--datasets", nargs="+", choices=list(LOADERS))
     parser.add_argument("--n-jobs", type=int, default=1, help=N_JOBS_HELP)
+    parser.add_argument("--estimators", nargs="+", choices=list(ESTIMATORS),
+                        help="run only these estimators (default and grid) and replace their "
+                             "rows in the existing JSON (the others are kept; the rerun is "
+                             "recorded)")
+    parser.add_argument("--defaults-only", action="store_true",
+                        help="with --estimators: refit their defaults only, against the "
+                             "recorded grid")
     args = parser.parse_args(argv)
     config = dict(QUICK if args.quick else FULL)
     if args.datasets:
         config["datasets"] = args.datasets
-    results = {name: run_dataset(name, config, args.n_jobs) for name in config["datasets"]}
-    payload = {"params": {**config, "neighboring": "add_remove", "target_points": 1.0},
-               "results": results}
-    path = write_results(NAME + ("_quick" if args.quick else ""), payload)
+    estimators = tuple(args.estimators or ESTIMATORS)
+    stem = NAME + ("_quick" if args.quick else "")
+    path = RESULTS_DIR / f"{stem}.json"
+    if args.estimators:  # the other rows, and the first run's environment, stay as they were
+        payload = json.loads(path.read_text())
+        for name in config["datasets"]:
+            recorded = payload["results"][name]["estimators"]
+            if args.defaults_only:
+                run_defaults(name, config, args.n_jobs, estimators, recorded)
+            else:
+                recorded.update(run_dataset(name, config, args.n_jobs,
+                                            estimators=estimators)["estimators"])
+        what = [e + (" (defaults)" if args.defaults_only else "") for e in estimators]
+        payload.setdefault("reruns", []).append(
+            {"estimators": what, "datasets": config["datasets"],
+             "environment": environment()})
+        path.write_text(json.dumps(payload, indent=2, default=_to_builtin) + "\n")
+    else:
+        results = {name: run_dataset(name, config, args.n_jobs)
+                   for name in config["datasets"]}
+        payload = {"params": {**config, "neighboring": "add_remove", "target_points": 1.0},
+                   "results": results}
+        path = write_results(stem, payload)
     plot(payload, path.with_suffix(".png"))
 
 

@@ -82,8 +82,9 @@ def make_data(params, name):
 
 def make_estimator(method, epsilon, seed, delta, epochs=None):
     """The skdp estimator of one method."""
-    if method == "skdp_dpgd_default":
-        return DPSGDClassifier(epsilon=epsilon, delta=delta, random_state=seed)
+    if method == "skdp_dpgd_default":  # the defaults until 5ba1b91: full-batch DP-GD
+        return DPSGDClassifier(epsilon=epsilon, delta=delta, random_state=seed,
+                               sample_rate=1.0, epochs=200)
     if method == "skdp_dpsgd_recipe":
         recipe = dict(RECIPE) if epochs is None else {**RECIPE, "epochs": epochs}
         return DPSGDClassifier(epsilon=epsilon, delta=delta, random_state=seed, **recipe)

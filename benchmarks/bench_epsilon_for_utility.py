@@ -102,7 +102,7 @@ def estimators():
         pass
     try:
         from skdp import DPSGDClassifier
-        configs["dpsgd"] = DPSGDClassifier(delta=1e-5)
+        configs["dpsgd"] = DPSGDClassifier(delta=1e-5, sample_rate=1.0, epochs=200)  # DP-GD
         configs["dpsgd_recipe"] = DPSGDClassifier(delta=1e-5, **RECIPE)
     except ImportError:
         pass

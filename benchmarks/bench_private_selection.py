@@ -64,7 +64,7 @@ ESTIMATORS = {
     OUTPUT: lambda: OutputPertSVM(C=0.03),
     LAPLACE: lambda: OutputPertSVM(C=0.03, noise="laplace"),
     GAUSSIAN: lambda: OutputPertSVM(C=0.03, delta=1e-6),
-    DPGD: lambda: DPSGDClassifier(delta=1e-6),
+    DPGD: lambda: DPSGDClassifier(delta=1e-6, sample_rate=1.0, epochs=200),
 }
 SHORT_NAMES = {"objpert": OBJPERT, "output": OUTPUT, "laplace": LAPLACE,
                "gaussian": GAUSSIAN, "dpgd": DPGD}

@@ -63,8 +63,8 @@ def make_estimator(name):
 
     if name == "objpert":
         return ObjPertLogisticRegression(C=100.0)
-    if name == "dpsgd":
-        return DPSGDClassifier()
+    if name == "dpsgd":  # full batches: exactly Gaussian-DP, as private selection needs
+        return DPSGDClassifier(sample_rate=1.0, epochs=200)
     if name == "napp":
         return NAPPLassoClassifier()
     from . import OutputPertSVM

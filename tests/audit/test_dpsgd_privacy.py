@@ -24,8 +24,8 @@ ETA, CLIP = 1.0, 0.5
 
 def _one_step(**params):
     """One full-batch step from zero, no penalty, momentum or averaging: the bare release."""
-    return DPSGDClassifier(epochs=1, learning_rate=ETA, max_grad_norm=CLIP, alpha=0.0,
-                           momentum=0.0, average=0.0, fit_intercept=False, **params)
+    return DPSGDClassifier(sample_rate=1.0, epochs=1, learning_rate=ETA, max_grad_norm=CLIP,
+                           alpha=0.0, momentum=0.0, average=0.0, fit_intercept=False, **params)
 
 
 def _tiny_neighbours(n):

@@ -99,7 +99,7 @@ def test_auto_learning_rate_reads_the_dp_count(n, params):
     count_rng = noise_generator(5).spawn(3)[0]
     n_tilde = n + est.count_noise_std_ * count_rng.standard_normal()
     noise_sd = est.noise_multiplier_ * est.max_grad_norm / max(est.sample_rate_ * n_tilde, 1)
-    assert est.learning_rate_ == pytest.approx(min(32.0, 0.3 / np.sqrt(noise_sd)), rel=1e-12)
+    assert est.learning_rate_ == pytest.approx(min(64.0, 0.026 / noise_sd), rel=1e-12)
     given = DPSGDClassifier(epochs=1, learning_rate=2.5, random_state=5).fit(X, y)
     assert given.learning_rate_ == 2.5
 

@@ -207,7 +207,7 @@ def test_dpsgd_path_matches_common_noise_refits():
     limits the agreement (measured 1.7e-4 at this step, the difference's own truncation
     error is ~1e-4 here): tolerance 2e-3."""
     est = DPSGDClassifier(epsilon=1.0, sample_rate=0.2, count_noise_std=40.0,
-                          epochs=2, learning_rate=2.0,
+                          epochs=2, learning_rate=2.0, accountant="pld",
                           random_state=3)
     fitted = clone(est)
     analytic = _tangent(*_derivative(fitted.fit_release(X, y)))

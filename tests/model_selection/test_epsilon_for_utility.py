@@ -249,8 +249,7 @@ def test_dpsgd_derivative_path_matches_common_noise_refits():
     from skdp import DPSGDClassifier
 
     est = DPSGDClassifier(epsilon=1.0, sample_rate=0.2, count_noise_std=40.0,
-
-                          epochs=2, learning_rate=2.0,
+                          epochs=2, learning_rate=2.0, accountant="pld",
                           random_state=3)
     dcoef, dintercept = _derivative(clone(est).fit_release(X, y))
     h = 1e-3

@@ -272,7 +272,7 @@ def test_gaussian_rungs_need_full_batch_dpsgd_and_delta_max():
 
 
 def test_gaussian_odometer_never_exceeds_its_top_filter():
-    result = _select(DPSGDClassifier(delta=1e-6, epochs=20), target=1.0, epsilon_val=50.0,
+    result = _select(DPSGDClassifier(delta=1e-6, sample_rate=1.0, epochs=20), target=1.0, epsilon_val=50.0,
                      epsilon_max=1.0, delta_max=1e-5, epsilon_start=0.05, max_rungs=20)
     assert result.estimator is None
     mus = [r["mu"] for r in result.rungs]
@@ -307,7 +307,7 @@ def _odometer_by_hand(rung_epsilons, epsilon_start, epsilon_max, delta_max, rung
 def test_gaussian_odometer_report_equals_a_hand_computation(target):
     from skdp import EpsilonForUtility
 
-    search = EpsilonForUtility(DPSGDClassifier(delta=1e-6, epochs=20), target_utility=target,
+    search = EpsilonForUtility(DPSGDClassifier(delta=1e-6, sample_rate=1.0, epochs=20), target_utility=target,
                                epsilon_max=2.0, delta_max=1e-5, epsilon_start=0.02,
                                random_state=3).fit(X, y)
     report = search.privacy_report_
