@@ -221,7 +221,7 @@ def _rbf_study(study):
                     + [f"epsilon = {e}" for e in eps_keys], rows))
 
 
-DPSGD_LABELS = {"skdp_dpgd_default": "skdp DP-GD (defaults)",
+DPSGD_LABELS = {"skdp_dpgd_default": "skdp DP-GD (full batch, 200 epochs)",
                 "skdp_dpsgd_recipe": "skdp DP-SGD (recipe)",
                 "skdp_objpert_gaussian": "skdp ObjPert (Gaussian)",
                 "opacus_dpsgd_recipe": "Opacus DP-SGD (recipe)"}

@@ -2,7 +2,8 @@
 
 Methods (delta = 1e-5, add/remove-one for every private method):
 
-* skdp ``DPSGDClassifier`` with its defaults (full-batch DP-GD, exact GDP accounting);
+* skdp ``DPSGDClassifier`` as full-batch DP-GD (``sample_rate=1, epochs=200``, exact GDP
+  accounting: the defaults until git revision 9bad62b);
 * skdp ``DPSGDClassifier`` with the documented mini-batch recipe (``RECIPE``: Poisson
   sampling at the public rate 0.033, an expected batch of about 1,000 rows on Adult, 60
   epochs, PLD accounting of the DP row count and the steps);
@@ -44,7 +45,7 @@ from ._common import (N_JOBS_HELP, best_time, figure_footer, map_seeds, optional
 
 NAME = "dpsgd"
 RECIPE = dict(sample_rate=0.033, epochs=60, learning_rate=16.0, momentum=0.9,
-              max_grad_norm=0.5, alpha=0.0, average=0.5)
+              max_grad_norm=0.5, alpha=0.0, average=0.5, accountant="pld")
 PARAMS = {
     "datasets": ["adult", "kddcup99"],
     "epsilons": [0.1, 0.5, 1.0, 2.0, 5.0],
@@ -82,7 +83,7 @@ def make_data(params, name):
 
 def make_estimator(method, epsilon, seed, delta, epochs=None):
     """The skdp estimator of one method."""
-    if method == "skdp_dpgd_default":  # the defaults until 5ba1b91: full-batch DP-GD
+    if method == "skdp_dpgd_default":  # the defaults until 9bad62b: full-batch DP-GD
         return DPSGDClassifier(epsilon=epsilon, delta=delta, random_state=seed,
                                sample_rate=1.0, epochs=200)
     if method == "skdp_dpsgd_recipe":
@@ -238,7 +239,7 @@ def _timings(params, torch_available):
     calibration_seconds = time.perf_counter() - start
     fixed = {**RECIPE, "epochs": epochs, "noise_multiplier": z, "epsilon": np.inf}
     skdp_recipe = best_time(lambda: DPSGDClassifier(random_state=0, **fixed).fit(X, y))
-    default = DPSGDClassifier(epsilon=1.0, random_state=0)
+    default = DPSGDClassifier(epsilon=1.0, random_state=0, sample_rate=1.0, epochs=200)
     skdp_default = best_time(lambda: default.fit(X, y))
     default_epochs = default.epochs
     sgd = best_time(lambda: SGDClassifier(loss="log_loss", max_iter=epochs, tol=None,
@@ -272,7 +273,7 @@ def _plot(payload, params, path):
 
     names = list(payload["accuracy"])
     fig, axes = plt.subplots(1, len(names), figsize=(6 * len(names), 4.6), squeeze=False)
-    labels = {"skdp_dpgd_default": "skdp DP-GD (defaults)",
+    labels = {"skdp_dpgd_default": "skdp DP-GD (full batch, 200 epochs)",
               "skdp_dpsgd_recipe": "skdp DP-SGD (B=1000, 60 ep.)",
               "skdp_objpert_gaussian": "skdp ObjPert (Gaussian, C=1)",
               "opacus_dpsgd_recipe": f"Opacus DP-SGD (same recipe, last iterate, "

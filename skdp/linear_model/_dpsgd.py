@@ -95,8 +95,8 @@ MNIST at epsilon 0.1 to 5, Poisson and full-batch steps: see the defaults benchm
 
 def auto_learning_rate(noise_std):
     """``min(cap, c / s)`` for the standard deviation ``s`` of the noise on one
-    coordinate of the normalised gradient: each step moves the iterate by noise of
-    standard deviation ``c`` (0.026) per coordinate, whatever the budget.
+    coordinate of the normalised gradient: each step's noise moves the iterate by a
+    standard deviation of ``c`` (0.026) per coordinate, whatever the budget.
 
     ``s = noise_multiplier * max_grad_norm / (q * n_tilde)`` is public: the
     noise multiplier is calibrated from the public parameters and ``n_tilde`` is
@@ -413,9 +413,9 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
     sample_rate : float, default=0.1
         Public Poisson sampling probability ``q`` in (0, 1]: each row enters
         each batch independently with probability ``q``, so the expected batch
-        is ``q * n_samples`` rows. ``1`` is full-batch DP-GD (what private
-        selection of epsilon, :class:`~skdp.EpsilonForUtility`
-        with ``delta > 0``, needs: its steps are exactly Gaussian-DP). It is a public
+        is ``q * n_samples`` rows. ``1`` is full-batch DP-GD, whose steps are
+        exactly Gaussian-DP (what private selection of epsilon,
+        :class:`~skdp.EpsilonForUtility` with ``delta > 0``, needs). It is a public
         parameter, never derived from the number of rows (which is private):
         for a batch of about ``B`` rows on data of about ``N`` rows, pass
         ``B / N`` with ``N`` a public figure. A batch size derived from a DP
@@ -441,11 +441,11 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         times the DP row count). ``"auto"`` is ``min(64, 0.026 / s)`` with
         ``s = noise_multiplier * max_grad_norm / (q * n_tilde)`` the standard
         deviation of the noise on one coordinate of the normalised gradient
-        (``n_tilde`` the DP row count): each step adds noise of standard
-        deviation 0.026 to every coefficient, so steps are small when the
-        noise is large (small epsilon, few rows), up to 64 when it is small. It reads only
-        public parameters and the fit's DP count, so it costs no privacy. The
-        value used is ``learning_rate_``.
+        (``n_tilde`` the DP row count): each step's noise moves every
+        coefficient by a standard deviation of 0.026 (before momentum), so
+        steps are small when the noise is large (small epsilon, few rows), up
+        to 64 when it is small. It reads only public parameters and the fit's
+        DP count, so it costs no privacy. The value used is ``learning_rate_``.
 
     learning_rate_schedule : {"constant", "step", "linear"}, default="constant"
         ``"step"`` halves the step size at mid-training; ``"linear"`` decays it
@@ -545,10 +545,11 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
     Renyi DP (the default under sampling; Mironov, Talwar & Zhang 2019, with
     the conversion of Canonne, Kamath & Steinke 2020) or dp-accounting's PLD
     accountant (full-batch DP-GD: ``mu``-GDP with
-    ``mu = sqrt(T / noise_multiplier^2 + 1 / s^2)``, exact). The penalty ``alpha`` and the learning-rate schedule are
-    public, and so is the step size (``"auto"``: a function of public
-    parameters and the DP count); tail averaging is post-processing. The Poisson masks are drawn
-    from the secret noise stream. Not protected: the set of class labels
+    ``mu = sqrt(T / noise_multiplier^2 + 1 / s^2)``, exact). The penalty
+    ``alpha`` and the learning-rate schedule are public, and so is the step
+    size (``"auto"``: a function of public parameters and the DP count); tail
+    averaging is post-processing. The Poisson masks are drawn from the secret
+    noise stream. Not protected: the set of class labels
     unless ``classes`` is given, and the feature dimension. Feature scaling
     must itself be public (not fitted on the private data). Floating-point
     attacks on the Gaussian sampler are out of scope. Derivation:

@@ -379,7 +379,8 @@ def training_account(estimator, epsilon_max, delta_max, epsilon_start=None):
             f"OutputPertSVM (noise reduction) only; "
             f"{type(private_step(estimator)[0]).__name__} with these parameters has no "
             "fully adaptive filter here. Use delta=0 (objective or output perturbation, "
-            "NAPP) or sample_rate=1.0.")
+            "NAPP) or full batches, e.g. DPSGDClassifier(sample_rate=1.0, epochs=200) "
+            "(the default samples batches at rate 0.1).")
     return GaussianDPOdometer(epsilon_max, delta_max, rung_delta=delta,
                               epsilon_start=epsilon_start)
 

@@ -365,7 +365,8 @@ def test_infinite_epsilon_recovers_sklearn_multinomial():
     X, y = _unit_ball_data(n=300, n_classes=3)
     alpha = 0.05
     ours = DPSGDClassifier(epsilon=np.inf, alpha=alpha, sample_rate=1.0, epochs=400,
-                           learning_rate=2.0, max_grad_norm=10.0, average=0.0, random_state=0).fit(X, y)
+                           learning_rate=2.0, max_grad_norm=10.0, average=0.0,
+                           random_state=0).fit(X, y)
     design = np.hstack([X, np.ones((len(X), 1))])
     ref = LogisticRegression(C=1.0 / (alpha * len(X)), fit_intercept=False, tol=1e-12,
                              max_iter=10_000).fit(design, y)
