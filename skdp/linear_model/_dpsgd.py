@@ -17,7 +17,7 @@ from ..accounting._calibration import calibrate_noise_multiplier, noise_multipli
 from ..accounting._dpsgd import default_count_noise_std, dpsgd_epsilon
 from ..exceptions import PrivacyBudgetError
 from ..losses import HingeLoss
-from ..solvers._design import _CACHE_BYTES, _cache_rows, as_design, is_sparse
+from ..solvers._design import _BUFFER_BYTES, _CACHE_BYTES, _cache_rows, as_design, is_sparse
 from ..solvers._newton import _row_norms
 from ..utils._docstrings import fill_doc
 from ..utils._random import noise_generator
@@ -78,13 +78,19 @@ class _MarginColumns:
 def _poisson_sample(n, sample_rate, rng):
     """Indices of a Poisson sample: each of ``n`` rows independently with prob. ``q``.
 
-    Drawn as a Binomial(n, q) size and a uniform subset of that size, which is
-    the same distribution; sorted for cache-friendly row access.
+    Drawn as the partial sums of Geometric(q) gaps between the chosen rows, which is
+    the same distribution, sorted by construction; the work and the memory are those
+    of the sample (a permutation of all ``n`` rows took a vector of ``n`` per step).
     """
-    size = rng.binomial(n, sample_rate)
-    idx = rng.choice(n, size=size, replace=False, shuffle=False)
-    idx.sort()
-    return idx
+    expected = n * sample_rate
+    size = int(expected + 4 * math.sqrt(expected) + 16)   # usually one round
+    parts, last = [], -1
+    while last < n - 1:
+        positions = last + np.cumsum(rng.geometric(sample_rate, size=size))
+        parts.append(positions)
+        last = positions[-1]
+    idx = parts[0] if len(parts) == 1 else np.concatenate(parts)
+    return idx[:np.searchsorted(idx, n)]
 
 
 AUTO_LEARNING_RATE = (0.026, 64.0)
@@ -183,14 +189,15 @@ def clipped_gradient_tangent(X, Y, theta, tangent, loss, factors):
 
 
 def _batch_blocks(X, Y, row_norms, idx):
-    """The rows ``idx`` of the design with their targets and norms, by blocks of rows
-    that stay in cache: a Poisson batch (a tenth of the rows by default) is never
-    copied whole."""
+    """The rows ``idx`` of the design with their targets and norms, by blocks of rows:
+    a Poisson batch (a tenth of the rows by default) is never copied whole. Dense
+    blocks are 256 KB (as fast as 1 MB ones, measured); sparse ones hold about 1 MB
+    of values (256 KB made the gathers 50 % slower on a 50,000 x 50,000 CSR)."""
     design = as_design(X)
     if design.sparse:
         rows = max(1, _CACHE_BYTES // (8 * max(1, design.nnz // max(design.shape[0], 1))))
     else:
-        rows = _cache_rows(design.shape[1])
+        rows = _cache_rows(design.shape[1], _BUFFER_BYTES)
     for start in range(0, max(idx.size, 1), rows):  # an empty batch: one empty block
         chunk = idx[start:start + rows]
         yield design.subset(chunk), np.take(Y, chunk, axis=0), np.take(row_norms, chunk)

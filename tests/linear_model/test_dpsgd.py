@@ -90,6 +90,24 @@ def test_poisson_sample_includes_each_row_independently_with_probability_q():
     assert abs(joint - q**2) < 5 * se
 
 
+def test_poisson_sample_costs_the_sample_not_the_rows():
+    """A step's sample allocates about two vectors of the sample's size (the gaps and
+    their sums), not a permutation of all the rows (1.1 vectors of n, as before)."""
+    import tracemalloc
+
+    n, q = 1_000_000, 0.1
+    rng = np.random.default_rng(3)
+    tracemalloc.start()
+    try:
+        idx = _poisson_sample(n, q, rng)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 0.4 * 8 * n, peak / (8 * n)
+    assert abs(idx.size - n * q) < 5 * math.sqrt(n * q * (1 - q))
+    assert idx[0] >= 0 and idx[-1] < n and np.all(np.diff(idx) > 0)
+
+
 def test_fit_uses_poisson_batches(seed):
     X, y = _unit_ball_data(n=500, seed=seed)
     Y = np.where(y == 1, 1.0, -1.0)[:, None]
