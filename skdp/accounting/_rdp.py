@@ -14,7 +14,6 @@ from scipy.special import gammaln, log_ndtr
 
 ORDERS = np.array([1 + x / 10 for x in range(1, 100)] + list(range(11, 64))
                   + [128, 256, 512, 1024], dtype=float)
-_INTEGER = ORDERS == np.round(ORDERS)
 # a fractional order's series is cut once its terms fall below e^-30 of the sum; one
 # that has not after this many terms is left out (its bound is infinite)
 _MAX_TERMS = 1000
