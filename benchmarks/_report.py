@@ -221,7 +221,8 @@ def _rbf_study(study):
                     + [f"epsilon = {e}" for e in eps_keys], rows))
 
 
-DPSGD_LABELS = {"skdp_dpgd_default": "skdp DP-GD (full batch, 200 epochs)",
+DPSGD_LABELS = {"skdp_dpsgd_default": "skdp DP-SGD (defaults)",
+                "skdp_dpgd_default": "skdp DP-GD (full batch, 200 epochs)",
                 "skdp_dpsgd_recipe": "skdp DP-SGD (recipe)",
                 "skdp_objpert_gaussian": "skdp ObjPert (Gaussian)",
                 "opacus_dpsgd_recipe": "Opacus DP-SGD (recipe)"}
@@ -266,7 +267,7 @@ def dpsgd(payload, timing=None):
             timing.get("timing"),
             f"a separate timing-only run (`--timing-only`, git "
             f"{env.get('git_sha') or NOT_RECORDED}, date {env.get('date') or NOT_RECORDED})")
-    return lines
+    return lines + _rerun_notes(payload, "methods")
 
 
 def _dpsgd_timing(t, where):

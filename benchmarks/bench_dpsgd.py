@@ -30,6 +30,7 @@ results for any value); the speed ratios are always measured one fit after anoth
 """
 
 import argparse
+import json
 import time
 import warnings
 
@@ -40,8 +41,8 @@ from skdp import DPSGDClassifier, ObjPertLogisticRegression
 from skdp.accounting import calibrate_noise_multiplier, default_count_noise_std
 from skdp.datasets import load_adult, load_kddcup99
 
-from ._common import (N_JOBS_HELP, best_time, figure_footer, map_seeds, optional_import,
-                      summarise, write_results)
+from ._common import (N_JOBS_HELP, RESULTS_DIR, _to_builtin, best_time, environment,
+                      figure_footer, map_seeds, optional_import, summarise, write_results)
 
 NAME = "dpsgd"
 RECIPE = dict(sample_rate=0.033, epochs=60, learning_rate=16.0, momentum=0.9,
@@ -83,6 +84,8 @@ def make_data(params, name):
 
 def make_estimator(method, epsilon, seed, delta, epochs=None):
     """The skdp estimator of one method."""
+    if method == "skdp_dpsgd_default":  # the defaults since 9bad62b
+        return DPSGDClassifier(epsilon=epsilon, delta=delta, random_state=seed)
     if method == "skdp_dpgd_default":  # the defaults until 9bad62b: full-batch DP-GD
         return DPSGDClassifier(epsilon=epsilon, delta=delta, random_state=seed,
                                sample_rate=1.0, epochs=200)
@@ -173,7 +176,11 @@ def _opacus_seed_fit(seed, epsilon, delta, data):
     return _opacus_accuracy(model, X_test, y_test), eps_spent
 
 
-def _accuracy_curves(params, name, torch_available, n_jobs=1):
+SKDP_METHODS = ("skdp_dpsgd_default", "skdp_dpgd_default", "skdp_dpsgd_recipe",
+                "skdp_objpert_gaussian")
+
+
+def _accuracy_curves(params, name, torch_available, n_jobs=1, methods=SKDP_METHODS):
     X, y, X_test, y_test = make_data(params, name)
     out = {"n_train": int(len(X)), "n_features": int(X.shape[1]), "methods": {}}
     non_private = {}
@@ -182,7 +189,6 @@ def _accuracy_curves(params, name, torch_available, n_jobs=1):
         non_private[f"C={C:g}"] = est.score(X_test, y_test)
     out["non_private_LogisticRegression"] = non_private
     print(f"[{name}] non-private LogisticRegression: {non_private}")
-    methods = ["skdp_dpgd_default", "skdp_dpsgd_recipe", "skdp_objpert_gaussian"]
     for method in methods:
         rows = []
         for epsilon in params["epsilons"]:
@@ -273,7 +279,8 @@ def _plot(payload, params, path):
 
     names = list(payload["accuracy"])
     fig, axes = plt.subplots(1, len(names), figsize=(6 * len(names), 4.6), squeeze=False)
-    labels = {"skdp_dpgd_default": "skdp DP-GD (full batch, 200 epochs)",
+    labels = {"skdp_dpsgd_default": "skdp DP-SGD (defaults: rate 0.1, 10 epochs)",
+              "skdp_dpgd_default": "skdp DP-GD (full batch, 200 epochs)",
               "skdp_dpsgd_recipe": "skdp DP-SGD (B=1000, 60 ep.)",
               "skdp_objpert_gaussian": "skdp ObjPert (Gaussian, C=1)",
               "opacus_dpsgd_recipe": f"Opacus DP-SGD (same recipe, last iterate, "
@@ -321,9 +328,25 @@ def main(argv=None):
     parser.add_argument("--timing-only", action="store_true",
                         help="only the speed ratios (written to dpsgd_timing.json)")
     parser.add_argument("--n-jobs", type=int, default=1, help=N_JOBS_HELP)
+    parser.add_argument("--methods", nargs="+", choices=SKDP_METHODS,
+                        help="run only these skdp accuracy curves and add them to the "
+                             "existing JSON (its other rows and timing are kept; the rerun "
+                             "is recorded)")
     args = parser.parse_args(argv)
     params = QUICK if args.quick else PARAMS
     name = NAME + ("_quick" if args.quick else "")
+    if args.methods:
+        path = RESULTS_DIR / f"{name}.json"
+        payload = json.loads(path.read_text())
+        for dataset in params["datasets"]:
+            curves = _accuracy_curves(params, dataset, False, args.n_jobs, args.methods)
+            payload["accuracy"][dataset]["methods"].update(curves["methods"])
+        payload.setdefault("reruns", []).append(
+            {"methods": args.methods, "datasets": params["datasets"],
+             "environment": environment()})
+        path.write_text(json.dumps(payload, indent=2, default=_to_builtin) + "\n")
+        _plot(payload, params, path.with_suffix(".png"))
+        return
     torch_available = (optional_import("torch") is not None
                        and optional_import("opacus") is not None)
     if not torch_available:
@@ -340,8 +363,6 @@ def main(argv=None):
     payload["accuracy"] = {d: _accuracy_curves(params, d, torch_available, args.n_jobs)
                            for d in params["datasets"]}
     path = write_results(name, payload)
-    from ._common import environment
-
     payload["environment"] = environment()
     _plot(payload, params, path.with_suffix(".png"))
     print(f"wrote {path} and {path.with_suffix('.png')}")
