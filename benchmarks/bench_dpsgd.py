@@ -340,7 +340,11 @@ def main(argv=None):
         payload = json.loads(path.read_text())
         for dataset in params["datasets"]:
             curves = _accuracy_curves(params, dataset, False, args.n_jobs, args.methods)
-            payload["accuracy"][dataset]["methods"].update(curves["methods"])
+            recorded = payload["accuracy"][dataset]
+            # the curves run now first, so that the table opens with them
+            recorded["methods"] = {**curves["methods"],
+                                   **{k: v for k, v in recorded["methods"].items()
+                                      if k not in curves["methods"]}}
         payload.setdefault("reruns", []).append(
             {"methods": args.methods, "datasets": params["datasets"],
              "environment": environment()})
