@@ -26,6 +26,12 @@ def _cache_rows(n_columns, block_bytes=None):
     return max(16, (block_bytes or _CACHE_BYTES) // (8 * n_columns))
 
 
+def _sparse_block_rows(X, block_bytes):
+    """Rows of a block of the sparse ``X`` holding about ``block_bytes`` of values (from
+    the mean number of stored entries per row)."""
+    return max(1, block_bytes // (8 * max(1, X.nnz // max(X.shape[0], 1))))
+
+
 def as_design(X):
     """``X`` (dense or sparse) as a :class:`ScaledDesign` with no factors and no
     intercept (a design is returned as it is), so that the solvers read every design
@@ -213,7 +219,7 @@ class ScaledDesign:
                 yield start, stop, np.square(block.X, out=squares[:stop - start])
             return
         indptr, data = self.X.indptr, self.X.data
-        rows = max(1, _BUFFER_BYTES // (8 * max(1, self.X.nnz // max(n, 1))))
+        rows = _sparse_block_rows(self.X, _BUFFER_BYTES)
         buffer = np.empty(min(data.size, _BUFFER_BYTES // 8))
         for start in range(0, n, rows):
             stop = min(start + rows, n)
