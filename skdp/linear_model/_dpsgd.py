@@ -290,24 +290,24 @@ def _dp_sgd(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_rate, n_steps
                 idx = _poisson_sample(n, sample_rate, sampling_rng)
                 batch_sizes[t] = idx.size
                 blocks = _batch_blocks(X, Y, row_norms, idx)
-            clipped_sum = np.zeros((K, d))
+            # the noise is drawn first and the clipped sums are added into it, so that
+            # a step holds one vector of theta's size (d is n on a square sparse X);
+            # the stream is the noise's own, so the draws do not depend on the order
+            xi = noise_rng.standard_normal((K, d))   # drawn even when z = 0 (same stream)
+            gradient = xi * noise_scale if tangent else np.multiply(xi, noise_scale, out=xi)
             clipped_dot = np.zeros((K, d)) if tangent else None
             for Xb, Yb, norms_b in blocks:
                 block_sum, factors = clipped_gradient_sum(Xb, Yb, theta, loss, max_grad_norm,
                                                           norms_b, with_factors=tangent)
-                clipped_sum += block_sum
+                gradient += block_sum
                 if tangent:
                     clipped_dot += clipped_gradient_tangent(Xb, Yb, theta, theta_dot, loss,
                                                             factors)
-            xi = noise_rng.standard_normal((K, d))   # drawn even when z = 0 (same stream)
             if tangent:
                 gradient_dot = ((clipped_dot + max_grad_norm * xi) / normaliser
                                 + alpha * theta_dot)
                 velocity_dot = momentum * velocity_dot + gradient_dot
                 theta_dot = theta_dot - etas[t] * velocity_dot
-            # in place, with one temporary of theta's size: d is n on a square sparse X
-            gradient = np.multiply(xi, noise_scale, out=xi)
-            gradient += clipped_sum
             gradient /= normaliser
             if alpha:
                 gradient += alpha * theta
