@@ -306,6 +306,8 @@ class SquaredLoss:
     needs_public_bounds: ClassVar[bool] = True
     lipschitz: ClassVar[float] = np.inf
     smoothness: ClassVar[float] = 1.0
+    # l'' = 1 everywhere: solvers may compute X^T diag(l'') X once
+    constant_curvature: ClassVar[bool] = True
 
     def loss(self, z, y):
         """``0.5 (z - y)**2``.

@@ -29,6 +29,7 @@ from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
 from ..utils._docstrings import fill_doc
 from ._check import check_loss
+from ._design import as_design
 
 _ZERO_GUARD = 1e-8   # relative size below which an LQA coordinate is "at zero"
 _WEIGHT_CAP = 1e8    # cap of the LQA weight, relative to the largest base weight
@@ -72,6 +73,7 @@ class CompositeProblem:
     q: float = 2.0
     coef_bound: float = None
     scale: float = field(init=False)
+    _constant_gram: np.ndarray = field(init=False, default=None, repr=False)
 
     def __post_init__(self):
         check_loss(self.loss, "solve_napp")
@@ -136,7 +138,7 @@ class CompositeProblem:
         -------
         hessian : ndarray of shape (n_coefficients, n_coefficients)
         """
-        hessian = weighted_gram(self.X, self.loss.d2z(self.X @ theta, self.y))
+        hessian = self.data_hessian(theta)
         diagonal = self.ridge + mu
         if self.bridge_weight:
             a = np.maximum(np.abs(theta), 1e-12)
@@ -146,10 +148,33 @@ class CompositeProblem:
         return hessian
 
 
+    def data_hessian(self, theta):
+        """``X^T diag(l''(X theta)) X`` (a new array), the loss's part of the Hessian.
+
+        Computed once per problem when the loss's curvature does not depend on the
+        point (the squared loss).
+
+        Parameters
+        ----------
+        theta : ndarray of shape (n_coefficients,)
+            The point.
+
+        Returns
+        -------
+        hessian : ndarray of shape (n_coefficients, n_coefficients)
+        """
+        if not getattr(self.loss, "constant_curvature", False):
+            return weighted_gram(self.X, self.loss.d2z(self.X @ theta, self.y))
+        if self._constant_gram is None:
+            self._constant_gram = weighted_gram(self.X, self.loss.d2z(np.zeros(len(self.y)),
+                                                                      self.y))
+        return self._constant_gram.copy()
+
+
 def weighted_gram(X, weights):
-    """``X^T diag(weights) X`` for non-negative weights (one symmetric BLAS product)."""
-    Xw = X * np.sqrt(weights)[:, None]
-    return Xw.T @ Xw
+    """``X^T diag(weights) X`` for non-negative weights (blocked SYRK: no ``n x d``
+    temporary)."""
+    return as_design(X).weighted_gram(weights)
 
 
 def kkt_residual(problem, theta, mu=0.0):
@@ -158,11 +183,16 @@ def kkt_residual(problem, theta, mu=0.0):
     ``|g_j + l1_j sign(theta_j)|`` where ``theta_j != 0`` and
     ``max(0, |g_j| - l1_j)`` where ``theta_j == 0`` (``g`` the smooth gradient).
     """
+    return _kkt(problem, theta, mu)[0]
+
+
+def _kkt(problem, theta, mu):
+    """:func:`kkt_residual` and the smooth gradient it was computed from."""
     g = problem.smooth_gradient(theta, mu)
     nonzero = theta != 0
     r = np.where(nonzero, np.abs(g + problem.l1 * np.sign(theta)),
                  np.maximum(0.0, np.abs(g) - problem.l1))
-    return float(np.max(r, initial=0.0))
+    return float(np.max(r, initial=0.0)), g
 
 
 def quadratic_l1(H, c, l1, z0, *, max_steps=None):
@@ -247,6 +277,16 @@ def _well_conditioned(H):
     Only the search direction of proximal Newton changes (a damped Newton
     model); the certificate is always computed on the true objective.
     """
+    # the usual case, at the price of one Cholesky factorisation: H - floor' I is
+    # positive definite for floor' = 1e-10 times a bound on the largest eigenvalue
+    # (the largest absolute row sum), so the smallest eigenvalue is above the floor
+    floor_bound = 1e-10 * max(float(np.max(np.sum(np.abs(H), axis=1))), 1e-300)
+    shifted = H - floor_bound * np.eye(H.shape[0])
+    try:
+        cho_factor(shifted, overwrite_a=True, check_finite=False)
+        return H
+    except LinAlgError:
+        pass
     eigenvalues = np.linalg.eigvalsh(H)
     floor = 1e-10 * max(eigenvalues[-1], 1e-300)
     if eigenvalues[0] < floor:
@@ -260,12 +300,11 @@ def prox_newton(problem, theta0, *, mu=0.0, tol, max_iter):
     theta = np.array(theta0, dtype=float)
     target = tol
     value = problem.value(theta, mu)
-    residual = kkt_residual(problem, theta, mu)
+    residual, g = _kkt(problem, theta, mu)
     n_iter = 0
     for n_iter in range(max_iter + 1):
         if residual <= target or n_iter == max_iter:
             break
-        g = problem.smooth_gradient(theta, mu)
         H = _well_conditioned(problem.smooth_hessian(theta, mu))
         z = quadratic_l1(H, H @ theta - g, problem.l1, theta)
         step = z - theta
@@ -288,7 +327,7 @@ def prox_newton(problem, theta0, *, mu=0.0, tol, max_iter):
                                                         0.0)
                 candidate_value = problem.value(candidate, mu)
         theta, value = candidate, candidate_value
-        residual = kkt_residual(problem, theta, mu)
+        residual, g = _kkt(problem, theta, mu)
     return SolverResult(theta, n_iter, residual, residual <= target)
 
 
@@ -447,7 +486,7 @@ def napp_iterations(problem, theta0=None, *, max_iter=10, rtol=1e-4, augmentatio
             eta = X @ theta
             omega = loss.d2z(eta, y)
             # X^T Omega z with the working response z = eta - l'/l'' (no division)
-            A = weighted_gram(X, omega)
+            A = problem.data_hessian(theta)
             A.flat[:: d + 1] += penalty_weights
             rhs = X.T @ (omega * eta - loss.dz(eta, y)) - problem.linear
         else:
