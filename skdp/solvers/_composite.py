@@ -326,6 +326,8 @@ def prox_newton(problem, theta0, *, mu=0.0, tol, max_iter):
                 candidate = np.sign(point) * np.maximum(np.abs(point) - problem.l1 / lipschitz,
                                                         0.0)
                 candidate_value = problem.value(candidate, mu)
+        if np.array_equal(candidate, theta):
+            break   # a step that moves nothing repeats itself: rounding level reached
         theta, value = candidate, candidate_value
         residual, g = _kkt(problem, theta, mu)
     return SolverResult(theta, n_iter, residual, residual <= target)
@@ -375,11 +377,17 @@ def solve_composite(problem, theta0, *, tol, max_iter):
         lo, phi_lo, theta_lo = hi, 1.0 / norm - 1.0 / bound, res_hi.theta
         hi *= 10.0
     phi_hi = 1.0 / max(norm, 1e-300) - 1.0 / bound
+    # regula falsi, Illinois variant: an end kept twice in a row has its value
+    # halved, so that the other end moves too (plain regula falsi stalls when the
+    # root is near one end, as it is when phi is nearly linear)
+    kept = None
     for _ in range(200):
-        if bound - norm <= 1e-11 * bound or hi - lo <= 1e-15 * hi:
+        # the certificate below needs the complementarity mu (bound - ||theta||) / bound
+        # under tol; a tenth of it leaves the inner residual the rest
+        if hi * (bound - norm) <= 0.1 * tol * bound or hi - lo <= 1e-15 * hi:
             break
         mid = lo - phi_lo * (hi - lo) / (phi_hi - phi_lo)
-        if not lo < mid < hi or (mid - lo) < 1e-3 * (hi - lo) or (hi - mid) < 1e-3 * (hi - lo):
+        if not lo < mid < hi:
             mid = 0.5 * (lo + hi)
         res = prox_newton(problem, res_hi.theta, mu=mid, tol=inner, max_iter=max_iter)
         total_iter += res.n_iter
@@ -387,8 +395,14 @@ def solve_composite(problem, theta0, *, tol, max_iter):
         phi_mid = 1.0 / max(n_mid, 1e-300) - 1.0 / bound
         if n_mid <= bound:
             hi, phi_hi, res_hi, norm = mid, phi_mid, res, n_mid
+            if kept == "lo":
+                phi_lo *= 0.5
+            kept = "lo"
         else:
             lo, phi_lo = mid, phi_mid
+            if kept == "hi":
+                phi_hi *= 0.5
+            kept = "hi"
     complementarity = hi * (bound - norm)
     residual = max(res_hi.residual, complementarity / bound)
     return SolverResult(res_hi.theta, total_iter, residual,

@@ -60,3 +60,42 @@ def test_well_conditioned_lifts_the_smallest_eigenvalue_to_the_floor(rank):
     assert lifted[0] == pytest.approx(floor, rel=1e-3, abs=1e-12 * eigenvalues[-1])
     assert_allclose(lifted[1:], np.maximum(eigenvalues[1:] + floor - eigenvalues[0], 0.0),
                     rtol=1e-9, atol=1e-12 * eigenvalues[-1])
+
+
+def _ball_problem(n, d, coef_bound, seed=0):
+    """A squared-loss lasso whose unconstrained minimiser lies outside the ball."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d)) / np.sqrt(d)
+    y = X @ rng.standard_normal(d) * 10.0 + rng.standard_normal(n)
+    linear = 50.0 * rng.standard_normal(d)
+    return CompositeProblem(X, y, SquaredLoss(), linear, 0.1, 1e-3, coef_bound=coef_bound)
+
+
+@pytest.mark.parametrize("shape", [(2000, 50), (100, 200)])
+def test_ball_multiplier_found_in_few_solves(monkeypatch, shape):
+    # the multiplier search is regula falsi (Illinois): few inner solves, and it stops
+    # on the complementarity the certificate reads, whatever the multiplier's size
+    import skdp.solvers._composite as composite
+
+    problem = _ball_problem(*shape, coef_bound=1.0)
+    solves = []
+    inner = composite.prox_newton
+    monkeypatch.setattr(composite, "prox_newton",
+                        lambda *args, **kwargs: solves.append(1) or inner(*args, **kwargs))
+    result = composite.solve_composite(problem, np.zeros(shape[1]), tol=1e-8, max_iter=100)
+    assert result.converged and result.residual <= 1e-8
+    assert result.multiplier > 0
+    assert np.linalg.norm(result.theta) <= 1.0
+    assert result.multiplier * (1.0 - np.linalg.norm(result.theta)) <= 1e-8
+    assert len(solves) <= 10
+
+
+def test_prox_newton_stops_when_a_step_moves_nothing():
+    # an unreachable tolerance: the iterations stop at rounding level, not at max_iter
+    from skdp.solvers._composite import prox_newton
+
+    problem = _ball_problem(500, 20, coef_bound=None)
+    result = prox_newton(problem, np.zeros(20), tol=1e-300, max_iter=100)
+    assert not result.converged
+    assert result.n_iter < 20
+    assert result.residual < 1e-8
