@@ -17,7 +17,9 @@ objective where there is one): ``ObjPertLogisticRegression(C=1)`` against
 ``OutputPertSVM(C=0.01)`` (hinge) against ``LinearSVC(C=0.01, loss="hinge",
 random_state=0)`` (the coordinate order OutputPertSVM gives liblinear: with a random
 order liblinear's iterations vary by up to 40 % from fit to fit);
-``DPSGDClassifier()`` against ``SGDClassifier(loss="log_loss")``. The private
+``DPSGDClassifier()`` against ``SGDClassifier(loss="log_loss")``;
+``NAPPLasso(alpha=1, y_bound=1, coef_bound=10)`` against ``Lasso(alpha=1 / n)`` (the same
+lasso objective; targets the labels as +-1, score R^2). The private
 estimators solve to their certified tolerances (gradient norm 1e-8 in sum form for
 objective perturbation), scikit-learn to its default ones, so the ratios include the
 price of the certificate. Each LogisticRegression fit records the sum-form gradient norm
@@ -65,14 +67,17 @@ PAIRS = {
     "output perturbation (hinge)": ("OutputPertSVM(C=0.01)",
                                     ["LinearSVC(C=0.01, hinge, random_state=0)"]),
     "DP-SGD": ("DPSGDClassifier()", ["SGDClassifier(log_loss)"]),
+    "NAPP lasso": ("NAPPLasso(alpha=1, coef_bound=10)", ["Lasso(alpha=1/n)"]),
 }
+# the regression pair's targets: the labels as +-1
+REGRESSORS = {"NAPPLasso(alpha=1, coef_bound=10)", "Lasso(alpha=1/n)"}
 
 
-def make_estimator(name):
-    from sklearn.linear_model import LogisticRegression, SGDClassifier
+def make_estimator(name, n_samples=1):
+    from sklearn.linear_model import Lasso, LogisticRegression, SGDClassifier
     from sklearn.svm import LinearSVC
 
-    from skdp import DPSGDClassifier, ObjPertLogisticRegression, OutputPertSVM
+    from skdp import DPSGDClassifier, NAPPLasso, ObjPertLogisticRegression, OutputPertSVM
 
     return {
         "ObjPertLogisticRegression(C=1)": lambda: ObjPertLogisticRegression(
@@ -87,6 +92,10 @@ def make_estimator(name):
         "LinearSVC(C=0.01, hinge, random_state=0)": lambda: LinearSVC(C=0.01, loss="hinge",
                                                                       random_state=0),
         "SGDClassifier(log_loss)": lambda: SGDClassifier(loss="log_loss", random_state=0),
+        # the same objective: Lasso's alpha is NAPPLasso's (sum form) over n
+        "NAPPLasso(alpha=1, coef_bound=10)": lambda: NAPPLasso(
+            alpha=1.0, y_bound=1.0, coef_bound=10.0, epsilon=1.0, random_state=0),
+        "Lasso(alpha=1/n)": lambda: Lasso(alpha=1.0 / n_samples),
     }[name]()
 
 
@@ -152,15 +161,17 @@ def _reset_peak_memory():
 def single(path, estimator, repeats):
     """One process: load, fit ``repeats`` times; print time, memory and accuracy (JSON)."""
     X, y = load_data(Path(path))
+    if estimator in REGRESSORS:
+        y = 2.0 * y - 1.0
     try:  # a warm-up fit on a few rows: lazy imports before the memory baseline
-        make_estimator(estimator).fit(X[:200], y[:200])
-    except ValueError:
+        make_estimator(estimator, 200).fit(X[:200], y[:200])
+    except (ValueError, MemoryError):
         pass
     _reset_peak_memory()
     before = _status_mb("VmRSS")
     best, error, accuracy = np.inf, None, None
     for _ in range(repeats):
-        model = make_estimator(estimator)
+        model = make_estimator(estimator, X.shape[0])
         start = time.perf_counter()
         try:
             model.fit(X, y)
