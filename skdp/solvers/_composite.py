@@ -338,9 +338,10 @@ def solve_composite(problem, theta0, *, tol, max_iter):
 
     When the unconstrained minimiser lies outside the ball, the constrained one
     minimises ``F + mu/2 ||theta||^2`` for the multiplier ``mu > 0`` at which
-    its norm equals ``coef_bound``; ``mu`` is found by safeguarded secant
-    steps on ``1/||theta(mu)||`` (nearly linear in ``mu``), keeping the
-    feasible end of the bracket.
+    its norm equals ``coef_bound``; ``mu`` is found by regula falsi (Illinois)
+    on ``1/||theta(mu)||`` (nearly linear in ``mu``), keeping the feasible end of
+    the bracket, until the complementarity ``mu (coef_bound - ||theta||)`` is
+    within the certificate.
 
     Parameters
     ----------
