@@ -147,7 +147,6 @@ class CompositeProblem:
         hessian.flat[:: hessian.shape[0] + 1] += diagonal
         return hessian
 
-
     def data_hessian(self, theta):
         """``X^T diag(l''(X theta)) X`` (a new array), the loss's part of the Hessian.
 
@@ -281,7 +280,8 @@ def _well_conditioned(H):
     # positive definite for floor' = 1e-10 times a bound on the largest eigenvalue
     # (the largest absolute row sum), so the smallest eigenvalue is above the floor
     floor_bound = 1e-10 * max(float(np.max(np.sum(np.abs(H), axis=1))), 1e-300)
-    shifted = H - floor_bound * np.eye(H.shape[0])
+    shifted = H.copy()
+    shifted.flat[:: H.shape[0] + 1] -= floor_bound
     try:
         cho_factor(shifted, overwrite_a=True, check_finite=False)
         return H
