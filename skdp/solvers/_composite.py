@@ -270,16 +270,20 @@ class SolverResult:
     napp_iter: int = 0
 
 
-def _well_conditioned(H):
+def _well_conditioned(H, diagonal_floor=0.0):
     """``H`` plus a tiny ridge when it is (numerically) singular.
 
-    Only the search direction of proximal Newton changes (a damped Newton
-    model); the certificate is always computed on the true objective.
+    ``H`` is a positive semi-definite matrix plus a diagonal whose entries are at
+    least ``diagonal_floor`` (a public ridge), so its smallest eigenvalue is at
+    least that. Only the search direction of proximal Newton changes (a damped
+    Newton model); the certificate is always computed on the true objective.
     """
-    # the usual case, at the price of one Cholesky factorisation: H - floor' I is
-    # positive definite for floor' = 1e-10 times a bound on the largest eigenvalue
-    # (the largest absolute row sum), so the smallest eigenvalue is above the floor
+    # floor' = 1e-10 times a bound on the largest eigenvalue (the largest absolute
+    # row sum): the smallest eigenvalue is above it when the ridge is, or else when
+    # H - floor' I is positive definite (one Cholesky factorisation)
     floor_bound = 1e-10 * max(float(np.max(np.sum(np.abs(H), axis=1))), 1e-300)
+    if diagonal_floor >= floor_bound:
+        return H
     shifted = H.copy()
     shifted.flat[:: H.shape[0] + 1] -= floor_bound
     try:
@@ -305,7 +309,8 @@ def prox_newton(problem, theta0, *, mu=0.0, tol, max_iter):
     for n_iter in range(max_iter + 1):
         if residual <= target or n_iter == max_iter:
             break
-        H = _well_conditioned(problem.smooth_hessian(theta, mu))
+        H = _well_conditioned(problem.smooth_hessian(theta, mu),
+                              float(np.min(problem.ridge + mu, initial=np.inf)))
         z = quadratic_l1(H, H @ theta - g, problem.l1, theta)
         step = z - theta
         decrease = g @ step + problem.l1 @ (np.abs(z) - np.abs(theta))

@@ -47,6 +47,16 @@ def test_well_conditioned_leaves_a_positive_definite_matrix_alone():
     assert_array_equal(_well_conditioned(H), H)
 
 
+def test_well_conditioned_trusts_a_public_ridge():
+    # a semi-definite part plus a ridge far above the floor: no factorisation needed
+    A = np.random.default_rng(6).standard_normal((3, 8))
+    H = A.T @ A + 0.5 * np.eye(8)
+    assert _well_conditioned(H, diagonal_floor=0.5) is H
+    # a ridge below the floor proves nothing: the singular part is lifted
+    singular = A.T @ A
+    assert np.linalg.eigvalsh(_well_conditioned(singular, diagonal_floor=1e-300))[0] > 0
+
+
 @pytest.mark.parametrize("rank", [0, 3, 7])
 def test_well_conditioned_lifts_the_smallest_eigenvalue_to_the_floor(rank):
     # singular (or nearly: rank 7 of 8 plus rounding) matrices get the eigenvalue floor
