@@ -227,7 +227,8 @@ def quadratic_l1(H, c, l1, z0, *, max_steps=None):
             signs[i] = -np.sign(grad[i])
             active[i] = True
         idx = np.flatnonzero(active)
-        target = _solve_spd(H[np.ix_(idx, idx)], c[idx] - l1[idx] * signs[idx])
+        H_aa = H if idx.size == d else H[np.ix_(idx, idx)]   # one copy per step at most
+        target = _solve_spd(H_aa, c[idx] - l1[idx] * signs[idx])
         current = z[idx]
         best, best_value = target, None
         # sign changes along the segment: candidates where a coordinate hits zero
@@ -240,7 +241,7 @@ def quadratic_l1(H, c, l1, z0, *, max_steps=None):
             candidates.append(point)
         # objective change of each candidate, computed stably from the gradient
         # (differences of objective values lose everything near the optimum)
-        H_aa, grad_a, l1_a = H[np.ix_(idx, idx)], grad[idx], l1[idx]
+        grad_a, l1_a = grad[idx], l1[idx]
         for point in candidates:
             delta = point - current
             change = (grad_a @ delta + 0.5 * delta @ H_aa @ delta
