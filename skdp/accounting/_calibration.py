@@ -16,6 +16,8 @@ from ._dpsgd import composed_mu
 from ._gaussian import gaussian_delta, gdp_mu, gdp_mu_derivative
 
 MAX_NOISE_MULTIPLIER = 1e4
+# The least multiplier searched: a target reachable with less noise gets this one.
+MIN_NOISE_MULTIPLIER = 1e-3
 # The least multiplier the PLD accountant is asked about under Poisson sampling: its
 # discretised loss distribution grows as z falls (measured, q = 0.01 and 1000 steps: 1 s
 # at z = 0.5, 4 s at 0.2, 7.5 s at 0.15; at z = 0.016 it asked for 1.5 TiB). At 0.2
@@ -48,7 +50,7 @@ def _initial_guess(epsilon, delta, sample_rate, n_steps):
 
 def search_noise_multiplier(epsilon_of, target, *, start=1.0, rtol=1e-3,
                             max_noise_multiplier=MAX_NOISE_MULTIPLIER,
-                            min_noise_multiplier=1e-3):
+                            min_noise_multiplier=MIN_NOISE_MULTIPLIER):
     """Smallest noise multiplier (to ``rtol``) whose ``epsilon_of`` is within ``target``.
 
     Parameters
@@ -160,7 +162,7 @@ def _calibrate(epsilon, delta, sample_rate, n_steps, accountant, rtol, max_noise
 
     start = min(max(_initial_guess(epsilon, delta, sample_rate, n_steps), 0.3),
                 max_noise_multiplier)
-    least = PLD_MIN_NOISE_MULTIPLIER if accountant == "pld" else 1e-3
+    least = PLD_MIN_NOISE_MULTIPLIER if accountant == "pld" else MIN_NOISE_MULTIPLIER
     try:
         return search_noise_multiplier(epsilon_of, epsilon, start=start, rtol=rtol,
                                        max_noise_multiplier=max_noise_multiplier,

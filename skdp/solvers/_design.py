@@ -276,13 +276,13 @@ class ScaledDesign:
         """
         if self.sparse:
             return self._sparse_weighted_gram(weights)
-        root_weights = np.sqrt(weights)
         d = self.shape[1]
         syrk = get_blas_funcs("syrk", dtype=self.dtype)
         upper = np.zeros((d, d), order="F")
         buffer = np.empty((_cache_rows(d, _BUFFER_BYTES), d))
         for start, stop, block in self.blocks(buffer.shape[0]):
-            rows = block.weighted_rows(root_weights[start:stop], out=buffer)
+            # the square roots by block: no second vector of n beside the weights
+            rows = block.weighted_rows(np.sqrt(weights[start:stop]), out=buffer)
             upper = syrk(1.0, rows.T, beta=1.0, c=upper, trans=0, lower=0, overwrite_c=1)
         return np.triu(upper) + np.triu(upper, 1).T
 
