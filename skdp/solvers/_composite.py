@@ -269,6 +269,7 @@ class SolverResult:
     converged: bool
     multiplier: float = 0.0
     napp_iter: int = 0
+    distance: float = 0.0
 
 
 def _well_conditioned(H, diagonal_floor=0.0):
@@ -339,15 +340,21 @@ def prox_newton(problem, theta0, *, mu=0.0, tol, max_iter):
     return SolverResult(theta, n_iter, residual, residual <= target)
 
 
-def solve_composite(problem, theta0, *, tol, max_iter):
+def solve_composite(problem, theta0, *, tol, max_iter, ball_radius=None):
     """Exact minimiser of ``F`` over ``||theta|| <= coef_bound``, with its certificate.
 
     When the unconstrained minimiser lies outside the ball, the constrained one
-    minimises ``F + mu/2 ||theta||^2`` for the multiplier ``mu > 0`` at which
-    its norm equals ``coef_bound``; ``mu`` is found by regula falsi (Illinois)
-    on ``1/||theta(mu)||`` (nearly linear in ``mu``), keeping the feasible end of
-    the bracket, until the complementarity ``mu (coef_bound - ||theta||)`` is
-    within the certificate.
+    minimises ``F + mu/2 ||theta||^2`` for the multiplier ``mu* > 0`` at which
+    its norm equals ``coef_bound = B``. ``mu*`` is bracketed by regula falsi
+    (Illinois) on ``1/||theta(mu)||`` (nearly linear in ``mu``), and each end
+    is certified: with ``lambda`` the least public ridge, ``e(mu) = sqrt(d)
+    residual / (lambda + mu)`` bounds the distance of a point solved at ``mu`` to
+    the exact ``theta(mu)``, so ``||theta(lo)|| - e(lo) > B`` proves ``lo <=
+    mu*`` and ``||theta(hi)|| + e(hi) <= B`` proves ``mu* <= hi`` (the norm
+    decreases in ``mu``). The point solved at ``hi`` is released: the minimisers'
+    path puts it within ``e(hi) + (hi - lo) B / (lambda + lo)`` of the exact
+    constrained minimiser (``docs/privacy/napp.rst``), and the search stops when
+    that is at most ``ball_radius``.
 
     Parameters
     ----------
@@ -356,64 +363,115 @@ def solve_composite(problem, theta0, *, tol, max_iter):
     theta0 : ndarray of shape (n_coefficients,)
         Starting point.
     tol : float
-        Public KKT tolerance.
+        Public KKT tolerance (of the unconstrained solve).
     max_iter : int
-        Maximum number of proximal Newton steps.
+        Maximum number of proximal Newton steps per solve.
+    ball_radius : float, default=None
+        Public bound on the released point's distance to the exact minimiser when
+        the ball is active. ``None``: ``2 sqrt(d) tol / lambda`` (``lambda`` the
+        least ridge, or 1 when there is none).
 
     Returns
     -------
     result : object
-        ``theta``, the iteration counts, the KKT ``residual`` and ``converged``.
+        ``theta``, the iteration counts, the KKT ``residual``, the certified
+        ``distance`` on an active ball and ``converged``.
     """
     result = prox_newton(problem, theta0, tol=tol, max_iter=max_iter)
     bound = problem.coef_bound
     if bound is None or not np.isfinite(bound) or np.linalg.norm(result.theta) <= bound:
         return result
-    total_iter = result.n_iter
+    lam = max(float(np.min(problem.ridge, initial=np.inf)), 0.0)
+    if ball_radius is None:
+        ball_radius = 2.0 * np.sqrt(len(problem.ridge)) * tol / (lam if lam > 0 else 1.0)
     # the multiplier search needs the inner minimisers more accurately than the
     # certificate does: the norm of a sloppy solution is noisy at the 1e-10 level
-    inner = 1e-2 * tol
-    lo, phi_lo, theta_lo = 0.0, 1.0 / np.linalg.norm(result.theta) - 1.0 / bound, result.theta
+    search = _BallSearch(problem, bound, lam, 1e-2 * tol, max_iter, unconstrained=result)
     hi = max(problem.scale, 1.0) / bound
-    while True:
-        res_hi = prox_newton(problem, theta_lo, mu=hi, tol=inner, max_iter=max_iter)
-        total_iter += res_hi.n_iter
-        norm = np.linalg.norm(res_hi.theta)
-        if norm <= bound or hi > 1e300:
-            break
-        lo, phi_lo, theta_lo = hi, 1.0 / norm - 1.0 / bound, res_hi.theta
+    while not search.hi_found and hi <= 1e300:
+        search.solve(hi)
         hi *= 10.0
-    phi_hi = 1.0 / max(norm, 1e-300) - 1.0 / bound
-    # regula falsi, Illinois variant: an end kept twice in a row has its value
-    # halved, so that the other end moves too (plain regula falsi stalls when the
-    # root is near one end, as it is when phi is nearly linear)
-    kept = None
     for _ in range(200):
-        # the certificate below needs the complementarity mu (bound - ||theta||) / bound
-        # under tol; a tenth of it leaves the inner residual the rest
-        if hi * (bound - norm) <= 0.1 * tol * bound or hi - lo <= 1e-15 * hi:
+        if not search.hi_found or search.distance() <= ball_radius:
             break
-        mid = lo - phi_lo * (hi - lo) / (phi_hi - phi_lo)
-        if not lo < mid < hi:
-            mid = 0.5 * (lo + hi)
-        res = prox_newton(problem, res_hi.theta, mu=mid, tol=inner, max_iter=max_iter)
-        total_iter += res.n_iter
-        n_mid = np.linalg.norm(res.theta)
-        phi_mid = 1.0 / max(n_mid, 1e-300) - 1.0 / bound
-        if n_mid <= bound:
-            hi, phi_hi, res_hi, norm = mid, phi_mid, res, n_mid
-            if kept == "lo":
-                phi_lo *= 0.5
-            kept = "lo"
+        bracket = (search.lo, search.hi)
+        mid = search.next_multiplier()
+        if not search.solve(mid):
+            # ||theta(mid)|| is within its own error of B, so mu* is next to mid: two
+            # points an eighth of the target width away on each side certify it
+            step = 0.125 * ball_radius * (lam + search.lo) / bound
+            for probe in (mid - step, mid + step):
+                if search.lo < probe < search.hi:
+                    search.solve(probe)
+        if (search.lo, search.hi) == bracket:
+            break   # rounding level: the certificate below decides
+    return search.result(ball_radius)
+
+
+class _BallSearch:
+    """Bracket ``[lo, hi]`` of the ball's multiplier whose ends are certified (see
+    :func:`solve_composite`); ``hi``'s point is the one released."""
+
+    def __init__(self, problem, bound, lam, inner_tol, max_iter, unconstrained):
+        self.problem, self.bound, self.lam = problem, bound, lam
+        self.inner_tol, self.max_iter = inner_tol, max_iter
+        self.n_iter = unconstrained.n_iter
+        # mu* >= 0 needs no certificate: the unconstrained solve is the first lo end
+        self.lo, self.lo_result = 0.0, unconstrained
+        self.phi_lo = 1.0 / np.linalg.norm(unconstrained.theta) - 1.0 / bound
+        self.hi = self.phi_hi = self.hi_result = None
+        self.kept = None
+
+    @property
+    def hi_found(self):
+        return self.hi_result is not None
+
+    def error(self, mu, result):
+        """Distance bound of a point solved at ``mu`` to the exact ``theta(mu)``."""
+        curvature = self.lam + mu
+        return (np.sqrt(len(result.theta)) * result.residual / curvature if curvature > 0
+                else np.inf)
+
+    def solve(self, mu):
+        """Solve at ``mu`` and make it an end; ``False`` when neither side is certified."""
+        start = (self.hi_result if self.hi_found else self.lo_result).theta
+        result = prox_newton(self.problem, start, mu=mu, tol=self.inner_tol,
+                             max_iter=self.max_iter)
+        self.n_iter += result.n_iter
+        norm, error = np.linalg.norm(result.theta), self.error(mu, result)
+        phi = 1.0 / max(norm, 1e-300) - 1.0 / self.bound
+        if norm + error <= self.bound:
+            self.hi, self.phi_hi, self.hi_result = mu, phi, result
+            if self.kept == "lo":
+                self.phi_lo *= 0.5   # Illinois: an end kept twice in a row counts half
+            self.kept = "lo"
+        elif norm - error > self.bound:
+            self.lo, self.phi_lo, self.lo_result = mu, phi, result
+            if self.kept == "hi":
+                self.phi_hi *= 0.5
+            self.kept = "hi"
         else:
-            lo, phi_lo = mid, phi_mid
-            if kept == "hi":
-                phi_hi *= 0.5
-            kept = "hi"
-    complementarity = hi * (bound - norm)
-    residual = max(res_hi.residual, complementarity / bound)
-    return SolverResult(res_hi.theta, total_iter, residual,
-                        residual <= tol, multiplier=hi)
+            return False
+        return True
+
+    def next_multiplier(self):
+        """Regula falsi on ``phi(mu) = 1/||theta(mu)|| - 1/B`` (bisection as a guard)."""
+        lo, hi = self.lo, self.hi
+        mid = lo - self.phi_lo * (hi - lo) / (self.phi_hi - self.phi_lo)
+        return mid if lo < mid < hi else 0.5 * (lo + hi)
+
+    def distance(self):
+        """Certified bound on the distance of ``hi``'s point to ``theta(mu*)``."""
+        curvature = self.lam + self.lo
+        path = (self.hi - self.lo) * self.bound / curvature if curvature > 0 else np.inf
+        return self.error(self.hi, self.hi_result) + path
+
+    def result(self, ball_radius):
+        if not self.hi_found:
+            return SolverResult(self.lo_result.theta, self.n_iter, np.inf, False)
+        distance = self.distance()
+        return SolverResult(self.hi_result.theta, self.n_iter, self.hi_result.residual,
+                            distance <= ball_radius, multiplier=self.hi, distance=distance)
 
 
 # -- noise augmentation ---------------------------------------------------------------
@@ -552,7 +610,7 @@ def _lqa(problem, theta, cap):
 
 
 def solve_napp(problem, *, tol, max_iter, napp_max_iter=10, augmentation="expected", n_aug=None,
-               rng=None, theta0=None):
+               rng=None, theta0=None, ball_radius=None):
     """NAPP warm start, exact polish and KKT certificate.
 
     Requires of ``problem.loss`` (checked when the problem is built):
@@ -576,6 +634,8 @@ def solve_napp(problem, *, tol, max_iter, napp_max_iter=10, augmentation="expect
         Public stream of the random pseudo-rows.
     theta0 : ndarray of shape (n_coefficients,), default=None
         Starting point.
+    ball_radius : float, default=None
+        As :func:`solve_composite`'s.
 
     Returns
     -------
@@ -589,6 +649,7 @@ def solve_napp(problem, *, tol, max_iter, napp_max_iter=10, augmentation="expect
         norm = np.linalg.norm(warm)
         if norm > problem.coef_bound:
             warm = warm * (problem.coef_bound / norm)
-    result = solve_composite(problem, warm, tol=tol, max_iter=max_iter)
+    result = solve_composite(problem, warm, tol=tol, max_iter=max_iter,
+                             ball_radius=ball_radius)
     result.napp_iter = napp_iter
     return result

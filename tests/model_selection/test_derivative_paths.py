@@ -131,15 +131,7 @@ NAPP = {
 # the public tolerance is absolute (on the KKT residual of a sum-form objective), so the
 # NAPP differences use the step 1e-4 epsilon: the solver's error over the step is ~1e-6
 # of the path at tol 1e-11, the truncation ~1e-8
-BALL_COVER = pytest.mark.xfail(
-    strict=True, reason="with a finite coef_bound the public distance bound of a point "
-    "certified on the ball has a B sqrt(tol / lambda) term: the cover's noise dominates the "
-    "path (known limitation, docs/privacy/napp.rst)")
-
-
-@pytest.mark.parametrize("name", [
-    pytest.param(name, marks=BALL_COVER) if isinstance(NAPP[name][0], NAPPLasso) else name
-    for name in NAPP])
+@pytest.mark.parametrize("name", list(NAPP))
 def test_napp_path_is_exact(name):
     est, data_X, data_y = NAPP[name]
     est = clone(est).set_params(epsilon=1.5, tol=1e-11, max_iter=300, random_state=6)

@@ -81,23 +81,70 @@ def _ball_problem(n, d, coef_bound, seed=0):
     return CompositeProblem(X, y, SquaredLoss(), linear, 0.1, 1e-3, coef_bound=coef_bound)
 
 
-@pytest.mark.parametrize("shape", [(2000, 50), (100, 200)])
-def test_ball_multiplier_found_in_few_solves(monkeypatch, shape):
-    # the multiplier search is regula falsi (Illinois): few inner solves, and it stops
-    # on the complementarity the certificate reads, whatever the multiplier's size
+def _ridge_ball_minimiser(problem):
+    """Exact minimiser of the L1-free squared-loss objective on the ball, independently:
+    an eigendecomposition and bisection of the norm's secular equation in the multiplier."""
+    eigenvalues, vectors = np.linalg.eigh(problem.X.T @ problem.X)
+    c = vectors.T @ (problem.X.T @ problem.y - problem.linear)
+    ridge, bound = problem.ridge[0], problem.coef_bound
+
+    def norm(mu):
+        return np.linalg.norm(c / (eigenvalues + ridge + mu))
+
+    lo, hi = 0.0, 1.0
+    while norm(hi) > bound:
+        lo, hi = hi, 2.0 * hi
+    while lo < 0.5 * (lo + hi) < hi:
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if norm(mid) > bound else (lo, mid)
+    return vectors @ (c / (eigenvalues + ridge + hi))
+
+
+@pytest.mark.parametrize("shape, ridge", [((2000, 50), 1e-3), ((100, 200), 3.0),
+                                          ((50, 10), 1e-2), ((300, 300), 0.5)])
+def test_ball_certificate_bounds_the_distance_to_the_exact_minimiser(monkeypatch, shape, ridge):
+    # the release is the point solved at the bracket's feasible end; the certified
+    # distance (its error plus the path's from that end to mu*) bounds its distance to
+    # the exact constrained minimiser and meets the public radius in few inner solves
     import skdp.solvers._composite as composite
 
-    problem = _ball_problem(*shape, coef_bound=1.0)
+    n, d = shape
+    problem = _ball_problem(n, d, coef_bound=1.0)
+    problem.l1[:] = 0.0
+    problem.ridge[:] = ridge
     solves = []
     inner = composite.prox_newton
     monkeypatch.setattr(composite, "prox_newton",
                         lambda *args, **kwargs: solves.append(1) or inner(*args, **kwargs))
-    result = composite.solve_composite(problem, np.zeros(shape[1]), tol=1e-8, max_iter=100)
-    assert result.converged and result.residual <= 1e-8
-    assert result.multiplier > 0
+    tol = 1e-8
+    radius = 2.0 * np.sqrt(d) * tol / ridge
+    result = composite.solve_composite(problem, np.zeros(d), tol=tol, max_iter=100,
+                                       ball_radius=radius)
+    assert result.converged and result.multiplier > 0
     assert np.linalg.norm(result.theta) <= 1.0
-    assert result.multiplier * (1.0 - np.linalg.norm(result.theta)) <= 1e-8
-    assert len(solves) <= 10
+    assert result.distance <= radius
+    assert np.linalg.norm(result.theta - _ridge_ball_minimiser(problem)) <= result.distance
+    assert len(solves) <= 12
+
+
+def test_ball_certificate_is_not_claimed_below_rounding():
+    # a bracket narrower than rounding allows cannot be certified: not converged
+    from skdp.solvers._composite import solve_composite
+
+    problem = _ball_problem(200, 20, coef_bound=1.0)
+    result = solve_composite(problem, np.zeros(20), tol=1e-8, max_iter=100, ball_radius=1e-30)
+    assert result.residual <= 1e-8
+    assert not result.converged and result.distance > 1e-30
+
+
+@pytest.mark.parametrize("shape", [(2000, 50), (100, 200)])
+def test_ball_search_with_l1_meets_the_default_radius(shape):
+    from skdp.solvers._composite import solve_composite
+
+    problem = _ball_problem(*shape, coef_bound=1.0)
+    result = solve_composite(problem, np.zeros(shape[1]), tol=1e-8, max_iter=100)
+    assert result.converged and result.multiplier > 0
+    assert result.distance <= 2.0 * np.sqrt(shape[1]) * 1e-8 / 1e-3
 
 
 def test_prox_newton_stops_when_a_step_moves_nothing():

@@ -58,26 +58,33 @@ def solve_release(X, y, loss, penalty, calibration, draw, *, coef_bound, solver)
     noise = np.zeros(X.shape[1]) if draw is None else draw.vector(calibration.noise_scale)
     problem = build_problem(X, y, loss, penalty, linear=noise,
                             extra_ridge=calibration.extra_ridge, coef_bound=coef_bound)
-    result = solve_napp(problem, **solver)
+    curvature = penalty.strong_convexity(coef_bound) + calibration.extra_ridge
+    radius = distance_bound(problem, solver["tol"], curvature) if curvature > 0 else None
+    result = solve_napp(problem, ball_radius=radius, **solver)
     return NAPPSolution(result.theta, result.n_iter + result.napp_iter, result.napp_iter,
                         result.residual, result.converged, calibration, draw, problem,
                         released=result.theta)
 
 
+def certified_radius(d, tol, strong_convexity):
+    """``sqrt(d) tol / lambda``: the distance of a point whose KKT residual (a max-norm)
+    is at most ``tol`` to the exact minimiser of a ``lambda``-strongly convex objective."""
+    return np.sqrt(d) * tol / strong_convexity
+
+
 def distance_bound(problem, tol, strong_convexity):
     """Public bound on the distance of a certified point to the exact minimiser of ``F``.
 
-    The certificate bounds the minimal subgradient's max-norm by ``tol``, so its
-    2-norm by ``sqrt(d) tol``, and ``F`` is ``lambda``-strongly convex on its domain
-    (``lambda`` the penalty's public curvature plus the extra ridge):
-    ``||theta - theta*|| <= sqrt(d) tol / lambda``. On an active ball of radius
-    ``B`` the complementarity residual (also at most ``tol``) adds
-    ``B sqrt(tol / lambda)`` (``docs/privacy/napp.rst``).
+    :func:`certified_radius`, twice on a ball of radius ``B``: there the solver
+    certifies a bracket ``[lo, hi]`` of the ball's multiplier ``mu*`` and releases
+    the point solved at ``hi`` only when its distance to the exact ``theta(hi)``
+    plus the path's ``(hi - lo) B / (lambda + lo)`` from ``theta(hi)`` to
+    ``theta(mu*)`` is at most this bound (``docs/privacy/napp.rst``).
     """
-    radius = np.sqrt(problem.X.shape[1]) * tol / strong_convexity
+    radius = certified_radius(problem.X.shape[1], tol, strong_convexity)
     bound = problem.coef_bound
     if bound is not None and np.isfinite(bound):
-        radius += bound * np.sqrt(tol / strong_convexity)
+        radius *= 2.0
     return radius
 
 
