@@ -96,10 +96,6 @@ def test_napp_variable_selection(napp_selection):
         assert fpr[-1] <= fpr[0]                  # less noise, fewer false positives
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "known limitation: at epsilon 50 the Jacobian's planned share leaves the lasso almost "
-    "no ridge, so the public distance bound of the solver's certificate is large and the "
-    "output noise that covers it hides the selection (docs/privacy/napp.rst)"))
 def test_napp_selection_at_large_epsilon(napp_selection):
     result = napp_selection
     truth = result["true_coef"] != 0

@@ -14,6 +14,8 @@ quadrature error). A mechanism that is ``eps``-DP must show ``delta_hat ~ 0``.
 import numpy as np
 from scipy.special import expit
 
+from ..mechanisms._napp import MAX_JACOBIAN_EPSILON
+
 
 def laplace_grid(scale, n_points=60_000, width=30.0):
     """Quadrature grid of ``b`` over ``+-width`` scales (even size: no exact ``b = 0``)."""
@@ -203,9 +205,9 @@ def two_stage_1d(b1, u2, records, lam, *, epsilon, stage1_frac=0.3, eps_jacobian
     """
     eps1 = stage1_frac * epsilon
     eps2 = epsilon - eps1
-    curvature1 = hessian_bound / np.expm1(eps_jacobian_frac * eps1)
+    curvature1 = hessian_bound / np.expm1(min(eps_jacobian_frac * eps1, MAX_JACOBIAN_EPSILON))
     theta1 = kifer_lasso_1d(b1, records, lam, curvature1)
-    floor = hessian_bound / np.expm1(eps_jacobian_frac * eps2)
+    floor = hessian_bound / np.expm1(min(eps_jacobian_frac * eps2, MAX_JACOBIAN_EPSILON))
     w = np.maximum(floor, lam / np.maximum(np.abs(theta1), 1e-300))
     eps_j_star = np.log1p(hessian_bound / w)
     scale2 = gradient_bound / (eps2 - eps_j_star)

@@ -25,6 +25,12 @@ from ._objective_perturbation import (
 )
 
 
+MAX_JACOBIAN_EPSILON = 5.0
+"""The most the Jacobian term spends (nats), whatever its planned share: its curvature
+is never below ``beta_H / expm1(5)``, about ``beta_H / 147``, a public minimum ridge that
+keeps the certified distance bound, and so the cover's noise, small at large epsilon."""
+
+
 def jacobian_curvature(epsilon_jacobian, hessian_bound):
     """``Delta = beta_H / (exp(eps_J) - 1)``: the curvature that bounds the Jacobian term."""
     return float(hessian_bound / np.expm1(epsilon_jacobian))
@@ -121,10 +127,13 @@ def napp_calibration(epsilon, delta, *, gradient_bound, hessian_bound, penalty_c
     retrieved share ``eps_J - eps_J*`` is either given to the noise
     (``retrieval="recycle"``, same total epsilon, less noise) or not spent
     (``"return"``, same noise, smaller ``epsilon_spent``). Every quantity is
-    public, so the rebalancing happens before any noise is drawn.
+    public, so the rebalancing happens before any noise is drawn. The public
+    minimum curvature ``beta_H / expm1(MAX_JACOBIAN_EPSILON)`` counts as the
+    penalty's: when ``mu_P`` is below it, the difference is added as a ridge
+    (``eps_J`` above 5 nats is always retrieved).
 
     The derivatives in epsilon are taken branch by branch (the branches meet
-    only where the penalty's curvature equals ``Delta``): with retrieval
+    only where the provided curvature equals ``Delta``): with retrieval
     ``eps_J*`` is constant, and recycling gives the noise all of ``d epsilon``,
     returning its planned share; otherwise ``Delta = beta_H / expm1(f epsilon)
     - mu_P``.
@@ -137,9 +146,12 @@ def napp_calibration(epsilon, delta, *, gradient_bound, hessian_bound, penalty_c
     eps_j = eps_jacobian_frac * epsilon
     curvature = jacobian_curvature(eps_j, hessian_bound)
     f = eps_jacobian_frac
-    if mu >= curvature and mu > 0:
-        eps_j_star = min(eps_j, jacobian_epsilon(mu, hessian_bound))
-        extra, d_extra = 0.0, 0.0
+    # the public minimum curvature counts as the penalty's: the part the penalty lacks
+    # is added as a ridge, and the Jacobian's planned share beyond it is retrieved
+    provided = max(mu, jacobian_curvature(MAX_JACOBIAN_EPSILON, hessian_bound))
+    if provided >= curvature and provided > 0:
+        eps_j_star = min(eps_j, jacobian_epsilon(provided, hessian_bound))
+        extra, d_extra = provided - mu, 0.0
         d_eps_noise = 1.0 if retrieval == "recycle" else 1.0 - f
     else:
         eps_j_star = eps_j

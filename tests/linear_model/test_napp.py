@@ -225,6 +225,38 @@ def test_curvature_oracle(epsilon, beta, expected):
     assert cal.noise_scale == pytest.approx(1.0 / (0.5 * epsilon))
 
 
+@pytest.mark.parametrize("retrieval", ["recycle", "return"])
+@pytest.mark.parametrize("penalty_curvature", [0.0, 0.001, 0.1])
+def test_jacobian_spends_at_most_five_nats(retrieval, penalty_curvature):
+    # beyond 5 nats the curvature floor beta / expm1(5) is a public ridge (the part the
+    # penalty lacks is added) and the rest of the planned share is retrieved
+    beta, epsilon = 0.25, 30.0
+    cal = napp_calibration(epsilon, 0.0, gradient_bound=1.0, hessian_bound=beta,
+                           penalty_curvature=penalty_curvature, retrieval=retrieval)
+    floor = beta / (np.exp(5.0) - 1.0)
+    assert cal.curvature == pytest.approx(beta / np.expm1(15.0), rel=1e-12)
+    provided = max(floor, penalty_curvature)
+    assert cal.extra_ridge == pytest.approx(provided - penalty_curvature, rel=1e-12)
+    assert cal.eps_jacobian == pytest.approx(np.log1p(beta / provided), rel=1e-12)
+    assert cal.eps_retrieved == pytest.approx(15.0 - cal.eps_jacobian, rel=1e-12)
+    assert cal.d_extra_ridge == 0.0
+    if retrieval == "recycle":
+        assert cal.eps_noise == pytest.approx(epsilon - cal.eps_jacobian, rel=1e-12)
+        assert cal.epsilon_spent == epsilon
+    else:
+        assert cal.eps_noise == pytest.approx(15.0, rel=1e-12)
+        assert cal.epsilon_spent == pytest.approx(15.0 + cal.eps_jacobian, rel=1e-12)
+    assert cal.noise_scale == pytest.approx(1.0 / cal.eps_noise, rel=1e-12)
+
+
+def test_jacobian_floor_is_continuous_where_it_starts():
+    below = napp_calibration(10.0 * (1 - 1e-12), 0.0, gradient_bound=1.0, hessian_bound=1.0)
+    above = napp_calibration(10.0 * (1 + 1e-12), 0.0, gradient_bound=1.0, hessian_bound=1.0)
+    assert below.extra_ridge == pytest.approx(above.extra_ridge, rel=1e-10)
+    assert below.noise_scale == pytest.approx(above.noise_scale, rel=1e-10)
+    assert napp_calibration(9.0, 0.0, gradient_bound=1.0, hessian_bound=1.0).eps_retrieved == 0
+
+
 @pytest.mark.parametrize("epsilon, delta, expected", [
     (1.0, 1e-5, 9.9819), (1.0, 1e-3, 7.9241), (0.4, 1e-3, 19.6222), (2.0, 1e-6, 5.4780)])
 def test_gaussian_std_oracle(epsilon, delta, expected):

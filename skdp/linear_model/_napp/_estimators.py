@@ -120,7 +120,8 @@ _NOTES = """Privacy statement. Unit of privacy: one record (a row of ``X`` with 
     ``eps_b = epsilon - eps_J``; ``zeta = G`` (add/remove) or ``2 G`` (replace).
     Only the curvature the penalty lacks is added (``extra_ridge = max(0,
     Delta - mu_P)``); when the penalty's own curvature covers Delta the unused
-    Jacobian budget is retrieved before the noise is drawn. The two-stage
+    Jacobian budget is retrieved before the noise is drawn. ``eps_J`` is at most
+    5 nats: the curvature is never below ``beta_H / expm1(5)``. The two-stage
     estimator composes its two releases sequentially. The noise-augmented
     iterations are the solver; the released estimate is the polished exact
     minimiser, certified by its KKT residual. Not protected: the number of

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...mechanisms import SolverCover, draw_noise, split_budget
-from ...mechanisms._napp import napp_calibration
+from ...mechanisms._napp import MAX_JACOBIAN_EPSILON, jacobian_curvature, napp_calibration
 from ...solvers import CompositeProblem, solve_napp
 
 
@@ -175,7 +175,8 @@ def napp_two_stage(X, y, loss, penalty, *, epsilon, delta, gradient_bound, hessi
     if np.isinf(epsilon):
         floor = 0.0
     else:
-        floor = hessian_bound / np.expm1(eps_jacobian_frac * budget2.epsilon_mechanism)
+        floor = jacobian_curvature(min(eps_jacobian_frac * budget2.epsilon_mechanism,
+                                       MAX_JACOBIAN_EPSILON), hessian_bound)
     cap = 1e8 * max(1.0, floor, penalty.l1_weight + np.max(penalty.l2_weight)
                     + penalty.bridge_weight)
     weights = np.maximum(floor, penalty.lqa_weight(first.released[support], cap))
