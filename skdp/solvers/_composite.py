@@ -81,10 +81,54 @@ class CompositeProblem:
         self.linear = np.broadcast_to(np.asarray(self.linear, dtype=float), (d,)).copy()
         self.l1 = np.broadcast_to(np.asarray(self.l1, dtype=float), (d,)).copy()
         self.ridge = np.broadcast_to(np.asarray(self.ridge, dtype=float), (d,)).copy()
-        grad0 = self.X.T @ self.loss.dz(np.zeros(self.X.shape[0]), self.y)
-        self.scale = float(max(1.0, np.max(np.abs(grad0), initial=0.0),
+        zeros = np.zeros(self.X.shape[0])
+        self._gradient_at_zero = self.X.T @ self.loss.dz(zeros, self.y)
+        self._value_at_zero = (float(np.sum(self.loss.loss(zeros, self.y)))
+                               if self.quadratic else None)
+        self.scale = float(max(1.0, np.max(np.abs(self._gradient_at_zero), initial=0.0),
                                np.max(np.abs(self.linear), initial=0.0),
                                np.max(self.l1, initial=0.0)))
+
+    @property
+    def quadratic(self):
+        """Whether the loss's curvature is constant: the data term is then the
+        quadratic ``L(0) + <g(0), theta> + 1/2 theta^T G theta`` (``G`` the Gram
+        matrix, computed once), evaluated in ``O(d^2)`` without reading ``X``."""
+        return bool(getattr(self.loss, "constant_curvature", False))
+
+    def data_value(self, theta):
+        """``sum_i l(<x_i, theta>, y_i)`` (``inf`` where it overflows).
+
+        Parameters
+        ----------
+        theta : ndarray of shape (n_coefficients,)
+            The point.
+
+        Returns
+        -------
+        value : float
+        """
+        if self.quadratic:
+            return (self._value_at_zero + float(self._gradient_at_zero @ theta)
+                    + 0.5 * float(theta @ self._gram() @ theta))
+        with np.errstate(over="ignore", invalid="ignore"):
+            return float(np.sum(self.loss.loss(self.X @ theta, self.y)))
+
+    def data_gradient(self, theta):
+        """Gradient of :meth:`data_value` (a new array).
+
+        Parameters
+        ----------
+        theta : ndarray of shape (n_coefficients,)
+            The point.
+
+        Returns
+        -------
+        gradient : ndarray of shape (n_coefficients,)
+        """
+        if self.quadratic:
+            return self._gradient_at_zero + self._gram() @ theta
+        return self.X.T @ self.loss.dz(self.X @ theta, self.y)
 
     # -- smooth part: loss + linear + ridge (+ mu) + bridge -------------------------
     def smooth_value(self, theta, mu=0.0):
@@ -96,8 +140,7 @@ class CompositeProblem:
         -------
         value : float
         """
-        with np.errstate(over="ignore", invalid="ignore"):
-            value = np.sum(self.loss.loss(self.X @ theta, self.y))
+        value = self.data_value(theta)
         value += self.linear @ theta + 0.5 * ((self.ridge + mu) * theta) @ theta
         if self.bridge_weight:
             value += self.bridge_weight * np.sum(np.abs(theta) ** self.q)
@@ -123,7 +166,7 @@ class CompositeProblem:
         -------
         gradient : ndarray of shape (n_coefficients,)
         """
-        grad = self.X.T @ self.loss.dz(self.X @ theta, self.y) + self.linear
+        grad = self.data_gradient(theta) + self.linear
         grad += (self.ridge + mu) * theta
         if self.bridge_weight:
             grad += self.bridge_weight * self.q * np.sign(theta) * np.abs(theta) ** (self.q - 1)
@@ -162,12 +205,15 @@ class CompositeProblem:
         -------
         hessian : ndarray of shape (n_coefficients, n_coefficients)
         """
-        if not getattr(self.loss, "constant_curvature", False):
+        if not self.quadratic:
             return weighted_gram(self.X, self.loss.d2z(self.X @ theta, self.y))
+        return self._gram().copy()
+
+    def _gram(self):
         if self._constant_gram is None:
             self._constant_gram = weighted_gram(self.X, self.loss.d2z(np.zeros(len(self.y)),
                                                                       self.y))
-        return self._constant_gram.copy()
+        return self._constant_gram
 
 
 def weighted_gram(X, weights):
@@ -533,8 +579,7 @@ def augmentation_rows(b, weights, loss, n_aug, rng, *, augmentation="exact_momen
 
 
 def _surrogate(problem, theta, weights):
-    with np.errstate(over="ignore", invalid="ignore"):
-        value = np.sum(problem.loss.loss(problem.X @ theta, problem.y))
+    value = problem.data_value(theta)
     value += problem.linear @ theta + 0.5 * (weights * theta) @ theta
     return value if np.isfinite(value) else np.inf
 
@@ -562,12 +607,10 @@ def napp_iterations(problem, theta0=None, *, max_iter=10, rtol=1e-4, augmentatio
     n_iter = 0
     for n_iter in range(1, max_iter + 1):
         if augmentation == "expected":
-            eta = X @ theta
-            omega = loss.d2z(eta, y)
-            # X^T Omega z with the working response z = eta - l'/l'' (no division)
+            # X^T Omega z with the working response z = eta - l'/l'': H theta - gradient
             A = problem.data_hessian(theta)
+            rhs = A @ theta - problem.data_gradient(theta) - problem.linear
             A.flat[:: d + 1] += penalty_weights
-            rhs = X.T @ (omega * eta - loss.dz(eta, y)) - problem.linear
         else:
             n_e = n_aug if n_aug is not None else max(1000, 10 * d)
             E, y_e, basis = augmentation_rows(problem.linear, penalty_weights, loss, n_e, rng,

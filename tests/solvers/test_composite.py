@@ -15,10 +15,29 @@ def _problem(loss, n=300, d=7, seed=0):
     return CompositeProblem(X, y, loss, np.zeros(d), 0.1, 0.0)
 
 
-def test_weighted_gram_matches_explicit_product():
+@pytest.mark.parametrize("d", [13, 300])
+@pytest.mark.parametrize("equal", [False, True])
+def test_weighted_gram_matches_explicit_product(d, equal):
+    # equal weights take one SYRK on X; d = 300 crosses a block of the symmetrisation
     rng = np.random.default_rng(1)
-    X, weights = rng.standard_normal((1000, 13)), rng.random(1000)
-    assert_allclose(weighted_gram(X, weights), X.T @ (weights[:, None] * X), rtol=1e-12)
+    X = rng.standard_normal((1000, d))
+    weights = np.full(1000, 0.7) if equal else rng.random(1000)
+    gram = weighted_gram(X, weights)
+    assert_array_equal(gram, gram.T)
+    assert_allclose(gram, X.T @ (weights[:, None] * X), rtol=1e-12, atol=1e-12 * d)
+
+
+def test_quadratic_data_terms_come_from_the_gram_alone():
+    # the squared loss's value and gradient from L(0), g(0) and the Gram: X is not read
+    problem = _problem(SquaredLoss())
+    X, y = problem.X, problem.y
+    theta = np.random.default_rng(3).standard_normal(X.shape[1])
+    value = 0.5 * np.sum((X @ theta - y) ** 2)
+    gradient = X.T @ (X @ theta - y)
+    problem.data_hessian(theta)
+    problem.X = None
+    assert problem.data_value(theta) == pytest.approx(value, rel=1e-12)
+    assert_allclose(problem.data_gradient(theta), gradient, rtol=1e-11, atol=1e-11)
 
 
 def test_squared_loss_data_hessian_is_the_gram_computed_once():
