@@ -493,7 +493,7 @@ class _BallSearch:
             self.kept = "lo"
         elif norm - error > self.bound:
             self.lo, self.phi_lo, self.lo_result = mu, phi, result
-            if self.kept == "hi":
+            if self.kept == "hi" and self.hi_found:
                 self.phi_hi *= 0.5
             self.kept = "hi"
         else:

@@ -146,6 +146,22 @@ def test_ball_certificate_bounds_the_distance_to_the_exact_minimiser(monkeypatch
     assert len(solves) <= 12
 
 
+def test_ball_search_grows_the_multiplier_until_feasible():
+    # a ball far inside the unconstrained minimiser's norm: several infeasible ends
+    # before the first feasible one
+    from skdp.solvers._composite import solve_composite
+
+    # (the search starts at max|gradient(0)| / B; a flat gradient of 300 coordinates
+    # puts the multiplier near sqrt(300) times that)
+    d = 300
+    X = np.random.default_rng(4).standard_normal((400, d)) / d
+    problem = CompositeProblem(X, np.zeros(400), SquaredLoss(), np.full(d, 50.0), 0.0, 0.1,
+                               coef_bound=1e-3)
+    result = solve_composite(problem, np.zeros(d), tol=1e-8, max_iter=100)
+    assert result.converged and result.multiplier > 10 * problem.scale / 1e-3
+    assert np.linalg.norm(result.theta - _ridge_ball_minimiser(problem)) <= result.distance
+
+
 def test_ball_certificate_is_not_claimed_below_rounding():
     # a bracket narrower than rounding allows cannot be certified: not converged
     from skdp.solvers._composite import solve_composite
