@@ -33,6 +33,7 @@ from ._design import as_design
 
 _ZERO_GUARD = 1e-8   # relative size below which an LQA coordinate is "at zero"
 _WEIGHT_CAP = 1e8    # cap of the LQA weight, relative to the largest base weight
+_STRADDLE = 1e3      # brackets this many certified widths wide straddle the secant point
 
 
 @fill_doc(fragments={"theta_mu": """Parameters
@@ -273,38 +274,61 @@ def quadratic_l1(H, c, l1, z0, *, max_steps=None):
             signs[i] = -np.sign(grad[i])
             active[i] = True
         idx = np.flatnonzero(active)
-        H_aa = H if idx.size == d else H[np.ix_(idx, idx)]   # one copy per step at most
-        target = _solve_spd(H_aa, c[idx] - l1[idx] * signs[idx])
+        rhs = c[idx] - l1[idx] * signs[idx]
+        if idx.size == d:
+            target = _solve_spd(H, rhs)
+        else:   # the active block: one copy, factorised in place
+            target = _solve_spd(H[np.ix_(idx, idx)], rhs, rebuild=lambda: H[np.ix_(idx, idx)])
         current = z[idx]
-        best, best_value = target, None
-        # sign changes along the segment: candidates where a coordinate hits zero
-        crossing = (current != 0) & (np.sign(target) != np.sign(current))
-        candidates = [target]
-        for k in np.flatnonzero(crossing):
-            t = current[k] / (current[k] - target[k])
-            point = current + t * (target - current)
-            point[k] = 0.0
-            candidates.append(point)
-        # objective change of each candidate, computed stably from the gradient
-        # (differences of objective values lose everything near the optimum)
-        grad_a, l1_a = grad[idx], l1[idx]
-        for point in candidates:
-            delta = point - current
-            change = (grad_a @ delta + 0.5 * delta @ H_aa @ delta
-                      + l1_a @ (np.abs(point) - np.abs(current)))
-            if best_value is None or change < best_value:
-                best, best_value = point, change
+        # the target, and the points of the segment where a coordinate changes sign
+        step = target - current
+        crossing = np.flatnonzero((current != 0) & (np.sign(target) != np.sign(current)))
+        ts = np.concatenate([[1.0], current[crossing] / (current[crossing] - target[crossing])])
+        step_all = np.zeros(d)
+        step_all[idx] = step
+        changes = _segment_changes(grad[idx] @ step, step_all @ (H @ step_all), l1[idx],
+                                   current, step, ts, crossing)
+        best = int(np.argmin(changes))
+        best_value = changes[best]
+        if best:
+            target = current + ts[best] * step
+            target[crossing[best - 1]] = 0.0
         if not best_value < 0.0:
             return z   # no progress (rounding): the caller's certificate decides
-        z[idx] = best
+        z[idx] = target
     return z
 
 
-def _solve_spd(A, b):
+def _segment_changes(slope, curvature, l1, current, step, ts, crossing):
+    """Objective change of ``1/2 z^T H z - c^T z + l1 |z|`` from ``current`` to
+    ``current + t step`` for each ``t`` of ``ts``, computed stably from the
+    gradient's ``slope = g . step`` and ``curvature = step^T H step`` (differences
+    of objective values lose everything near the optimum); the point of ``ts[i]``,
+    ``i >= 1``, has coordinate ``crossing[i - 1]`` exactly zero. One product with
+    ``H`` for all the points; the L1 parts by blocks of points."""
+    changes = ts * slope + 0.5 * ts**2 * curvature
+    size_now = np.abs(current)
+    rows = max(1, 2**22 // max(len(current), 1))
+    for start in range(0, len(ts), rows):
+        stop = min(start + rows, len(ts))
+        points = current + ts[start:stop, None] * step
+        zeroed = np.arange(max(start, 1), stop)
+        points[zeroed - start, crossing[zeroed - 1]] = 0.0
+        np.abs(points, out=points)
+        points -= size_now   # differences by coordinate first: the sum keeps its digits
+        changes[start:stop] += points @ l1
+    return changes
+
+
+def _solve_spd(A, b, *, rebuild=None):
+    """``A^{-1} b`` by Cholesky, by least squares if that fails. With ``rebuild``, ``A``
+    is a scratch copy factorised in place, and ``rebuild()`` makes it again for the
+    least squares."""
     try:
-        return cho_solve(cho_factor(A, check_finite=False), b, check_finite=False)
+        return cho_solve(cho_factor(A, overwrite_a=rebuild is not None, check_finite=False), b,
+                         check_finite=False)
     except LinAlgError:
-        return np.linalg.lstsq(A, b, rcond=None)[0]
+        return np.linalg.lstsq(A if rebuild is None else rebuild(), b, rcond=None)[0]
 
 
 @dataclass
@@ -433,7 +457,7 @@ def solve_composite(problem, theta0, *, tol, max_iter, ball_radius=None):
     # the multiplier search needs the inner minimisers more accurately than the
     # certificate does: the norm of a sloppy solution is noisy at the 1e-10 level
     search = _BallSearch(problem, bound, lam, 1e-2 * tol, max_iter, unconstrained=result)
-    hi = max(problem.scale, 1.0) / bound
+    hi = _feasible_multiplier(problem, bound, lam)
     while not search.hi_found and hi <= 1e300:
         search.solve(hi)
         hi *= 10.0
@@ -442,16 +466,33 @@ def solve_composite(problem, theta0, *, tol, max_iter, ball_radius=None):
             break
         bracket = (search.lo, search.hi)
         mid = search.next_multiplier()
-        if not search.solve(mid):
-            # ||theta(mid)|| is within its own error of B, so mu* is next to mid: two
-            # points an eighth of the target width away on each side certify it
-            step = 0.125 * ball_radius * (lam + search.lo) / bound
-            for probe in (mid - step, mid + step):
-                if search.lo < probe < search.hi:
-                    search.solve(probe)
+        # a bracket (lo, hi) certifies when hi - lo <= width
+        width = ball_radius * (lam + search.lo) / bound
+        if search.hi - search.lo > _STRADDLE * width and search.solve(mid):
+            continue
+        # the secant point is then accurate to a fraction of the width (or within its
+        # own error of the root): two points 3/8 of the width away on each side
+        # certify the bracket with a quarter of the radius to spare
+        for probe in (mid - 0.375 * width, mid + 0.375 * width):
+            if search.lo < probe < search.hi:
+                search.solve(probe)
         if (search.lo, search.hi) == bracket:
             break   # rounding level: the certificate below decides
     return search.result(ball_radius)
+
+
+def _feasible_multiplier(problem, bound, lam):
+    """A multiplier whose exact minimiser lies in the ball.
+
+    With ``g`` the smooth part's gradient at 0, ``(lambda + mu) ||theta(mu)||^2 <=
+    sum_j (|g_j| - l1_j) |theta_j|`` (optimality at ``theta(mu)`` and monotonicity
+    of the convex part's gradient), so ``mu = ||(|g| - l1)_+|| / B - lambda`` gives
+    ``||theta(mu)|| <= B``; it is close to the root when ``mu`` dominates the data's
+    curvature, as it does when the ball binds hard.
+    """
+    gradient = problem.smooth_gradient(np.zeros(len(problem.l1)))
+    reach = np.linalg.norm(np.maximum(np.abs(gradient) - problem.l1, 0.0))
+    return max(reach / bound - lam, 1e-12 * problem.scale / bound)
 
 
 class _BallSearch:
@@ -622,7 +663,8 @@ def napp_iterations(problem, theta0=None, *, max_iter=10, rtol=1e-4, augmentatio
             A = weighted_gram(design, omega)
             rhs = design.T @ (omega * eta - loss.dz(eta, responses))
         try:
-            new = cho_solve(cho_factor(A, check_finite=False), rhs, check_finite=False)
+            new = cho_solve(cho_factor(A, overwrite_a=True, check_finite=False), rhs,
+                            check_finite=False)
         except LinAlgError:
             break
         if not np.all(np.isfinite(new)):

@@ -5,7 +5,12 @@ import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
 from skdp.losses import LogisticLoss, SquaredLoss
-from skdp.solvers._composite import CompositeProblem, _well_conditioned, weighted_gram
+from skdp.solvers._composite import (
+    CompositeProblem,
+    _well_conditioned,
+    prox_newton,
+    weighted_gram,
+)
 
 
 def _problem(loss, n=300, d=7, seed=0):
@@ -143,7 +148,8 @@ def test_ball_certificate_bounds_the_distance_to_the_exact_minimiser(monkeypatch
     assert np.linalg.norm(result.theta) <= 1.0
     assert result.distance <= radius
     assert np.linalg.norm(result.theta - _ridge_ball_minimiser(problem)) <= result.distance
-    assert len(solves) <= 12
+    assert len(solves) <= 6   # 8 to 9 before the first multiplier was bounded and the
+    # secant point straddled
 
 
 def test_ball_search_grows_the_multiplier_until_feasible():
@@ -160,6 +166,46 @@ def test_ball_search_grows_the_multiplier_until_feasible():
     result = solve_composite(problem, np.zeros(d), tol=1e-8, max_iter=100)
     assert result.converged and result.multiplier > 10 * problem.scale / 1e-3
     assert np.linalg.norm(result.theta - _ridge_ball_minimiser(problem)) <= result.distance
+
+
+@pytest.mark.parametrize("l1, ridge", [(0.0, 0.5), (0.1, 1e-3), (5.0, 0.0)])
+def test_first_multiplier_is_feasible(l1, ridge):
+    # ||theta(mu)|| <= ||(|g(0)| - l1)_+|| / (ridge + mu): the search's first multiplier
+    # puts the exact minimiser in the ball, close to its edge when the ball binds hard
+    from skdp.solvers._composite import _feasible_multiplier
+
+    problem = _ball_problem(300, 40, coef_bound=0.05)
+    problem.l1[:] = l1
+    problem.ridge[:] = ridge
+    mu = _feasible_multiplier(problem, 0.05, ridge)
+    theta = prox_newton(problem, np.zeros(40), mu=mu, tol=1e-12, max_iter=100).theta
+    assert 0.9 * 0.05 <= np.linalg.norm(theta) <= 0.05
+
+
+def test_segment_changes_are_the_objective_differences():
+    from skdp.solvers._composite import _segment_changes
+
+    rng = np.random.default_rng(7)
+    A = rng.standard_normal((30, 12))
+    H, c, l1 = A.T @ A, rng.standard_normal(12), rng.random(12)
+    current, target = rng.standard_normal(12), rng.standard_normal(12)
+    step = target - current
+    crossing = np.flatnonzero(np.sign(target) != np.sign(current))
+    ts = np.concatenate([[1.0], current[crossing] / (current[crossing] - target[crossing])])
+
+    def objective(z):
+        return 0.5 * z @ H @ z - c @ z + l1 @ np.abs(z)
+
+    expected = []
+    for i, t in enumerate(ts):
+        point = current + t * step
+        if i:
+            point[crossing[i - 1]] = 0.0
+        expected.append(objective(point) - objective(current))
+    changes = _segment_changes((H @ current - c) @ step, step @ H @ step, l1, current, step,
+                               ts, crossing)
+    assert len(crossing) >= 3
+    assert_allclose(changes, expected, rtol=1e-9, atol=1e-12)
 
 
 def test_ball_certificate_is_not_claimed_below_rounding():
@@ -184,8 +230,6 @@ def test_ball_search_with_l1_meets_the_default_radius(shape):
 
 def test_prox_newton_stops_when_a_step_moves_nothing():
     # an unreachable tolerance: the iterations stop at rounding level, not at max_iter
-    from skdp.solvers._composite import prox_newton
-
     problem = _ball_problem(500, 20, coef_bound=None)
     result = prox_newton(problem, np.zeros(20), tol=1e-300, max_iter=100)
     assert not result.converged
