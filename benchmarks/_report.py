@@ -523,15 +523,17 @@ def scaling(payload, timing=None):
 
 def _scaling_floors(results):
     """What the certificate and the noise cost, where the runs recorded it: the sum-form
-    gradient norms at which LogisticRegression stopped, and DP-SGD's noise draws alone
-    against SGDClassifier's whole fit."""
-    norms, draws = {}, []
+    gradient norms at which LogisticRegression stopped, Lasso's sum-form KKT residual at
+    its stop, and DP-SGD's noise draws alone against SGDClassifier's whole fit."""
+    norms, draws, kkt = {}, [], []
     for case, pairs in results.items():
         for row in pairs.values():
             for reference in row["sklearn"]:
                 if reference.get("gradient_norm") is not None:
                     norms.setdefault(reference["estimator"], []).append(
                         reference["gradient_norm"])
+                if reference.get("kkt_residual") is not None:
+                    kkt.append(reference["kkt_residual"])
             ours, theirs = row["skdp"], row["sklearn"][0]
             if ours.get("noise_draw_s") is not None and theirs.get("time_s"):
                 share = ours["noise_draw_s"] / theirs["time_s"]
@@ -546,6 +548,13 @@ def _scaling_floors(results):
                   + ". Objective perturbation certifies at most its tol, 1e-8, on the "
                   "perturbed objective: the distance to the exact minimiser that its "
                   "output noise covers (docs/privacy/objective_perturbation.rst).", ""]
+    if kkt:
+        lines += [f"Largest violation of the optimality conditions of Lasso's objective in "
+                  f"sum form where it stopped, over the designs: {min(kkt):.2g} to "
+                  f"{max(kkt):.2g}. NAPPLasso certifies at most its tol, 1e-8 (and its "
+                  "multiplier search solves to 1e-10), on the perturbed objective: the "
+                  "distance to the exact minimiser that its output noise covers "
+                  "(docs/privacy/napp.rst).", ""]
     if draws:
         lines += ["DPSGDClassifier's noise draws alone (n_steps_ vectors of the "
                   "coefficients' size from ChaCha20), and their time as a multiple of "

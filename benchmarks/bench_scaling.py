@@ -196,10 +196,12 @@ def stopping_point(model, X, y):
     the point where it stopped; objective perturbation certifies at most its ``tol``
     (1e-8) on its perturbed objective. ``DPSGDClassifier``: the time of its noise draws
     alone, ``n_steps_`` vectors of the coefficients' size from a ChaCha20 stream, the
-    part of the fit no implementation can skip.
+    part of the fit no implementation can skip. ``Lasso``: the largest violation of the
+    optimality conditions of its objective in sum form, ``1/2 ||y - X w - b||^2 + n
+    alpha ||w||_1``, at its stop; NAPPLasso certifies at most its ``tol`` (1e-8).
     """
     from scipy.special import expit
-    from sklearn.linear_model import LogisticRegression
+    from sklearn.linear_model import Lasso, LogisticRegression
 
     from skdp import DPSGDClassifier
     from skdp.utils import privacy_streams
@@ -213,6 +215,14 @@ def stopping_point(model, X, y):
         gradient = np.append(model.C * np.asarray(X.T @ slopes).ravel() + model.coef_.ravel(),
                              model.C * slopes.sum() + bias_penalty)
         return {"gradient_norm": float(np.linalg.norm(gradient))}
+    if isinstance(model, Lasso):
+        residuals = np.asarray(X @ model.coef_).ravel() + model.intercept_ - y
+        gradient = np.asarray(X.T @ residuals).ravel()
+        weight = model.alpha * X.shape[0]
+        coef = model.coef_
+        violations = np.where(coef != 0, np.abs(gradient + weight * np.sign(coef)),
+                              np.maximum(np.abs(gradient) - weight, 0.0))
+        return {"kkt_residual": float(max(violations.max(), abs(residuals.sum())))}
     if isinstance(model, DPSGDClassifier):
         noise, _ = privacy_streams(0)
         shape = (model.coef_.shape[0], model.coef_.shape[1] + int(model.fit_intercept))
