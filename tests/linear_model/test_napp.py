@@ -225,6 +225,20 @@ def test_curvature_oracle(epsilon, beta, expected):
     assert cal.noise_scale == pytest.approx(1.0 / (0.5 * epsilon))
 
 
+def test_ball_release_keeps_its_coefficients_at_large_epsilon():
+    # the squared loss needs a coefficient ball; the cover once zeroed every coefficient
+    # of such a release (its public distance bound had a B sqrt(tol / lambda) term, and
+    # the added ridge vanished as exp(-epsilon / 2)): the docstring's example at eps 100
+    X, y = make_regression(n_samples=200, n_features=5, random_state=0)
+    est = NAPPLasso(alpha=5.0, y_bound=300.0, coef_bound=300.0, data_norm=3.0,
+                    epsilon=100.0, random_state=0).fit(X, y)
+    exact = NAPPLasso(alpha=5.0, y_bound=300.0, coef_bound=300.0, data_norm=3.0,
+                      epsilon=np.inf).fit(X, y)
+    assert np.all(exact.coef_ != 0)
+    assert np.all(est.coef_ != 0)
+    assert_allclose(est.coef_, exact.coef_, rtol=0.2)
+
+
 @pytest.mark.parametrize("retrieval", ["recycle", "return"])
 @pytest.mark.parametrize("penalty_curvature", [0.0, 0.001, 0.1])
 def test_jacobian_spends_at_most_five_nats(retrieval, penalty_curvature):
