@@ -36,10 +36,13 @@ _WEIGHT_CAP = 1e8    # cap of the LQA weight, relative to the largest base weigh
 _STRADDLE = 1e3      # brackets this many certified widths wide straddle the secant point
 
 
-@fill_doc(fragments={"theta_mu": """Parameters
+_THETA = """Parameters
         ----------
         theta : ndarray of shape (n_coefficients,)
-            The point.
+            The point."""
+
+
+@fill_doc(fragments={"theta": _THETA, "theta_mu": _THETA + """
         mu : float, default=0.0
             Extra L2 curvature (a multiplier of the norm ball)."""})
 @dataclass
@@ -100,10 +103,7 @@ class CompositeProblem:
     def data_value(self, theta):
         """``sum_i l(<x_i, theta>, y_i)`` (``inf`` where it overflows).
 
-        Parameters
-        ----------
-        theta : ndarray of shape (n_coefficients,)
-            The point.
+        %(theta)s
 
         Returns
         -------
@@ -118,10 +118,7 @@ class CompositeProblem:
     def data_gradient(self, theta):
         """Gradient of :meth:`data_value` (a new array).
 
-        Parameters
-        ----------
-        theta : ndarray of shape (n_coefficients,)
-            The point.
+        %(theta)s
 
         Returns
         -------
@@ -197,10 +194,7 @@ class CompositeProblem:
         Computed once per problem when the loss's curvature does not depend on the
         point (the squared loss).
 
-        Parameters
-        ----------
-        theta : ndarray of shape (n_coefficients,)
-            The point.
+        %(theta)s
 
         Returns
         -------
@@ -304,8 +298,9 @@ def _segment_changes(slope, curvature, l1, current, step, ts, crossing):
     ``current + t step`` for each ``t`` of ``ts``, computed stably from the
     gradient's ``slope = g . step`` and ``curvature = step^T H step`` (differences
     of objective values lose everything near the optimum); the point of ``ts[i]``,
-    ``i >= 1``, has coordinate ``crossing[i - 1]`` exactly zero. One product with
-    ``H`` for all the points; the L1 parts by blocks of points."""
+    ``i >= 1``, has coordinate ``crossing[i - 1]`` exactly zero. ``H`` enters only
+    through ``curvature`` (one product for all the points); the L1 parts are taken by
+    blocks of points."""
     changes = ts * slope + 0.5 * ts**2 * curvature
     size_now = np.abs(current)
     rows = max(1, 2**22 // max(len(current), 1))
