@@ -405,7 +405,8 @@ def prox_newton(problem, theta0, *, mu=0.0, tol, max_iter):
     return SolverResult(theta, n_iter, residual, residual <= target)
 
 
-def solve_composite(problem, theta0, *, tol, max_iter, ball_radius=None):
+def solve_composite(problem, theta0, *, tol, max_iter, ball_radius=None,
+                    unconstrained_norm=None):
     """Exact minimiser of ``F`` over ``||theta|| <= coef_bound``, with its certificate.
 
     When the unconstrained minimiser lies outside the ball, the constrained one
@@ -435,6 +436,11 @@ def solve_composite(problem, theta0, *, tol, max_iter, ball_radius=None):
         Public bound on the released point's distance to the exact minimiser when
         the ball is active. ``None``: ``2 sqrt(d) tol / lambda`` (``lambda`` the
         least ridge, or 1 when there is none).
+    unconstrained_norm : float, default=None
+        An estimate of the unconstrained minimiser's norm (the NAPP warm start's).
+        When it is at least twice ``coef_bound`` the search starts from ``theta0``
+        without solving the unconstrained problem (``lo = 0`` needs no solve to be
+        certified; the estimate only steers the first secant step).
 
     Returns
     -------
@@ -442,16 +448,21 @@ def solve_composite(problem, theta0, *, tol, max_iter, ball_radius=None):
         ``theta``, the iteration counts, the KKT ``residual``, the certified
         ``distance`` on an active ball and ``converged``.
     """
-    result = prox_newton(problem, theta0, tol=tol, max_iter=max_iter)
     bound = problem.coef_bound
-    if bound is None or not np.isfinite(bound) or np.linalg.norm(result.theta) <= bound:
-        return result
+    ball = bound is not None and np.isfinite(bound)
+    if ball and unconstrained_norm is not None and unconstrained_norm >= 2.0 * bound:
+        result = SolverResult(np.array(theta0, dtype=float), 0, np.inf, False)
+    else:
+        result = prox_newton(problem, theta0, tol=tol, max_iter=max_iter)
+        if not ball or np.linalg.norm(result.theta) <= bound:
+            return result
+        unconstrained_norm = np.linalg.norm(result.theta)
     lam = max(float(np.min(problem.ridge, initial=np.inf)), 0.0)
     if ball_radius is None:
         ball_radius = 2.0 * np.sqrt(len(problem.ridge)) * tol / (lam if lam > 0 else 1.0)
     # the multiplier search needs the inner minimisers more accurately than the
     # certificate does: the norm of a sloppy solution is noisy at the 1e-10 level
-    search = _BallSearch(problem, bound, lam, 1e-2 * tol, max_iter, unconstrained=result)
+    search = _BallSearch(problem, bound, lam, 1e-2 * tol, max_iter, result, unconstrained_norm)
     hi = _feasible_multiplier(problem, bound, lam)
     while not search.hi_found and hi <= 1e300:
         search.solve(hi)
@@ -494,13 +505,14 @@ class _BallSearch:
     """Bracket ``[lo, hi]`` of the ball's multiplier whose ends are certified (see
     :func:`solve_composite`); ``hi``'s point is the one released."""
 
-    def __init__(self, problem, bound, lam, inner_tol, max_iter, unconstrained):
+    def __init__(self, problem, bound, lam, inner_tol, max_iter, start, start_norm):
         self.problem, self.bound, self.lam = problem, bound, lam
         self.inner_tol, self.max_iter = inner_tol, max_iter
-        self.n_iter = unconstrained.n_iter
-        # mu* >= 0 needs no certificate: the unconstrained solve is the first lo end
-        self.lo, self.lo_result = 0.0, unconstrained
-        self.phi_lo = 1.0 / np.linalg.norm(unconstrained.theta) - 1.0 / bound
+        self.n_iter = start.n_iter
+        # mu* >= 0 needs no certificate: lo = 0 is an end from the start, with the
+        # unconstrained minimiser's norm (or an estimate) for the secant steps
+        self.lo, self.lo_result = 0.0, start
+        self.phi_lo = 1.0 / start_norm - 1.0 / bound
         self.hi = self.phi_hi = self.hi_result = None
         self.kept = None
 
@@ -725,11 +737,12 @@ def solve_napp(problem, *, tol, max_iter, napp_max_iter=10, augmentation="expect
     warm, napp_iter = napp_iterations(problem, theta0, max_iter=napp_max_iter,
                                       augmentation=augmentation,
                                       n_aug=n_aug, rng=rng)
+    norm = None
     if problem.coef_bound is not None and np.isfinite(problem.coef_bound):
         norm = np.linalg.norm(warm)
         if norm > problem.coef_bound:
             warm = warm * (problem.coef_bound / norm)
     result = solve_composite(problem, warm, tol=tol, max_iter=max_iter,
-                             ball_radius=ball_radius)
+                             ball_radius=ball_radius, unconstrained_norm=norm)
     result.napp_iter = napp_iter
     return result

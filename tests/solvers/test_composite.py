@@ -124,12 +124,15 @@ def _ridge_ball_minimiser(problem):
     return vectors @ (c / (eigenvalues + ridge + hi))
 
 
+@pytest.mark.parametrize("estimate", [None, 3.0])
 @pytest.mark.parametrize("shape, ridge", [((2000, 50), 1e-3), ((100, 200), 3.0),
                                           ((50, 10), 1e-2), ((300, 300), 0.5)])
-def test_ball_certificate_bounds_the_distance_to_the_exact_minimiser(monkeypatch, shape, ridge):
+def test_ball_certificate_bounds_the_distance_to_the_exact_minimiser(monkeypatch, shape, ridge,
+                                                                     estimate):
     # the release is the point solved at the bracket's feasible end; the certified
     # distance (its error plus the path's from that end to mu*) bounds its distance to
-    # the exact constrained minimiser and meets the public radius in few inner solves
+    # the exact constrained minimiser and meets the public radius in few inner solves,
+    # with or without the unconstrained solve (skipped given a norm estimate >= 2 B)
     import skdp.solvers._composite as composite
 
     n, d = shape
@@ -143,13 +146,13 @@ def test_ball_certificate_bounds_the_distance_to_the_exact_minimiser(monkeypatch
     tol = 1e-8
     radius = 2.0 * np.sqrt(d) * tol / ridge
     result = composite.solve_composite(problem, np.zeros(d), tol=tol, max_iter=100,
-                                       ball_radius=radius)
+                                       ball_radius=radius, unconstrained_norm=estimate)
     assert result.converged and result.multiplier > 0
     assert np.linalg.norm(result.theta) <= 1.0
     assert result.distance <= radius
     assert np.linalg.norm(result.theta - _ridge_ball_minimiser(problem)) <= result.distance
-    assert len(solves) <= 6   # 8 to 9 before the first multiplier was bounded and the
-    # secant point straddled
+    # 8 to 9 before the first multiplier was bounded and the secant point straddled
+    assert len(solves) <= 6
 
 
 def test_ball_search_grows_the_multiplier_until_feasible():
