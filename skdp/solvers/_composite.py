@@ -649,7 +649,10 @@ def napp_iterations(problem, theta0=None, *, max_iter=10, rtol=1e-4, augmentatio
     with responses ``-b_j / sqrt(w_j)`` (so the augmented least-squares
     problem equals the weighted-ridge objective exactly); ``"exact_moment"``
     and ``"random"`` use ``n_aug`` noisy pseudo-rows of the paper (spec 2.3).
-    Stops when the relative change of ``theta`` is below ``rtol``.
+    Stops when the relative change of ``theta`` is below ``rtol``, or, for a loss
+    of constant curvature (each iteration then an exact weighted-ridge solve), when
+    the sign pattern repeats: the later iterations would only refine magnitudes,
+    one factorisation each, that the exact polish computes anyway.
     """
     X, y, loss = problem.X, problem.y, problem.loss
     d = X.shape[1]
@@ -690,13 +693,19 @@ def napp_iterations(problem, theta0=None, *, max_iter=10, rtol=1e-4, augmentatio
             t *= 0.5
         new = theta + t * (new - theta)
         change = np.max(np.abs(new - theta)) / (np.max(np.abs(theta)) + 1e-12)
+        settled = problem.quadratic and np.array_equal(_sign_pattern(new),
+                                                       _sign_pattern(theta))
         theta = new
         penalty_weights = _lqa(problem, theta, cap)
-        if change < rtol:
+        if change < rtol or settled:
             break
+    return np.where(_sign_pattern(theta) == 0, 0.0, theta), n_iter
+
+
+def _sign_pattern(theta):
+    """Signs, with coordinates below ``_ZERO_GUARD`` of the largest counted as zero."""
     big = np.max(np.abs(theta), initial=0.0)
-    theta = np.where(np.abs(theta) < _ZERO_GUARD * big, 0.0, theta)
-    return theta, n_iter
+    return np.where(np.abs(theta) < _ZERO_GUARD * big, 0.0, np.sign(theta))
 
 
 def _lqa(problem, theta, cap):

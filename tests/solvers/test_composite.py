@@ -231,6 +231,18 @@ def test_ball_search_with_l1_meets_the_default_radius(shape):
     assert result.distance <= 2.0 * np.sqrt(shape[1]) * 1e-8 / 1e-3
 
 
+def test_napp_warm_start_of_a_quadratic_stops_when_its_signs_repeat():
+    # each iteration of a constant-curvature loss is an exact weighted-ridge solve: once
+    # the sign pattern repeats the warm start stops (the logistic loss runs to rtol)
+    from skdp.solvers._composite import napp_iterations
+
+    squared = _ball_problem(2000, 50, coef_bound=None)
+    theta, n_iter = napp_iterations(squared, max_iter=10, rtol=0.0)
+    assert n_iter == 2 and np.all(theta != 0)
+    logistic = _problem(LogisticLoss(), n=2000, d=20)
+    assert napp_iterations(logistic, max_iter=10, rtol=0.0)[1] == 10
+
+
 def test_prox_newton_stops_when_a_step_moves_nothing():
     # an unreachable tolerance: the iterations stop at rounding level, not at max_iter
     problem = _ball_problem(500, 20, coef_bound=None)
