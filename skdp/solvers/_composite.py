@@ -502,7 +502,7 @@ def _feasible_multiplier(problem, bound, lam):
     ``||theta(mu)|| <= B``; it is close to the root when ``mu`` dominates the data's
     curvature, as it does when the ball binds hard.
     """
-    gradient = problem.smooth_gradient(np.zeros(len(problem.l1)))
+    gradient = problem._gradient_at_zero + problem.linear   # computed with the problem
     reach = np.linalg.norm(np.maximum(np.abs(gradient) - problem.l1, 0.0))
     return max(reach / bound - lam, 1e-12 * problem.scale / bound)
 

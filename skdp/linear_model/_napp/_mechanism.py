@@ -66,22 +66,18 @@ def solve_release(X, y, loss, penalty, calibration, draw, *, coef_bound, solver)
                         released=result.theta)
 
 
-def certified_radius(d, tol, strong_convexity):
-    """``sqrt(d) tol / lambda``: the distance of a point whose KKT residual (a max-norm)
-    is at most ``tol`` to the exact minimiser of a ``lambda``-strongly convex objective."""
-    return np.sqrt(d) * tol / strong_convexity
-
-
 def distance_bound(problem, tol, strong_convexity):
     """Public bound on the distance of a certified point to the exact minimiser of ``F``.
 
-    :func:`certified_radius`, twice on a ball of radius ``B``: there the solver
-    certifies a bracket ``[lo, hi]`` of the ball's multiplier ``mu*`` and releases
-    the point solved at ``hi`` only when its distance to the exact ``theta(hi)``
-    plus the path's ``(hi - lo) B / (lambda + lo)`` from ``theta(hi)`` to
-    ``theta(mu*)`` is at most this bound (``docs/privacy/napp.rst``).
+    The certificate bounds the minimal subgradient's max-norm by ``tol``, so its
+    2-norm by ``sqrt(d) tol``, and ``F`` is ``lambda``-strongly convex: ``r =
+    sqrt(d) tol / lambda``. On a ball of radius ``B`` the bound is ``2 r``: there
+    the solver certifies a bracket ``[lo, hi]`` of the ball's multiplier ``mu*``
+    and releases the point solved at ``hi`` only when its distance to the exact
+    ``theta(hi)`` plus the path's ``(hi - lo) B / (lambda + lo)`` from
+    ``theta(hi)`` to ``theta(mu*)`` is at most this bound (``docs/privacy/napp.rst``).
     """
-    radius = certified_radius(problem.X.shape[1], tol, strong_convexity)
+    radius = np.sqrt(problem.X.shape[1]) * tol / strong_convexity
     bound = problem.coef_bound
     if bound is not None and np.isfinite(bound):
         radius *= 2.0
