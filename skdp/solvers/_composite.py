@@ -40,6 +40,7 @@ from ._design import as_design
 _ZERO_GUARD = 1e-8   # relative size below which an LQA coordinate is "at zero"
 _WEIGHT_CAP = 1e8    # cap of the LQA weight, relative to the largest base weight
 _STRADDLE = 1e3      # brackets this many certified widths wide straddle the secant point
+_ROW_BLOCK_ENTRIES = 2**20   # entries of a block of rows of a d x d matrix (8 MB)
 
 
 _THETA = """Parameters
@@ -57,8 +58,10 @@ class CompositeProblem:
 
     Attributes
     ----------
-    X, y : ndarray
-        The design and the targets.
+    X : ndarray, sparse matrix or ScaledDesign
+        The design (see :mod:`skdp.solvers._design`).
+    y : ndarray
+        The targets.
     loss : object
         See :data:`~skdp.solvers.REQUIRED_LOSS_ATTRIBUTES`.
     linear : ndarray of shape (n_coefficients,)
@@ -177,22 +180,22 @@ class CompositeProblem:
         return grad
 
     def smooth_hessian(self, theta, mu=0.0):
-        """Hessian of :meth:`smooth_value`.
+        """Hessian of :meth:`smooth_value`, the data's Gram part and the diagonal kept
+        apart (the constant Gram of the squared loss is shared, not copied).
 
         %(theta_mu)s
 
         Returns
         -------
-        hessian : ndarray of shape (n_coefficients, n_coefficients)
+        hessian : GramPlusDiagonal
         """
-        hessian = self.data_hessian(theta)
+        gram = self._gram() if self.quadratic else self.data_hessian(theta)
         diagonal = self.ridge + mu
         if self.bridge_weight:
             a = np.maximum(np.abs(theta), 1e-12)
             curvature = self.bridge_weight * self.q * (self.q - 1) * a ** (self.q - 2)
             diagonal = diagonal + np.minimum(curvature, _WEIGHT_CAP * (1.0 + self.scale))
-        hessian.flat[:: hessian.shape[0] + 1] += diagonal
-        return hessian
+        return GramPlusDiagonal(gram, diagonal)
 
     def data_hessian(self, theta):
         """``X^T diag(l''(X theta)) X`` (a new array), the loss's part of the Hessian.
@@ -215,6 +218,51 @@ class CompositeProblem:
             self._constant_gram = weighted_gram(self.X, self.loss.d2z(np.zeros(len(self.y)),
                                                                       self.y))
         return self._constant_gram
+
+
+class GramPlusDiagonal:
+    """``G + diag(D)`` for a symmetric ``G`` that is never modified nor copied whole
+    except into a block the caller factorises: with a ``d x d`` Gram matrix shared by
+    every solve (the squared loss), a solve holds one more ``d x d`` array, not two.
+
+    Parameters
+    ----------
+    gram : ndarray of shape (d, d)
+    diagonal : float or ndarray of shape (d,)
+    """
+
+    def __init__(self, gram, diagonal):
+        self.gram = gram
+        self.shape = gram.shape
+        self.diagonal = np.broadcast_to(np.asarray(diagonal, dtype=float), (gram.shape[0],))
+
+    def __matmul__(self, v):
+        return self.gram @ v + self.diagonal * v
+
+    def block(self, index=None):
+        """The principal block on ``index`` (all of it when ``None``), a new array in
+        Fortran order (LAPACK factorises it in place; a C-ordered one it copies)."""
+        block = self.gram.copy() if index is None else self.gram[np.ix_(index, index)]
+        block.flat[:: block.shape[0] + 1] += (self.diagonal if index is None
+                                              else self.diagonal[index])
+        return _fortran(block)
+
+    def shifted(self, extra):
+        """``G + diag(D + extra)``."""
+        return GramPlusDiagonal(self.gram, self.diagonal + extra)
+
+    def largest_row_sum(self):
+        """``max_i sum_j |A_ij|``, a bound on the largest eigenvalue (rows of ``G`` by
+        blocks: no temporary of its size)."""
+        d = self.shape[0]
+        largest, rows = 0.0, max(1, _ROW_BLOCK_ENTRIES // max(d, 1))
+        for start in range(0, d, rows):
+            stop = min(start + rows, d)
+            part = self.gram[start:stop]
+            own = part[np.arange(stop - start), np.arange(start, stop)]
+            sums = np.abs(part).sum(axis=1) - np.abs(own) + np.abs(own + self.diagonal[start:stop])
+            largest = max(largest, float(np.max(sums, initial=0.0)))
+        return largest
 
 
 def weighted_gram(X, weights):
@@ -252,11 +300,13 @@ def quadratic_l1(H, c, l1, z0, *, max_steps=None):
     ``z0``'s support, so the proximal Newton iterations usually need a few
     steps. The solution is exact to rounding (no coordinate-descent tolerance).
     """
+    if not isinstance(H, GramPlusDiagonal):
+        H = GramPlusDiagonal(np.asarray(H, dtype=float), 0.0)
     c = np.asarray(c, dtype=float)
     l1 = np.asarray(l1, dtype=float)
     d = len(c)
     if not np.any(l1 > 0):
-        return _solve_spd(H, c)
+        return _solve_spd(H.block(), c, rebuild=H.block)
     z = np.array(z0, dtype=float)
     signs = np.sign(z)
     tol = 1e-12 * max(1.0, np.max(np.abs(c)), np.max(l1))
@@ -275,10 +325,10 @@ def quadratic_l1(H, c, l1, z0, *, max_steps=None):
             active[i] = True
         idx = np.flatnonzero(active)
         rhs = c[idx] - l1[idx] * signs[idx]
-        if idx.size == d:
-            target = _solve_spd(H, rhs)
-        else:   # the active block: one copy, factorised in place
-            target = _solve_spd(H[np.ix_(idx, idx)], rhs, rebuild=lambda: H[np.ix_(idx, idx)])
+        # the active block (all of H when every coordinate is active): one copy,
+        # factorised in place
+        index = None if idx.size == d else idx
+        target = _solve_spd(H.block(index), rhs, rebuild=lambda: H.block(index))
         current = z[idx]
         # the target, and the points of the segment where a coordinate changes sign
         step = target - current
@@ -321,6 +371,11 @@ def _segment_changes(slope, curvature, l1, current, step, ts, crossing):
     return changes
 
 
+def _fortran(symmetric):
+    """A symmetric array in Fortran order without a copy (its transpose)."""
+    return symmetric if symmetric.flags.f_contiguous else symmetric.T
+
+
 def _solve_spd(A, b, *, rebuild=None):
     """``A^{-1} b`` by Cholesky, by least squares if that fails. With ``rebuild``, ``A``
     is a scratch copy factorised in place, and ``rebuild()`` makes it again for the
@@ -344,7 +399,8 @@ class SolverResult:
 
 
 def _well_conditioned(H, diagonal_floor=0.0):
-    """``H`` plus a tiny ridge when it is (numerically) singular.
+    """``H`` (a :class:`GramPlusDiagonal`) plus a tiny ridge when it is (numerically)
+    singular.
 
     ``H`` is a positive semi-definite matrix plus a diagonal whose entries are at
     least ``diagonal_floor`` (a public ridge), so its smallest eigenvalue is at
@@ -354,21 +410,18 @@ def _well_conditioned(H, diagonal_floor=0.0):
     # floor' = 1e-10 times a bound on the largest eigenvalue (the largest absolute
     # row sum): the smallest eigenvalue is above it when the ridge is, or else when
     # H - floor' I is positive definite (one Cholesky factorisation)
-    floor_bound = 1e-10 * max(float(np.max(np.sum(np.abs(H), axis=1))), 1e-300)
+    floor_bound = 1e-10 * max(H.largest_row_sum(), 1e-300)
     if diagonal_floor >= floor_bound:
         return H
-    shifted = H.copy()
-    shifted.flat[:: H.shape[0] + 1] -= floor_bound
     try:
-        cho_factor(shifted, overwrite_a=True, check_finite=False)
+        cho_factor(H.shifted(-floor_bound).block(), overwrite_a=True, check_finite=False)
         return H
     except LinAlgError:
         pass
-    eigenvalues = np.linalg.eigvalsh(H)
+    eigenvalues = np.linalg.eigvalsh(H.block())
     floor = 1e-10 * max(eigenvalues[-1], 1e-300)
     if eigenvalues[0] < floor:
-        H = H.copy()
-        H.flat[:: H.shape[0] + 1] += floor - eigenvalues[0]
+        return H.shifted(floor - eigenvalues[0])
     return H
 
 
@@ -399,11 +452,12 @@ def prox_newton(problem, theta0, *, mu=0.0, tol, max_iter):
                 candidate_value = problem.value(candidate, mu)
             if not candidate_value <= value:
                 # fall back on a proximal-gradient step (always a descent step)
-                lipschitz = np.linalg.eigvalsh(H)[-1]
+                lipschitz = np.linalg.eigvalsh(H.block())[-1]
                 point = theta - g / lipschitz
                 candidate = np.sign(point) * np.maximum(np.abs(point) - problem.l1 / lipschitz,
                                                         0.0)
                 candidate_value = problem.value(candidate, mu)
+        del H   # a loss of varying curvature forms the next Hessian while this one is held
         if np.array_equal(candidate, theta):
             break   # a step that moves nothing repeats itself: rounding level reached
         theta, value = candidate, candidate_value
@@ -672,17 +726,20 @@ def napp_iterations(problem, theta0=None, *, max_iter=10, rtol=1e-4, augmentatio
             n_e = n_aug if n_aug is not None else max(1000, 10 * d)
             E, y_e, basis = augmentation_rows(problem.linear, penalty_weights, loss, n_e, rng,
                                               augmentation=augmentation, basis=basis)
-            design = np.vstack([X, E])
-            responses = np.concatenate([y, y_e])
-            eta = design @ theta
-            omega = loss.d2z(eta, responses)
-            A = weighted_gram(design, omega)
-            rhs = design.T @ (omega * eta - loss.dz(eta, responses))
+            # the IRLS system of the rows of X stacked over the pseudo-rows E
+            A = np.zeros((d, d))
+            rhs = np.zeros(d)
+            for rows, responses in ((X, y), (E, y_e)):
+                eta = rows @ theta
+                omega = loss.d2z(eta, responses)
+                A += weighted_gram(rows, omega)
+                rhs += rows.T @ (omega * eta - loss.dz(eta, responses))
         try:
-            new = cho_solve(cho_factor(A, overwrite_a=True, check_finite=False), rhs,
+            new = cho_solve(cho_factor(_fortran(A), overwrite_a=True, check_finite=False), rhs,
                             check_finite=False)
         except LinAlgError:
             break
+        del A   # else the next iteration's matrix is formed while this one is held
         if not np.all(np.isfinite(new)):
             break
         # damp the IRLS step if it increases the weighted-ridge surrogate (Poisson)

@@ -527,7 +527,7 @@ BUGS = {
     "napp-noise-halved": ("napp", plant_napp_noise(0.5)),
     "napp-noise-quartered": ("napp", plant_napp_noise(0.25)),
     "napp-rows-not-clipped": ("napp", lambda mp: mp.setattr(
-        napp_module, "design_matrix", _no_clipping(napp_module.design_matrix))),
+        napp_module, "solver_design", _no_clipping(napp_module.solver_design))),
     "napp-intercept-not-in-norm-bound": ("napp", lambda mp: mp.setattr(
         napp_module, "effective_data_norm", _norm_without_intercept)),
     "napp-smoothness-too-small": ("napp", lambda mp: mp.setattr(

@@ -5,8 +5,10 @@ import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
 from skdp.losses import LogisticLoss, SquaredLoss
+from skdp.solvers import _composite
 from skdp.solvers._composite import (
     CompositeProblem,
+    GramPlusDiagonal,
     _well_conditioned,
     prox_newton,
     weighted_gram,
@@ -67,33 +69,55 @@ def test_point_dependent_curvature_is_recomputed():
 
 def test_well_conditioned_leaves_a_positive_definite_matrix_alone():
     A = np.random.default_rng(4).standard_normal((50, 8))
-    H = A.T @ A + np.eye(8)
-    assert_array_equal(_well_conditioned(H), H)
+    H = GramPlusDiagonal(A.T @ A, 1.0)
+    assert _well_conditioned(H) is H
 
 
 def test_well_conditioned_trusts_a_public_ridge():
     # a semi-definite part plus a ridge far above the floor: no factorisation needed
     A = np.random.default_rng(6).standard_normal((3, 8))
-    H = A.T @ A + 0.5 * np.eye(8)
+    H = GramPlusDiagonal(A.T @ A, 0.5)
     assert _well_conditioned(H, diagonal_floor=0.5) is H
     # a ridge below the floor proves nothing: the singular part is lifted
-    singular = A.T @ A
-    assert np.linalg.eigvalsh(_well_conditioned(singular, diagonal_floor=1e-300))[0] > 0
+    singular = GramPlusDiagonal(A.T @ A, 0.0)
+    assert np.linalg.eigvalsh(_well_conditioned(singular, diagonal_floor=1e-300).block())[0] > 0
 
 
 @pytest.mark.parametrize("rank", [0, 3, 7])
 def test_well_conditioned_lifts_the_smallest_eigenvalue_to_the_floor(rank):
     # singular (or nearly: rank 7 of 8 plus rounding) matrices get the eigenvalue floor
     A = np.random.default_rng(5).standard_normal((rank, 8))
-    H = A.T @ A + (np.eye(8) if rank == 0 else 0.0)
+    gram = A.T @ A + (np.eye(8) if rank == 0 else 0.0)
     if rank == 0:
-        H[0, 0] = 0.0   # a zero eigenvalue next to ones
-    eigenvalues = np.linalg.eigvalsh(H)
-    lifted = np.linalg.eigvalsh(_well_conditioned(H))
+        gram[0, 0] = 0.0   # a zero eigenvalue next to ones
+    eigenvalues = np.linalg.eigvalsh(gram)
+    lifted = np.linalg.eigvalsh(_well_conditioned(GramPlusDiagonal(gram, 0.0)).block())
     floor = 1e-10 * eigenvalues[-1]
     assert lifted[0] == pytest.approx(floor, rel=1e-3, abs=1e-12 * eigenvalues[-1])
     assert_allclose(lifted[1:], np.maximum(eigenvalues[1:] + floor - eigenvalues[0], 0.0),
                     rtol=1e-9, atol=1e-12 * eigenvalues[-1])
+
+
+def test_gram_plus_diagonal_is_the_explicit_sum(monkeypatch):
+    """Products, principal blocks (new arrays: the Gram is never modified), shifts and
+    the row-sum bound, against the explicit matrix; rows of the bound by several
+    blocks."""
+    rng = np.random.default_rng(8)
+    A = rng.standard_normal((30, 9))
+    gram, diagonal = A.T @ A - 2.0, rng.random(9)
+    kept = gram.copy()
+    H = GramPlusDiagonal(gram, diagonal)
+    explicit = gram + np.diag(diagonal)
+    v = rng.standard_normal(9)
+    assert_allclose(H @ v, explicit @ v, rtol=1e-13)
+    assert_allclose(H.block(), explicit, rtol=1e-15)
+    index = np.array([1, 4, 8])
+    assert_allclose(H.block(index), explicit[np.ix_(index, index)], rtol=1e-15)
+    assert_allclose(H.shifted(3.0).block(), explicit + 3.0 * np.eye(9), rtol=1e-15)
+    assert H.largest_row_sum() == pytest.approx(np.abs(explicit).sum(axis=1).max(), rel=1e-14)
+    monkeypatch.setattr(_composite, "_ROW_BLOCK_ENTRIES", 4 * 9)   # blocks of 4 rows
+    assert H.largest_row_sum() == pytest.approx(np.abs(explicit).sum(axis=1).max(), rel=1e-14)
+    assert_array_equal(gram, kept)
 
 
 def _ball_problem(n, d, coef_bound, seed=0):

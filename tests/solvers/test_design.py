@@ -210,14 +210,17 @@ def _sparse_pair(fit_intercept=True, seed=0):
     return solver_design(X, **kwargs), design_matrix(X.toarray(), **kwargs), X
 
 
+@pytest.mark.parametrize("buffer_bytes", [8 * 7, None])
 @pytest.mark.parametrize("fit_intercept", [True, False])
-def test_a_sparse_design_is_the_explicit_design(fit_intercept, monkeypatch):
+def test_a_sparse_design_is_the_explicit_design(fit_intercept, buffer_bytes, monkeypatch):
     """The implicit design of a CSR X (no copy of X) against the explicit dense design:
     products, rows (CSR), norms, squares and Gram matrices, with square blocks of a
-    few rows."""
+    few rows (the empty row alone in its block, or inside the one block)."""
     from skdp.solvers import _design
 
-    monkeypatch.setattr(_design, "_CACHE_BYTES", 8 * 7)  # square blocks of 2 rows
+    monkeypatch.setattr(_design, "_CACHE_BYTES", 8 * 7)
+    if buffer_bytes:
+        monkeypatch.setattr(_design, "_BUFFER_BYTES", buffer_bytes)  # blocks of 2 rows
     implicit, explicit, X = _sparse_pair(fit_intercept)
     assert implicit.sparse and implicit.X is X and implicit.scale.min() < 0.6
     assert implicit.nnz == X.nnz + (90 if fit_intercept else 0)
@@ -282,3 +285,23 @@ def test_sparse_fits_do_not_copy_X():
         estimator.fit(X[:200], y[:200])
         peak = peak_allocation(lambda: estimator.fit(X, y))
         assert peak < share * stored, (type(estimator).__name__, peak, stored)
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_columns_of_a_design_are_the_explicit_design_s(fit_intercept, sparse):
+    """Column subsets (the two-stage NAPP's support), with and without the intercept
+    column, and none at all: still implicit, and the explicit design's columns."""
+    implicit, explicit, _ = _sparse_pair(fit_intercept) if sparse else _pair(fit_intercept)
+    last = explicit.shape[1] - 1
+    for index in ([0, 2, last], [1, 3], [], list(range(last + 1))):
+        part = implicit.columns(index)
+        assert part.sparse == sparse and part.scale is implicit.scale
+        assert_allclose(part.toarray(), explicit[:, index].reshape(len(explicit), -1),
+                        rtol=1e-15)
+        assert_allclose(part.gram(), explicit[:, index].T @ explicit[:, index], rtol=1e-12,
+                        atol=1e-12)
+    with pytest.raises(ValueError, match="increasing indices"):
+        implicit.columns([2, 1])
+    with pytest.raises(ValueError, match="increasing indices"):
+        implicit.columns([last + 1])

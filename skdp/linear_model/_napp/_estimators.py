@@ -3,7 +3,6 @@
 from numbers import Integral, Real
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -20,9 +19,9 @@ from .._base import (
     PrivateLinearModel,
     _LinearClassifierMixin,
     classes_constraint,
-    design_matrix,
     encode_labels,
     one_vs_rest_targets,
+    solver_design,
 )
 from ._mechanism import napp_release, napp_two_stage
 
@@ -128,9 +127,11 @@ _NOTES = """Privacy statement. Unit of privacy: one record (a row of ``X`` with 
     samples and the feature dimension. Floating-point attacks on the samplers
     are out of scope. The paper's MOOR, VS, VS+ and recycling are not DP as
     published (exact audits in ``skdp.audit``) and exist only in
-    :mod:`skdp.research`. Derivation: ``docs/privacy/napp.rst``. Sparse input
-    is densified (the solvers form ``d x d`` Gram matrices); a design whose dense
-    copies would not fit in memory is refused before any work."""
+    :mod:`skdp.research`. Derivation: ``docs/privacy/napp.rst``. ``X``, dense
+    or sparse, is read in place (the row clipping and the intercept column are
+    applied inside the products); the solvers form dense ``d x d`` Gram
+    matrices, and a design whose matrices would not fit in memory is refused
+    before any work."""
 
 
 def _cover_derivative(solution):
@@ -172,7 +173,7 @@ def _minimiser_theta_derivative(solution):
     S = np.flatnonzero(theta)
     theta_S = theta[S]
     rhs = d_extra * theta_S + d_log_scale * problem.linear[S]
-    H = problem.smooth_hessian(theta)[np.ix_(S, S)]
+    H = problem.smooth_hessian(theta).block(S)
     bound = problem.coef_bound
     if bound is None or not np.isfinite(bound) or np.linalg.norm(theta) < bound * (1 - 1e-9):
         derivative[S] = -np.linalg.solve(H, rhs)
@@ -186,17 +187,17 @@ def _minimiser_theta_derivative(solution):
     return derivative
 
 
-def _dense_design(X):
-    """NAPP's solvers work on a dense design and its ``d x d`` Gram matrices (IRLS and
-    proximal Newton), so sparse input is densified; refused before any work when the
-    dense copies would not fit in memory."""
-    if not sp.issparse(X):
-        return X
-    n, d = X.shape
-    check_allocation(8.0 * (n * d + 2 * d * d),
-                     f"NAPP densifies sparse input (its solvers form d x d Gram matrices); "
-                     f"the {n} x {d} design")
-    return X.toarray()
+def _napp_design(X, estimator):
+    """The clipped design of :func:`~skdp.linear_model._base.solver_design` (``X`` read
+    in place, dense or CSR), once the ``d x d`` matrices NAPP's solvers form (the Gram
+    matrix, the Hessian and its factor) are known to fit in memory: refused before any
+    work when they would not."""
+    d = X.shape[1] + int(estimator.fit_intercept)
+    check_allocation(8.0 * 3 * d * d,
+                     f"NAPP's solver, with d x d Gram and Hessian matrices for {d} coefficients,")
+    return solver_design(X, data_norm=estimator.data_norm,
+                         fit_intercept=estimator.fit_intercept,
+                         intercept_scaling=estimator.intercept_scaling)
 
 
 def _grouped(names):
@@ -507,7 +508,6 @@ class NAPPLasso(RegressorMixin, _BaseNAPP):
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True,
                              accept_sparse=("csr", "csc"))
         self._check_params(X.shape[1] + int(self.fit_intercept))
-        X = _dense_design(X)
         if self.loss == "poisson":
             if np.any(y < 0):
                 raise ValueError("Some value(s) of y are negative: the Poisson loss needs "
@@ -515,8 +515,7 @@ class NAPPLasso(RegressorMixin, _BaseNAPP):
             y = np.minimum(y, self.y_bound)
         else:
             y = np.clip(y, -self.y_bound, self.y_bound)
-        design = design_matrix(X, data_norm=self.data_norm, fit_intercept=self.fit_intercept,
-                               intercept_scaling=self.intercept_scaling)
+        design = _napp_design(X, self)
         rng = noise_generator(self.random_state)
         return self._run(design, [y], rng)
 
@@ -648,10 +647,8 @@ class NAPPLassoClassifier(_LinearClassifierMixin, ClassifierMixin, _BaseNAPP):
         X, y = validate_data(self, X, y, dtype=np.float64, accept_sparse=("csr", "csc"))
         check_classification_targets(y)
         self._check_params(X.shape[1] + int(self.fit_intercept))
-        X = _dense_design(X)
         self.classes_, y_idx = encode_labels(y, self.classes)
-        design = design_matrix(X, data_norm=self.data_norm, fit_intercept=self.fit_intercept,
-                               intercept_scaling=self.intercept_scaling)
+        design = _napp_design(X, self)
         targets = one_vs_rest_targets(y_idx, len(self.classes_))
         rng = noise_generator(self.random_state)
         return self._run(design, targets, rng)

@@ -15,6 +15,7 @@ import numpy as np
 from ...mechanisms import SolverCover, draw_noise, split_budget
 from ...mechanisms._napp import MAX_JACOBIAN_EPSILON, jacobian_curvature, napp_calibration
 from ...solvers import CompositeProblem, solve_napp
+from ...solvers._design import as_design
 
 
 @dataclass
@@ -187,14 +188,16 @@ def napp_two_stage(X, y, loss, penalty, *, epsilon, delta, gradient_bound, hessi
     theta = np.zeros(d)
     if len(support) == 0:
         # nothing to estimate: stage 2 reads no data
-        empty = CompositeProblem(X[:, :0], y, loss, np.zeros(0), 0.0, 0.0, 0.0, 2.0, coef_bound)
+        empty = CompositeProblem(as_design(X).columns([]), y, loss, np.zeros(0), 0.0, 0.0,
+                                 0.0, 2.0, coef_bound)
         return NAPPSolution(theta, first.n_iter, first.napp_iter, first.residual,
                             first.converged, calibration, None, empty, support, first,
                             released=theta)
     draw = draw_noise(calibration.noise, len(support), rng)
     cover_draw = _cover_draw(draw, len(support), rng)
-    second = cover_release(solve_release(X[:, support], y, loss, ridge, calibration, draw,
-                                         coef_bound=coef_bound, solver=solver),
+    second = cover_release(solve_release(as_design(X).columns(support), y, loss, ridge,
+                                         calibration, draw, coef_bound=coef_bound,
+                                         solver=solver),
                            budget2.epsilon_cover, solver["tol"],
                            ridge.strong_convexity() + calibration.extra_ridge, cover_draw)
     theta[support] = second.theta
