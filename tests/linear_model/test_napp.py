@@ -15,7 +15,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import MaxAbsScaler
 
 from skdp import ConvergenceError, NAPPLasso, NAPPLassoClassifier
-from skdp.linear_model._napp._mechanism import build_problem, solve_release
+from skdp.linear_model._napp._mechanism import build_problem, distance_bound, solve_release
 from skdp.mechanisms._napp import (
     napp_calibration,
     napp_gaussian_std,
@@ -428,17 +428,21 @@ def test_quadratic_l1_subproblem_is_exact():
     assert np.all(np.abs(g[~nz]) <= 2.0 + 1e-11)
 
 
-def test_active_norm_ball_constraint_is_met_with_kkt():
+@pytest.mark.parametrize("seed", [0, 5])   # 5: a draw whose point stops 6e-9 inside
+def test_active_norm_ball_constraint_is_met_with_kkt(seed):
     # a small coef_bound makes the constraint active: the solution lies on the sphere
     X, y = _regression(0)
     D = _design(X)
-    est = NAPPLasso(alpha=0.5, y_bound=100.0, coef_bound=0.5, random_state=0)
+    est = NAPPLasso(alpha=0.5, y_bound=100.0, coef_bound=0.5, random_state=seed)
     (solution,) = est._releases(X, y)
     theta = solution.theta
-    assert np.linalg.norm(theta) <= 0.5 * (1 + 1e-12)
-    assert np.linalg.norm(theta) == pytest.approx(0.5, rel=1e-9)
-    # stationarity with the multiplier mu: g + mu theta + alpha s = 0
     problem = solution.problem
+    # inside the ball, and on its sphere within the certified distance to the exact
+    # constrained minimiser (what the guarantee rests on; the solver's own precision
+    # depends on the noise draw)
+    certified = distance_bound(problem, est.tol, solution.calibration.extra_ridge)
+    assert 0.0 <= 0.5 - np.linalg.norm(theta) <= certified
+    # stationarity with the multiplier mu: g + mu theta + alpha s = 0
     g = problem.smooth_gradient(theta)
     nz = theta != 0
     mu = -np.mean((g[nz] + 0.5 * np.sign(theta[nz])) / theta[nz])
