@@ -306,7 +306,7 @@ def quadratic_l1(H, c, l1, z0, *, max_steps=None):
     l1 = np.asarray(l1, dtype=float)
     d = len(c)
     if not np.any(l1 > 0):
-        return _solve_spd(H.block(), c, rebuild=H.block)
+        return _solve_spd(H.block, c)
     z = np.array(z0, dtype=float)
     signs = np.sign(z)
     tol = 1e-12 * max(1.0, np.max(np.abs(c)), np.max(l1))
@@ -328,7 +328,7 @@ def quadratic_l1(H, c, l1, z0, *, max_steps=None):
         # the active block (all of H when every coordinate is active): one copy,
         # factorised in place
         index = None if idx.size == d else idx
-        target = _solve_spd(H.block(index), rhs, rebuild=lambda: H.block(index))
+        target = _solve_spd(lambda: H.block(index), rhs)
         current = z[idx]
         # the target, and the points of the segment where a coordinate changes sign
         step = target - current
@@ -376,15 +376,14 @@ def _fortran(symmetric):
     return symmetric if symmetric.flags.f_contiguous else symmetric.T
 
 
-def _solve_spd(A, b, *, rebuild=None):
-    """``A^{-1} b`` by Cholesky, by least squares if that fails. With ``rebuild``, ``A``
-    is a scratch copy factorised in place, and ``rebuild()`` makes it again for the
-    least squares."""
+def _solve_spd(make_matrix, b):
+    """``A^{-1} b`` by Cholesky, by least squares if that fails; ``make_matrix()`` gives
+    a new copy of ``A``, factorised in place (and made again for the least squares)."""
     try:
-        return cho_solve(cho_factor(A, overwrite_a=rebuild is not None, check_finite=False), b,
+        return cho_solve(cho_factor(make_matrix(), overwrite_a=True, check_finite=False), b,
                          check_finite=False)
     except LinAlgError:
-        return np.linalg.lstsq(A if rebuild is None else rebuild(), b, rcond=None)[0]
+        return np.linalg.lstsq(make_matrix(), b, rcond=None)[0]
 
 
 @dataclass

@@ -186,11 +186,8 @@ class ScaledDesign:
         d = self.X.shape[1]
         if np.any((index < 0) | (index >= self.shape[1])) or np.any(np.diff(index) <= 0):
             raise ValueError("columns() takes increasing indices of the design's columns.")
-        kept = index[index < d]
-        X = self.X[:, kept]
-        X = X.tocsr() if self.sparse else X
         intercept = self.intercept if index.size and index[-1] == d else None
-        return ScaledDesign(X, self.scale, intercept)
+        return ScaledDesign(self.X[:, index[index < d]], self.scale, intercept)
 
     def blocks(self, rows=None):
         """Cache-sized blocks of consecutive rows: ``(start, stop, design)``, each
@@ -238,38 +235,41 @@ class ScaledDesign:
         raise TypeError("A ScaledDesign is never converted implicitly (that would copy X): "
                         "use its products, its row blocks or toarray().")
 
-    def _square_blocks(self, sums_only=False):
+    def _square_blocks(self):
         """``(start, stop, squares)``: ``X``'s entries squared, by blocks of rows in one
-        reused buffer (a sparse block shares ``X``'s index arrays; with ``sums_only``,
-        its squared stored values alone)."""
+        reused buffer (a sparse block shares ``X``'s index arrays)."""
         n, d = self.X.shape
         if not self.sparse:
             squares = np.empty((_cache_rows(d, _BUFFER_BYTES), d))
             for start, stop, block in self.blocks(squares.shape[0]):
                 yield start, stop, np.square(block.X, out=squares[:stop - start])
             return
-        indptr, data = self.X.indptr, self.X.data
-        rows = _sparse_block_rows(self.X, _BUFFER_BYTES)
-        buffer = np.empty(min(data.size, _BUFFER_BYTES // 8))
-        for start in range(0, n, rows):
-            stop = min(start + rows, n)
+        indptr = self.X.indptr
+        for start, stop, values in self._squared_values():
             first, last = indptr[start], indptr[stop]
-            if last - first > buffer.size:
-                buffer = np.empty(last - first)
-            values = np.square(data[first:last], out=buffer[:last - first])
-            if sums_only:
-                yield start, stop, values
-                continue
             yield start, stop, sp.csr_matrix(
                 (values, self.X.indices[first:last], indptr[start:stop + 1] - first),
                 shape=(stop - start, d), copy=False)
+
+    def _squared_values(self):
+        """``(start, stop, values)``: the squared stored values of blocks of rows of a
+        sparse ``X``, in one reused buffer."""
+        indptr, data = self.X.indptr, self.X.data
+        rows = _sparse_block_rows(self.X, _BUFFER_BYTES)
+        buffer = np.empty(min(data.size, _BUFFER_BYTES // 8))
+        for start in range(0, self.X.shape[0], rows):
+            stop = min(start + rows, self.X.shape[0])
+            first, last = indptr[start], indptr[stop]
+            if last - first > buffer.size:
+                buffer = np.empty(last - first)
+            yield start, stop, np.square(data[first:last], out=buffer[:last - first])
 
     def _sparse_square_sums(self):
         """``(start, stop, sums)``: ``sum_j x_ij^2`` of blocks of rows of a sparse ``X``,
         each a segmented sum of the squared stored values (no matrix per block:
         measured 3x faster than a product with ones on a 50,000 x 50,000 CSR)."""
         indptr = self.X.indptr
-        for start, stop, squares in self._square_blocks(sums_only=True):
+        for start, stop, squares in self._squared_values():
             starts = indptr[start:stop] - indptr[start]
             sums = np.zeros(stop - start)
             if squares.size:

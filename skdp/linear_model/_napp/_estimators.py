@@ -189,9 +189,9 @@ def _minimiser_theta_derivative(solution):
 
 def _napp_design(X, estimator):
     """The clipped design of :func:`~skdp.linear_model._base.solver_design` (``X`` read
-    in place, dense or CSR), once the ``d x d`` matrices NAPP's solvers form (the Gram
-    matrix, the Hessian and its factor) are known to fit in memory: refused before any
-    work when they would not."""
+    in place, dense or CSR), once the ``d x d`` arrays NAPP's solvers hold at once (at
+    most three: a Gram matrix, a Hessian and the block factorised in place) are known
+    to fit in memory: refused before any work when they would not."""
     d = X.shape[1] + int(estimator.fit_intercept)
     check_allocation(8.0 * 3 * d * d,
                      f"NAPP's solver, with d x d Gram and Hessian matrices for {d} coefficients,")
