@@ -24,4 +24,17 @@ class ConvergenceError(RuntimeError):
     Raised instead of releasing anything: the privacy proofs cover a point within
     the public tolerance of the exact minimiser, and a fit that cannot certify one
     releases no coefficients. The message holds no statistic of the data.
+
+    The raise itself is an observable event that the guarantee does not cover, so it
+    must not depend on the data in practice. The certificate no longer fails with the
+    number of rows: where the cheap rounding estimate (linear in ``n``) is
+    inconclusive, the gradient is recomputed in double-double with a proven error
+    bound, and the point refined (``skdp/solvers/_accurate.py``). What can still raise:
+    a solver that does not bring its computed gradient norm down to ``max(tol,
+    estimate)`` within ``max_iter`` steps; coefficients so large (norm above about
+    ``1.8e16 tol`` over the ridge) that float64 cannot hold them within ``tol``; a
+    user's loss without ``dz_accurate``; values beyond float64's range; and, for the
+    hinge loss, a duality gap whose own rounding exceeds the target (a few ``1e-8``
+    of distance on ordinary data: far below the default ``tol * Delta``). See
+    ``docs/privacy/objective_perturbation.rst``.
     """

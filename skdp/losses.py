@@ -25,6 +25,7 @@ from typing import ClassVar
 import numpy as np
 from scipy.special import expit, logsumexp, softmax
 
+from .utils import _double_double as dd
 from .utils._docstrings import fill_doc
 
 
@@ -58,6 +59,21 @@ _LOSS_DOC = {
     "predictor_dz": _PREDICTOR + _returns("derivative", "Its derivative in ``z``."),
     "predictor_d2z": _PREDICTOR + _returns("second_derivative",
                                            "Its second derivative in ``z``."),
+    "dz_accurate": """Parameters
+        ----------
+        z : tuple of ndarray
+            Double-double linear predictors ``(hi, lo)``.
+        y : ndarray
+            Targets.
+        z_error : ndarray
+            Bounds on the predictors' errors.
+
+        Returns
+        -------
+        derivative : tuple of ndarray
+            Double-double derivative in ``z``.
+        error : ndarray
+            A bound on its error against the derivative at the exact predictor.""",
     "scores": """Parameters
         ----------
         S : ndarray of shape (n_samples, n_classes)
@@ -78,6 +94,14 @@ _LOSS_DOC = {
         gradient_bound, hessian_bound : float
             Per-record bounds on the gradient's norm and the Hessian's eigenvalues.""",
 }
+
+def _margin_dz_accurate(grad_accurate, smoothness, z, y, z_error):
+    """``y f'(y z)`` in double-double from ``grad_accurate(m) -> (f'(m), error)`` for
+    labels ``y`` in {-1, +1} (the margin is exact); the predictors' error moves the
+    derivative by at most ``smoothness`` times it."""
+    (hi, lo), error = grad_accurate((y * z[0], y * z[1]))
+    return (y * hi, y * lo), error + smoothness * z_error + dd.TINY
+
 
 @fill_doc(fragments=_LOSS_DOC)
 
@@ -150,6 +174,26 @@ class LogisticLoss(_MarginLoss):
         p = expit(m)
         return p * (1.0 - p)
 
+    def dz_accurate(self, z, y, z_error):
+        """:meth:`dz` in double-double, for the certificate's fallback.
+
+        ``f'(m) = -t / (1 + t)`` for ``m >= 0`` and ``-1 / (1 + t)`` otherwise, ``t =
+        exp(-|m|)``: relative error at most ``(2 EXP + ADD + DIV + 1) U**2`` (the
+        constants of :mod:`skdp.utils._double_double`), about ``1.2e-28``.
+
+        %(dz_accurate)s
+        """
+        return _margin_dz_accurate(self._grad_accurate, self.smoothness, z, y, z_error)
+
+    @staticmethod
+    def _grad_accurate(m):
+        sign = np.where(m[0] < 0, -1.0, 1.0)
+        t = dd.exp((-sign * m[0], -sign * m[1]))
+        numerator = (np.where(sign > 0, t[0], 1.0), np.where(sign > 0, t[1], 0.0))
+        quotient = dd.div(numerator, dd.add_double(t, 1.0))
+        relative = (2.0 * dd.EXP_ERROR + dd.ADD_ERROR + dd.DIV_ERROR + 1.0) * dd.U**2
+        return dd.negative(quotient), relative * np.abs(quotient[0]) * (1.0 + 1e-15)
+
 
 @fill_doc(fragments=_LOSS_DOC)
 @dataclass(frozen=True)
@@ -200,6 +244,28 @@ class HuberHingeLoss(_MarginLoss):
         m = np.asarray(m, dtype=float)
         inside = np.abs(1.0 - m) <= self.h
         return np.where(inside, 1.0 / (2.0 * self.h), 0.0)
+
+    def dz_accurate(self, z, y, z_error):
+        """:meth:`dz` in double-double, for the certificate's fallback.
+
+        ``f'(m) = -clip((1 + h - m) / (2 h), 0, 1)``: ``1 + h`` is exact, the
+        difference and the quotient are within ``(ADD + DIV + 1) U**2`` of their value,
+        and the clip (1-Lipschitz, constant outside ``[0, 1]``) keeps the error below
+        twice that.
+
+        %(dz_accurate)s
+        """
+        return _margin_dz_accurate(self._grad_accurate, self.smoothness, z, y, z_error)
+
+    def _grad_accurate(self, m):
+        width = 2.0 * self.h
+        ratio = dd.div(dd.add(dd.two_sum(1.0, self.h), dd.negative(m)), (width, 0.0))
+        above = (ratio[0] > 1.0) | ((ratio[0] == 1.0) & (ratio[1] >= 0.0))
+        below = (ratio[0] < 0.0) | ((ratio[0] == 0.0) & (ratio[1] <= 0.0))
+        hi = np.where(above, 1.0, np.where(below, 0.0, ratio[0]))
+        lo = np.where(above | below, 0.0, ratio[1])
+        error = 2.0 * (dd.ADD_ERROR + dd.DIV_ERROR + 1.0) * dd.U**2 * 2.0
+        return (-hi, -lo), np.full(hi.shape, error)
 
 
 @fill_doc(fragments=_LOSS_DOC)
@@ -283,6 +349,47 @@ class SoftmaxLoss:
         """
         return softmax(S, axis=1) - Y
 
+    def dz_accurate(self, S, Y, S_error):
+        """:meth:`dz` in double-double, for the certificate's fallback.
+
+        ``p = E / sum(E)`` with ``E = exp(S - max S)`` (each within ``(EXP + (ADD +
+        1) |S_k - max S|) U**2``), summed and divided within ``(K ADD + DIV) U**2``;
+        ``p - Y`` adds ``ADD U**2 |p - Y|``. The scores' errors move ``p`` by at most
+        half their norm (the softmax Jacobian ``diag(p) - p p^T`` has norm at most 1/2).
+
+        Parameters
+        ----------
+        S : tuple of ndarray
+            Double-double scores, each of shape (n_samples, n_classes).
+        Y : ndarray of shape (n_samples, n_classes)
+            One-hot labels.
+        S_error : ndarray of shape (n_samples, n_classes)
+            Bounds on the scores' errors.
+
+        Returns
+        -------
+        gradient : tuple of ndarray
+            Double-double ``softmax(S) - Y``.
+        error : ndarray of shape (n_samples,)
+            A bound on the norm of each row's error against the exact scores'.
+        """
+        top = S[0].max(axis=1, keepdims=True)
+        shifted = dd.add_double(S, -top)
+        powers = dd.exp(shifted)
+        total = (powers[0][:, 0], powers[1][:, 0])
+        for k in range(1, S[0].shape[1]):
+            total = dd.add(total, (powers[0][:, k], powers[1][:, k]))
+        p = dd.div(powers, (total[0][:, None], total[1][:, None]))
+        residual = dd.add_double(p, -Y)
+        n_classes = S[0].shape[1]
+        relative = (2.0 * dd.EXP_ERROR + 2.0 * (dd.ADD_ERROR + 1.0)
+                    * np.max(np.abs(shifted[0]), axis=1)
+                    + n_classes * dd.ADD_ERROR + dd.DIV_ERROR + 2.0) * dd.U**2
+        error = (relative * (1.0 + 1e-15)   # sum_k p_k = 1
+                 + (dd.ADD_ERROR + 1.0) * dd.U**2 * np.sum(np.abs(residual[0]), axis=1)
+                 + 0.5 * np.linalg.norm(S_error, axis=1) + n_classes * dd.TINY)
+        return residual, error
+
     def bounds(self, row_norm, y_bound=None, coef_bound=None):
         """Per-record gradient and Hessian bounds ``(sqrt(2) R, R**2 / 2)``.
 
@@ -322,6 +429,15 @@ class SquaredLoss:
         %(predictor_dz)s
         """
         return z - y
+
+    def dz_accurate(self, z, y, z_error):
+        """:meth:`dz` in double-double (within ``ADD U**2`` of its value), for the
+        certificate's fallback.
+
+        %(dz_accurate)s
+        """
+        residual = dd.add_double(z, -np.asarray(y, dtype=float))
+        return residual, (dd.ADD_ERROR + 1.0) * dd.U**2 * np.abs(residual[0]) + z_error
 
     def d2z(self, z, y):
         """``1``.

@@ -221,7 +221,15 @@ META_CASES = [
     ("unknown steering", {"steering": "oracle"}, ValueError, "'steering'"),
     ("scaler fitted on private rows", {"estimator": "scaler pipeline"}, ValueError,
      "StandardScaler"),
-    ("gaussian rungs without delta_max", {"estimator": "dpsgd"}, ValueError, "delta_max"),
+    ("sampled rungs with the slow accountant", {"estimator": "dpsgd pld"}, ValueError,
+     "accountant"),
+    ("NaN target", {"target_utility": float("nan")}, ValueError, "target_utility"),
+    ("target above the utility's range", {"target_utility": 1.5}, ValueError,
+     "target_utility"),
+    ("negative target", {"target_utility": -5.0}, ValueError, "target_utility"),
+    ("batch function in a Pipeline", {"estimator": "scale pipeline"}, ValueError,
+     "FunctionTransformer"),
+    ("research mode", {"estimator": "research"}, ValueError, "no finite epsilon"),
     ("non-accuracy scorer", {"scoring": "neg_log_loss"}, ValueError, "selection='analytic'"),
     ("proxy in analytic mode", {"selection": "analytic", "proxy": True}, ValueError, "proxy"),
 ]
@@ -231,12 +239,16 @@ META_CASES = [
 def test_epsilon_for_utility_bad_parameters(case, params, error, match):
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
+    from sklearn.preprocessing import FunctionTransformer, StandardScaler, scale
 
     from skdp import DPSGDClassifier
+    from skdp.research import ResearchNAPPLassoClassifier
 
-    named = {"sklearn": LogisticRegression(), "dpsgd": DPSGDClassifier(),
-             "scaler pipeline": make_pipeline(StandardScaler(), ObjPertLogisticRegression())}
+    named = {"sklearn": LogisticRegression(), "dpsgd pld": DPSGDClassifier(accountant="pld"),
+             "scaler pipeline": make_pipeline(StandardScaler(), ObjPertLogisticRegression()),
+             "scale pipeline": make_pipeline(FunctionTransformer(scale),
+                                             ObjPertLogisticRegression()),
+             "research": ResearchNAPPLassoClassifier()}
     if params.get("estimator") in named:
         params = {**params, "estimator": named[params["estimator"]]}
     proxy = (X_OK, Y_CLASS) if params.pop("proxy", False) else None

@@ -184,6 +184,40 @@ def test_epsilon_for_utility_study_numbers(report, committed):
     assert cells[-1] == best
 
 
+def test_selection_cap_numbers_and_every_realised_figure_within_its_cap(report, committed):
+    payload = committed["selection_cap"]
+    text = _section(report, "selection_cap")
+    for cell in payload["cohorts"]:
+        cap, runs, summary = cell["epsilon_max"], cell["runs"], cell["summary"]
+        assert len(runs) == len(payload["params"]["cohort_seeds"])
+        for run in runs:
+            assert run["a_priori"]["epsilon"] == cap
+            assert run["ex_post"]["epsilon"] <= cap
+            assert run["ex_post"]["delta"] <= run["a_priori"]["delta"] == 0.0
+        post = [run["ex_post"]["epsilon"] for run in runs]
+        assert summary["ex_post_epsilon"]["max"] == max(post)
+        assert summary["released_share"] == np.mean([run["released"] for run in runs])
+        label = f"{cell['n']}" + (" (all)" if cell["whole_split"] else "")
+        cells = _row(text, [label, _report.fmt_eps(cap)])
+        assert cells[2] == " / ".join(fmt(summary["ex_post_epsilon"][k], 3)
+                                      for k in ("median", "p90", "max"))
+        assert cells[4] == fmt(summary["released_share"], 2)
+        quoted = payload["previous_design"]["median_realised_loss"].get(str(cell["n"]))
+        if quoted is not None and cap == payload["previous_design"]["epsilon_max"]:
+            assert cells[-1] == _report.fmt_eps(quoted)
+    for row in payload["estimators"]:
+        for run in row["runs"]:
+            assert run["a_priori"]["epsilon"] == 10.0
+            assert run["ex_post"]["epsilon"] <= run["a_priori"]["epsilon"]
+            assert run["ex_post"]["delta"] <= run["a_priori"]["delta"]
+        cells = _row(text, [row["estimator"], "Pipeline" if row["pipeline"] else "alone"])
+        utilities = [run["test_utility"] for run in row["runs"] if run["released"]]
+        if utilities:
+            assert cells[7].startswith(fmt(np.mean(utilities), 4))
+        if row["pipeline"]:  # the scaler maps Adult's [0, 1] features onto themselves
+            assert row["same_releases_as_bare"] and cells[-1] == "yes"
+
+
 def test_report_is_deterministic_and_committed_report_current(tmp_path, committed):
     first = _report.write_report(RESULTS, tmp_path / "a.md").read_text()
     second = _report.write_report(RESULTS, tmp_path / "b.md").read_text()

@@ -20,7 +20,7 @@ def all_estimators():
 # Constructor arguments for estimators that need them (meta-estimators).
 INIT_PARAMS = {
     # private selection (the default) with a target the check data reach at the first rung
-    "EpsilonForUtility": dict(target_utility=0.0, epsilon_start=5.0, epsilon_val=100.0,
+    "EpsilonForUtility": dict(target_utility=0.0, epsilon_start=5.0, tolerance=1.0,
                               random_state=0),
     # the squared loss needs public bounds on |y| and ||theta|| (no defaults on purpose)
     "NAPPLasso": dict(y_bound=10.0, coef_bound=100.0),

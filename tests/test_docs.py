@@ -15,11 +15,12 @@ import skdp.audit
 import skdp.base
 import skdp.datasets
 import skdp.model_selection
+import skdp.preprocessing
 import skdp.research
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 PUBLIC_MODULES = [skdp, skdp.audit, skdp.model_selection, skdp.accounting, skdp.datasets,
-                  skdp.base, skdp.research]
+                  skdp.base, skdp.research, skdp.preprocessing]
 
 
 def test_docs_build_without_warnings(tmp_path):

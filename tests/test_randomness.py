@@ -6,7 +6,10 @@
 - Nothing released holds a generator, a seed sequence or a seed.
 - Two default fits (and two default clones) draw independent noise.
 - An int seed reproduces the model (reproducibility mode).
-- Public and noise streams derived from one seed are unrelated.
+- Public and noise streams derived from one seed share no output (the published random
+  feature map has a seed of its own: ``tests/linear_model/test_output_perturbation.py``).
+- What two releases with one seed give away: output perturbation's noise cancels
+  exactly; objective perturbation's does not, but the pair tells neighbours apart.
 """
 
 import pickle
@@ -19,6 +22,8 @@ from sklearn.datasets import make_classification, make_regression
 
 from skdp import (DPSGDClassifier, NAPPLasso, NAPPLassoClassifier, ObjPertLogisticRegression,
                   OutputPertSVM)
+from skdp.losses import LogisticLoss
+from skdp.solvers import glm_gradient, newton_minimise
 from skdp.utils import noise_independence, privacy_streams
 
 ESTIMATORS = {
@@ -147,3 +152,54 @@ def test_noise_independence(random_states, independent):
     assert ok is independent
     assert (reason == "") is independent
 
+
+
+def test_shared_seed_output_perturbation_noise_cancels_exactly():
+    """``theta_eps = theta_hat + s(eps) w``: a public combination of two releases with one
+    seed is the noise-free point; ``2 theta_1 - theta_0.5`` when ``s`` is ``1 / eps``."""
+    X, y = _data("outputpert")
+    noise_free = _release(OutputPertSVM(epsilon=np.inf, C=0.5).fit(X, y))
+    for kw in (dict(), dict(noise="laplace"), dict(delta=1e-5)):
+        fits = {e: OutputPertSVM(epsilon=e, C=0.5, random_state=3, **kw) for e in (0.5, 1.0)}
+        theta = {e: _release(f.fit(X, y)) for e, f in fits.items()}
+        scale = {e: f._releases(X, y)[0].noise_scale() for e, f in fits.items()}
+        combination = ((scale[0.5] * theta[1.0] - scale[1.0] * theta[0.5])
+                       / (scale[0.5] - scale[1.0]))
+        np.testing.assert_allclose(combination, noise_free, rtol=0, atol=1e-12)
+        if "delta" not in kw:
+            np.testing.assert_allclose(2 * theta[1.0] - theta[0.5], noise_free, atol=1e-12)
+
+
+def _predicted_second_release(first, X, y, C, calibrations):
+    """From ``theta_1`` and candidate data: the noise ``b`` by stationarity, rescaled to
+    epsilon 0.5, and the minimiser of that perturbed objective (attacker's computation)."""
+    design = np.hstack([X, np.ones((len(X), 1))])        # data_norm 1 clips nothing here
+    signs = np.where(y == 1, 1.0, -1.0)
+    ridge = {e: 1.0 + c.extra_ridge for e, c in calibrations.items()}
+    noise = -glm_gradient(first, design, signs, LogisticLoss(), C, ridge[1.0],
+                          np.zeros(design.shape[1]))
+    noise *= calibrations[0.5].noise_scale / calibrations[1.0].noise_scale
+    return newton_minimise(design, signs, LogisticLoss(), C=C, ridge=ridge[0.5],
+                           linear=noise, tol=1e-12, max_iter=100).theta
+
+
+@pytest.mark.parametrize("C", [0.5, 3.0])  # no extra ridge; extra ridge at both epsilons
+def test_shared_seed_objective_perturbation_pair_tells_neighbours_apart(C):
+    """The noise is a linear term of the objective, so it does not cancel in
+    ``2 theta_1 - theta_0.5``; but both releases satisfy stationarity with the same
+    standard draw, so the pair singles out the true dataset among its neighbours."""
+    X, y = _data("objpert")
+    fits = {e: ObjPertLogisticRegression(epsilon=e, C=C, random_state=1) for e in (0.5, 1.0)}
+    theta = {e: _release(f.fit(X, y)) for e, f in fits.items()}
+    calibrations = {e: f._releases(X, y)[0].calibration for e, f in fits.items()}
+    assert (calibrations[1.0].extra_ridge > 0) == (C > 1)
+    noise_free = _release(ObjPertLogisticRegression(epsilon=np.inf, C=C).fit(X, y))
+    miss = np.linalg.norm(2 * theta[1.0] - theta[0.5] - noise_free)
+    assert miss > 0.1 * np.linalg.norm(noise_free)
+    candidates = {"true": (X, y), "row 0 removed": (X[1:], y[1:]),
+                  "row 0 relabelled": (X, np.r_[1 - y[0], y[1:]])}
+    gaps = {name: np.linalg.norm(_predicted_second_release(theta[1.0], Xc, yc, C, calibrations)
+                                 - theta[0.5])
+            for name, (Xc, yc) in candidates.items()}
+    assert gaps["true"] < 1e-4
+    assert min(gaps["row 0 removed"], gaps["row 0 relabelled"]) > 100 * gaps["true"]

@@ -14,11 +14,11 @@ from ..base import (EpsilonRelease, PrivacyParamsMixin, PrivacyTags, copy_with_c
 from ..exceptions import ConvergenceError
 from ..losses import make_loss
 from ..utils._docstrings import fill_doc
-from ..solvers._design import ScaledDesign, canonical_csr
+from ..solvers._design import ScaledDesign, WideRows, canonical_csr
 from ..utils._memory import check_allocation
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ..utils.validation import (augment_intercept, check_data_norm, clip_rows_to_norm,
-                                row_clip_factors)
+                                row_clipping)
 
 
 def design_matrix(X, *, data_norm, fit_intercept, intercept_scaling):
@@ -35,8 +35,12 @@ def design_matrix(X, *, data_norm, fit_intercept, intercept_scaling):
     X = np.asarray(X, dtype=np.float64)
     check_allocation(8.0 * X.shape[0] * (X.shape[1] + 1), "The clipped design (a copy of X)")
     design = np.empty((X.shape[0], X.shape[1] + 1))
-    norms = np.sqrt(np.einsum("ij,ij->i", X, X))
-    np.multiply(X, row_clip_factors(norms, data_norm)[:, None], out=design[:, :-1])
+    if np.isinf(data_norm):
+        design[:, :-1] = X
+    else:
+        clipping = row_clipping(X, data_norm)
+        np.multiply(X, clipping.factors[:, None], out=design[:, :-1])
+        design[clipping.wide, :-1] = clipping.wide_rows
     design[:, -1] = intercept_scaling
     return design
 
@@ -45,16 +49,18 @@ def solver_design(X, *, data_norm, fit_intercept, intercept_scaling):
     """The design of :func:`design_matrix` for the solvers, without a copy of ``X``
     (:class:`~skdp.solvers._design.ScaledDesign` applies the row factors and the
     intercept column inside the products). A sparse ``X`` is read in CSR form without
-    duplicate entries (a copy only when it is not already one)."""
+    duplicate entries (a copy only when it is not already one). The few rows whose
+    norm may overflow (wide rows) are held clipped beside ``X``
+    (:class:`~skdp.solvers._design.WideRows`)."""
     check_data_norm(data_norm)
     X = (canonical_csr(X).astype(np.float64, copy=False) if sp.issparse(X)
          else np.asarray(X, dtype=np.float64))
-    norms = ScaledDesign(X, None, None).row_norms()
-    factors = row_clip_factors(norms, data_norm)
+    clipping = row_clipping(X, data_norm)
+    factors = clipping.factors
     intercept = float(intercept_scaling) if fit_intercept else None
-    norms *= factors
-    largest = float(np.sqrt(norms.max(initial=0.0)**2 + (intercept or 0.0)**2))
-    return ScaledDesign(X, None if np.all(factors == 1.0) else factors, intercept, largest)
+    largest = float(np.hypot(clipping.norms.max(initial=0.0), intercept or 0.0))
+    return ScaledDesign(X, None if np.all(factors == 1.0) else factors, intercept, largest,
+                        WideRows.of(clipping.wide, clipping.wide_rows))
 
 
 def release_nothing(estimator):
@@ -290,9 +296,13 @@ class _LinearClassifierMixin:
     way: the decision function is that of the clipped row.
     """
 
+    def _clipping_norm(self):
+        """The norm the fit clipped rows to."""
+        return self.data_norm
+
     def _prediction_input(self, X):
         X = validate_data(self, X, dtype=np.float64, reset=False, accept_sparse=("csr", "csc"))
-        return clip_rows_to_norm(X, self.data_norm)
+        return clip_rows_to_norm(X, self._clipping_norm())
 
     def decision_function(self, X):
         """Signed distance to the separating hyperplane(s).

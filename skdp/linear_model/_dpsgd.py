@@ -23,7 +23,7 @@ from ..solvers._newton import _row_norms
 from ..utils._docstrings import fill_doc
 from ..utils._random import noise_generator
 from ..utils._sklearn_compat import Interval, StrOptions
-from ..utils.validation import row_clip_factors
+from ..utils.validation import finite_clipping_norm, row_clip_factors, scaled_row_norms
 from ._base import (PrivateLinearModel, _LinearClassifierMixin, encode_labels,
                     linear_classifier_constraints, solver_design)
 
@@ -134,6 +134,9 @@ def _learning_rates(learning_rate, schedule, n_steps):
 # (measured, 2-core machine with 32 MB of L3: 20000 x 100 whole 0.27 s against 0.45 s by
 # blocks for 200 steps; 100000 x 100 by blocks 2.4 s against 3.4 s whole).
 _STREAMED_BYTES = 2**25
+# A per-example gradient norm above which its clip factor is recomputed without the
+# product of the two norms (which may have overflowed).
+_HUGE_GRADIENT_NORM = 1e300
 
 
 def clipped_gradient_sum(X, Y, theta, loss, max_grad_norm, row_norms, with_factors=True):
@@ -166,9 +169,41 @@ def _clipped_block_sum(X, Y, theta, loss, max_grad_norm, row_norms):
     np.sqrt(norms, out=norms)
     norms *= row_norms
     factors = row_clip_factors(norms, max_grad_norm)
+    if norms.max(initial=0.0) > _HUGE_GRADIENT_NORM:
+        _rescaled_clip_factors(R, row_norms, max_grad_norm, norms, factors)
     del norms
     R *= factors[:, None]
     return np.asarray(X.T @ R).T, factors
+
+
+def _rescaled_clip_factors(R, row_norms, max_grad_norm, norms, factors):
+    """Recompute, in place, the clip factors ``min(1, C / (||r_i|| ||x_i||))`` of the
+    per-example gradients whose norm ``||r_i|| ||x_i||`` is huge (or overflowed),
+    without forming that product: ``((C / ||x_i||) / m_i) / ||r_i / m_i||`` with
+    ``m_i`` the largest entry of ``r_i``.
+
+    The residuals of the supported losses are bounded (by 1 per column) and rows are
+    clipped to at most :data:`~skdp.utils.validation.MAX_FINITE_ROW_NORM`, so this
+    guards against a loss with unbounded residuals rather than a row.
+
+    Parameters
+    ----------
+    R : ndarray of shape (n, K)
+        The residuals ``r_i``.
+    row_norms : ndarray of shape (n,)
+        The (finite) row norms ``||x_i||``.
+    max_grad_norm : float
+        ``C``.
+    norms : ndarray of shape (n,)
+        The computed products ``||r_i|| ||x_i||``.
+    factors : ndarray of shape (n,)
+        The factors from ``norms``, corrected in place.
+    """
+    huge = np.flatnonzero(norms > _HUGE_GRADIENT_NORM)
+    peak, ratio = scaled_row_norms(R[huge])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        exact = ((max_grad_norm / row_norms[huge]) / peak) / ratio
+    factors[huge] = np.minimum(exact, 1.0)
 
 
 def clipped_gradient_tangent(X, Y, theta, tangent, loss, factors):
@@ -486,7 +521,9 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         Public bound on the L2 norm of each feature row; longer rows are
         clipped to it (a per-row operation, free of privacy cost). The privacy
         of DP-SGD rests on ``max_grad_norm``, not on ``data_norm``, so
-        ``np.inf`` (no row clipping) is allowed; ``None`` is an error.
+        ``np.inf`` (no row clipping) is allowed; ``None`` is an error. Rows
+        longer than 1e150 are scaled down to that norm whatever ``data_norm`` is,
+        so that their products with the coefficients stay finite.
 
     accountant : {"auto", "pld", "rdp"}, default="auto"
         ``"pld"``: dp-accounting's privacy-loss-distribution accountant
@@ -668,6 +705,15 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
             return _SoftmaxCrossEntropy()
         return _MarginColumns(self._make_loss())
 
+    def _clipping_norm(self):
+        """The norm rows are clipped to: ``data_norm``, at most
+        :data:`~skdp.utils.validation.MAX_FINITE_ROW_NORM` (``data_norm=np.inf``
+        included), so that every score ``x_i . theta`` and every per-example gradient
+        norm stays finite (a public per-row operation)."""
+        if self.data_norm is None:
+            return None   # refused by the design, with the explanation
+        return finite_clipping_norm(self.data_norm)
+
     def _schedule(self):
         """Sampling rate and number of steps: public parameters, never the row count."""
         sample_rate = float(self.sample_rate)
@@ -731,7 +777,8 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         else:
             Y = np.where(y_idx[:, None] == np.arange(n_classes), 1.0, -1.0)
         del y_idx
-        design = solver_design(X, data_norm=self.data_norm, fit_intercept=self.fit_intercept,
+        design = solver_design(X, data_norm=self._clipping_norm(),
+                               fit_intercept=self.fit_intercept,
                                intercept_scaling=self.intercept_scaling)
         count_rng, sampling_rng, noise_rng = noise_generator(self.random_state).spawn(3)
         # the DP row count: the only way n enters the released model

@@ -22,12 +22,13 @@ from ..solvers import certified_hinge_minimiser, newton_minimise
 from ..solvers._hinge import check_liblinear_memory
 from ..solvers._multinomial import multinomial_minimise
 from ..utils._docstrings import fill_doc
-from ..utils._random import privacy_streams, public_generator
+from ..utils._random import check_rng, noise_generator
 from ..utils._sklearn_compat import Interval, StrOptions
 from ..utils.validation import (
     augment_intercept,
     clip_rows_to_norm,
     effective_data_norm,
+    finite_clipping_norm,
 )
 from ._base import (
     PrivateLinearModel,
@@ -225,7 +226,8 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
     %(data_norm)s
         With ``kernel="rbf"`` it sets the kernel's length scale (``gamma="auto"``)
         and is not needed for privacy (random features have norm at most 1), so
-        ``None`` is allowed there: rows are then not clipped.
+        ``None`` is allowed there: rows are then not clipped (but for rows longer
+        than 1e150, scaled down to that norm so that ``x . omega`` stays finite).
 
     kernel : {"linear", "rbf"}, default="linear"
         ``"rbf"`` approximates the kernel ``exp(-gamma ||x - x'||^2)`` by
@@ -240,11 +242,17 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
         Number of random Fourier features (``kernel="rbf"``). The noise grows
         with it (see Notes).
 
-    feature_random_state : int, RandomState instance, Generator or None, default=None
-        Seed of the random Fourier map (public, part of the model). ``None``
-        draws the map from the public stream of ``random_state``, a stream
-        from which no privacy noise is ever drawn: publishing the map reveals
-        nothing about the noise.
+    feature_random_state : int, RandomState instance, Generator or None, default=0
+        Seed of the random Fourier map (``kernel="rbf"``). The map is public: it
+        is released with the model (``random_weights_``, ``random_offset_``) and
+        does not depend on the data. It is drawn from this value alone
+        (``skdp.utils.check_rng``), never from ``random_state``, so the map
+        and this seed reveal nothing about the noise. The default 0 is a public
+        constant: every fit draws the same map whatever ``random_state`` is, so
+        models are reproducible and comparable. ``None`` draws a fresh map from
+        operating-system entropy. Do not pass the value or the generator given
+        as ``random_state``: this seed is public (a small integer can be found
+        from the published map by search), and so would the noise seed be.
 
     tol : float, default=1e-3
         Relative accuracy of the minimiser. The solver must certify that the
@@ -324,11 +332,12 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
     every epsilon. A multinomial fit perturbs the ``K x d`` softmax minimiser,
     whose sensitivity is ``sqrt(2) C R`` (the softmax loss's gradient bound;
     ``2 sqrt(2) C R`` under replace), with the whole budget; one-vs-rest splits
-    epsilon and delta evenly over the classes. The random Fourier map is drawn independently of the data,
-    from a public stream that no noise is drawn from, and released with the
-    model. Not protected: the set of class labels unless ``classes`` is given,
-    and the feature dimension. Floating-point attacks on the samplers are out
-    of scope. Derivation: ``docs/privacy/output_perturbation.rst``.
+    epsilon and delta evenly over the classes. The random Fourier map is drawn
+    from ``feature_random_state`` alone, independently of the data and of
+    ``random_state``, and released with the model. Not protected: the set of
+    class labels unless ``classes`` is given, and the feature dimension.
+    Floating-point attacks on the samplers are out of scope. Derivation:
+    ``docs/privacy/output_perturbation.rst``.
 
     RBF defaults. With rows clipped to ``data_norm`` two rows are at most
     ``2 data_norm`` apart, so ``gamma = 1 / data_norm**2`` spreads the kernel
@@ -394,7 +403,7 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
     def __init__(self, *, epsilon=1.0, delta=0.0, neighboring="add_remove", C="auto",
                  loss="hinge", huber_h=0.5, fit_intercept=True, intercept_scaling=1.0,
                  data_norm=1.0, kernel="linear", gamma="auto", n_components=100,
-                 feature_random_state=None, tol=1e-3, max_iter=10_000, noise="auto",
+                 feature_random_state=0, tol=1e-3, max_iter=10_000, noise="auto",
                  multi_class="auto", classes=None, random_state=None):
         self.epsilon = epsilon
         self.delta = delta
@@ -457,14 +466,13 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
         self.classes_, y_idx = encode_labels(y, self.classes)
         multinomial = self._is_multinomial(len(self.classes_))
         if self.kernel == "rbf":
-            rng, public_rng = privacy_streams(self.random_state)
-            feature_rng = (public_rng if self.feature_random_state is None
-                           else public_generator(self.feature_random_state))
-            if self.data_norm is not None:
-                X = clip_rows_to_norm(X, self.data_norm)
+            rng = noise_generator(self.random_state)
+            # data_norm=None: rows capped at a huge norm all the same (x . omega finite)
+            X = clip_rows_to_norm(X, finite_clipping_norm(self.data_norm))
             gamma = self._gamma(X.shape[1])
+            # the published map comes from its own public seed, never from random_state
             feature_map = draw_random_fourier_map(X.shape[1], self.n_components, gamma,
-                                                  feature_rng)
+                                                  check_rng(self.feature_random_state))
             self.random_weights_, self.random_offset_ = feature_map.weights, feature_map.offset
             design = feature_map.transform(X)
             if self.fit_intercept:
@@ -481,7 +489,7 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
                                            self.intercept_scaling)
             if self.loss == "hinge":
                 check_liblinear_memory(design)  # before the noise stream is touched
-            rng = privacy_streams(self.random_state)[0]
+            rng = noise_generator(self.random_state)
         if multinomial:
             targets = [np.eye(len(self.classes_))[y_idx]]
             loss, dim = SoftmaxLoss(), len(self.classes_) * design.shape[1]
@@ -491,9 +499,13 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
         k = len(targets)
         share = dict(epsilon=self.epsilon / k, delta=self.delta / k,
                      neighboring=self.neighboring, row_norm=row_norm, tol=self.tol)
+        # a noise-reduction path resolves C="auto" at its public C_epsilon, not at
+        # its first (smallest) release
+        C_share = {**share, "epsilon": getattr(self, "_C_epsilon", None) or self.epsilon}
+        C_share["epsilon"] /= k
         self.C_ = (auto_C(loss, law=self.noise, dim=dim,
                           margin_noise=AUTO_MARGIN_NOISE[self.kernel] / (2 * k if k > 1 else 1),
-                          **share)
+                          **C_share)
                    if self.C == "auto" else float(self.C))
         return [_output_perturbation(design, target, loss, C=self.C_, n_problems=k,
                                      max_iter=self.max_iter, rng=rng, law=self.noise, **share)
@@ -504,15 +516,17 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
         coupling across scales; the Gamma-norm noise has none known to us."""
         return self.noise == "laplace" or self.delta > 0
 
-    def _noise_reduction_path(self, X, y):
+    def _noise_reduction_path(self, X, y, C_epsilon=None):
         """One certified fit whose noise is released at increasing epsilons.
 
         See :class:`NoiseReductionPath`; needs ``noise="laplace"`` or ``delta > 0``.
+        ``C_epsilon``: the public epsilon at which ``C="auto"`` is resolved (``None``:
+        the first release's).
         """
         if not self._supports_noise_reduction():
             raise ValueError("Noise reduction needs noise='laplace' (pure) or delta > 0 "
                              "(Gaussian); the Gamma-norm noise has no exact coupling.")
-        return NoiseReductionPath(self, X, y)
+        return NoiseReductionPath(self, X, y, C_epsilon)
 
     def _n_coefficients(self):
         return self.n_components if self.kernel == "rbf" else self.n_features_in_
@@ -521,8 +535,7 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
         if self.kernel != "rbf":
             return super()._prediction_input(X)
         X = validate_data(self, X, dtype=np.float64, reset=False, accept_sparse=("csr", "csc"))
-        if self.data_norm is not None:
-            X = clip_rows_to_norm(X, self.data_norm)
+        X = clip_rows_to_norm(X, finite_clipping_norm(self.data_norm))
         return self._feature_map().transform(X)
 
 
@@ -551,10 +564,16 @@ class NoiseReductionPath:
         Unfitted, with ``noise="laplace"`` or ``delta > 0``; cloned.
     X, y : array-like
         The training rows and labels.
+    C_epsilon : float, default=None
+        The public epsilon at which ``C="auto"`` is resolved (``None``: the
+        estimator's ``epsilon``, the first release's). One ``C`` serves the whole
+        path, so resolving it at the smallest release would regularise every
+        later, less noisy release for the noise of the first.
     """
 
-    def __init__(self, estimator, X, y):
+    def __init__(self, estimator, X, y, C_epsilon=None):
         self._template = clone(estimator)
+        self._template._C_epsilon = C_epsilon
         self._solutions = self._template._releases(X, y)
         self._template._check_converged(self._solutions)
         self.epsilon = float(self._template.epsilon)
@@ -584,6 +603,7 @@ class NoiseReductionPath:
                               reduce(self._noise[k], scale, new_scale, solution.noise_rng))
         self.epsilon = epsilon
         model = copy.copy(self._template)
+        del model._C_epsilon  # a refit of the released model resolves C at its own epsilon
         model.epsilon = epsilon
         model.coef_, model.intercept_ = model._coefficients(
             [s.theta_star + noise for s, noise in zip(self._solutions, self._noise)])

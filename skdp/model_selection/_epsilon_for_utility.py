@@ -11,14 +11,17 @@ from sklearn.model_selection import train_test_split
 from sklearn.pipeline import Pipeline
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import (check_array, check_consistent_length,
+                                      check_is_fitted, validate_data)
 
 from ..base import get_privacy_tags
 from ..exceptions import PrivacyBudgetError, UnreachableUtilityWarning
+from ..linear_model._base import encode_labels
 from ..utils._docstrings import fill_doc
 from ..utils._sklearn_compat import HasMethods, Interval, StrOptions, _fit_context
 from ._measure import _fit_record, _measure, _NoiseSources, compose_fits
 from ._private_selection import (
+    _SelectionStreams,
     check_private_step_params,
     private_report,
     private_step,
@@ -26,6 +29,7 @@ from ._private_selection import (
     select_epsilon_privately,
     training_account,
 )
+from ._transcript import plot_private_transcript, private_utility_curve
 from ._utility_curve import MAX_STEP, UtilityCurve
 
 SELECTION_STATEMENT = (
@@ -51,6 +55,16 @@ def _privacy_report(fits, refit):
     }
 
 
+_NO_RELEASE_HINTS = {
+    "cohort_too_small": "The validation part is too small for a test of resolution "
+                        "`tolerance` within the cap: raise epsilon_max or tolerance, or "
+                        "bring more records.",
+    "plateau": "The noisy utilities levelled off below the target: lower the target.",
+    "cap": "Raise epsilon_max or lower the target.",
+    "max_rungs": "Raise max_rungs or epsilon_start, or lower the target.",
+}
+
+
 def _best_has(name):
     def check(self):
         if hasattr(self, "best_estimator_"):
@@ -64,24 +78,32 @@ class EpsilonForUtility(MetaEstimatorMixin, BaseEstimator):
     """Find the smallest privacy budget epsilon that meets a target utility.
 
     **Private selection** (``selection="private"``, the default) chooses epsilon
-    inside the guarantee (accuracy first, after Ligett et al. 2017): the rows are
-    split by independent public coins into a training and a validation part; rungs
-    of the estimator at increasing epsilons, each with fresh noise, are trained on
-    the training part and tested privately against the target on the validation
-    part (AboveThreshold); the first passing rung's model is released. Everything
-    released (the model, its epsilon and the search's transcript) is
-    differentially private with respect to every row given to ``fit``:
-    ``privacy_report_`` states the realised (ex-post) and the a priori guarantee,
-    per part and overall, with a statement a privacy officer can sign. Pure
-    epsilon-DP rungs are accounted ex post (the realised sum); Gaussian rungs
-    (full-batch ``DPSGDClassifier``) ex post by a Gaussian-DP odometer; Laplace or
-    Gaussian ``OutputPertSVM`` rungs are releases of one fit (noise reduction) and
-    cost only the last rung. The next
-    rung is steered by a curve fitted to noisy validation utilities, or started
-    where the analytic method run on public proxy data points (``fit(X, y,
-    proxy=...)``). A target that no rung meets within ``epsilon_max`` releases
-    nothing. The estimator may be a ``Pipeline`` whose last step is private and
-    whose other steps transform each row alone.
+    inside the guarantee (accuracy first, after Ligett et al. 2017), within one
+    public cap ``epsilon_max`` (and ``delta_max``) on everything it releases: the
+    rows are split by independent public coins into a training and a validation
+    part; rungs of the estimator at increasing epsilons, each with fresh noise and
+    the whole input's label set, are trained on the training part and each is
+    tested against the target on the validation part by a Laplace test whose budget
+    is ``test_ratio`` times the rung's epsilon; the first passing rung's model is
+    released. Everything released (the model, its epsilon and the search's
+    transcript) is differentially private with respect to every row given to
+    ``fit``: ``privacy_report_`` states the realised (ex-post) guarantee and the a
+    priori one, which is the cap itself whatever the data, per part and overall,
+    with the test's resolution and a statement a privacy officer can sign. Pure
+    epsilon-DP rungs are accounted ex post (the realised sum); Gaussian rungs by
+    odometers (Gaussian-DP for full-batch ``DPSGDClassifier``, Renyi-DP for
+    Poisson-sampled ``DPSGDClassifier``, basic composition for Gaussian objective
+    perturbation); Laplace or Gaussian ``OutputPertSVM`` rungs are releases of one
+    fit (noise reduction) and cost only the last rung. The next rung is steered by
+    a curve fitted to the noisy validation utilities, or started where the
+    analytic method run on public proxy data points (``fit(X, y, proxy=...)``). A
+    target that no rung meets within the cap releases nothing, and a search whose
+    noisy utilities level off below the target stops early. The utility is
+    accuracy for a classifier and, for a regressor with a public ``y_bound``, ``1 -
+    min(1, (y - y_hat)^2 / (4 y_bound^2))`` (both per-row utilities in [0, 1]).
+    The estimator may be a ``Pipeline`` whose last step is private and whose other
+    steps are public preprocessing (:mod:`skdp.preprocessing`, declared
+    categories, row-wise maps; checked by type and parameters).
 
     **Analytic selection** (``selection="analytic"``, the source paper's method)
     measures the utility and its derivative on the private data without noise and
@@ -106,45 +128,52 @@ class EpsilonForUtility(MetaEstimatorMixin, BaseEstimator):
         ``ObjPertLogisticRegression()``.
 
     target_utility : float, default=0.8
-        Utility to reach, in the units of ``scoring`` (higher is better).
+        Utility to reach, in the units of ``scoring`` (higher is better). Private
+        mode: a finite number in [0, 1] (accuracy, or a regressor's bounded
+        utility), checked before any data is read.
 
     selection : {"private", "analytic"}, default="private"
         Private selection inside the guarantee, or the analytic method (not
         covered by a guarantee).
 
     epsilon_max : float, default=10.0
-        Private mode: cap on what the training rows may spend (the rungs' total,
-        or the Gaussian-DP odometer's top level). Never exceeded.
+        Private mode: cap on the whole search, the tests and the counts included
+        (5 %% of a cap up to 2, 0.1 above, pays for the validation part's label
+        counts; the rungs and their tests share the rest by ``test_ratio``). It is
+        the a priori guarantee, on every run; the realised figure is usually far
+        below.
 
     epsilon_start : float, default=0.1
         Private mode: the first rung's epsilon when no proxy is given.
 
-    epsilon_val : float, default=None
-        Private mode: the validation rows' budget (half to AboveThreshold and half
-        to ``max_rungs`` noisy utilities when ``noisy_utilities``), plus 0.1 for
-        a noisy count of the validation part. ``None``: set from ``tolerance`` and
-        the noisy count.
+    tolerance : float, default=0.05
+        Private mode: the coarsest test resolution accepted, as the standard
+        deviation in utility of the test's noise. When even a test at the largest
+        epsilon the cap allows would be coarser on a cautious (low) reading of the
+        noisy size of the validation part, no rung is fitted (only the counts were
+        spent) and the report says the cohort is too small for the cap. No test's
+        noise exceeds half the tolerance: the first rung is raised until it does
+        not. A validation sampling error above the tolerance (a small cohort,
+        whatever the cap) is reported and warned about.
 
-    tolerance : float, default=0.005
-        Private mode, ``epsilon_val=None``: the standard deviation of the
-        private test's noise, in accuracy.
+    test_ratio : float, default=1.0
+        Private mode: each rung's test costs the validation rows this times the
+        rung's epsilon (under noise reduction, times its increment over the last
+        rung), less what the label counts still owe, so the two parts of the
+        search spend alike.
 
     margin : float or "auto", default="auto"
         Private mode: public margin added to ``target_utility`` to form the test's
-        threshold. ``"auto"``: under noise reduction, one standard deviation of the
-        test's error at the target (its noise and the validation sampling error,
-        from the noisy count of the validation part), so that a passing model is
-        rarely below the target; 0 for a ladder of fresh fits, whose doubling step
-        overshoots the target already.
+        threshold (clamped into [0, 1]). ``"auto"``: under noise reduction, one
+        standard deviation of the test's error at the target (its noise and the
+        validation sampling error, from the noisy count of the validation part),
+        so that a passing model is rarely below the target; 0 for a ladder of
+        fresh fits, whose doubling step overshoots the target already.
 
     steering : {"curve", "geometric"}, default="curve"
         Private mode: the next rung from the law ``U(epsilon) = U_inf - a /
         epsilon`` fitted to the noisy utilities (a doubling step until two are
         known), or the public doubling ladder.
-
-    noisy_utilities : bool, default=True
-        Private mode: whether each rung releases a noisy validation accuracy (for
-        the curve and the report).
 
     max_rungs : int, default=8
         Private mode: most rungs fitted.
@@ -152,6 +181,8 @@ class EpsilonForUtility(MetaEstimatorMixin, BaseEstimator):
     delta_max : float, default=None
         Private mode with Gaussian rungs (``delta > 0``): the search's a priori
         delta (the odometer's a priori budget is ``(epsilon_max, delta_max)``).
+        ``None``: derived from the estimator's ``delta`` by a public rule (the
+        smallest ``delta_max`` the odometer's levels and rungs need).
 
     scoring : {"accuracy", "neg_log_loss", "r2", "neg_mean_squared_error"} or callable, \
 default=None
@@ -348,18 +379,17 @@ default=None
         "selection": [StrOptions({"private", "analytic"})],
         "epsilon_max": [Interval(Real, 0, None, closed="neither")],
         "epsilon_start": [Interval(Real, 0, None, closed="neither")],
-        "epsilon_val": [Interval(Real, 0, None, closed="neither"), None],
-        "tolerance": [Interval(Real, 0, 1, closed="neither")],
+        "tolerance": [Interval(Real, 0, None, closed="neither")],
+        "test_ratio": [Interval(Real, 0, None, closed="neither")],
         "margin": [Interval(Real, -1, 1, closed="both"), StrOptions({"auto"})],
         "steering": [StrOptions({"curve", "geometric"})],
-        "noisy_utilities": ["boolean"],
         "max_rungs": [Interval(Integral, 1, None, closed="left")],
         "delta_max": [Interval(Real, 0, 1, closed="neither"), None],
     }
 
     def __init__(self, estimator=None, target_utility=0.8, *, selection="private",
-                 epsilon_max=10.0, epsilon_start=0.1, epsilon_val=None, tolerance=0.005,
-                 margin="auto", steering="curve", noisy_utilities=True, max_rungs=8,
+                 epsilon_max=10.0, epsilon_start=0.1, tolerance=0.05, test_ratio=1.0,
+                 margin="auto", steering="curve", max_rungs=8,
                  delta_max=None, scoring=None, measure_on="validation",
                  validation_fraction=0.2, rescale_to_full_data=True, measuring_epsilon=1.0,
                  n_draws=5, expansion="auto", max_fits=None, epsilon_bounds=(1e-3, 1e3),
@@ -369,11 +399,10 @@ default=None
         self.selection = selection
         self.epsilon_max = epsilon_max
         self.epsilon_start = epsilon_start
-        self.epsilon_val = epsilon_val
         self.tolerance = tolerance
+        self.test_ratio = test_ratio
         self.margin = margin
         self.steering = steering
-        self.noisy_utilities = noisy_utilities
         self.max_rungs = max_rungs
         self.delta_max = delta_max
         self.scoring = scoring
@@ -457,37 +486,46 @@ default=None
         """Accuracy-first private selection (module ``_private_selection``)."""
         estimator = self._inner()
         final, _ = private_step(estimator)
-        if not is_classifier(estimator) or self._scoring(estimator) != "accuracy":
-            raise ValueError(
-                "selection='private' tests accuracy (a per-row utility in [0, 1]) of a "
-                "classifier; use selection='analytic' (not covered by the guarantee) "
-                "for other scorers or regressors.")
+        y_bound = self._check_private_target(estimator)
         check_private_step_params(estimator)
-        training_account(estimator, self.epsilon_max, self.delta_max)  # refuse early
-        X, y = validate_data(self, X, y, accept_sparse=("csr", "csc"), dtype=None,
-                             ensure_all_finite=True, reset=True)
-        check_classification_targets(y)
-        rows_epsilon = self._proxy_rows_epsilon(proxy) if proxy is not None else None
+        account = training_account(estimator, self.epsilon_max, self.delta_max,
+                                   self.epsilon_start, self.max_rungs)  # refusals first
+        X, y = self._validate_private_input(estimator, X, y)
+        classes = self._whole_label_set(final, y) if is_classifier(estimator) else None
+        rows_epsilon = None
+        if proxy is not None:
+            proxy_state = _SelectionStreams(self._private_random_state(estimator)).proxy()
+            rows_epsilon = self._proxy_rows_epsilon(proxy, proxy_state)
         result = select_epsilon_privately(
             estimator, X, y, target=self.target_utility, epsilon_max=self.epsilon_max,
-            epsilon_start=self.epsilon_start, epsilon_val=self.epsilon_val,
-            rows_epsilon=rows_epsilon, validation_fraction=self.validation_fraction,
-            margin=self.margin, tolerance=self.tolerance, steering=self.steering,
-            noisy_utilities=self.noisy_utilities, max_rungs=self.max_rungs,
-            delta_max=self.delta_max, random_state=self._private_random_state(estimator),
-            verbose=self.verbose)
+            epsilon_start=self.epsilon_start, rows_epsilon=rows_epsilon,
+            validation_fraction=self.validation_fraction, margin=self.margin,
+            tolerance=self.tolerance, test_ratio=self.test_ratio, steering=self.steering,
+            max_rungs=self.max_rungs, delta_max=self.delta_max, classes=classes,
+            y_bound=y_bound, random_state=self._private_random_state(estimator),
+            verbose=self.verbose, account=account)
         self.expansion_ = None
         self.measurements_ = result.rungs
         self.n_fits_ = result.n_fits
-        self.privacy_report_ = private_report(result, type(final).__name__, self.target_utility)
+        self.privacy_report_ = private_report(
+            result, type(final).__name__, self.target_utility,
+            utility="accuracy" if y_bound is None else "bounded squared-error utility")
         self.epsilon_ = result.epsilon
         self.predicted_utility_ = (result.rungs[-1]["noisy_utility"] if result.estimator
                                    is not None else None)
+        if result.resolution["sampling_sd"] > self.tolerance:
+            warnings.warn(
+                f"The validation part (about {result.noisy_validation_count:.0f} records, a "
+                f"noisy count) has a sampling error of "
+                f"{result.resolution['sampling_sd']:.2g} at the target, above the "
+                f"tolerance {self.tolerance:g}: the test cannot tell the target from "
+                "utilities that far below it. More records, or a coarser target, are "
+                "needed for that precision.", UnreachableUtilityWarning, stacklevel=3)
         if result.estimator is None:
             warnings.warn(
                 f"No rung reached the target utility {self.target_utility} within "
                 f"epsilon_max={self.epsilon_max} ({result.stop_reason}): nothing is released "
-                "(epsilon_ is None). Raise epsilon_max or lower the target.",
+                "(epsilon_ is None). " + _NO_RELEASE_HINTS[result.stop_reason],
                 UnreachableUtilityWarning, stacklevel=3)
         else:
             self.best_estimator_ = result.estimator
@@ -495,15 +533,78 @@ default=None
             print(f"[EpsilonForUtility] {self.privacy_report_['statement']}", flush=True)
         return self
 
+    def _check_private_target(self, estimator):
+        """Refuse, before any data is read, a target or utility the test cannot bound.
+
+        Returns the regressor's public ``y_bound`` (``None`` for a classifier).
+        """
+        target = self.target_utility
+        if not (np.isfinite(target) and 0.0 <= target <= 1.0):
+            raise ValueError(
+                f"target_utility={target!r}: selection='private' tests a per-row utility in "
+                "[0, 1] (accuracy, or a regressor's bounded squared-error utility), so the "
+                "target must be a finite number in [0, 1].")
+        if self.scoring is not None:
+            raise ValueError(
+                "selection='private' tests accuracy (a classifier) or the bounded "
+                "squared-error utility (a regressor with a public y_bound), per-row "
+                "utilities in [0, 1] whose test has sensitivity 1; scoring must be None. "
+                "Use selection='analytic' (not covered by the guarantee) for other scorers.")
+        if is_classifier(estimator):
+            return None
+        y_bound = private_step_params(estimator).get("y_bound")
+        if y_bound is None or not np.isfinite(y_bound) or y_bound <= 0:
+            raise ValueError(
+                "selection='private' with a regressor tests the utility 1 - min(1, (y - "
+                "y_hat)^2 / (4 y_bound^2)), with y clipped to the public y_bound: set the "
+                f"regressor's y_bound to a finite public bound on |y| (got {y_bound!r}).")
+        return float(y_bound)
+
+    def _validate_private_input(self, estimator, X, y):
+        """Every input error raised before any noise is drawn.
+
+        A bare estimator's ``X`` is validated as scikit-learn does. A Pipeline's is
+        passed on as given (a DataFrame keeps its columns for a ColumnTransformer),
+        and its public preprocessing is run once on all the rows first (it learns
+        nothing from them), so that an error it raises, or a non-finite value it
+        produces, stops the search before the data are split.
+        """
+        if not isinstance(estimator, Pipeline):
+            return validate_data(self, X, y, accept_sparse=("csr", "csc"), dtype=None,
+                                 ensure_all_finite=True, reset=True,
+                                 y_numeric=not is_classifier(estimator))
+        validate_data(self, X, skip_check_array=True, reset=True)
+        y = check_array(y, ensure_2d=False, dtype=None if is_classifier(estimator) else "numeric",
+                        ensure_all_finite=True)
+        check_consistent_length(X, y)
+        head = clone(Pipeline(estimator.steps[:-1]))
+        check_array(head.fit_transform(X, y), accept_sparse=True, ensure_all_finite=True)
+        return X, y
+
+    @staticmethod
+    def _whole_label_set(final, y):
+        """The label set every rung sees: the declared ``classes``, or the whole input's.
+
+        Checked before any noise (two classes at least, no label outside the declared
+        set), so that no rung's label error or ``classes_`` depends on which labels
+        fell into the training part.
+        """
+        check_classification_targets(y)
+        declared = final.get_params().get("classes")
+        classes, _ = encode_labels(y, declared)
+        return classes
+
     def _private_random_state(self, estimator):
         if self.random_state is not None:
             return self.random_state
         return private_step_params(estimator).get("random_state")
 
-    def _proxy_rows_epsilon(self, proxy):
-        """``n_proxy * epsilon`` at the target, by the analytic method on public data."""
+    def _proxy_rows_epsilon(self, proxy, random_state):
+        """``n_proxy * epsilon`` at the target, by the analytic method on public data
+        (its noise on a stream of its own, never the rungs')."""
         X_public, y_public = proxy
-        analytic = clone(self).set_params(selection="analytic", refit=False, verbose=0)
+        analytic = clone(self).set_params(selection="analytic", refit=False, verbose=0,
+                                          random_state=random_state)
         analytic.fit(X_public, y_public)
         return analytic.epsilon_ * len(y_public)
 
@@ -687,7 +788,10 @@ default=None
         -------
         utility : ndarray of shape (n_points,)
             Interpolation between measuring points, first-order expansion outside
-            them; on the full-data scale (see ``rescale_to_full_data``).
+            them; on the full-data scale (see ``rescale_to_full_data``). Private
+            mode: the law ``U_inf - a / epsilon`` fitted to the rungs' noisy
+            utilities (released quantities only; the one noisy utility when a
+            single rung ran, NaN when none did).
         error : ndarray of shape (n_points,)
             Standard error from the spread of the noise draws (NaN with one draw)
             and, for accuracy, the sampling error ``sqrt(u (1 - u) / m)`` of the
@@ -697,6 +801,8 @@ default=None
             be told apart from unreachable ones.
         """
         check_is_fitted(self, "measurements_")
+        if getattr(self, "privacy_report_", {}).get("selection") == "private":
+            return private_utility_curve(self.privacy_report_, epsilons)
         values = [self._curve().at(float(e) * self._size_ratio)
                   for e in np.atleast_1d(epsilons)]
         utility = np.array([v for v, _ in values])
@@ -708,6 +814,10 @@ default=None
 
     def plot(self, ax=None):
         """Plot the measured utilities, the estimated curve and the answer.
+
+        Private mode: the transcript (each rung's noisy utility with two standard
+        deviations of its test's error, passed or failed, the thresholds, the
+        target and the released epsilon), from released quantities only.
 
         Parameters
         ----------
@@ -724,6 +834,8 @@ default=None
 
         if ax is None:
             _, ax = plt.subplots()
+        if getattr(self, "privacy_report_", {}).get("selection") == "private":
+            return plot_private_transcript(self.privacy_report_, self.target_utility, ax)
         points = self._curve().points
         measured = [p.epsilon / self._size_ratio for p in points]
         lo = min(measured + [self.epsilon_]) / 3

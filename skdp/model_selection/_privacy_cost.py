@@ -2,9 +2,11 @@
 
 import numpy as np
 from sklearn.base import clone
+from sklearn.pipeline import Pipeline
 
 from ..utils._random import noise_independence
 from ..utils._sklearn_compat import BaseSearchCV
+from ._public_steps import check_public_preprocessing
 
 SEARCH_STATEMENT = (
     "Every candidate was fitted on every training fold and the best one refitted on all "
@@ -16,11 +18,25 @@ SEARCH_STATEMENT = (
 )
 
 
+def _private_estimator(estimator):
+    """The private estimator at the end of a Pipeline (or ``estimator`` itself).
+
+    Every step before it must be public preprocessing (it learns nothing from
+    the rows), or the Pipeline's fits release more than the estimator's spend.
+    The type is matched exactly: a subclass of Pipeline may fit its steps otherwise.
+    """
+    while type(estimator) is Pipeline:
+        for name, step in estimator.steps[:-1]:
+            check_public_preprocessing(step, name=f"Pipeline step {name!r}")
+        estimator = estimator.steps[-1][1]
+    return estimator
+
+
 def _claimed_spend(estimator):
     """``(epsilon, delta)`` a successful fit of ``estimator`` certifies, from its parameters."""
     if hasattr(estimator, "_claimed_spend"):
         return estimator._claimed_spend()
-    params = estimator.get_params()
+    params = estimator.get_params() if hasattr(estimator, "get_params") else {}
     if "epsilon" not in params:
         raise ValueError("The searched estimator has no 'epsilon' parameter: it is not a "
                          "private estimator, so its privacy cost is unbounded.")
@@ -34,7 +50,7 @@ def _search_fits(search):
     results = search.cv_results_
     fits = []
     for i, candidate in enumerate(results["params"]):
-        estimator = clone(search.estimator).set_params(**candidate)
+        estimator = _private_estimator(clone(search.estimator).set_params(**candidate))
         epsilon, delta = _claimed_spend(estimator)
         random_state = estimator.get_params().get("random_state")
         for k in range(search.n_splits_):
@@ -43,7 +59,8 @@ def _search_fits(search):
                          "purpose": "candidate x fold" + (" (failed)" if failed else ""),
                          "params": candidate, "random_state": random_state})
     if search.refit:
-        estimator = clone(search.estimator).set_params(**search.best_params_)
+        estimator = _private_estimator(
+            clone(search.estimator).set_params(**search.best_params_))
         epsilon, delta = _claimed_spend(estimator)
         fits.append({"epsilon": epsilon, "delta": delta, "purpose": "refit",
                      "params": search.best_params_,
@@ -53,7 +70,7 @@ def _search_fits(search):
 
 def _estimator_fits(estimators):
     fits = []
-    for estimator in estimators:
+    for estimator in map(_private_estimator, estimators):
         if not hasattr(estimator, "epsilon_spent_"):
             raise ValueError(f"{type(estimator).__name__} is not a fitted skdp estimator "
                              "(no epsilon_spent_).")
@@ -74,6 +91,11 @@ def privacy_cost_of_search(search):
     of the private data. For a list, each estimator's certified
     ``epsilon_spent_`` and ``delta_spent_`` are added.
 
+    A ``Pipeline`` ending in a private estimator costs what that estimator
+    spends, provided every step before it learns nothing from the rows
+    (:func:`check_public_preprocessing`, which each candidate's Pipeline must
+    pass); otherwise a ``ValueError`` names the step and says how to declare it.
+
     The spends add up only when the fits drew independent noise. With
     ``random_state=None`` (the default) they do. An integer shared by several
     fits (a search clones its estimator, seed included, for every candidate and
@@ -84,7 +106,8 @@ def privacy_cost_of_search(search):
     ----------
     search : fitted BaseSearchCV or list of fitted skdp estimators
         The search whose fits are counted, or the estimators whose spends are
-        added.
+        added. The searched estimator, and each estimator of the list, may be
+        a ``Pipeline`` of public steps ending in a private estimator.
 
     Returns
     -------

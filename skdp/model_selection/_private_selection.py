@@ -1,43 +1,55 @@
 """Choosing epsilon inside the guarantee: a ladder of private fits tested privately.
 
-The accuracy-first procedure of Ligett, Neel, Roth, Waggoner & Wu (NeurIPS 2017):
+The accuracy-first procedure of Ligett, Neel, Roth, Waggoner & Wu (NeurIPS 2017), with
+one public cap ``epsilon_max`` (and ``delta_max``) on everything the search releases:
 
 1. the rows are split by independent public coins into a training part ``D_T`` and a
    validation part ``D_V`` (under add/remove, adding a row moves no other row across
    the split, so the two parts compose in parallel; a permutation cut would not);
-2. rung ``k`` fits the estimator on ``D_T`` at ``epsilon_k`` with fresh,
+2. Laplace label counts of ``D_V`` (a histogram, paid by the validation rows, at
+   :func:`count_epsilon` of the cap) give the public size that turns test sums into
+   utilities, and a classifier's chance level;
+3. rung ``k`` fits the estimator on ``D_T`` at ``epsilon_k`` with fresh,
    independent noise (never shared across rungs: two releases of one noise draw at
-   two epsilons reveal the non-private minimiser);
-3. AboveThreshold (Dwork & Roth 2014, Algorithm 1) tests each rung on ``D_V`` with
-   the query ``f_k = sum_{i in D_V} (u_i - threshold)``, ``u_i`` in [0, 1]
-   (sensitivity at most 1 under add/remove): one ``rho ~ Lap(2 / epsilon_val)``,
-   then ``nu_k ~ Lap(4 / epsilon_val)`` per rung, pass when ``f_k + nu_k >= rho``;
-4. the passing rung's model is released with the transcript (the rungs' epsilons
-   and pass/fail bits).
+   two epsilons reveal the non-private minimiser), every rung with the label set of
+   the whole input;
+4. rung ``k`` is tested on ``D_V`` by the Laplace mechanism (Dwork & Roth 2014,
+   Theorem 3.6) on ``f_k = sum_{i in D_V} (u_i - t)``, ``u_i`` in [0, 1] and the
+   threshold ``t`` clamped into [0, 1] (sensitivity at most ``max(t, 1 - t) <= 1``
+   under add/remove), with budget ``b_k``, ``test_ratio`` times the rung's epsilon
+   (under noise reduction, its increment of epsilon) less what the counts still owe
+   (:class:`ValidationAccount`): it passes when ``f_k + Lap(1 / b_k) >= 0``, and the
+   noisy sum gives the rung's noisy utility;
+5. the first passing rung's model is released with the transcript.
 
 Accounting. A training row enters only through the rungs' models: with pure
 epsilon-DP rungs the realised loss is at most ``sum_{j <= k} epsilon_j`` pointwise,
-whatever the stopping rule (an ex-post guarantee), capped a priori by
-``epsilon_max``. A validation row enters only through AboveThreshold:
-``epsilon_val``, however many rungs ran. The parts compose in parallel, so the
-procedure is ex-post ``max(train spend, epsilon_val)``-DP and a priori
-``max(epsilon_max, epsilon_val)``-DP with respect to every row given. Rungs with
-``delta > 0`` have no pointwise loss bound: full-batch DP-SGD rungs go through a
-Gaussian-DP odometer (:class:`GaussianDPOdometer`), the others are refused. Laplace
-and Gaussian output perturbation rungs share one noise path (noise reduction) and
-cost only the last rung's epsilon (:class:`NoiseReductionAccount`; for Gaussian
-noise, the odometer's claim at the last rung's ``mu``).
+whatever the stopping rule (an ex-post guarantee). A validation row enters only
+through the count and the tests, pure Laplace mechanisms whose budgets are chosen
+from earlier outputs: their realised loss is at most ``count + sum b_k`` pointwise
+(fully adaptive basic composition of pure DP; Rogers, Roth, Ullman & Vadhan 2016).
+Each part is kept within ``epsilon_max`` before any rung runs, so the parts, composed
+in parallel, make the search ex-post ``max(train spend, validation spend)``-DP and a
+priori ``epsilon_max``-DP, the same figure on every run. Rungs with ``delta > 0``
+have no pointwise loss bound: full-batch DP-SGD rungs go through a Gaussian-DP
+odometer (:class:`GaussianDPOdometer`), Poisson DP-SGD through a Renyi odometer and
+(epsilon, delta) objective perturbation through a basic-composition odometer
+(:mod:`._accounts`). Laplace and Gaussian output perturbation rungs share one noise
+path (noise reduction) and cost only the last rung's epsilon
+(:class:`NoiseReductionAccount`; for Gaussian noise, the odometer's claim at the last
+rung's ``mu``).
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
-from sklearn.base import clone
+from sklearn.base import clone, is_classifier
 from sklearn.pipeline import Pipeline
 
 from ..exceptions import PrivacyBudgetError
-from ..utils._random import privacy_streams
 from ._measure import _NoiseSources
+from ._public_steps import check_public_preprocessing
+from ._transcript import utility_law
 
 
 def coin_split(n_samples, validation_fraction, public_rng):
@@ -62,79 +74,123 @@ def coin_split(n_samples, validation_fraction, public_rng):
     return public_rng.random(n_samples) < validation_fraction
 
 
-class AboveThreshold:
-    """The sparse vector technique for one pass (Dwork & Roth 2014, Algorithm 1).
+COUNT_SHARE, COUNT_EPSILON_MAX = 0.05, 0.1
+"""The Laplace label counts of the validation part (paid by the validation rows) get
+``min(COUNT_SHARE * epsilon_max, COUNT_EPSILON_MAX)``: 5 % of a small cap, 0.1 (noise
+of standard deviation 14 rows a count) from a cap of 2 on. The tests repay it (see
+:class:`ValidationAccount`)."""
 
-    epsilon-DP for any adaptively chosen sequence of queries of sensitivity at most 1,
-    however many are asked before the first pass; it halts at the first pass.
+
+def count_epsilon(epsilon_max):
+    """The budget of the validation part's label counts under the cap ``epsilon_max``."""
+    return min(COUNT_SHARE * float(epsilon_max), COUNT_EPSILON_MAX)
+
+
+class ValidationAccount:
+    """The validation rows' spend: the counts, then one Laplace test per rung.
+
+    A rung's test has budget ``test_ratio`` times the rung's increment of training
+    spend (its epsilon; under noise reduction, its increment over the last release
+    of its noise path, in full for a path's first release), less what the counts
+    still owe: the budget is ``test_ratio * R - S`` for the training reference ``R``
+    after the rung (the sum of those increments) and the validation spend ``S``
+    before it, kept between half and all of ``test_ratio`` times the increment. So
+    the counts are repaid by the first tests, and from then on the validation part
+    spends ``test_ratio`` times what the training part does. Each test is a pure
+    Laplace mechanism of sensitivity 1 whose budget is a function of earlier
+    outputs, so the realised loss is the sum of the budgets pointwise (fully
+    adaptive basic composition of pure DP, Rogers, Roth, Ullman & Vadhan 2016); no
+    test is run whose budget would take that sum past ``epsilon_max``.
 
     Parameters
     ----------
-    epsilon : float
-        The test's budget.
-    threshold : float
-        The public threshold ``T`` the noisy queries are compared with (here 0: the
-        query already subtracts the utility threshold row by row).
-    noise_rng : numpy.random.Generator
-        The noise stream.
+    epsilon_max : float
+        The cap.
+    test_ratio : float
+        A test's budget per unit of its rung's increment of training spend.
+    increments : bool
+        Whether rungs are releases of noise paths (noise reduction).
     """
 
-    def __init__(self, epsilon, noise_rng, threshold=0.0):
-        self.epsilon = float(epsilon)
-        self._rng = noise_rng
-        self._noisy_threshold = threshold + noise_rng.laplace(scale=2.0 / self.epsilon)
-        self.halted = False
+    def __init__(self, epsilon_max, test_ratio, increments):
+        self.epsilon_max = float(epsilon_max)
+        self.count_epsilon = count_epsilon(epsilon_max)
+        self.test_ratio = float(test_ratio)
+        self.increments = increments
+        self.spent = self.count_epsilon
+        self._last = 0.0
+        self._reference = 0.0
 
-    def test(self, query):
-        """Whether the noisy query clears the noisy threshold; halts at the first pass.
+    def _base(self):
+        return self._last if self.increments else 0.0
 
-        Parameters
-        ----------
-        query : float
-            The query's value on the private data (sensitivity at most 1).
+    def _debt(self):
+        return max(self.spent - self.test_ratio * self._reference, 0.0)
 
-        Returns
-        -------
-        passed : bool
-        """
-        if self.halted:
-            raise RuntimeError("AboveThreshold has halted: a new test needs a new instance "
-                               "(and pays epsilon again).")
-        noisy = query + self._rng.laplace(scale=4.0 / self.epsilon)
-        self.halted = bool(noisy >= self._noisy_threshold)
-        return self.halted
+    def _increment_for(self, budget):
+        """The smallest increment whose test has ``budget`` (the budget is
+        non-decreasing in the increment: ``t i / 2`` while the debt ``D`` exceeds it,
+        then ``t i - D``)."""
+        debt = self._debt()
+        if budget < debt:
+            return 2.0 * budget / self.test_ratio
+        return (budget + debt) / self.test_ratio
+
+    def largest_rung(self):
+        """The largest rung epsilon whose test fits in what is left of the cap."""
+        room = max(self.epsilon_max - self.spent, 0.0)
+        return self._base() + self._increment_for(room) * (1 - 1e-12)
+
+    def smallest_rung(self, min_budget):
+        """The smallest rung epsilon whose test has budget ``min_budget`` at least."""
+        return self._base() + self._increment_for(min_budget)
+
+    def new_path(self):
+        """Noise reduction: the next rung starts a new path, its test pays in full."""
+        self._last = 0.0
+
+    def test_budget(self, epsilon):
+        """The budget of the test of a rung at ``epsilon``."""
+        full = self.test_ratio * (float(epsilon) - self._base())
+        return min(full, max(full - self._debt(), full / 2.0))
+
+    def charge(self, epsilon):
+        """Charge the test of the rung at ``epsilon``; return its budget."""
+        budget = self.test_budget(epsilon)
+        self.spent += budget
+        self._reference += float(epsilon) - self._base()
+        self._last = float(epsilon)
+        return budget
 
 
-def geometric_ladder(epsilon_start, ratio, epsilon_max):
-    """The public doubling (or ``ratio``) ladder whose cumulative sum stays within the cap.
+def comparison_noise_sd(budget, validation_rows):
+    """Standard deviation, in mean utility, of a test's noise ``Lap(1 / budget)``.
 
     Parameters
     ----------
-    epsilon_start : float
-        The first rung's epsilon.
-    ratio : float
-        The factor between consecutive rungs, above 1.
-    epsilon_max : float
-        Cap on the rungs' total.
+    budget : float
+        The test's epsilon.
+    validation_rows : float
+        The (noisy, hence public) size of the validation part.
 
     Returns
     -------
-    epsilons : list of float
+    sd : float
+        ``sqrt(2) / (budget * m)``.
     """
-    epsilons, total, epsilon = [], 0.0, float(epsilon_start)
-    while total + epsilon <= epsilon_max * (1 + 1e-12):
-        epsilons.append(epsilon)
-        total += epsilon
-        epsilon *= ratio
-    return epsilons
+    return float(np.sqrt(2.0) / (budget * max(validation_rows, 1.0)))
+
+
+def sampling_sd(target, validation_rows):
+    """Sampling error of a mean utility near ``target`` over ``m`` validation rows.
+
+    Returns ``sqrt(t (1 - t) / m)``, ``t`` clamped into [0, 1].
+    """
+    t = min(max(float(target), 0.0), 1.0)
+    return float(np.sqrt(t * (1.0 - t) / max(validation_rows, 1.0)))
 
 
 # -- the private estimator, alone or as the last step of a Pipeline ------------------------
-
-PUBLIC_TRANSFORMS = ("Normalizer", "FunctionTransformer", "PolynomialFeatures", "Binarizer")
-"""Pipeline steps allowed before the private estimator: each maps a row by itself,
-so fitting them learns nothing from the private rows."""
-
 
 def private_step(estimator):
     """``(private estimator, parameter prefix)``: the last step of a Pipeline, or itself."""
@@ -150,19 +206,29 @@ def private_step_params(estimator):
 
 
 def check_private_step_params(estimator):
-    """Refuse, before any work, what the selection cannot account for."""
+    """Refuse, before any work, what the selection cannot account for.
+
+    The private step needs ``epsilon`` and ``random_state`` and must certify a
+    finite epsilon from its parameters (a research mode does not); every step
+    before it must be public preprocessing
+    (:func:`~skdp.model_selection._public_steps.check_public_preprocessing`).
+    """
     final, _ = private_step(estimator)
     for name in ("epsilon", "random_state"):
         if name not in final.get_params():
             raise ValueError(f"EpsilonForUtility needs a private estimator with an {name!r} "
                              f"parameter; {type(final).__name__} has none.")
+    if not hasattr(final, "_claimed_spend") or not np.isfinite(final._claimed_spend()[0]):
+        raise ValueError(
+            f"{type(final).__name__} with these parameters certifies no finite epsilon (a "
+            "research mode, or not an skdp private estimator): private selection cannot "
+            "account for its rungs. Nothing was fitted.")
     if isinstance(estimator, Pipeline):
+        if type(estimator) is not Pipeline:
+            raise ValueError(f"{type(estimator).__name__} is a subclass of Pipeline, whose "
+                             "fit may read the rows: use sklearn.pipeline.Pipeline itself.")
         for name, step in estimator.steps[:-1]:
-            if step not in (None, "passthrough") and type(step).__name__ not in PUBLIC_TRANSFORMS:
-                raise ValueError(
-                    f"Pipeline step {name!r} ({type(step).__name__}) would be fitted on the "
-                    "private rows outside any privacy guarantee. Steps before the private "
-                    f"estimator must transform each row alone: {', '.join(PUBLIC_TRANSFORMS)}.")
+            check_public_preprocessing(step, name=f"Pipeline step {name!r}")
 
 
 def with_budget(estimator, **params):
@@ -208,23 +274,35 @@ class PureDPAccount:
 
 
 class NoiseReductionAccount(PureDPAccount):
-    """Training rows' spend when every rung is a release of one Laplace noise path.
+    """Training rows' spend when the rungs are releases of Laplace noise paths.
 
-    The earlier, noisier releases are the latest one plus noise that does not
-    depend on the data (:class:`~skdp.linear_model.NoiseReductionPath`), so the
-    rungs up to ``k`` cost ``epsilon_k`` ex post, not the sum (Ligett et al. 2017,
-    noise reduction with Koufogiannis et al.'s gradual release); every rung may go
-    up to the cap.
+    Along one path the earlier, noisier releases are the latest one plus noise that
+    does not depend on the data (:class:`~skdp.linear_model.NoiseReductionPath`), so
+    its rungs up to ``k`` cost ``epsilon_k`` ex post, not the sum (Ligett et al. 2017,
+    noise reduction with Koufogiannis et al.'s gradual release). Paths are fits with
+    independent noise: their last releases add up (basic composition), and a rung of
+    the current path may go up to what the closed paths left of the cap.
     """
 
-    kind = ("Laplace noise reduction, ex post the last rung's epsilon (Koufogiannis "
-            "et al. 2015; Ligett et al. 2017)")
+    kind = ("Laplace noise reduction, ex post the sum over the noise paths of each "
+            "path's last epsilon (Koufogiannis et al. 2015; Ligett et al. 2017)")
+
+    def __init__(self, epsilon_max):
+        super().__init__(epsilon_max)
+        self._closed = 0.0
+        self._current = 0.0
+
+    def new_path(self):
+        """Close the current path: the next rung starts a fit with fresh noise."""
+        self._closed += self._current
+        self._current = 0.0
 
     def largest_rung(self):
-        return self.epsilon_max
+        return self.epsilon_max - self._closed
 
     def _add(self, certified):
-        self.spent = max(self.spent, certified)
+        self._current = max(self._current, certified)
+        self.spent = self._closed + self._current
 
 
 ODOMETER_LEVEL_RATIO = 1.1
@@ -290,12 +368,19 @@ class GaussianDPOdometer:
         self.mu_max = gdp_mu(self.epsilon_max, self.level_delta)
         self.levels = self.mu_max * ODOMETER_LEVEL_RATIO ** -np.arange(n_levels)[::-1]
         self.mu_squared = 0.0
+        self._closed = self._current = 0.0
+
+    def new_path(self):
+        """Noise reduction: close the current path (its last ``mu`` composes in ``mu^2``
+        with the next path's, a fit with fresh noise)."""
+        self._closed += self._current
+        self._current = 0.0
 
     def largest_rung(self):
         """The largest rung epsilon (at ``rung_delta``) whose ``mu`` fits the top filter."""
         from ..accounting import gaussian_epsilon
 
-        room = self.mu_max**2 - (0.0 if self.reduction else self.mu_squared)
+        room = self.mu_max**2 - (self._closed if self.reduction else self.mu_squared)
         if room <= 0:
             return 0.0
         return gaussian_epsilon(self.rung_delta, np.sqrt(room) * (1 - 1e-9))
@@ -309,8 +394,11 @@ class GaussianDPOdometer:
         certified = _certified_mu(model)
         if certified > mu * (1 + 1e-6):
             raise RuntimeError("a rung certified a larger mu than the odometer charged")
-        self.mu_squared = max(self.mu_squared, mu**2) if self.reduction else \
-            self.mu_squared + mu**2
+        if self.reduction:
+            self._current = max(self._current, mu**2)
+            self.mu_squared = self._closed + self._current
+        else:
+            self.mu_squared += mu**2
         return {"epsilon_spent": float(model.epsilon_spent_),
                 "delta_spent": float(model.delta_spent_), "mu": float(mu),
                 "mu_certified": float(certified)}
@@ -350,44 +438,58 @@ def _certified_mu(model):
     return gdp_mu(model.epsilon_spent_, model.delta_spent_)
 
 
-def training_account(estimator, epsilon_max, delta_max, epsilon_start=None):
+def training_account(estimator, epsilon_max, delta_max, epsilon_start=None, max_rungs=8):
     """The account of the training rows for the rungs of ``estimator``.
 
-    ``epsilon_start``, the first rung's epsilon, sets the odometer's lowest level
+    Returns ``(account, rung_params)``: the account, and the private-step parameters
+    every rung must be fitted with (the delta of an approximate-DP rung). Pure rungs:
+    the realised sum (:class:`PureDPAccount`), or the last rung under noise reduction
+    (:class:`NoiseReductionAccount`). Rungs with ``delta > 0``: full-batch
+    :class:`~skdp.DPSGDClassifier` and Gaussian noise reduction by the Gaussian-DP
+    odometer, Poisson-sampled ``DPSGDClassifier`` by the Renyi odometer, any other by
+    the basic-composition odometer, whose ``J`` levels and ``max_rungs`` rungs each
+    get ``delta_max / (J max_rungs)``. ``delta_max=None``: the estimator's own
+    ``delta``, so the whole search has the delta chosen for one fit. Everything is
+    read from public parameters; refusals come before any data is read.
+    ``epsilon_start``, the first rung's epsilon, sets the odometers' lowest level
     (``None``: ``epsilon_max / 100``).
     """
-    params = private_step_params(estimator)
+    from ..linear_model import DPSGDClassifier
+    from ._accounts import ApproxDPOdometer, RenyiOdometer, level_ladder
+
+    final = private_step(estimator)[0]
+    params = final.get_params()
     delta = params.get("delta", 0.0)
     reduction = supports_noise_reduction(estimator)
-    if reduction and not delta:
-        return NoiseReductionAccount(epsilon_max)
     if not delta:
-        return PureDPAccount(epsilon_max)
-    if delta_max is None or not 0 < delta_max < 1:
-        raise ValueError(
-            f"The estimator's rungs have delta={delta} > 0: set delta_max, the a priori "
-            "delta of the whole search (0 < delta_max < 1).")
+        return (NoiseReductionAccount if reduction else PureDPAccount)(epsilon_max), {}
+    delta_max = float(delta) if delta_max is None else float(delta_max)
     if epsilon_start is None:
         epsilon_start = epsilon_max / 100
     if reduction:
         return GaussianDPOdometer(epsilon_max, delta_max, rung_delta=delta,
-                                  epsilon_start=epsilon_start, reduction=True)
-    if params.get("sample_rate") != 1.0:
-        raise ValueError(
-            f"Private selection with delta > 0 is supported for DPSGDClassifier with "
-            f"full-batch steps (sample_rate=1.0: exactly Gaussian-DP) and Gaussian "
-            f"OutputPertSVM (noise reduction) only; "
-            f"{type(private_step(estimator)[0]).__name__} with these parameters has no "
-            "fully adaptive filter here. Use delta=0 (objective or output perturbation, "
-            "NAPP) or full batches, e.g. DPSGDClassifier(sample_rate=1.0, epochs=200) "
-            "(the default samples batches at rate 0.1).")
-    return GaussianDPOdometer(epsilon_max, delta_max, rung_delta=delta,
-                              epsilon_start=epsilon_start)
+                                  epsilon_start=epsilon_start, reduction=True), {}
+    if type(final) is DPSGDClassifier and params.get("sample_rate") == 1.0:
+        return GaussianDPOdometer(epsilon_max, delta_max, rung_delta=delta,
+                                  epsilon_start=epsilon_start), {}
+    if type(final) is DPSGDClassifier:
+        if params.get("accountant") == "pld":
+            raise ValueError(
+                "Private selection with Poisson-sampled DPSGDClassifier rungs charges each "
+                "rung's Renyi DP before it runs; accountant='pld' makes that a minute per "
+                "rung. Use accountant='auto' (the default) or 'rdp'.")
+        return RenyiOdometer.for_estimator(estimator, epsilon_max, delta_max,
+                                           epsilon_start), {}
+    n_levels = len(level_ladder(epsilon_max, epsilon_start))
+    rung_delta = delta_max / (n_levels * max_rungs)
+    account = ApproxDPOdometer(epsilon_max, delta_max, rung_delta, epsilon_start, max_rungs)
+    return account, {"delta": rung_delta}
 
 
-NOISE_REDUCTION_STEP = 1.1
+NOISE_REDUCTION_STEP = 1.2
 """Ratio of the noise-reduction ladder: rungs are releases of one path, so a fine
-ladder costs nothing more (only the validation tests, paid once)."""
+ladder costs no more training budget; each test pays for its rung's increment of
+epsilon, a sixth of it at this ratio."""
 
 
 def supports_noise_reduction(estimator):
@@ -398,39 +500,80 @@ def supports_noise_reduction(estimator):
 
 
 class FreshFits:
-    """Rungs that are new fits, each with fresh, independent noise."""
+    """Rungs that are new fits, each with fresh, independent noise.
 
-    def __init__(self, estimator, X, y, sources):
+    Parameters
+    ----------
+    estimator : estimator or Pipeline
+        The private estimator (or a Pipeline ending in one).
+    X, y : array-like
+        The training part.
+    sources : _NoiseSources
+        The rungs' noise sources.
+    params : dict
+        Private-step parameters every rung gets (the whole input's ``classes``).
+    largest_epsilon : float
+        The largest epsilon the cap allows a rung (public).
+    """
+
+    def __init__(self, estimator, X, y, sources, params, largest_epsilon):
         self.estimator, self.X, self.y, self.sources = estimator, X, y, sources
+        self.params, self.largest_epsilon = params, largest_epsilon
         self.n_fits = 0
 
     def rung(self, epsilon):
         """The model of the rung at ``epsilon``."""
         _, random_state = self.sources.next()
-        model = with_budget(self.estimator, epsilon=epsilon, random_state=random_state)
+        model = with_budget(self.estimator, epsilon=epsilon, random_state=random_state,
+                            **self.params)
         model.fit(self.X, self.y)
         self.n_fits += 1
         return model
 
 
-class NoiseReductionRungs(FreshFits):
-    """Rungs that are releases, at increasing epsilons, of one fit's noise path.
+NOISE_REDUCTION_SEGMENT = 4.0
+"""Span in epsilon of one noise path: a rung beyond ``NOISE_REDUCTION_SEGMENT`` times
+its path's first release starts a new path (a fit with fresh noise)."""
 
-    A Pipeline's row-wise steps are fitted once (they learn nothing from the rows)
-    and shared by every released Pipeline.
+
+class NoiseReductionRungs(FreshFits):
+    """Rungs that are releases, at increasing epsilons, of noise paths.
+
+    A path is one fit whose noise is released at increasing epsilons, covering a
+    factor ``NOISE_REDUCTION_SEGMENT`` from its first release; its ``C="auto"`` is
+    resolved once, at the top of that span (or the largest rung the cap allows):
+    one ``C`` serves every release of a path, and a ``C`` resolved at its first,
+    noisiest release regularises every later release for that noise (measured on
+    Adult: no release passed 0.80 below the cap, the non-private model of that ``C``
+    reaching 0.79). The next rung beyond the span starts a new path, with fresh
+    noise: the accounts then add the paths' last releases. A Pipeline's public
+    steps are fitted once (they learn nothing from the rows) and shared by every
+    released Pipeline.
     """
 
-    def rung(self, epsilon):
+    def starts_path(self, epsilon):
+        """Whether the rung at ``epsilon`` starts a new path."""
+        return self.n_fits == 0 or epsilon > self._path_start * NOISE_REDUCTION_SEGMENT
+
+    def rung(self, epsilon, new_path):
+        """The release at ``epsilon``: of the current path, or of a new one."""
         if self.n_fits == 0:
-            _, random_state = self.sources.next()
-            final, _ = private_step(self.estimator)
             X, self._steps = self.X, []
             if isinstance(self.estimator, Pipeline):
                 head = Pipeline(clone(self.estimator).steps[:-1])
                 X, self._steps = head.fit_transform(X, self.y), head.steps
-            model = clone(final).set_params(epsilon=epsilon, random_state=random_state)
-            self._path = model._noise_reduction_path(X, self.y)
-            self.n_fits = 1
+            self._X_design = X
+        if new_path:
+            _, random_state = self.sources.next()
+            final, _ = private_step(self.estimator)
+            model = clone(final).set_params(epsilon=epsilon, random_state=random_state,
+                                            **self.params)
+            C_epsilon = min(epsilon * NOISE_REDUCTION_SEGMENT,
+                            max(self.largest_epsilon, epsilon))
+            self._path = model._noise_reduction_path(self._X_design, self.y,
+                                                     C_epsilon=C_epsilon)
+            self._path_start = epsilon
+            self.n_fits += 1
         model = self._path.release(epsilon)
         if not isinstance(self.estimator, Pipeline):
             return model
@@ -467,10 +610,8 @@ class CurveSteering:
                              last * self.max_step))
 
     def _law_answer(self, points):
-        inverse = np.array([1.0 / e for e, _ in points])
-        utility = np.array([u for _, u in points])
-        design = np.column_stack([np.ones_like(inverse), -inverse])
-        (u_inf, a), *_ = np.linalg.lstsq(design, utility, rcond=None)
+        u_inf, a = utility_law(np.array([e for e, _ in points]),
+                               np.array([u for _, u in points]))
         if a <= 0 or u_inf <= self.threshold:
             return None
         return float(a / (u_inf - self.threshold))
@@ -495,8 +636,8 @@ class SelectionResult:
     epsilon : float or None
         The passing rung's epsilon.
     rungs : list of dict
-        The transcript: each rung's epsilon, certified spend, pass/fail bit and
-        noisy utility (``None`` when not drawn).
+        The transcript: each rung's epsilon, certified spend, test budget, threshold,
+        noisy test sum, pass/fail bit and noisy utility.
     training : dict
         The training rows' ex-post and a priori (epsilon, delta) and the accounting.
     validation : dict
@@ -504,14 +645,27 @@ class SelectionResult:
     ex_post : tuple of float
         ``(epsilon, delta)`` realised, over every row given.
     a_priori : tuple of float
-        ``(epsilon, delta)`` before running, over every row given.
+        ``(epsilon, delta)`` before running, over every row given: the cap.
     noisy_validation_count : float
-        The noisy count of the validation part.
+        The noisy count of the validation part (the sum of the noisy label counts).
+    noisy_label_counts : list of float
+        The validation part's label counts, each with Laplace noise (a
+        classifier's; a regressor's one count).
+    chance : float or None
+        A classifier's chance level: the largest share of the noisy label counts.
     stop_reason : str
+        ``"passed"``, ``"cap"``, ``"max_rungs"``, ``"plateau"`` (the noisy utilities
+        levelled off below the threshold) or ``"cohort_too_small"`` (even the whole
+        cap could not buy a test of resolution ``tolerance``; no rung was fitted).
     n_fits : int
         Private fits made (one under noise reduction, whatever the rungs).
     threshold : float
-        The test's threshold: the target plus the margin (public).
+        The target plus a fixed margin, clamped into [0, 1] (public).
+    resolution : dict
+        Post-processing of the noisy count: the standard deviations, in utility, of
+        the test's noise at the released (or last) rung, or at the largest rung
+        the cap allowed when none ran, and of the validation sampling error at the
+        target.
     """
 
     estimator: object
@@ -522,139 +676,164 @@ class SelectionResult:
     ex_post: tuple
     a_priori: tuple
     noisy_validation_count: float = 0.0
+    noisy_label_counts: list = field(default_factory=list)
+    chance: float = None
     stop_reason: str = ""
     n_fits: int = 0
     threshold: float = 0.0
+    resolution: dict = field(default_factory=dict)
 
 
-COUNT_EPSILON = 0.1
-"""Budget of the noisy count of the validation part (paid by the validation rows):
-``Lap(10)`` rows, a tenth of a hundred-row part."""
+def _thresholds(target, margin, reduction, test_sd, sample_sd):
+    """The test's threshold of a rung, clamped into [0, 1].
 
-
-def validation_budget(epsilon_val, max_rungs, noisy_utilities):
-    """How the validation rows' budget ``epsilon_val`` is shared.
-
-    Returns ``(above_threshold, per_utility)``: all of it goes to AboveThreshold
-    without noisy utilities; with them, half goes to AboveThreshold and the other
-    half to ``max_rungs`` noisy utilities. The noisy count (``COUNT_EPSILON``)
-    comes on top.
+    ``margin="auto"``: under noise reduction, the test's error at the target (its
+    noise and the validation sampling error, both from public quantities), so that
+    a passing release is rarely below the target on the fine ladder of many tests;
+    0 for a ladder of fresh fits, whose step overshoots the target already.
     """
-    if not noisy_utilities:
-        return float(epsilon_val), 0.0
-    return 0.5 * epsilon_val, 0.5 * epsilon_val / max_rungs
+    if margin == "auto":
+        margin = float(np.hypot(test_sd, sample_sd)) if reduction else 0.0
+    return min(1.0, max(0.0, float(target) + float(margin)))
 
 
-def above_threshold_budget(tolerance, validation_rows):
-    """AboveThreshold's epsilon whose noise has standard deviation ``tolerance`` in utility.
+def bounded_utilities(model, X, y, y_bound=None):
+    """Per-row utilities in [0, 1] of a fitted model: the only read of validation rows.
 
-    The test compares ``f + nu`` with ``rho``, ``nu ~ Lap(4 / e)`` and
-    ``rho ~ Lap(2 / e)``: ``nu - rho`` has standard deviation ``sqrt(40) / e`` rows,
-    that is ``sqrt(40) / (e * m)`` in mean utility over ``m`` validation rows.
+    A classifier's is ``1[prediction right]``. A regressor's is ``1 - min(1, (y -
+    y_hat)^2 / (4 y_bound^2))`` with ``y`` clipped to the public ``[-y_bound,
+    y_bound]`` (1 for an exact prediction, 0 for an error of ``2 y_bound`` or more).
 
     Parameters
     ----------
-    tolerance : float
-        Wanted standard deviation of the test's noise, in mean utility.
-    validation_rows : float
-        The (noisy, hence public) size of the validation part.
+    model : fitted estimator
+        A rung's model.
+    X, y : array-like
+        The validation rows.
+    y_bound : float, default=None
+        The public bound on ``|y|`` of a regressor (``None`` for a classifier).
 
     Returns
     -------
-    epsilon : float
+    utilities : ndarray of shape (n_samples,)
     """
-    return float(np.sqrt(40.0) / (tolerance * max(validation_rows, 1.0)))
+    if len(y) == 0:
+        return np.zeros(0)
+    prediction = np.asarray(model.predict(X))
+    if y_bound is None:
+        return (prediction == np.asarray(y)).astype(float)
+    error = np.clip(np.asarray(y, dtype=float), -y_bound, y_bound) - prediction
+    return 1.0 - np.minimum(1.0, error**2 / (4.0 * y_bound**2))
 
 
-def auto_margin(target, epsilon_test, validation_rows):
-    """``margin="auto"``: one standard deviation of the test's error at the target.
-
-    A rung whose validation accuracy is ``a`` passes when ``a`` plus the test's noise
-    ``(nu - rho) / m`` clears the threshold, and ``a`` itself is off the rung's
-    accuracy by the validation sampling error. Their standard deviations are
-    ``sqrt(40) / (epsilon_test m)`` (:func:`above_threshold_budget`) and ``sqrt(t (1
-    - t) / m)`` at the target ``t``, over ``m`` validation rows (the noisy count:
-    public); the margin is their root sum of squares, so that a passing rung is
-    rarely far below the target (the spec's margin that covers the validation
-    sampling error, with the test's own noise beside it). It serves noise
-    reduction, whose fine ladder tests many rungs near the target; a ladder of
-    fresh fits doubles epsilon between rungs, which already overshoots it (there a
-    margin costs one more doubling, measured: 5.2 instead of 2.2 times the oracle
-    epsilon on KDDCup99 at 0.97, where 95 % of the runs were near the target
-    without it).
-
-    Parameters
-    ----------
-    target : float
-        The target accuracy, in [0, 1].
-    epsilon_test : float
-        AboveThreshold's budget.
-    validation_rows : float
-        The noisy size of the validation part.
-
-    Returns
-    -------
-    margin : float
-    """
-    m = max(validation_rows, 1.0)
-    return float(np.hypot(np.sqrt(40.0) / (epsilon_test * m),
-                          np.sqrt(target * (1.0 - target) / m)))
+def _validation_sum(model, X_val, y_val, threshold, y_bound):
+    """``sum_i (u_i - threshold)`` over the validation part: a rung's only read of it
+    (sensitivity ``max(threshold, 1 - threshold) <= 1``)."""
+    return float(np.sum(bounded_utilities(model, X_val, y_val, y_bound) - threshold))
 
 
-def _validation_sums(model, X_val, y_val, threshold):
-    """The only reads of the validation rows by a rung, both of sensitivity 1.
-
-    Returns ``(query, correct)``: AboveThreshold's ``sum_i (u_i - threshold)`` and
-    the noisy utility's ``sum_i u_i``, with ``u_i = 1[prediction right]``.
-    """
-    if len(y_val) == 0:
-        return 0.0, 0.0
-    correct = float(np.sum(np.asarray(model.predict(X_val)) == np.asarray(y_val)))
-    return correct - threshold * len(y_val), correct
-
-
-def _validation_count(y_val):
-    """The validation part's size (released only through a Laplace count)."""
-    return len(y_val)
+def _validation_histogram(y_val, classes):
+    """The validation part's label counts (its size for a regressor), released only
+    through Laplace noise: one row moves one count by one (sensitivity 1)."""
+    if classes is None:
+        return np.array([len(y_val)], dtype=float)
+    return np.array([np.sum(y_val == c) for c in classes], dtype=float)
 
 
 def _select_rows(X, mask):
     return X[mask] if not hasattr(X, "iloc") else X.iloc[np.flatnonzero(mask)]
 
 
+def _plateau(rungs, threshold_sd, chance=None):
+    """Whether the noisy utilities have levelled off clearly below the threshold.
+
+    The last rung's noisy utility is more than two ``threshold_sd`` below its
+    threshold and no more than two above that of the last rung at a quarter of its
+    epsilon or less (a fourfold budget bought no visible progress), and, for a
+    classifier, more than four above the chance level (the largest class share of
+    the noisy label counts): a flat stretch at the chance level is the noise
+    swamping the model, which more budget lifts, not a plateau. Reads only
+    released quantities.
+    """
+    last = rungs[-1]
+    earlier = [r for r in rungs if r["epsilon"] * 4 <= last["epsilon"]]
+    if not earlier:
+        return False
+    utility = last["noisy_utility"]
+    gain = utility - earlier[-1]["noisy_utility"]
+    above_chance = chance is None or utility > chance + 4.0 * threshold_sd
+    return (above_chance and utility < last["threshold"] - 2.0 * threshold_sd
+            and gain < 2.0 * threshold_sd)
+
+
+class _SelectionStreams:
+    """The selection's random streams, each on its own branch of one root.
+
+    ``None`` everywhere: fresh cryptographic noise for the count, the tests and
+    every rung, fresh public coins, and no proxy seed. Otherwise (reproducibility
+    mode) the rungs, the selection's noise, the coins and the proxy's analytic run
+    each get a separate branch, so no two of them share a stream.
+    """
+
+    _SELECTION, _COINS, _PROXY = 2**32 + 1, 2**32 + 2, 2**32 + 3
+
+    def __init__(self, *random_states):
+        self.rungs = _NoiseSources(*random_states)
+        self._root = self.rungs._root
+
+    def _branch(self, key):
+        return np.random.SeedSequence(self._root.entropy, spawn_key=(key,))
+
+    def noise(self):
+        """The count's and the tests' noise (ChaCha20)."""
+        from ..utils._random import _chacha, privacy_streams
+
+        if self._root is None:
+            return privacy_streams(None)[0]
+        return _chacha(self._branch(self._SELECTION))
+
+    def coins(self):
+        """The public stream of the split's coins."""
+        if self._root is None:
+            return np.random.default_rng()
+        return np.random.default_rng(self._branch(self._COINS))
+
+    def proxy(self):
+        """The ``random_state`` of the analytic run on proxy data."""
+        if self._root is None:
+            return None
+        return np.random.Generator(np.random.PCG64(self._branch(self._PROXY)))
+
+
 def select_epsilon_privately(estimator, X, y, *, target, epsilon_max, epsilon_start,
-                             epsilon_val=None, rows_epsilon=None, validation_fraction=0.2,
-                             margin="auto", tolerance=0.005, steering="curve", ratio=2.0,
-                             noisy_utilities=True, max_rungs=8, delta_max=None,
-                             random_state=None, verbose=0):
-    """Fit rungs on the training part until AboveThreshold passes one on the validation part.
+                             rows_epsilon=None, validation_fraction=0.2, margin="auto",
+                             tolerance=0.05, test_ratio=1.0, steering="curve", ratio=2.0,
+                             max_rungs=8, delta_max=None, classes=None, y_bound=None,
+                             random_state=None, verbose=0, account=None):
+    """Fit rungs on the training part until a private test passes one on the validation part.
+
+    Everything released stays within the cap ``epsilon_max`` (and ``delta_max``):
+    see the module's docstring.
 
     Parameters
     ----------
     estimator : estimator object
-        A classifier with ``epsilon`` and ``random_state`` parameters; cloned for
-        every rung. Pure epsilon-DP (``delta=0``) rungs are accounted ex post;
-        rungs with ``delta > 0`` (full-batch DP-SGD) by a Gaussian-DP odometer. With
-        :class:`~skdp.OutputPertSVM` at ``noise="laplace"`` or ``delta > 0`` the
-        rungs are releases of one fit by noise reduction (Laplace:
-        :class:`NoiseReductionAccount`; Gaussian: the odometer at the last rung's
-        ``mu``): a public ladder of ratio ``NOISE_REDUCTION_STEP`` up to the cap,
-        without noisy utilities (there is nothing to steer), ``steering``, ``ratio``
-        and ``max_rungs`` unused.
+        A private estimator with ``epsilon`` and ``random_state`` parameters, or a
+        Pipeline ending in one after public preprocessing; cloned for every rung.
+        With :class:`~skdp.OutputPertSVM` at ``noise="laplace"`` or ``delta > 0``
+        the rungs are releases of one fit by noise reduction: a public ladder of
+        ratio ``NOISE_REDUCTION_STEP``, ``steering``, ``ratio`` and ``max_rungs``
+        unused.
     X : array-like of shape (n_samples, n_features)
         Every row given; split by independent public coins.
     y : array-like of shape (n_samples,)
-        Labels.
+        Labels or targets.
     target : float
-        The accuracy to reach, in [0, 1].
+        The utility to reach, in [0, 1].
     epsilon_max : float
-        Cap on the training rows' spend (the rungs' total, or the odometer's top level).
+        Cap on the whole search (every part, ex post and a priori).
     epsilon_start : float
         The first rung's epsilon, public; ignored when ``rows_epsilon`` is given.
-    epsilon_val : float, default=None
-        The validation rows' budget (:func:`validation_budget`), on top of the noisy
-        count's ``COUNT_EPSILON``; ``None``: :func:`above_threshold_budget` for ``tolerance``
-        on the noisy count of the validation part.
     rows_epsilon : float, default=None
         A public estimate of ``n * epsilon`` at the target (from a proxy dataset);
         the first rung is then ``rows_epsilon / n_T`` with ``n_T`` the training
@@ -662,30 +841,39 @@ def select_epsilon_privately(estimator, X, y, *, target, epsilon_max, epsilon_st
     validation_fraction : float, default=0.2
         Probability of each row's coin.
     margin : float or "auto", default="auto"
-        Public margin added to ``target`` to form the test's threshold. ``"auto"``:
-        under noise reduction, :func:`auto_margin` (from the noisy validation count
-        and the test's budget); else 0, the ladder's step overshooting the target
-        already.
-    tolerance : float, default=0.005
-        With ``epsilon_val=None``: the standard deviation, in utility, of the
-        test's noise (see :func:`above_threshold_budget`).
+        Public margin added to ``target`` to form the test's threshold (see
+        :func:`_thresholds`).
+    tolerance : float, default=0.05
+        The coarsest test resolution accepted, as the standard deviation in utility
+        of a test's noise: when even the largest rung the cap allows would be
+        tested more coarsely (on the noisy count less two standard deviations of
+        its noise), no rung is fitted; no test's noise exceeds half of it (fresh
+        rungs start high enough; under noise reduction, releases are tested once
+        their increment buys it).
+    test_ratio : float, default=1.0
+        A rung's test budget per unit of its epsilon.
     steering : {"curve", "geometric"}, default="curve"
         How the next rung's epsilon is chosen (:class:`CurveSteering`,
         :class:`GeometricSteering`).
     ratio : float, default=2.0
         Step of the geometric ladder (and of the curve's fallback).
-    noisy_utilities : bool, default=True
-        Whether each rung also releases a noisy validation utility (paid by the
-        validation rows) for the curve and the report.
     max_rungs : int, default=8
         Most rungs run.
     delta_max : float, default=None
         The a priori delta of the search when the rungs have ``delta > 0``.
+    classes : array-like, default=None
+        The label set every rung is fitted with (a classifier's); ``None``: the
+        labels of the whole input ``y``.
+    y_bound : float, default=None
+        A regressor's public bound on ``|y|`` (:func:`bounded_utilities`).
     random_state : None, int or Generator, default=None
         ``None``: fresh cryptographic noise for the test and every rung, fresh
         public coins. Otherwise reproducibility mode.
     verbose : int, default=0
         Print one line per rung.
+    account : tuple, default=None
+        :func:`training_account`'s ``(account, rung_params)`` when the caller built it
+        (to refuse before reading the data); ``None``: built here.
 
     Returns
     -------
@@ -693,92 +881,128 @@ def select_epsilon_privately(estimator, X, y, *, target, epsilon_max, epsilon_st
     """
     reduction = supports_noise_reduction(estimator)
     if reduction:
-        noisy_utilities, steering, ratio = False, "geometric", NOISE_REDUCTION_STEP
-    noise_rng, public_rng = privacy_streams(random_state)
-    in_validation = coin_split(len(y), validation_fraction, public_rng)
+        steering, ratio = "geometric", NOISE_REDUCTION_STEP
+    if classes is None and is_classifier(estimator):
+        classes = np.unique(y)  # the whole input's label set, never the training part's
+    account, rung_params = account or training_account(estimator, epsilon_max, delta_max,
+                                                       epsilon_start, max_rungs)
+    tests = ValidationAccount(epsilon_max, test_ratio, increments=reduction)
+    user_random_state = private_step_params(estimator).get("random_state")
+    streams = _SelectionStreams(random_state, user_random_state)
+    noise_rng = streams.noise()
+    in_validation = coin_split(len(y), validation_fraction, streams.coins())
     X_train, y_train = _select_rows(X, ~in_validation), np.asarray(y)[~in_validation]
     X_val, y_val = _select_rows(X, in_validation), np.asarray(y)[in_validation]
-    count = float(_validation_count(y_val) + noise_rng.laplace(scale=1.0 / COUNT_EPSILON))
+    histogram = _validation_histogram(y_val, classes)
+    histogram += noise_rng.laplace(scale=1.0 / tests.count_epsilon, size=histogram.shape)
+    count = float(histogram.sum())
+    # a classifier's chance level: the largest class share (post-processing)
+    chance = float(histogram.max() / max(count, 1.0)) if classes is not None else None
     if rows_epsilon is not None:
         training_rows = max(count, 1.0) * (1 - validation_fraction) / validation_fraction
         epsilon_start = rows_epsilon / training_rows
         if reduction:
             epsilon_start /= 2  # the fine ladder then brackets the proxy's answer for free
-    account = training_account(estimator, epsilon_max, delta_max, epsilon_start)
-    if epsilon_val is None:
-        epsilon_val = above_threshold_budget(tolerance, count) * (2.0 if noisy_utilities else 1.0)
-    eps_test, eps_utility = validation_budget(float(epsilon_val), max_rungs, noisy_utilities)
-    test = AboveThreshold(eps_test, noise_rng)
-    if margin == "auto":
-        margin = auto_margin(target, eps_test, count) if reduction else 0.0
-    threshold = min(1.0, target + margin)
+    sample_sd = sampling_sd(target, count)
+    threshold = _thresholds(target, 0.0 if margin == "auto" else margin, False, 0, 0)
     steer = (GeometricSteering if steering == "geometric" else CurveSteering)(threshold, ratio)
-    user_random_state = private_step_params(estimator).get("random_state")
-    sources = _NoiseSources(random_state, user_random_state)
-    fits = (NoiseReductionRungs if reduction else FreshFits)(estimator, X_train, y_train,
-                                                           sources)
-    rungs, released, epsilon, stop, refused = [], None, float(epsilon_start), "cap", 0
-    while reduction or len(rungs) < max_rungs:
-        epsilon = min(epsilon, account.largest_rung())
-        if epsilon <= 0 or (rungs and epsilon <= rungs[-1]["epsilon"]):
-            break  # the cap leaves no room for a larger rung
+    extra = {**rung_params, **({} if classes is None else {"classes": classes})}
+    largest = min(account.largest_rung(), tests.largest_rung())
+    fits = (NoiseReductionRungs if reduction else FreshFits)(
+        estimator, X_train, y_train, streams.rungs, extra, largest)
+    rungs, released, epsilon, stop = [], None, float(epsilon_start), "cap"
+    # the guard: the test at the largest rung the cap allows must have noise within
+    # the tolerance on a count that is rarely above the true one (two standard
+    # deviations of the counts' noise below)
+    fewest = count - 2.0 * np.sqrt(2.0 * len(histogram)) / tests.count_epsilon
+    top_budget = tests.test_budget(largest)
+    resolution_sd = comparison_noise_sd(top_budget, count) if top_budget > 0 else np.inf
+    if top_budget <= 0 or comparison_noise_sd(top_budget, fewest) > tolerance:
+        stop = "cohort_too_small"
+    # no test noisier than half the tolerance: the smallest budget that allows
+    min_budget = np.sqrt(2.0) / (0.5 * tolerance * max(count, 1.0))
+    while stop != "cohort_too_small" and (reduction or len(rungs) < max_rungs):
+        epsilon = float(min(max(epsilon, tests.smallest_rung(min_budget)),
+                            account.largest_rung(), tests.largest_rung()))
+        if (epsilon <= 0 or (rungs and epsilon <= rungs[-1]["epsilon"])
+                or epsilon < tests.smallest_rung(min_budget) * (1 - 1e-9)):
+            break  # the cap leaves no room for a larger rung with a fine enough test
+        new_path = reduction and fits.starts_path(epsilon)
+        if new_path and fits.n_fits:
+            account.new_path()
+            tests.new_path()
+            epsilon = float(min(epsilon, account.largest_rung(), tests.largest_rung()))
+            if epsilon <= rungs[-1]["epsilon"] or epsilon < tests.smallest_rung(min_budget):
+                break  # no room left for a new path above the last rung
         try:
-            model = fits.rung(epsilon)
+            model = fits.rung(epsilon, new_path) if reduction else fits.rung(epsilon)
         except PrivacyBudgetError:
             # refused on public parameters before any noise or data: nothing spent
-            refused += 1
-            if refused > 50:
-                raise
+            if epsilon >= min(account.largest_rung(), tests.largest_rung()):
+                break
             epsilon *= ratio
             continue
         rung = {"epsilon": float(epsilon), **account.charge(epsilon, model)}
-        query, correct = _validation_sums(model, X_val, y_val, threshold)
-        rung["passed"] = test.test(query)
-        rung["noisy_utility"] = (
-            float((correct + noise_rng.laplace(scale=1.0 / eps_utility)) / max(count, 1.0))
-            if noisy_utilities else None)
+        budget = tests.charge(epsilon)
+        test_sd = comparison_noise_sd(budget, count)
+        rung_threshold = _thresholds(target, margin, reduction, test_sd, sample_sd)
+        noisy_sum = float(_validation_sum(model, X_val, y_val, rung_threshold, y_bound)
+                          + noise_rng.laplace(scale=1.0 / budget))
+        rung.update(test_budget=budget, threshold=rung_threshold, noisy_sum=noisy_sum,
+                    passed=bool(noisy_sum >= 0.0),
+                    noisy_utility=rung_threshold + noisy_sum / max(count, 1.0),
+                    test_sd=test_sd)
         rungs.append(rung)
+        resolution_sd = test_sd
         if verbose:
             print(f"[EpsilonForUtility] rung {len(rungs)}: epsilon={epsilon:.4g}, "
-                  f"{'pass' if rung['passed'] else 'fail'}"
-                  + (f", noisy utility {rung['noisy_utility']:.4f}" if noisy_utilities else ""),
-                  flush=True)
+                  f"{'pass' if rung['passed'] else 'fail'}, noisy utility "
+                  f"{rung['noisy_utility']:.4f} (test noise sd {test_sd:.2g})", flush=True)
         if rung["passed"]:
             released, stop = model, "passed"
             break
+        # along a noise path the releases share their noise, so a flat stretch can
+        # be one unlucky draw: the early stop is for fresh fits
+        if not reduction and _plateau(rungs, np.hypot(test_sd, sample_sd), chance):
+            stop = "plateau"
+            break
         epsilon = steer.next(rungs)
     else:
-        stop = "max_rungs"
+        if stop != "cohort_too_small":
+            stop = "max_rungs"
     if released is not None:
         # the released model keeps the user's random_state, never a derived one
         _, prefix = private_step(released)
         released.set_params(**{prefix + "random_state": user_random_state})
     (train_post, delta_post), (train_prior, delta_prior) = account.guarantee()
-    n_utilities = sum(r["noisy_utility"] is not None for r in rungs)
-    val_post = COUNT_EPSILON + eps_test + n_utilities * eps_utility
-    val_prior = COUNT_EPSILON + eps_test + max_rungs * eps_utility
+    val_post = tests.spent
     return SelectionResult(
         estimator=released, epsilon=rungs[-1]["epsilon"] if released is not None else None,
         rungs=rungs,
         training={"ex_post": (train_post, delta_post), "a_priori": (train_prior, delta_prior),
                   "accounting": account.kind},
-        validation={"ex_post": (val_post, 0.0), "a_priori": (val_prior, 0.0),
-                    "above_threshold": eps_test, "noisy_count": COUNT_EPSILON,
-                    "noisy_utilities": n_utilities * eps_utility,
-                    "accounting": "AboveThreshold (Dwork & Roth 2014, Algorithm 1) paid "
-                                  "once; the Laplace count and utilities by basic "
-                                  "composition"},
+        validation={"ex_post": (val_post, 0.0), "a_priori": (tests.epsilon_max, 0.0),
+                    "count_epsilon": tests.count_epsilon,
+                    "tests": val_post - tests.count_epsilon, "test_ratio": tests.test_ratio,
+                    "accounting": "a Laplace count and one Laplace test per rung (Dwork & "
+                                  "Roth 2014, Theorem 3.6), budgets chosen from earlier "
+                                  "outputs: fully adaptive basic composition of pure DP "
+                                  "(Rogers, Roth, Ullman & Vadhan 2016), ex post"},
         ex_post=(max(train_post, val_post), delta_post),
-        a_priori=(max(train_prior, val_prior), delta_prior),
-        noisy_validation_count=count, stop_reason=stop, n_fits=fits.n_fits,
-        threshold=threshold)
+        a_priori=(float(epsilon_max), delta_prior),
+        noisy_validation_count=count, noisy_label_counts=histogram.tolist(), chance=chance,
+        stop_reason=stop, n_fits=fits.n_fits,
+        threshold=threshold,
+        resolution={"noisy_validation_count": count, "test_noise_sd": float(resolution_sd),
+                    "sampling_sd": sample_sd,
+                    "total_sd": float(np.hypot(resolution_sd, sample_sd))})
 
 
 def _fmt(epsilon, delta):
     return f"({epsilon:.4g}, {delta:.3g})" if delta else f"{epsilon:.4g}"
 
 
-def private_report(result, estimator_name, target):
+def private_report(result, estimator_name, target, utility="accuracy"):
     """``privacy_report_`` of a private selection, with a statement to sign.
 
     Parameters
@@ -788,17 +1012,21 @@ def private_report(result, estimator_name, target):
     estimator_name : str
         Name of the private estimator, for the statement.
     target : float
-        The target accuracy.
+        The target utility.
+    utility : str, default="accuracy"
+        What the utility is, for the statement.
 
     Returns
     -------
     report : dict
         ``selection``, ``ex_post`` and ``a_priori`` ``(epsilon, delta)`` over every
-        row, ``parts`` (``training`` and ``validation``, each with its ex-post and
-        a priori figures and accounting), ``fits`` (each rung's certified spend),
-        ``transcript`` (rungs, pass/fail bits, noisy utilities, noisy count, the
-        test's threshold),
-        ``released_model`` and ``statement``.
+        row (the a priori pair is the cap), ``parts`` (``training`` and
+        ``validation``, each with its ex-post and a priori figures and accounting),
+        ``fits`` (each rung's certified spend), ``transcript`` (rungs with their
+        test budgets, thresholds, noisy sums, pass/fail bits and noisy utilities;
+        the noisy count; the stop reason), ``resolution`` (the test's noise and the
+        validation sampling error, in utility), ``released_model`` and
+        ``statement``.
     """
     (eps_post, delta_post), (eps_prior, delta_prior) = result.ex_post, result.a_priori
     train, val = result.training, result.validation
@@ -807,29 +1035,43 @@ def private_report(result, estimator_name, target):
     trials = (f"{n_rungs} trial fits" if result.n_fits != 1 or n_rungs == 1 else
               f"{n_rungs} trial releases of one fit, each less noisy than the last (noise "
               "reduction)")
+    resolution = result.resolution
     if result.estimator is not None:
         article = "an" if estimator_name[:1] in "AEIOU" else "a"
         outcome = (f"It released {article} {estimator_name} model trained at epsilon "
-                   f"{result.epsilon:.4g}, the first of {trials} whose accuracy "
+                   f"{result.epsilon:.4g}, the first of {trials} whose {utility} "
                    f"passed a private test against the target {target:g}.")
+    elif result.stop_reason == "cohort_too_small":
+        outcome = (f"The validation part (about {max(result.noisy_validation_count, 0):.0f} "
+                   f"records, a noisy count) is too small for the cap: even a test at the "
+                   f"largest epsilon the cap allows would have had noise of standard "
+                   f"deviation {resolution['test_noise_sd']:.2g} in {utility}, coarser than "
+                   "the tolerance. No model was fitted or released.")
+    elif result.stop_reason == "plateau":
+        outcome = (f"No trial fit passed the private test against the target {target:g}, "
+                   f"and the noisy {utility} levelled off below it after {trials}: the "
+                   "search stopped early and no model was released.")
     else:
         outcome = (f"No trial fit passed the private test against the target {target:g} "
                    f"within the cap after {trials}: no model was released.")
     guarantee = (f"Everything released (the model, its epsilon, and the transcript of the "
-                 f"search: each trial's epsilon, pass/fail result and noisy accuracy) is "
+                 f"search: each trial's epsilon, pass/fail result and noisy {utility}) is "
                  f"{_fmt(eps_post, delta_post)}-differentially private")
     statement = (
         f"{outcome} {guarantee} with respect to adding or removing any one person's record "
         "among those given, the choice of epsilon included. "
         f"This is the realised (ex-post) loss; whatever the data, it could not have "
-        f"exceeded {_fmt(eps_prior, delta_prior)}. "
+        f"exceeded the search's cap {_fmt(eps_prior, delta_prior)}. "
         + ("" if pure else
            "With Gaussian noise the realised figure comes from a privacy odometer and holds "
            "for the released transcript taken as a whole; ex-post guarantees with delta > 0 "
            "are not closed under post-processing, so for anything derived from part of it "
            f"alone, rely on the a priori {_fmt(eps_prior, delta_prior)}. ")
         + "Each record was used either to train the trial models or to test them, decided "
-        "by an independent coin, so the two uses do not add up.")
+        "by an independent coin, so the two uses do not add up. "
+        f"The test's resolution: noise of standard deviation "
+        f"{resolution['test_noise_sd']:.2g} and a validation sampling error of "
+        f"{resolution['sampling_sd']:.2g} in {utility}.")
     fits = [{"epsilon": r["epsilon"], "epsilon_spent": r["epsilon_spent"],
              "delta": r.get("delta_spent", 0.0),
              **({"mu": r["mu"]} if "mu" in r else {}),
@@ -844,17 +1086,19 @@ def private_report(result, estimator_name, target):
                          "accounting": train["accounting"]},
             "validation": {"ex_post": dict(zip(("epsilon", "delta"), val["ex_post"])),
                            "a_priori": dict(zip(("epsilon", "delta"), val["a_priori"])),
-                           "above_threshold": val["above_threshold"],
-                           "noisy_count": val["noisy_count"],
-                           "noisy_utilities": val["noisy_utilities"],
+                           "count_epsilon": val["count_epsilon"], "tests": val["tests"],
+                           "test_ratio": val["test_ratio"],
                            "accounting": val["accounting"]},
         },
         "composition": "parallel over the parts (independent coins): max of the parts",
         "fits": fits,
         "transcript": {"rungs": result.rungs,
                        "noisy_validation_count": result.noisy_validation_count,
+                       "noisy_label_counts": result.noisy_label_counts,
+                       "chance": result.chance,
                        "threshold": result.threshold,
                        "stop_reason": result.stop_reason},
+        "resolution": dict(resolution),
         "released_model": (None if result.estimator is None else
                            {"epsilon": result.epsilon, "delta": fits[-1]["delta"]}),
         "statement": statement,

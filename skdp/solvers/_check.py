@@ -1,4 +1,9 @@
-"""What the smooth solvers require of a loss."""
+"""What the smooth solvers require of a loss.
+
+A loss may also have ``dz_accurate(z, y, z_error)``, its derivative in double-double
+with an error bound: the certificate's fallback needs it
+(:mod:`skdp.solvers._accurate`); without it the cheap certificate alone decides.
+"""
 
 # the value and the first two derivatives in the linear predictor z, vectorised
 REQUIRED_LOSS_ATTRIBUTES = ("loss", "dz", "d2z")

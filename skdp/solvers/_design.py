@@ -5,6 +5,13 @@ Row ``i`` of the design is ``[s_i x_i, c]``: ``x_i`` scaled into the public ball
 solvers need products with it and with its transpose, blocks of its rows and its
 row norms; each is computed from ``X``, ``s`` and ``c`` with temporaries of one
 column or one cache-sized block of rows, never of ``X``'s size.
+
+A row whose norm exceeds :data:`~skdp.utils.validation.WIDE_ROW_NORM` is "wide": the
+product ``x_i . v`` of the raw row could overflow before its factor is applied (an
+entry of 1e308), so the design holds its clipped values explicitly
+(:class:`WideRows`, computed without overflow) and its factor in ``s`` is 0. Every
+product, block and norm uses those clipped values in place of whatever the raw row
+gives (an overflow there is discarded; the raw row times its factor 0 is 0).
 """
 
 import numpy as np
@@ -12,7 +19,8 @@ import scipy.sparse as sp
 from scipy.linalg.blas import get_blas_funcs
 
 from ..utils._memory import check_allocation
-from ..utils.validation import augment_intercept
+from ..utils.validation import (augment_intercept, rows_to_rescale, scaled_row_norms,
+                                segment_sums, stored_positions)
 
 # Bytes of a dense block of rows that stays in cache between two products.
 _CACHE_BYTES = 2**20
@@ -59,6 +67,57 @@ def is_sparse(X):
     return sp.issparse(X) or getattr(X, "sparse", False)
 
 
+class WideRows:
+    """The clipped values of a design's wide rows, held explicitly.
+
+    Parameters
+    ----------
+    index : ndarray of shape (n_wide,)
+        Increasing positions of the rows in the design.
+    rows : ndarray or CSR matrix of shape (n_wide, n_features)
+        Their clipped values (without the intercept column), CSR when the design
+        is sparse.
+    """
+
+    def __init__(self, index, rows):
+        self.index, self.rows = index, rows
+
+    @classmethod
+    def of(cls, index, rows):
+        """The wide rows, or ``None`` when there is none (the designs' fast path)."""
+        return cls(np.asarray(index, dtype=np.intp), rows) if len(index) else None
+
+    def take(self, n_rows, rows):
+        """The wide rows of the design's rows ``rows`` (a slice, an index array or a
+        boolean mask over ``n_rows`` rows), positioned in that subset; ``None`` when
+        it holds none."""
+        picked = np.arange(n_rows)[rows]
+        where = np.minimum(np.searchsorted(self.index, picked), self.index.size - 1)
+        hit = self.index[where] == picked
+        return WideRows.of(np.flatnonzero(hit), self.rows[where[hit]])
+
+    def columns(self, index):
+        """The same rows restricted to some columns (an index array)."""
+        return WideRows(self.index, self.rows[:, index])
+
+    def product(self, theta):
+        """``rows @ theta`` as an array."""
+        return np.asarray(self.rows @ theta)
+
+    def placed(self, n_rows):
+        """The rows as a CSR matrix of ``n_rows`` rows, at their positions (the other
+        rows empty); the rows must be CSR."""
+        counts = np.zeros(n_rows, dtype=np.intp)
+        counts[self.index] = np.diff(self.rows.indptr)
+        indptr = np.concatenate([[0], np.cumsum(counts)])
+        return sp.csr_matrix((self.rows.data, self.rows.indices, indptr),
+                             shape=(n_rows, self.rows.shape[1]))
+
+    def squares(self):
+        """The rows' entries squared, as a dense or CSR matrix."""
+        return self.rows.power(2) if sp.issparse(self.rows) else np.square(self.rows)
+
+
 def canonical_csr(X):
     """A sparse ``X`` in CSR form without duplicate entries (``X`` itself when it is
     already one; never modified): a row's norm is then the norm of its stored values,
@@ -85,15 +144,19 @@ class ScaledDesign:
     max_row_norm : float, default=None
         A bound on ``||z_i||`` already known (from clipping); ``None``: computed by
         :meth:`max_row_norm` when first asked.
+    wide : WideRows, default=None
+        The wide rows' clipped values (their entries of ``scale`` are 0); ``None``
+        when there is none.
     """
 
     ndim = 2
     # numpy defers ``A @ design`` to :meth:`__rmatmul__` instead of converting the design
     __array_ufunc__ = None
 
-    def __init__(self, X, scale, intercept, max_row_norm=None):
+    def __init__(self, X, scale, intercept, max_row_norm=None, wide=None):
         self.X, self.scale, self.intercept = X, scale, intercept
         self._max_row_norm = max_row_norm
+        self.wide = wide
         self.shape = (X.shape[0], X.shape[1] + (intercept is not None))
         self.dtype = X.dtype
         self.sparse = sp.issparse(X)
@@ -113,11 +176,22 @@ class ScaledDesign:
     def __matmul__(self, theta):
         """``Z @ theta`` for a vector ``(d,)`` or a matrix ``(d, k)``."""
         theta = np.asarray(theta)
-        product = np.asarray(self.X @ (theta if self.intercept is None else theta[:-1]))
-        if self.scale is not None:  # in place: one temporary of n values (or n x k)
-            product *= self.scale if product.ndim == 1 else self.scale[:, None]
+        top = theta if self.intercept is None else theta[:-1]
+        if self.wide is None:
+            product = self._scaled_product(top)
+        else:  # a wide row's raw product may overflow: replaced by its clipped row's
+            with np.errstate(over="ignore", invalid="ignore"):
+                product = self._scaled_product(top)
+            product[self.wide.index] = self.wide.product(top)
         if self.intercept is not None:
             product += self.intercept * theta[-1]
+        return product
+
+    def _scaled_product(self, top):
+        """``s * (X @ top)`` (in place: one temporary of n values, or n x k)."""
+        product = np.asarray(self.X @ top)
+        if self.scale is not None:
+            product *= self.scale if product.ndim == 1 else self.scale[:, None]
         return product
 
     def __rmatmul__(self, other):
@@ -127,7 +201,9 @@ class ScaledDesign:
     def transpose_product(self, values):
         """``Z.T @ values`` for ``values`` of shape (n,) or (n, k)."""
         values = np.asarray(values)
-        top = np.asarray(self.X.T @ self._scaled(values))
+        top = np.asarray(self.X.T @ self._scaled(values))  # a wide row's factor is 0
+        if self.wide is not None:
+            top += np.asarray(self.wide.rows.T @ values[self.wide.index])
         if self.intercept is None:
             return top
         return np.concatenate([top, self.intercept * values.sum(axis=0, keepdims=True)])
@@ -142,30 +218,59 @@ class ScaledDesign:
         if isinstance(rows, (int, np.integer)):
             return self[[rows]][0]
         if self.sparse:
-            return self._sparse_rows(rows)
-        # one allocation, filled by cache-sized blocks of rows
+            block = self.clipped_rows(rows)
+            return block if self.intercept is None else augment_intercept(block,
+                                                                          self.intercept)
         index = np.arange(self.shape[0])[rows]
-        d = self.X.shape[1]
         out = np.empty((index.size, self.shape[1]))
+        self._dense_clipped_rows(index, out)
+        if self.intercept is not None:
+            out[:, -1] = self.intercept
+        return out
+
+    def clipped_rows(self, rows=slice(None)):
+        """The explicit clipped rows ``s_i x_i`` (no intercept column): an array, or a
+        CSR matrix when sparse (every row of a design without wide rows: new values on
+        ``X``'s own index arrays).
+
+        Parameters
+        ----------
+        rows : slice, index array or boolean mask, default=slice(None)
+            The rows.
+
+        Returns
+        -------
+        rows : ndarray or CSR matrix of shape (n_rows, n_features)
+        """
+        if not self.sparse:
+            index = np.arange(self.shape[0])[rows]
+            return self._dense_clipped_rows(index, np.empty((index.size, self.X.shape[1])))
+        # every row: new values on X's index arrays; else a copy of those rows
+        every = isinstance(rows, slice) and rows == slice(None)
+        block = self.X if every else self.X[rows]
+        values = block.data.copy() if self.scale is None else (
+            np.repeat(self.scale[rows], np.diff(block.indptr)) * block.data)
+        block = sp.csr_matrix((values, block.indices, block.indptr), shape=block.shape)
+        wide = None if self.wide is None else self.wide.take(self.shape[0], rows)
+        # a wide row's raw values times its factor 0 are 0: add its clipped values
+        return block if wide is None else block + wide.placed(block.shape[0])
+
+    def _dense_clipped_rows(self, index, out):
+        """Write the clipped rows ``index`` of a dense design into ``out[:, :d]``, by
+        cache-sized blocks of rows (one allocation: ``out``)."""
+        d = self.X.shape[1]
         step = _cache_rows(d)
         for start in range(0, index.size, step):
             chunk = index[start:start + step]
             block = out[start:start + chunk.size, :d]
             block[...] = self.X[chunk]
             if self.scale is not None:
-                block *= self.scale[chunk][:, None]
-        if self.intercept is not None:
-            out[:, d] = self.intercept
+                block *= self.scale[chunk][:, None]  # a wide row's raw values times 0
+        if self.wide is not None:
+            wide = self.wide.take(self.shape[0], index)
+            if wide is not None:
+                out[wide.index, :d] = wide.rows
         return out
-
-    def _sparse_rows(self, rows):
-        """The explicit rows of a sparse design, in CSR form."""
-        block = self.X[rows]
-        if self.scale is not None:
-            block = sp.csr_matrix(sp.diags_array(self.scale[rows]) @ block)
-        if self.intercept is None:
-            return sp.csr_matrix(block)
-        return augment_intercept(block, self.intercept)
 
     def every(self, stride):
         """Every ``stride``-th row, as a design on a view of a dense ``X`` (no copy;
@@ -175,8 +280,9 @@ class ScaledDesign:
     def subset(self, rows):
         """The design of some rows (a slice or an index array), the factors and the
         intercept still implicit."""
+        wide = None if self.wide is None else self.wide.take(self.shape[0], rows)
         return ScaledDesign(self.X[rows], None if self.scale is None else self.scale[rows],
-                            self.intercept, self._max_row_norm)
+                            self.intercept, self._max_row_norm, wide)
 
     def columns(self, index):
         """The design of some columns (an index array into the design's columns, the
@@ -187,7 +293,9 @@ class ScaledDesign:
         if np.any((index < 0) | (index >= self.shape[1])) or np.any(np.diff(index) <= 0):
             raise ValueError("columns() takes increasing indices of the design's columns.")
         intercept = self.intercept if index.size and index[-1] == d else None
-        return ScaledDesign(self.X[:, index[index < d]], self.scale, intercept)
+        top = index[index < d]
+        wide = None if self.wide is None else self.wide.columns(top)
+        return ScaledDesign(self.X[:, top], self.scale, intercept, wide=wide)
 
     def blocks(self, rows=None):
         """Cache-sized blocks of consecutive rows: ``(start, stop, design)``, each
@@ -212,6 +320,8 @@ class ScaledDesign:
         n, d = self.X.shape
         out = np.empty(self.shape) if out is None else out[:n]
         np.multiply(self.X, factors[:, None], out=out[:, :d])
+        if self.wide is not None:
+            out[self.wide.index, :d] = self.wide.rows * weights[self.wide.index, None]
         if self.intercept is not None:
             np.multiply(weights, self.intercept, out=out[:, d])
         return out
@@ -226,6 +336,8 @@ class ScaledDesign:
         total = np.zeros((d,) + weights.shape[1:])
         for start, stop, squares in self._square_blocks():
             total += squares.T @ scaled[start:stop]
+        if self.wide is not None:
+            total += np.asarray(self.wide.squares().T @ weights[self.wide.index])
         if self.intercept is None:
             return total
         intercept = self.intercept**2 * weights.sum(axis=0)
@@ -237,12 +349,19 @@ class ScaledDesign:
 
     def _square_blocks(self):
         """``(start, stop, squares)``: ``X``'s entries squared, by blocks of rows in one
-        reused buffer (a sparse block shares ``X``'s index arrays)."""
+        reused buffer (a sparse block shares ``X``'s index arrays); a wide row's
+        squares are 0 (its raw squares may overflow)."""
         n, d = self.X.shape
         if not self.sparse:
             squares = np.empty((_cache_rows(d, _BUFFER_BYTES), d))
             for start, stop, block in self.blocks(squares.shape[0]):
-                yield start, stop, np.square(block.X, out=squares[:stop - start])
+                if block.wide is None:
+                    np.square(block.X, out=squares[:stop - start])
+                else:  # a wide row's raw squares may overflow: they are replaced
+                    with np.errstate(over="ignore"):
+                        np.square(block.X, out=squares[:stop - start])
+                    squares[block.wide.index] = 0.0
+                yield start, stop, squares[:stop - start]
             return
         indptr = self.X.indptr
         for start, stop, values in self._squared_values():
@@ -253,7 +372,7 @@ class ScaledDesign:
 
     def _squared_values(self):
         """``(start, stop, values)``: the squared stored values of blocks of rows of a
-        sparse ``X``, in one reused buffer."""
+        sparse ``X``, in one reused buffer (a wide row's are 0)."""
         indptr, data = self.X.indptr, self.X.data
         rows = _sparse_block_rows(self.X, _BUFFER_BYTES)
         buffer = np.empty(min(data.size, _BUFFER_BYTES // 8))
@@ -262,22 +381,19 @@ class ScaledDesign:
             first, last = indptr[start], indptr[stop]
             if last - first > buffer.size:
                 buffer = np.empty(last - first)
-            yield start, stop, np.square(data[first:last], out=buffer[:last - first])
+            with np.errstate(over="ignore"):  # a huge row's norm is recomputed
+                values = np.square(data[first:last], out=buffer[:last - first])
+            if self.wide is not None:
+                wide = self.wide.index[(self.wide.index >= start) & (self.wide.index < stop)]
+                values[stored_positions(indptr, wide) - first] = 0.0
+            yield start, stop, values
 
     def _sparse_square_sums(self):
         """``(start, stop, sums)``: ``sum_j x_ij^2`` of blocks of rows of a sparse ``X``,
         each a segmented sum of the squared stored values (no matrix per block:
         measured 3x faster than a product with ones on a 50,000 x 50,000 CSR)."""
-        indptr = self.X.indptr
         for start, stop, squares in self._squared_values():
-            starts = indptr[start:stop] - indptr[start]
-            sums = np.zeros(stop - start)
-            if squares.size:
-                filled = indptr[start + 1:stop + 1] > indptr[start:stop]
-                # reduceat sums each segment up to the next start; an empty row's
-                # segment would read its neighbour's first value, so it stays zero
-                sums[filled] = np.add.reduceat(squares, starts[filled])
-            yield start, stop, sums
+            yield start, stop, segment_sums(squares, self.X.indptr[start:stop + 1])
 
     def row_norms(self):
         """``||z_i||``: the scaled norms with the intercept's square."""
@@ -300,16 +416,48 @@ class ScaledDesign:
                          for start, stop, norms in self._row_norm_blocks()))
 
     def _row_norm_blocks(self):
-        """``(start, stop, norms)``: the row norms ``||z_i||`` of blocks of rows."""
+        """``(start, stop, norms)``: the row norms ``||z_i||`` of blocks of rows.
+
+        From the sums of squares of ``X``'s rows; a row whose sum may have overflowed
+        or underflowed (a wide row, a row of tiny entries, a zero row) gets its norm
+        from its clipped values divided by their largest entry (:meth:`_exact_norms`).
+        """
         if self.sparse:
             blocks = self._sparse_square_sums()
         else:
-            blocks = ((start, stop, np.einsum("ij,ij->i", block.X, block.X))
+            blocks = ((start, stop, self._dense_square_sums(block))
                       for start, stop, block in self.blocks())
         for start, stop, sums in blocks:
-            if self.scale is not None:
-                sums *= self.scale[start:stop]**2
-            yield start, stop, np.sqrt(sums + (self.intercept or 0.0)**2)
+            unsafe = rows_to_rescale(sums)
+            if self.sparse:  # a row without stored values has the exact sum 0
+                indptr = self.X.indptr
+                unsafe = unsafe[indptr[start + unsafe + 1] > indptr[start + unsafe]]
+            with np.errstate(over="ignore", invalid="ignore"):  # unsafe rows: recomputed
+                if self.scale is not None:
+                    sums *= self.scale[start:stop]**2
+                norms = np.sqrt(sums + (self.intercept or 0.0)**2, out=sums)
+            if unsafe.size:
+                norms[unsafe] = self._exact_norms(start + unsafe)
+            yield start, stop, norms
+
+    @staticmethod
+    def _dense_square_sums(block):
+        """The sums of squares of a dense block's rows of ``X`` (a wide row's may be
+        ``inf``: it is recomputed)."""
+        with np.errstate(over="ignore"):
+            return np.einsum("ij,ij->i", block.X, block.X)
+
+    def _exact_norms(self, index):
+        """``||z_i||`` of the rows ``index``, from their clipped values divided by their
+        largest entry (no overflow, no underflow), by blocks of rows."""
+        norms = np.empty(index.size)
+        step = _cache_rows(self.X.shape[1])
+        for start in range(0, index.size, step):
+            chunk = index[start:start + step]
+            peak, ratio = scaled_row_norms(self.clipped_rows(chunk))
+            with np.errstate(over="ignore"):  # a raw row beyond float64: inf
+                norms[start:start + chunk.size] = np.hypot(peak * ratio, self.intercept or 0.0)
+        return norms
 
     def weighted_gram(self, weights):
         """``Z.T @ diag(weights) @ Z``, dense ``(d, d)``, for non-negative weights.
@@ -344,12 +492,19 @@ class ScaledDesign:
         factors = weights if self.scale is None else weights * self.scale  # of s_i x_i
         row_weights = weights if self.scale is None else factors * self.scale
         top = sp.csr_matrix(self.X.T @ sp.diags_array(row_weights) @ self.X).toarray()
+        if self.wide is not None:  # their factors are 0 above: their explicit values
+            rows = self.wide.rows
+            top += sp.csr_matrix(rows.T @ sp.diags_array(weights[self.wide.index])
+                                 @ rows).toarray()
         if self.intercept is None:
             return top
+        border = np.asarray(self.X.T @ factors)
+        if self.wide is not None:
+            border += np.asarray(self.wide.rows.T @ weights[self.wide.index])
         d = self.X.shape[1]
         total = np.empty((d + 1, d + 1))
         total[:d, :d] = top
-        total[:d, d] = total[d, :d] = self.intercept * np.asarray(self.X.T @ factors)
+        total[:d, d] = total[d, :d] = self.intercept * border
         total[d, d] = self.intercept**2 * np.sum(weights)
         return total
 

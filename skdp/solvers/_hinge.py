@@ -18,9 +18,11 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import LinearSVC
 
 from ..losses import HuberHingeLoss
+from ..utils import _double_double as dd
 from ..utils._docstrings import fill_doc
 from ..utils._memory import check_allocation
-from ._design import ScaledDesign, is_sparse
+from ._accurate import accurate_transpose_product, norm_above
+from ._design import ScaledDesign, as_design, is_sparse
 from ._newton import newton_minimise
 
 _HINGE_DOC = {"hinge_problem": """X : {ndarray, sparse matrix} of shape (n_samples, n_coefficients)
@@ -263,7 +265,7 @@ def _band_huber_path(X, y, C, w, max_iter, max_entries=_BAND_ENTRIES[-1]):
     for width in _HUBER_PATH:
         result = newton_minimise(signed, labels, HuberHingeLoss(h=width), C=C, ridge=1.0,
                                  linear=linear, tol=1e-12 * (1.0 + np.linalg.norm(theta)),
-                                 max_iter=min(max_iter, 30), theta0=theta)
+                                 max_iter=min(max_iter, 30), theta0=theta, refine=False)
         theta, n_iter = result.theta, n_iter + result.n_iter
     return theta, n_iter
 
@@ -332,15 +334,27 @@ def _active_set_steps(signed, C, fixed_far, sides, count, near, alpha):
         held = next_held
 
 
-def _certify(X, y, C, theta, alpha):
-    """Certified distance ``sqrt(2 gap)`` of ``theta = X^T (alpha y)`` to the minimiser.
+def _certify(X, y, C, theta, alpha, target_distance=np.inf):
+    """Certified distance of ``theta``, ``X^T (alpha y)`` computed in float64, to the
+    minimiser.
 
-    Plus ``n * eps * ||theta||`` for the rounding of ``theta``, a sum of ``n``
-    terms, so that a gap at rounding level never certifies a distance of
-    exactly zero (rounding is otherwise out of scope).
+    With ``v = X^T (alpha y)`` exactly, ``P(theta) - D(alpha)`` is the sum of the
+    Fenchel-Young terms (the ``gap`` computed here) plus ``||theta - v||^2 / 2``, so
+    the distance is at most ``sqrt(2 gap) + ||theta - v||``. ``||theta - v||`` is
+    estimated by ``n * eps * ||theta||`` (a sum of ``n`` terms), so that a gap at
+    rounding level never certifies a distance of exactly zero; where that estimate,
+    linear in ``n``, alone puts the distance above ``target_distance``, ``v`` is
+    computed in double-double with a proven bound
+    (:func:`~skdp.solvers._accurate.accurate_transpose_product`), which does not grow
+    with ``n``. The rounding of the gap itself is out of scope.
     """
     gap = _gap_from_slacks(1.0 - y * np.asarray(X @ theta).ravel(), alpha, C)
-    return np.sqrt(2.0 * gap) + X.shape[0] * np.finfo(float).eps * np.linalg.norm(theta)
+    smooth = np.sqrt(2.0 * gap)
+    estimate = X.shape[0] * np.finfo(float).eps * np.linalg.norm(theta)
+    if not smooth <= target_distance < smooth + estimate:
+        return smooth + estimate
+    exact, bound = accurate_transpose_product(X, alpha * y, as_design(X).max_row_norm())
+    return smooth + norm_above(dd.add_double(exact, -theta)) + bound
 
 
 def _polish(X, y, C, w, best, target_distance, max_entries=_BAND_ENTRIES[-1]):
@@ -358,7 +372,7 @@ def _polish(X, y, C, w, best, target_distance, max_entries=_BAND_ENTRIES[-1]):
         for bound, theta, alpha in _polish_round(X, y, C, w, max_entries):
             bound_distance = np.sqrt(2.0 * bound)
             if bound_distance <= target_distance:
-                distance = _certify(X, y, C, theta, alpha)
+                distance = _certify(X, y, C, theta, alpha, target_distance)
                 if distance < best[1]:
                     best = (theta, distance)
                     if distance <= target_distance:
@@ -366,7 +380,7 @@ def _polish(X, y, C, w, best, target_distance, max_entries=_BAND_ENTRIES[-1]):
             elif bound_distance < runner_up[0]:
                 runner_up = (bound_distance, theta, alpha.copy())
         if runner_up[0] < best[1]:
-            distance = _certify(X, y, C, runner_up[1], runner_up[2])
+            distance = _certify(X, y, C, runner_up[1], runner_up[2], target_distance)
             if distance < best[1]:
                 best = (runner_up[1], distance)
         if best[0] is None or best[1] >= previous:
@@ -412,11 +426,8 @@ def _liblinear_input(X):
         return X, None
     if not _clipped_copy_needed(X):
         return X.X, X.intercept
-    if X.sparse:  # new values on X's index arrays
-        values = np.repeat(X.scale, np.diff(X.X.indptr))
-        values *= X.X.data
-        return sp.csr_matrix((values, X.X.indices, X.X.indptr), shape=X.X.shape), X.intercept
-    return X.X * X.scale[:, None], X.intercept
+    # a sparse design's values on X's index arrays; wide rows held apart included
+    return X.clipped_rows(), X.intercept
 
 
 def _liblinear_fit(rows, bias, y, C, tol, max_iter):
@@ -492,7 +503,7 @@ def certified_hinge_minimiser(X, y, *, C, target_distance, max_iter):
     for width in _HUBER_PATH:
         result = newton_minimise(X, y, HuberHingeLoss(h=width), C=C, ridge=1.0, linear=zero,
                                  tol=1e-12 * (1.0 + np.linalg.norm(w)),
-                                 max_iter=min(max_iter, 30), theta0=w)
+                                 max_iter=min(max_iter, 30), theta0=w, refine=False)
         n_iter += result.n_iter
         w = result.theta
         best = _polish(X, y, C, w, best, target_distance)

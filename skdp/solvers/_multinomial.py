@@ -6,7 +6,9 @@ Newton: each direction solves the Newton system by preconditioned conjugate grad
 on Hessian-vector products, never forming the ``dK x dK`` Hessian. As for
 :func:`~skdp.solvers.newton_minimise`, the certificate is the gradient's Frobenius
 norm plus an estimate of its rounding error; by ``ridge``-strong convexity it bounds
-the distance to the exact minimiser by ``certified_norm / ridge``.
+the distance to the exact minimiser by ``certified_norm / ridge``. Where that estimate
+(linear in the number of rows) makes it inconclusive, the gradient is recomputed in
+double-double with a proven bound (:mod:`skdp.solvers._accurate`).
 """
 
 import numpy as np
@@ -14,9 +16,11 @@ from scipy.special import softmax
 
 from ..losses import SoftmaxLoss
 from ..utils._docstrings import fill_doc
+from ._accurate import accurate_data_gradient, assemble_gradient, refine_and_certify
 from ._design import as_design, is_sparse
-from ._newton import (_MAX_HESSIAN_ENTRIES, _MAX_PRODUCTS_PER_STEP, NewtonResult, _backtrack,
-                      _conjugate_gradient, _row_norms, _weighted_column_squares)
+from ._newton import (_MAX_HESSIAN_ENTRIES, _MAX_PRODUCTS_PER_STEP, _REFINEMENT_FORCING,
+                      NewtonResult, _backtrack, _conjugate_gradient, _row_norms,
+                      _weighted_column_squares)
 
 _LOSS = SoftmaxLoss()
 _DOC = {"softmax_problem": """X : {ndarray, sparse matrix} of shape (n_samples, n_coefficients)
@@ -128,6 +132,27 @@ class MultinomialProblem:
                      + self.ridge * np.linalg.norm(theta) + np.linalg.norm(self.linear))
         return float(np.finfo(float).eps * magnitude)
 
+    def accurate_certificate(self, theta, tol, row_norm):
+        """:func:`~skdp.solvers._accurate.refine_and_certify` for this objective:
+        ``(theta, certified_norm, steps)`` or ``None``. A refinement step solves the
+        Newton system at the point by conjugate gradients to
+        :data:`~skdp.solvers._newton._REFINEMENT_FORCING`."""
+        def slopes(scores, rows, scores_bound):
+            return _LOSS.dz_accurate(scores, self.Y[rows], scores_bound)
+
+        def gradient_at(point):
+            transposed = (point[0].T, point[1].T)   # (d, K), as the products take it
+            data, bound, scores = accurate_data_gradient(self.X, transposed, slopes, row_norm)
+            gradient, bound = assemble_gradient((data[0].T, data[1].T), bound, point, self.C,
+                                                self.ridge, self.linear)
+            return gradient, bound, scores
+
+        def newton_step(scores, gradient):
+            return self.solve(softmax(scores, axis=1), gradient, _REFINEMENT_FORCING,
+                              _MAX_PRODUCTS_PER_STEP)
+
+        return refine_and_certify(theta, gradient_at, newton_step, ridge=self.ridge, tol=tol)
+
 
 @fill_doc(fragments=_DOC)
 def multinomial_minimise(X, Y, *, C, ridge, linear, tol, max_iter):
@@ -144,7 +169,10 @@ def multinomial_minimise(X, Y, *, C, ridge, linear, tol, max_iter):
     Returns
     -------
     result : NewtonResult
-        ``theta`` of shape (n_classes, n_coefficients).
+        ``theta`` of shape (n_classes, n_coefficients). When the certificate is
+        inconclusive (the computed norm at most ``max(tol, estimate)``, or below
+        ``tol`` with an estimate above it), the fallback of
+        :meth:`MultinomialProblem.accurate_certificate` decides.
     """
     problem = MultinomialProblem(X, Y, C, ridge, linear)
 
@@ -165,13 +193,20 @@ def multinomial_minimise(X, Y, *, C, ridge, linear, tol, max_iter):
         stalled = previous_norm is not None and rounding >= gradient_norm > 0.5 * previous_norm
         first_norm = gradient_norm if first_norm is None else first_norm
         previous_norm = gradient_norm
-        if gradient_norm + rounding <= tol or stalled or n_iter == max_iter:
+        hopeless = gradient_norm <= tol <= rounding   # the fallback's turn
+        if gradient_norm + rounding <= tol or stalled or hopeless or n_iter == max_iter:
             break
         forcing = min(0.5, np.sqrt(gradient_norm / first_norm))
         step = problem.solve(probabilities, gradient, forcing, _MAX_PRODUCTS_PER_STEP)
         theta, scores, value = _backtrack(theta, step, float(np.sum(gradient * step)), value,
                                           evaluate)
     certified_norm = gradient_norm + rounding
+    if certified_norm > tol and gradient_norm <= max(tol, rounding):
+        accurate = problem.accurate_certificate(theta, tol, float(np.max(row_norms,
+                                                                        initial=0.0)))
+        if accurate is not None:
+            theta, certified_norm, steps = accurate
+            n_iter += steps
     return NewtonResult(theta, n_iter, certified_norm, certified_norm <= tol)
 
 

@@ -5,7 +5,11 @@ is minimised by Newton's method with a backtracking line search; convergence is
 certified by the gradient norm, which also bounds the distance to the exact
 minimiser by ``||grad J|| / ridge`` (strong convexity). The certificate adds an
 estimate of the rounding error of the computed gradient (:func:`_rounding_bound`),
-so that a computed norm below the tolerance is not an artefact of rounding.
+so that a computed norm below the tolerance is not an artefact of rounding. That
+estimate grows linearly with the number of rows; where it makes the certificate
+inconclusive, the gradient is recomputed in double-double with a proven error bound
+and the point refined if need be (:mod:`skdp.solvers._accurate`), so that whether a
+fit certifies does not depend on the size of the data.
 
 The Newton direction comes from the dense Hessian (Cholesky) when it is small and
 cheap to form, else from Hessian-vector products ``X^T (w * (X v))`` by
@@ -21,6 +25,7 @@ from scipy.linalg import cho_factor, cho_solve
 
 
 from ..utils._docstrings import fill_doc
+from ._accurate import accurate_data_gradient, assemble_gradient, refine_and_certify
 from ._check import check_loss
 from ._design import as_design, is_sparse
 
@@ -59,6 +64,9 @@ _CHORD_RATE = 0.1
 _FINAL_FORCING = 0.1
 # Rows of a chunk of the per-row loss functions (their temporaries stay this size).
 _CHUNK_ROWS = 2**13
+# Relative residual of a refinement step's conjugate-gradient solve (the certificate's
+# fallback): the next gradient is about this fraction of the current one.
+_REFINEMENT_FORCING = 1e-3
 
 
 def _backtrack(theta, step, decrease, value, evaluate):
@@ -83,18 +91,22 @@ def _backtrack(theta, step, decrease, value, evaluate):
 class NewtonResult:
     """The last iterate and its certificate.
 
-    ``certified_norm`` bounds the exact gradient norm at ``theta``: the computed
-    norm plus the rounding estimate of :func:`_rounding_bound`. ``converged`` is
-    ``certified_norm <= tol``.
+    ``certified_norm / ridge`` bounds the distance from ``theta`` to the exact
+    minimiser. On the fast path it is the computed gradient norm plus the rounding
+    estimate of :func:`_rounding_bound` (an estimate of the exact gradient norm at
+    ``theta``); from the fallback (:func:`~skdp.solvers._accurate.refine_and_certify`)
+    it is a proven bound: ``ridge ||theta_lo||`` plus the exact gradient norm at the
+    double-double point ``theta + theta_lo`` (rounded up), ``theta`` being that point
+    rounded to float64. ``converged`` is ``certified_norm <= tol``.
 
     Attributes
     ----------
     theta : ndarray of shape (n_coefficients,)
         The last iterate.
     n_iter : int
-        Newton steps taken.
+        Newton steps taken (refinement steps included).
     certified_norm : float
-        The certified gradient norm at ``theta``.
+        ``ridge`` times the certified distance to the exact minimiser.
     converged : bool
         Whether ``certified_norm <= tol``.
     """
@@ -354,14 +366,55 @@ def _subsampled_hessian(z, X, y, loss, C, ridge, stride):
     return _hessian_at(z[::stride], rows, y[::stride], loss, C * stride, ridge)
 
 
+def _has_fallback(loss):
+    """Whether ``loss`` computes its derivative in double-double (``dz_accurate``)."""
+    return callable(getattr(loss, "dz_accurate", None))
+
+
+def _accurate_certificate(theta, X, y, loss, C, ridge, linear, max_row_norm, tol, factor,
+                          column_squares):
+    """:func:`~skdp.solvers._accurate.refine_and_certify` for the GLM objective:
+    ``(theta, certified_norm, steps)`` or ``None``.
+
+    A refinement step solves with the last Cholesky factor of an exact Hessian when
+    there is one (its point is within the last steps' reach), else with the Hessian
+    at the point (its factor, or conjugate gradients to :data:`_REFINEMENT_FORCING`).
+    """
+    def slopes(z, rows, z_bound):
+        (hi, lo), error = loss.dz_accurate((z[0][:, 0], z[1][:, 0]), y[rows], z_bound[:, 0])
+        return (hi[:, None], lo[:, None]), error
+
+    def gradient_at(point):
+        column = (point[0][:, None], point[1][:, None])
+        data, bound, predictor = accurate_data_gradient(X, column, slopes, max_row_norm)
+        gradient, bound = assemble_gradient((data[0][:, 0], data[1][:, 0]), bound, point, C,
+                                            ridge, linear)
+        return gradient, bound, predictor[:, 0]
+
+    def newton_step(z, gradient):
+        if factor is not None:
+            return cho_solve(factor, gradient, check_finite=False)
+        return _hessian_solve(z, X, y, loss, C, ridge, gradient, _REFINEMENT_FORCING,
+                              _MAX_PRODUCTS_PER_STEP, column_squares)
+
+    return refine_and_certify(theta, gradient_at, newton_step, ridge=ridge, tol=tol)
+
+
 @fill_doc(fragments=_GLM_DOC)
-def newton_minimise(X, y, loss, *, C, ridge, linear, tol, max_iter, theta0=None):
+def newton_minimise(X, y, loss, *, C, ridge, linear, tol, max_iter, theta0=None,
+                    refine=True):
     """Minimise the sum-form objective to a certified ``||grad J|| <= tol``.
 
     The certificate is the computed gradient norm plus its rounding estimate
     (:func:`_rounding_bound`). Once the computed norm is below that estimate and a
     step no longer halves it, more iterations cannot tighten the certificate and
-    the solver stops (not converged if it still exceeds ``tol``).
+    the solver stops. When the certificate is then inconclusive (the computed norm
+    at most ``max(tol, estimate)``), or as soon as the computed norm is below ``tol``
+    while the estimate alone exceeds it, the fallback
+    (:func:`~skdp.solvers._accurate.refine_and_certify`) recomputes the gradient in
+    double-double with a proven error bound, refining the point if need be; it needs
+    the loss's ``dz_accurate`` (the losses of :mod:`skdp.losses` but the hinge have
+    it). The result is not converged when neither certifies ``tol``.
 
     With a dense Hessian (:func:`uses_hessian_products` false), while the gradient
     is far from zero the Newton system uses a Hessian estimated on a fixed
@@ -387,12 +440,16 @@ def newton_minimise(X, y, loss, *, C, ridge, linear, tol, max_iter, theta0=None)
         Maximum number of Newton steps.
     theta0 : ndarray of shape (n_coefficients,), default=None
         Starting point (zero when ``None``).
+    refine : bool, default=True
+        Whether an inconclusive certificate calls the fallback (``False`` where only
+        the point matters, not its certificate).
 
     Returns
     -------
     result : NewtonResult
     """
     check_loss(loss, "newton_minimise")
+    fallback = refine and _has_fallback(loss)
     n, d = X.shape
     stride = max(1, n // (20 * d))
 
@@ -425,7 +482,10 @@ def newton_minimise(X, y, loss, *, C, ridge, linear, tol, max_iter, theta0=None)
         elif gradient_norm > 0.5 * previous_norm or gradient_norm < 1e-3 * first_norm:
             subsample = False
         previous_norm = gradient_norm
-        if gradient_norm + rounding <= tol or stalled or n_iter == max_iter:
+        # with the fallback, a norm below tol whose estimate alone exceeds tol is as
+        # far as the fast certificate goes
+        hopeless = fallback and gradient_norm <= tol <= rounding
+        if gradient_norm + rounding <= tol or stalled or hopeless or n_iter == max_iter:
             break
         if hessian_products:
             # the forcing term of truncated Newton: superlinear as the gradient vanishes,
@@ -446,4 +506,10 @@ def newton_minimise(X, y, loss, *, C, ridge, linear, tol, max_iter, theta0=None)
             step = cho_solve(factor, gradient, check_finite=False)
         theta, z, value = _backtrack(theta, step, gradient @ step, value, evaluate)
     certified_norm = gradient_norm + rounding
+    if certified_norm > tol and fallback and gradient_norm <= max(tol, rounding):
+        accurate = _accurate_certificate(theta, X, y, loss, C, ridge, linear, max_row_norm,
+                                         tol, factor, column_squares)
+        if accurate is not None:
+            theta, certified_norm, steps = accurate
+            n_iter += steps
     return NewtonResult(theta, n_iter, certified_norm, certified_norm <= tol)

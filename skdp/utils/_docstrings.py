@@ -31,8 +31,10 @@ _SHARED_PARAMS = {
         ``Generator`` is reproducibility mode, for tests, benchmarks and
         teaching: never publish the model together with that value (whoever
         has it can regenerate the noise), and fits seeded alike share their
-        noise, so their spends do not compose (two fits at epsilon 0.5 and 1
-        with one seed can cancel the noise exactly). ``sklearn.clone`` copies a
+        noise, so their spends do not compose (with one seed and a fixed ``C``,
+        a public combination of two output perturbation releases is the
+        noise-free point, and two objective perturbation releases tell
+        neighbouring datasets apart). ``sklearn.clone`` copies a
         ``Generator``, so every clone in a search draws the same noise. See the
         user guide page on randomness and seeds (``docs/randomness.rst``).""",
     "classes": """classes : array-like of shape (n_classes,) or None, default=None

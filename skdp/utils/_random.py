@@ -4,8 +4,16 @@ Two kinds of randomness never share a stream:
 
 - **privacy noise** (and anything that must stay secret for the guarantee to hold,
   such as the Poisson sampling masks of DP-SGD): :func:`noise_generator`;
-- **public randomness** (random feature maps, data splits, anything that is
-  published or does not depend on the data): :func:`public_generator`.
+- **public randomness** (anything that does not depend on the data):
+  :func:`public_generator` for randomness drawn alongside the noise, and
+  :func:`check_rng` with a public seed of its own for randomness that is
+  *published* (the random Fourier map of ``OutputPertSVM`` is drawn from
+  ``check_rng(feature_random_state)``).
+
+In reproducibility mode both streams of :func:`privacy_streams` are functions of
+one seed: they share no output, but whoever finds the seed from the public
+stream's output (an integer seed, by search) regenerates the noise. So nothing
+published may be drawn from the public stream of a seed that draws noise.
 
 With ``random_state=None`` (the default) privacy noise comes from a ChaCha20
 stream keyed with 256 bits from ``secrets``, fresh for every call, so no
@@ -74,8 +82,10 @@ def privacy_streams(random_state):
         ``secrets`` and the public stream draws fresh entropy from the
         operating system. Anything else is reproducibility mode: both streams
         are derived from it, on separate branches of one
-        :class:`numpy.random.SeedSequence`, so publishing the public stream's
-        output reveals nothing about the noise stream.
+        :class:`numpy.random.SeedSequence`: they share no output, but both
+        are functions of that one seed, so a seed found from the public
+        stream's output (an integer, by search over candidates) regenerates
+        the noise.
 
     Returns
     -------
@@ -84,7 +94,9 @@ def privacy_streams(random_state):
         and secret randomness such as sampling masks, only from it; spawn
         children from it for separate secret streams.
     public : numpy.random.Generator
-        For public randomness only.
+        For public randomness only. In reproducibility mode do not publish
+        its output (see above): draw published randomness from a seed of its
+        own with :func:`check_rng`.
 
     Examples
     --------
@@ -140,8 +152,11 @@ def check_rng(random_state):
     """A :class:`numpy.random.Generator` for randomness that is not privacy noise.
 
     For tools that are not private mechanisms (audits, benchmarks, data splits of
-    public data). ``None`` draws fresh entropy from the operating system, a
-    ``Generator`` is used as is, an int or a ``RandomState`` seeds a new one.
+    public data), and for public randomness that has a public seed of its own,
+    unrelated to any noise seed (the random Fourier map of ``OutputPertSVM``,
+    seeded by ``feature_random_state``). ``None`` draws fresh entropy from the
+    operating system, a ``Generator`` is used as is, an int or a ``RandomState``
+    seeds a new one.
 
     Parameters
     ----------
@@ -189,5 +204,5 @@ def noise_independence(random_states):
         return False, (
             "several fits share an integer random_state, so they drew the same noise and "
             "their spends do not compose (with shared noise, two releases can cancel it "
-            "exactly)")
+            "or tell neighbouring datasets apart)")
     return True, ""

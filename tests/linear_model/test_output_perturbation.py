@@ -15,10 +15,11 @@ from sklearn.svm import LinearSVC
 
 from skdp import ConvergenceError, OutputPertSVM
 from skdp.accounting import analytic_gaussian_sigma
-from skdp.mechanisms import draw_gamma_norm, minimiser_sensitivity
+from skdp.mechanisms import draw_gamma_norm, draw_noise, minimiser_sensitivity
 from skdp.solvers import certified_hinge_minimiser, glm_objective, hinge_duality_gap
 from skdp.losses import HingeLoss
-from skdp.utils import privacy_streams
+from skdp.linear_model._random_features import draw_random_fourier_map
+from skdp.utils import check_rng, privacy_streams
 
 
 def _design(X, data_norm=1.0, scaling=1.0):
@@ -436,7 +437,6 @@ def test_first_release_of_a_path_is_the_fit():
 
 
 def test_random_fourier_map_norm_and_kernel():
-    from skdp.linear_model._random_features import draw_random_fourier_map
     rng = np.random.default_rng(0)
     gamma, p = 0.3, 4
     small = draw_random_fourier_map(p, 200, gamma, np.random.default_rng(1))
@@ -457,7 +457,7 @@ def test_random_fourier_map_does_not_depend_on_the_data():
     b = OutputPertSVM(random_state=1, **kw).fit(X2, y2)
     assert_allclose(a.random_weights_, b.random_weights_, rtol=0, atol=0)
     assert_allclose(a.random_offset_, b.random_offset_, rtol=0, atol=0)
-    # default: drawn from random_state's public stream (still data-independent)
+    # default: drawn from the public constant feature_random_state=0 (data-independent)
     c = OutputPertSVM(kernel="rbf", n_components=30, random_state=3).fit(X1, y1)
     d = OutputPertSVM(kernel="rbf", n_components=30, random_state=3).fit(X2, y2)
     assert_allclose(c.random_weights_, d.random_weights_, rtol=0, atol=0)
@@ -465,8 +465,56 @@ def test_random_fourier_map_does_not_depend_on_the_data():
     for data_norm, gamma in ((1.0, 1.0), (2.0, 0.25), (None, 1 / 5)):
         e = OutputPertSVM(kernel="rbf", n_components=30, data_norm=data_norm,
                           random_state=3).fit(X1, y1)
-        omega = privacy_streams(3)[1].normal(scale=np.sqrt(2 * gamma), size=(5, 30))
+        omega = check_rng(0).normal(scale=np.sqrt(2 * gamma), size=(5, 30))
         assert_allclose(e.random_weights_, omega)
+
+
+def _seeds_regenerating_map(fitted, derive, gamma=1.0, candidates=range(2000)):
+    """The attacker's search: candidates whose stream ``derive(c)`` redraws the map."""
+    n_features, n_components = fitted.random_weights_.shape
+    return [c for c in candidates
+            if np.array_equal(draw_random_fourier_map(n_features, n_components, gamma,
+                                                      derive(c)).weights,
+                              fitted.random_weights_)]
+
+
+def test_published_map_does_not_reveal_a_small_noise_seed():
+    """Attack: brute-force a small ``random_state`` from the published map, then subtract
+    the noise it regenerates. When the map came from the public stream of
+    ``privacy_streams(random_state)``, the search found the seed in a fraction of a
+    second and the released coefficients minus the regenerated noise were the
+    non-private minimiser to 1e-16. The map now comes from ``feature_random_state``
+    alone: the search through the noise seed's public stream finds nothing, and the
+    search through the map's own derivation finds only its public seed."""
+    X, y = make_classification(n_samples=150, n_features=5, random_state=0)
+    seed = 1234
+    kw = dict(kernel="rbf", n_components=30, epsilon=1.0)
+    est = OutputPertSVM(random_state=seed, **kw).fit(X, y)
+    assert _seeds_regenerating_map(est, lambda c: privacy_streams(c)[1]) == []
+    assert _seeds_regenerating_map(est, check_rng) == [0]  # the public default, not 1234
+    # what the attacker then does with the candidate: its noise does not come off
+    (solution,) = OutputPertSVM(random_state=seed, **kw)._releases(X, y)
+    guess = draw_noise(solution.noise, solution.theta_star.size, privacy_streams(0)[0])
+    recovered = est.coef_.ravel() - guess.vector(solution.noise_scale())[:-1]
+    assert not np.allclose(recovered, solution.theta_star[:-1], atol=1e-3)
+
+
+def test_map_depends_on_feature_random_state_only():
+    """Same ``feature_random_state`` (given, or the default), any ``random_state``: the
+    same published map."""
+    X, y = make_classification(n_samples=100, n_features=4, random_state=0)
+    kw = dict(kernel="rbf", n_components=20, epsilon=1.0)
+    for feature_kw in ({}, {"feature_random_state": 5}):
+        fits = [OutputPertSVM(random_state=rs, **feature_kw, **kw).fit(X, y)
+                for rs in (1, 2, None)]
+        assert not np.allclose(fits[0].coef_, fits[1].coef_)  # other noise, same map
+        for other in fits[1:]:
+            np.testing.assert_array_equal(other.random_weights_, fits[0].random_weights_)
+            np.testing.assert_array_equal(other.random_offset_, fits[0].random_offset_)
+    assert OutputPertSVM().feature_random_state == 0  # a public constant by default
+    a, b = (OutputPertSVM(feature_random_state=None, random_state=1, **kw).fit(X, y)
+            for _ in range(2))
+    assert not np.allclose(a.random_weights_, b.random_weights_)  # None: fresh entropy
 
 
 def test_published_random_fourier_map_is_independent_of_the_noise_stream():

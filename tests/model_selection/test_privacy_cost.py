@@ -104,3 +104,99 @@ def test_failed_fold_fits_are_reported_unbounded():
     assert report["total_epsilon"] == np.inf
     failed = [f["purpose"].endswith("(failed)") for f in report["fits"]]
     assert failed == [True, True, False, False]
+
+
+def _public_pipeline(**params):
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import Normalizer
+
+    from skdp.preprocessing import Clipper
+
+    return make_pipeline(Clipper(-3.0, 3.0), Normalizer(),
+                         ObjPertLogisticRegression(**params))
+
+
+def test_search_over_a_pipeline_of_public_steps_costs_its_private_estimator():
+    grid = GridSearchCV(_public_pipeline(delta=1e-6),
+                        {"objpertlogisticregression__epsilon": [0.5, 2.0]}, cv=3).fit(X, y)
+    report = privacy_cost_of_search(grid)
+    best = grid.best_params_["objpertlogisticregression__epsilon"]
+    assert report["n_fits"] == 7
+    assert report["total_epsilon"] == pytest.approx(3 * (0.5 + 2.0) + best)
+    assert report["total_delta"] == pytest.approx(7 * 1e-6)
+    assert report["composition"].startswith("basic sequential composition")
+
+
+def test_search_over_the_user_guide_column_transformer():
+    """Declared categories and declared bounds, as the user guide recommends."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder
+
+    from skdp.preprocessing import BoundedScaler
+
+    rng = np.random.default_rng(0)
+    rows = np.empty((120, 2), dtype=object)
+    rows[:, 0] = rng.choice(["a", "b"], 120)
+    rows[:, 1] = rng.uniform(0, 90, 120)
+    labels = (rows[:, 0] == "a").astype(int)
+    features = ColumnTransformer([("cat", OneHotEncoder(categories=[["a", "b"]]), [0]),
+                                  ("num", BoundedScaler(0, 90), [1])])
+    pipe = make_pipeline(features, ObjPertLogisticRegression(epsilon=0.25, data_norm=2.0))
+    grid = GridSearchCV(pipe, {"objpertlogisticregression__C": [0.1, 1.0]}, cv=2).fit(
+        rows, labels)
+    assert privacy_cost_of_search(grid)["total_epsilon"] == pytest.approx(5 * 0.25)
+
+
+def test_search_over_a_pipeline_with_a_leaky_step_is_refused():
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import FunctionTransformer, StandardScaler, scale
+
+    for leaky in (StandardScaler(), FunctionTransformer(scale)):
+        grid = GridSearchCV(make_pipeline(leaky, ObjPertLogisticRegression()),
+                            {"objpertlogisticregression__C": [0.1, 1.0]}, cv=2).fit(X, y)
+        with pytest.raises(ValueError, match=r"Pipeline step '\w+' \(\w+\) would be fitted "
+                                             r"on the private rows.*BoundedScaler"):
+            privacy_cost_of_search(grid)
+
+
+def test_a_leaky_candidate_step_is_refused():
+    """Each candidate's Pipeline is checked: a grid over the step itself is too."""
+    from sklearn.preprocessing import MinMaxScaler
+
+    from skdp.preprocessing import BoundedScaler
+
+    grid = GridSearchCV(_public_pipeline(),
+                        {"clipper": [BoundedScaler(-3.0, 3.0), MinMaxScaler()]}, cv=2,
+                        refit=False).fit(X, y)
+    with pytest.raises(ValueError, match=r"Pipeline step 'clipper' \(MinMaxScaler\)"):
+        privacy_cost_of_search(grid)
+
+
+def test_the_seed_of_the_private_step_is_the_one_that_counts():
+    grid = GridSearchCV(_public_pipeline(random_state=0),
+                        {"objpertlogisticregression__C": [0.1, 1.0]}, cv=2).fit(X, y)
+    report = privacy_cost_of_search(grid)
+    assert report["total_epsilon"] == np.inf and "share" in report["composition"]
+
+
+def test_a_pipeline_without_a_private_estimator_is_refused():
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import Normalizer
+
+    grid = GridSearchCV(make_pipeline(Normalizer(), LogisticRegression()),
+                        {"logisticregression__C": [0.1, 1.0]}, cv=2).fit(X, y)
+    with pytest.raises(ValueError, match="not a private estimator"):
+        privacy_cost_of_search(grid)
+
+
+def test_list_of_fitted_pipelines():
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    fitted = [_public_pipeline(epsilon=e).fit(X, y) for e in (0.1, 0.4)]
+    assert privacy_cost_of_search(fitted)["total_epsilon"] == pytest.approx(0.5)
+    leaky = make_pipeline(StandardScaler(), ObjPertLogisticRegression()).fit(X, y)
+    with pytest.raises(ValueError, match=r"\(StandardScaler\) would be fitted"):
+        privacy_cost_of_search([leaky])

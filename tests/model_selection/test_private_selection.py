@@ -1,28 +1,53 @@
-"""The private selection's building blocks: coin split, AboveThreshold, the ladder."""
+"""The private selection's building blocks: coin split, the Laplace tests, the accounts,
+the cap on the whole search, and the attacks that broke earlier versions."""
 
 import numpy as np
 import pytest
-from scipy import integrate, stats
+from scipy import stats
 from sklearn.datasets import make_classification
 
-from skdp import DPSGDClassifier, ObjPertLogisticRegression, OutputPertSVM
+from skdp import DPSGDClassifier, EpsilonForUtility, ObjPertLogisticRegression, OutputPertSVM
 from skdp.accounting import gaussian_epsilon, gdp_mu
 from skdp.model_selection._private_selection import (
-    COUNT_EPSILON,
+    count_epsilon,
+    NOISE_REDUCTION_SEGMENT,
     NOISE_REDUCTION_STEP,
-    AboveThreshold,
+    ValidationAccount,
+    _SelectionStreams,
+    bounded_utilities,
     coin_split,
-    geometric_ladder,
+    comparison_noise_sd,
     private_report,
+    sampling_sd,
     select_epsilon_privately,
-    above_threshold_budget,
-    auto_margin,
 )
-from skdp.utils._random import privacy_streams
 
 X, y = make_classification(n_samples=1200, n_features=4, n_informative=2, n_redundant=0,
                            class_sep=1.5, random_state=0)
 X /= np.linalg.norm(X, axis=1).max()
+# a third of the labels flipped: about 80 validation errors, so that a target of 1 is
+# far out of reach even through the noise of the smallest tests
+y_hard = np.where(np.random.default_rng(1).random(len(y)) < 1 / 3, 1 - y, y)
+
+
+def _budgets_by_hand(increments, cap, ratio=1.0):
+    """Each test's budget, by hand: ``ratio`` times its increment, less what the counts
+    still owe (the validation spend beyond ``ratio`` times the training reference),
+    never below half of it."""
+    spent, reference, budgets = count_epsilon(cap), 0.0, []
+    for increment in increments:
+        reference += increment
+        full = ratio * increment
+        owed = spent - ratio * (reference - increment)
+        budget = full if owed <= 0 else max(full - owed, full / 2)
+        budgets.append(budget)
+        spent += budget
+    return np.array(budgets), spent
+
+
+def _coins(seed, n=len(y), fraction=0.2):
+    """The split the selection draws in reproducibility mode with ``seed``."""
+    return coin_split(n, fraction, _SelectionStreams(seed).coins())
 
 
 # -- coin split --------------------------------------------------------------------------
@@ -49,120 +74,224 @@ def test_coins_have_the_requested_rate():
     assert abs(share - 0.2) < 5 * np.sqrt(0.2 * 0.8 / 100_000)
 
 
-# -- AboveThreshold ----------------------------------------------------------------------
-
-def _reference_halting_law(queries, epsilon):
-    """P(first pass at query k), k = 1..K, and P(no pass), by integrating over the
-    noisy threshold rho ~ Lap(2 / epsilon); each query passes when q + Lap(4 / epsilon)
-    >= rho (Dwork & Roth 2014, Algorithm 1)."""
-    rho = stats.laplace(scale=2.0 / epsilon)
-    nu = stats.laplace(scale=4.0 / epsilon)
-
-    def integrand(r, k):
-        fails = np.prod([nu.cdf(r - q) for q in queries[:k]])
-        last = 1.0 if k == len(queries) else nu.sf(r - queries[k])
-        return rho.pdf(r) * fails * last
-
-    law = [integrate.quad(integrand, -60 / epsilon, 60 / epsilon, args=(k,), limit=200)[0]
-           for k in range(len(queries) + 1)]
-    return np.array(law)
+def test_selection_streams_are_separate_branches():
+    """Reproducibility mode: the rungs, the selection's noise, the coins and the proxy
+    draw from four different streams (the proxy's fits once drew the rungs' noise)."""
+    streams = _SelectionStreams(7)
+    rung = np.random.default_rng(streams.rungs.next()[1].integers(2**63)).random(4)
+    outputs = [rung, streams.noise().random(4), streams.coins().random(4),
+               streams.proxy().random(4)]
+    for a in range(4):
+        for b in range(a + 1, 4):
+            assert not np.allclose(outputs[a], outputs[b])
+    fresh = _SelectionStreams(None)
+    assert fresh.proxy() is None and fresh.rungs.next()[1] is None
 
 
-def test_above_threshold_follows_the_reference_algorithm():
-    queries, epsilon, runs = [-3.0, -1.0, 0.5], 1.0, 20_000
-    expected = _reference_halting_law(queries, epsilon)
-    assert expected.sum() == pytest.approx(1.0, abs=1e-8)
-    rng = np.random.default_rng(11)
-    counts = np.zeros(len(queries) + 1)
-    for _ in range(runs):
-        test = AboveThreshold(epsilon, rng)
-        first = next((k for k, q in enumerate(queries) if test.test(q)), len(queries))
-        counts[first] += 1
-    # every cell within 5 binomial standard deviations (fixed seed)
-    sd = np.sqrt(expected * (1 - expected) / runs)
-    assert np.all(np.abs(counts / runs - expected) <= 5 * sd + 1e-12)
+# -- the tests: Laplace comparisons ------------------------------------------------------
+
+def test_a_rungs_test_follows_the_laplace_mechanism(monkeypatch):
+    """The released noisy sum is the exact sum plus Lap(1 / b): its law, checked by a
+    Kolmogorov-Smirnov test against the reference, over 400 draws of the selection's
+    own noise stream (the rung model and the data held fixed)."""
+    import skdp.model_selection._private_selection as module
+
+    monkeypatch.setattr(module, "_validation_sum", lambda *args: 3.0)
+    noise = []
+    for seed in range(400):
+        result = _select(ObjPertLogisticRegression(), random_state=seed, max_rungs=1,
+                         epsilon_start=0.5)
+        noise.append(result.rungs[0]["noisy_sum"] - 3.0)
+        assert result.rungs[0]["test_budget"] == pytest.approx(0.4)  # 0.5 less the counts'
+    assert stats.kstest(noise, stats.laplace(scale=1 / 0.4).cdf).pvalue > 1e-3
 
 
-@pytest.mark.parametrize("shift", [[1, 1, 1], [-1, -1, -1], [1, -1, 1], [-1, 1, 0]])
-def test_above_threshold_halting_law_is_epsilon_private(shift):
-    """Neighbouring datasets move each query by at most 1: the halting law (what is
-    released) changes by at most a factor exp(epsilon) in every outcome."""
-    queries, epsilon = np.array([-2.0, 0.0, 1.5]), 0.7
-    a = _reference_halting_law(list(queries), epsilon)
-    b = _reference_halting_law(list(queries + shift), epsilon)
-    assert np.all(a <= np.exp(epsilon) * b * (1 + 1e-6))
-    assert np.all(b <= np.exp(epsilon) * a * (1 + 1e-6))
+@pytest.mark.parametrize("shift", [1.0, -1.0])
+def test_a_rungs_test_is_private_at_its_budget(shift):
+    """Neighbours move the sum by at most 1; the pass probability P(f + Lap(1/b) >= 0)
+    then moves by at most a factor exp(b) (exact computation), and the threshold is
+    clamped into [0, 1] so that the bound on the shift holds."""
+    b = 0.7
+    for f in np.linspace(-8, 8, 33):
+        p, q = stats.laplace(scale=1 / b).sf(-f), stats.laplace(scale=1 / b).sf(-(f + shift))
+        assert max(p / q, q / p, (1 - p) / (1 - q), (1 - q) / (1 - p)) <= np.exp(b) * (1 + 1e-9)
 
 
-def test_above_threshold_halts():
-    test = AboveThreshold(1.0, np.random.default_rng(0))
-    assert test.test(1e6)
-    with pytest.raises(RuntimeError, match="halted"):
-        test.test(0.0)
+def test_validation_account_by_hand():
+    assert count_epsilon(1.0) == pytest.approx(0.05) and count_epsilon(10.0) == 0.1
+    tests = ValidationAccount(10.0, test_ratio=0.5, increments=False)
+    assert tests.spent == pytest.approx(0.1)
+    # the counts' 0.1 is repaid first: 0.5 * 1 - 0.1, then the full 0.5 * 2
+    assert tests.charge(1.0) == pytest.approx(0.4) and tests.charge(2.0) == pytest.approx(1.0)
+    assert tests.spent == pytest.approx(0.5 * 3.0)
+    assert tests.largest_rung() == pytest.approx((10.0 - 1.5) / 0.5)
+    # a small first rung pays half its share while the debt lasts
+    small = ValidationAccount(10.0, test_ratio=1.0, increments=False)
+    assert small.smallest_rung(0.02) == pytest.approx(0.04)
+    assert small.charge(0.05) == pytest.approx(0.025)
+    assert small.smallest_rung(0.2) == pytest.approx((0.2 + 0.075) / 1.0)
+    reduction = ValidationAccount(10.0, test_ratio=1.0, increments=True)
+    assert reduction.charge(1.0) == pytest.approx(0.9)
+    assert reduction.charge(1.2) == pytest.approx(0.2)   # the increment only
+    assert reduction.spent == pytest.approx(1.2)
+    assert reduction.largest_rung() == pytest.approx(1.2 + 10.0 - 1.2)
+    budgets, spent = _budgets_by_hand([0.05, 0.1, 0.2, 0.4], 10.0)
+    account = ValidationAccount(10.0, test_ratio=1.0, increments=False)
+    assert [account.charge(e) for e in (0.05, 0.1, 0.2, 0.4)] == pytest.approx(budgets)
+    assert account.spent == pytest.approx(spent)
 
 
-# -- the ladder --------------------------------------------------------------------------
+def test_resolution_formulas():
+    assert comparison_noise_sd(0.5, 400) == pytest.approx(np.sqrt(2) / 200)
+    assert sampling_sd(0.8, 400) == pytest.approx(0.02)
+    assert sampling_sd(1.7, 400) == 0.0  # clamped into [0, 1]
 
-def test_geometric_ladder_never_exceeds_the_cap():
-    rungs = geometric_ladder(0.1, 2.0, 5.0)
-    assert rungs == pytest.approx([0.1, 0.2, 0.4, 0.8, 1.6])
-    assert sum(rungs) <= 5.0
 
+def test_bounded_utilities_of_a_regressor():
+    class Fixed:
+        def predict(self, X):
+            return np.zeros(len(X))
+
+    u = bounded_utilities(Fixed(), np.zeros((4, 1)), np.array([0.0, 1.0, 2.0, 50.0]),
+                          y_bound=2.0)
+    # y clipped to [-2, 2]; 1 - min(1, y^2 / 16)
+    assert u == pytest.approx([1.0, 1 - 1 / 16, 1 - 4 / 16, 1 - 4 / 16])
+
+
+# -- fresh rungs: the report and the cap -------------------------------------------------
 
 def _select(estimator, X=X, y=y, **params):
-    defaults = dict(target=0.85, epsilon_max=10.0, epsilon_start=0.05, epsilon_val=0.5,
-                    steering="geometric", noisy_utilities=False, random_state=0)
+    defaults = dict(target=0.85, epsilon_max=10.0, epsilon_start=0.05,
+                    steering="geometric", random_state=0, tolerance=0.5)
     return select_epsilon_privately(estimator, X, y, **{**defaults, **params})
 
 
 def test_report_equals_a_hand_computation():
-    result = _select(ObjPertLogisticRegression())
+    result = _select(ObjPertLogisticRegression(), target=0.93, random_state=6)
     assert result.estimator is not None and result.rungs[-1]["passed"]
     assert [r["passed"] for r in result.rungs[:-1]] == [False] * (len(result.rungs) - 1)
     ran = [0.05 * 2**k for k in range(len(result.rungs))]
+    assert len(ran) >= 2
     assert [r["epsilon"] for r in result.rungs] == pytest.approx(ran)
-    validation = COUNT_EPSILON + 0.5
+    budgets, validation = _budgets_by_hand(ran, 10.0)
+    assert [r["test_budget"] for r in result.rungs] == pytest.approx(budgets)
     assert result.training["ex_post"] == (pytest.approx(sum(ran)), 0.0)
     assert result.validation["ex_post"] == (pytest.approx(validation), 0.0)
     assert result.ex_post == (pytest.approx(max(sum(ran), validation)), 0.0)
-    assert result.a_priori == (pytest.approx(max(10.0, validation)), 0.0)
+    assert result.a_priori == (10.0, 0.0)
     assert result.estimator.epsilon_spent_ == result.rungs[-1]["epsilon_spent"]
     assert result.epsilon == ran[-1] == result.estimator.epsilon
+    # the noisy utility is the threshold plus the noisy sum over the noisy count
+    last = result.rungs[-1]
+    assert last["noisy_utility"] == pytest.approx(
+        0.93 + last["noisy_sum"] / result.noisy_validation_count)
     # the released model keeps the user's random_state, never a derived generator
     assert result.estimator.random_state is None
 
 
-def test_report_with_noisy_utilities_equals_a_hand_computation():
-    result = _select(ObjPertLogisticRegression(), noisy_utilities=True, steering="curve",
-                     max_rungs=5, epsilon_val=0.4)
-    k = len(result.rungs)
-    assert all(r["noisy_utility"] is not None for r in result.rungs)
-    # half to AboveThreshold, half shared by max_rungs utilities, the count on top
-    assert result.validation["ex_post"][0] == pytest.approx(COUNT_EPSILON + 0.2 + k * 0.2 / 5)
-    assert result.validation["a_priori"][0] == pytest.approx(COUNT_EPSILON + 0.4)
-    train = sum(r["epsilon_spent"] for r in result.rungs)
-    assert result.ex_post[0] == pytest.approx(max(train, COUNT_EPSILON + 0.2 + k * 0.04))
-
-
-def test_test_budget_gives_the_requested_noise():
-    rng = np.random.default_rng(0)
-    epsilon = above_threshold_budget(0.01, 1000)
-    draws = rng.laplace(scale=4 / epsilon, size=200_000) - rng.laplace(scale=2 / epsilon,
-                                                                         size=200_000)
-    assert np.std(draws) / 1000 == pytest.approx(0.01, rel=0.01)
-
-
-def test_unreachable_target_stops_at_the_cap_and_releases_nothing():
-    # a large test budget: its noise (a tenth of a row) cannot lift a failing rung
-    result = _select(ObjPertLogisticRegression(), target=1.0, epsilon_max=3.0, epsilon_val=50.0,
-                     random_state=1)
+@pytest.mark.parametrize("cap", [0.3, 1.0, 3.0])
+def test_the_cap_bounds_every_part_of_an_unreachable_search(cap):
+    result = _select(ObjPertLogisticRegression(), y=y_hard, target=1.0, epsilon_max=cap,
+                     steering="curve", max_rungs=30, tolerance=0.05)
     assert result.estimator is None and result.epsilon is None
     assert not any(r["passed"] for r in result.rungs)
-    # the doubling ladder, then what the cap leaves
-    ladder = geometric_ladder(0.05, 2, 3)
-    assert [r["epsilon"] for r in result.rungs] == pytest.approx(ladder + [3 - sum(ladder)])
-    assert result.training["ex_post"][0] == pytest.approx(3.0)
+    train = sum(r["epsilon_spent"] for r in result.rungs)
+    validation = count_epsilon(cap) + sum(r["test_budget"] for r in result.rungs)
+    assert result.training["ex_post"][0] == pytest.approx(train)
+    assert result.validation["ex_post"][0] == pytest.approx(validation)
+    assert max(train, validation) <= cap * (1 + 1e-9)
+    assert result.ex_post[0] <= cap * (1 + 1e-9)
+    assert result.a_priori == (cap, 0.0)  # the same figure on every run, any data
 
+
+def test_a_priori_figure_does_not_depend_on_the_data():
+    """The former validation budget came from the noisy count (22.9 to 168.7 on one
+    300-row set): the a priori figure must be the cap itself, run after run."""
+    priors = set()
+    for seed in range(5):
+        Xs, ys = X[:300], y[:300]
+        search = EpsilonForUtility(ObjPertLogisticRegression(), target_utility=0.8,
+                                   epsilon_max=1.0, random_state=seed)
+        with pytest.warns(Warning) if False else _nothing():
+            search.fit(Xs, ys)
+        report = search.privacy_report_
+        priors.add((report["a_priori"]["epsilon"], report["a_priori"]["delta"]))
+        assert report["ex_post"]["epsilon"] <= 1.0
+    assert priors == {(1.0, 0.0)}
+
+
+class _nothing:
+    def __enter__(self):
+        import warnings
+        self._catch = warnings.catch_warnings()
+        self._catch.__enter__()
+        warnings.simplefilter("ignore")
+
+    def __exit__(self, *exc):
+        return self._catch.__exit__(*exc)
+
+
+def test_a_cohort_too_small_for_the_cap_fits_nothing():
+    result = _select(ObjPertLogisticRegression(), X=X[:100], y=y[:100], epsilon_max=5.0,
+                     tolerance=0.005)
+    assert result.stop_reason == "cohort_too_small"
+    assert result.rungs == [] and result.n_fits == 0 and result.estimator is None
+    assert result.ex_post == (pytest.approx(count_epsilon(5.0)), 0.0)
+    assert result.resolution["test_noise_sd"] > 0.005
+    report = private_report(result, "ObjPertLogisticRegression", 0.85)
+    assert "too small" in report["statement"]
+
+
+def test_the_first_rung_is_raised_until_its_test_is_fine_enough():
+    """No test's noise above half the tolerance: the budget that allows is ``b =
+    sqrt(2) / (0.025 m)``; while the counts' 0.1 is owed a test pays half its rung,
+    so the first rung is at least ``2 b`` (or ``b + 0.1`` once ``b`` covers the debt)."""
+    result = _select(ObjPertLogisticRegression(), target=0.5, tolerance=0.05)
+    m = result.noisy_validation_count
+    b = np.sqrt(2.0) / (0.025 * m)
+    least = 2 * b if b < 0.1 else b + 0.1
+    assert result.rungs[0]["epsilon"] == pytest.approx(max(0.05, least))
+    assert result.rungs[0]["test_sd"] <= 0.025 * (1 + 1e-9)
+
+
+def test_a_search_that_levels_off_below_the_target_stops_early():
+    """A target above what the model reaches: the noisy utilities level off and the
+    search stops before spending the cap (it once bought rungs up to the cap)."""
+    result = _select(ObjPertLogisticRegression(), y=y_hard, target=0.9, epsilon_max=50.0,
+                     epsilon_start=0.01, max_rungs=30, steering="curve", tolerance=0.05)
+    assert result.stop_reason == "plateau" and result.estimator is None
+    assert result.ex_post[0] < 0.1 * 50.0
+
+
+def test_target_and_threshold_are_refused_before_any_work():
+    for target in (np.nan, np.inf, -5.0, 1.5):
+        with pytest.raises(ValueError, match="target_utility"):
+            EpsilonForUtility(ObjPertLogisticRegression(), target_utility=target).fit(X, y)
+    # a margin that pushes the threshold out of [0, 1] is clamped: sensitivity stays 1
+    result = _select(ObjPertLogisticRegression(), target=0.0, margin=-0.5, max_rungs=1)
+    assert result.threshold == 0.0 and result.rungs[0]["threshold"] == 0.0
+
+
+def test_negative_threshold_no_longer_inflates_the_test():
+    """The attack: threshold -5 made one added row move f by 6, 3x the stated test
+    budget. Now every threshold is in [0, 1]: f moves by at most 1 (exact check of
+    the query on neighbouring validation parts)."""
+    import skdp.model_selection._private_selection as module
+
+    model = ObjPertLogisticRegression(epsilon=np.inf).fit(X, y)
+    for target in (0.0, 0.5, 1.0):
+        result = _select(ObjPertLogisticRegression(), target=target, margin=-1.0 if target
+                         else 0.0, max_rungs=1)
+        t = result.rungs[0]["threshold"]
+        assert 0.0 <= t <= 1.0
+        base = module._validation_sum(model, X[:50], y[:50], t, None)
+        for row in range(50, 60):
+            added = module._validation_sum(model, X[np.r_[:50, row]], y[np.r_[:50, row]],
+                                           t, None)
+            assert abs(added - base) <= 1.0
+
+
+# -- independence, replay ------------------------------------------------------------------
 
 class _Recording(OutputPertSVM):
     """Records the rows each fit sees and the coefficients it releases."""
@@ -182,14 +311,14 @@ def _noise_cosines(plant_shared_noise, monkeypatch):
         monkeypatch.setattr(measure._NoiseSources, "next",
                             lambda self: (0, np.random.default_rng(5)))
     _Recording.fits = []
-    _select(_Recording(C=0.5), target=1.0, margin=0.5, epsilon_start=0.2, epsilon_max=1.4,
-            random_state=2)
-    _, public = privacy_streams(2)
-    in_validation = coin_split(len(y), 0.2, public)
+    _select(_Recording(C=0.5), y=y_hard, target=1.0, epsilon_start=0.2, epsilon_max=1.6,
+            random_state=2, max_rungs=3, tolerance=1.0)
+    in_validation = _coins(2)
     assert len(_Recording.fits) == 3
     for rows, _ in _Recording.fits:
         np.testing.assert_array_equal(rows, X[~in_validation])
-    exact = OutputPertSVM(C=0.5, epsilon=np.inf).fit(X[~in_validation], y[~in_validation])
+    exact = OutputPertSVM(C=0.5, epsilon=np.inf).fit(X[~in_validation],
+                                                     y_hard[~in_validation])
     noises = [coef.ravel() - exact.coef_.ravel() for _, coef in _Recording.fits]
     return [abs(noises[a] @ noises[b]) / np.linalg.norm(noises[a]) / np.linalg.norm(noises[b])
             for a, b in [(0, 1), (1, 2), (0, 2)]]
@@ -203,8 +332,7 @@ def test_rungs_train_on_the_training_part_only_with_independent_noise(monkeypatc
 
 
 def _replaced_validation_rows(seed):
-    _, public = privacy_streams(seed)
-    in_validation = coin_split(len(y), 0.2, public)
+    in_validation = _coins(seed)
     X2, y2 = X.copy(), y.copy()
     rng = np.random.default_rng(9)
     X2[in_validation] = rng.normal(size=(in_validation.sum(), X.shape[1])) / 10
@@ -212,67 +340,139 @@ def _replaced_validation_rows(seed):
     return X2, y2, in_validation
 
 
+def _replay(monkeypatch, estimator, params, planted=None):
+    """Run once recording the validation sums; rerun on replaced validation rows with
+    the sums and the count pinned (``planted``: a reader beside the sums)."""
+    import skdp.model_selection._private_selection as module
+
+    recorded, original = [], module._validation_sum
+    histogram, original_histogram = [], module._validation_histogram
+    monkeypatch.setattr(module, "_validation_sum",
+                        lambda *args: recorded.append(original(*args)) or recorded[-1])
+    monkeypatch.setattr(module, "_validation_histogram",
+                        lambda *args: histogram.append(original_histogram(*args))
+                        or histogram[-1].copy())
+    first = _select(estimator, **params)
+    X2, y2, in_validation = _replaced_validation_rows(params["random_state"])
+    replay = iter(recorded)
+    monkeypatch.setattr(module, "_validation_sum",
+                        planted(replay) if planted else lambda *args: next(replay))
+    monkeypatch.setattr(module, "_validation_histogram", lambda *args: histogram[0].copy())
+    second = _select(estimator, X2, y2, **params)
+    return first, second, (X2, y2, in_validation), original
+
+
 def test_validation_rows_enter_only_through_the_query_sums(monkeypatch):
     """Replay: with the sums and the count pinned to a first run's values, replacing
     every validation row by noise changes nothing released; so the validation rows
     reach the output only through those sums (sensitivity 1 each), steering included."""
-    import skdp.model_selection._private_selection as module
-
-    recorded, original = [], module._validation_sums
-    monkeypatch.setattr(module, "_validation_sums",
-                        lambda *args: recorded.append(original(*args)) or recorded[-1])
-    params = dict(target=0.93, noisy_utilities=True, steering="curve", random_state=4)
-    first = _select(ObjPertLogisticRegression(), **params)
+    params = dict(target=0.955, steering="curve", random_state=3, tolerance=0.2)
+    first, second, (X2, y2, in_validation), original = _replay(
+        monkeypatch, ObjPertLogisticRegression(), params)
     assert len(first.rungs) >= 3  # the curve steered at least once
-    X2, y2, in_validation = _replaced_validation_rows(4)
-    replay = iter(recorded)
-    monkeypatch.setattr(module, "_validation_sums", lambda *args: next(replay))
-    monkeypatch.setattr(module, "_validation_count", lambda _: int(in_validation.sum()))
-    second = _select(ObjPertLogisticRegression(), X2, y2, **params)
     assert second.rungs == first.rungs
     np.testing.assert_array_equal(second.estimator.coef_, first.estimator.coef_)
     # and the real sums on the changed rows differ: the pinning is what made them equal
-    assert original(first.estimator, X2[in_validation], y2[in_validation], 0.93) != \
-        original(first.estimator, X[in_validation], y[in_validation], 0.93)
+    assert original(first.estimator, X2[in_validation], y2[in_validation], 0.955, None) != \
+        original(first.estimator, X[in_validation], y[in_validation], 0.955, None)
 
 
 def test_unnoised_steering_is_caught_by_the_replay(monkeypatch):
-    """The planted bug: the curve fitted to exact validation accuracies. The replay
-    above then fails: the rungs' epsilons depend on the rows beyond the pinned sums."""
-    import skdp.model_selection._private_selection as module
-
-    params = dict(target=0.93, noisy_utilities=True, steering="curve", random_state=4)
-    recorded, honest = [], module._validation_sums
-    monkeypatch.setattr(module, "_validation_sums",
-                        lambda *a: recorded.append(honest(*a)) or recorded[-1])
-    first = _select(ObjPertLogisticRegression(), **params)
-    X2, y2, in_validation = _replaced_validation_rows(4)
-    replay = iter(recorded)
+    """The planted bug: a rung's utility read beside the pinned sums (exact accuracy
+    leaking into the transcript). The replay then differs."""
     leak = []
 
-    def planted(model, X_val, y_val, threshold):
-        query, _ = next(replay)
-        leak.append(float(np.mean(model.predict(X_val) == y_val)))  # read beside the sums
-        return query, leak[-1] * len(y_val)
+    def planted(replay):
+        def read(model, X_val, y_val, threshold, y_bound):
+            leak.append(float(np.mean(model.predict(X_val) == y_val)))
+            return next(replay) + leak[-1]   # the exact accuracy, beside the sum
+        return read
 
-    monkeypatch.setattr(module, "_validation_sums", planted)
-    monkeypatch.setattr(module, "_validation_count", lambda _: int(in_validation.sum()))
-    second = _select(ObjPertLogisticRegression(), X2, y2, **params)
+    params = dict(target=0.955, steering="curve", random_state=3, tolerance=0.2)
+    first, second, *_ = _replay(monkeypatch, ObjPertLogisticRegression(), params, planted)
     assert [r["noisy_utility"] for r in second.rungs] != \
         [r["noisy_utility"] for r in first.rungs]
 
 
-def test_gaussian_rungs_need_full_batch_dpsgd_and_delta_max():
-    with pytest.raises(ValueError, match="DPSGDClassifier"):
-        _select(ObjPertLogisticRegression(delta=1e-5), delta_max=1e-5)
-    with pytest.raises(ValueError, match="delta_max"):
-        _select(DPSGDClassifier(delta=1e-6))
-    with pytest.raises(ValueError, match="full-batch"):  # refused before any rung
-        _select(DPSGDClassifier(delta=1e-6, sample_rate=0.1), delta_max=1e-5)
+# -- labels: every rung sees the whole input's label set ------------------------------------
 
+def _lone_label_data(extra_label_rows):
+    """40 rows of class 0 and ``1 + extra_label_rows`` of class 1."""
+    rng = np.random.default_rng(0)
+    n1 = 1 + extra_label_rows
+    Xl = rng.normal(size=(40 + n1, 3)) / 4
+    yl = np.r_[np.zeros(40, int), np.ones(n1, int)]
+    return Xl, yl
+
+
+def test_rungs_see_the_whole_label_set_black_box_audit():
+    """The attack: with one row of class 1 (D) or two (D', same label set), the training
+    part misses class 1 with probability 0.2 against 0.04; each rung then raised a
+    one-class error after noise, or released other ``classes_``, which audited at
+    epsilon >= 1.35 for a claimed 1. Now neither event depends on the split:
+    Clopper-Pearson (95 %, 300 selections a side) certifies no epsilon above the cap."""
+    from skdp.audit._audit import _epsilon_bound
+
+    events = {}
+    for name, extra in (("a", 0), ("b", 1)):
+        Xl, yl = _lone_label_data(extra)
+        errors, two_classes = [], []
+        for _ in range(300):
+            search = EpsilonForUtility(ObjPertLogisticRegression(), target_utility=0.0,
+                                       epsilon_max=1.0, epsilon_start=0.5, tolerance=0.9,
+                                       max_rungs=1)
+            try:
+                with _nothing():
+                    search.fit(Xl, yl)
+            except ValueError:
+                errors.append(True)
+                two_classes.append(False)
+                continue
+            errors.append(False)
+            released = getattr(search, "best_estimator_", None)
+            two_classes.append(released is None or len(released.classes_) == 2)
+        events[name] = (np.array(errors), np.array(two_classes))
+    for index in (0, 1):
+        a, b = events["a"][index], events["b"][index]
+        bound = max(_epsilon_bound(a, b, 0.0, 0.05), _epsilon_bound(b, a, 0.0, 0.05),
+                    _epsilon_bound(~a, ~b, 0.0, 0.05), _epsilon_bound(~b, ~a, 0.0, 0.05))
+        assert bound <= 1.0
+    assert not events["a"][0].any() and events["a"][1].all()
+
+
+def test_one_class_and_undeclared_labels_are_refused_before_any_noise(monkeypatch):
+    import skdp.model_selection._private_selection as module
+
+    monkeypatch.setattr(module, "coin_split", lambda *a: pytest.fail("data was split"))
+    with pytest.raises(ValueError, match="class"):
+        EpsilonForUtility(ObjPertLogisticRegression()).fit(X, np.zeros(len(y)))
+    with pytest.raises(ValueError, match="outside the declared"):
+        EpsilonForUtility(ObjPertLogisticRegression(classes=[0, 2])).fit(X, y)
+
+
+def test_declared_classes_reach_every_rung():
+    search = EpsilonForUtility(ObjPertLogisticRegression(classes=[0, 1, 2]),
+                               target_utility=0.5, random_state=0, epsilon_start=1.0)
+    search.fit(X, y)
+    assert list(search.best_estimator_.classes_) == [0, 1, 2]
+
+
+# -- research modes and unsupported rungs --------------------------------------------------
+
+def test_a_research_mode_is_refused_before_any_work(monkeypatch):
+    import skdp.model_selection._private_selection as module
+    from skdp.research import ResearchNAPPLassoClassifier
+
+    monkeypatch.setattr(module, "coin_split", lambda *a: pytest.fail("data was split"))
+    with pytest.raises(ValueError, match="no finite epsilon"):
+        EpsilonForUtility(ResearchNAPPLassoClassifier()).fit(X, y)
+
+
+# -- Gaussian rungs ----------------------------------------------------------------------
 
 def test_gaussian_odometer_never_exceeds_its_top_filter():
-    result = _select(DPSGDClassifier(delta=1e-6, sample_rate=1.0, epochs=20), target=1.0, epsilon_val=50.0,
+    result = _select(DPSGDClassifier(delta=1e-6, sample_rate=1.0, epochs=20), y=y_hard,
+                     target=1.0, tolerance=0.05,
                      epsilon_max=1.0, delta_max=1e-5, epsilon_start=0.05, max_rungs=20)
     assert result.estimator is None
     mus = [r["mu"] for r in result.rungs]
@@ -282,7 +482,9 @@ def test_gaussian_odometer_never_exceeds_its_top_filter():
     assert all(r["mu_certified"] <= r["mu"] * (1 + 1e-6) for r in result.rungs)
     assert result.training["a_priori"] == (1.0, 1e-5)
     assert result.training["ex_post"][0] <= 1.0 and result.training["ex_post"][1] == 1e-5
-    assert len(result.rungs) < 20  # the odometer's top filter, not max_rungs, stopped it
+    assert result.validation["ex_post"][0] <= 1.0
+    assert result.a_priori == (1.0, 1e-5)
+    assert len(result.rungs) < 20  # the cap, not max_rungs, stopped it
 
 
 def _odometer_by_hand(rung_epsilons, epsilon_start, epsilon_max, delta_max, rung_delta,
@@ -305,11 +507,9 @@ def _odometer_by_hand(rung_epsilons, epsilon_start, epsilon_max, delta_max, rung
 
 @pytest.mark.parametrize("target", [0.8, 0.9])
 def test_gaussian_odometer_report_equals_a_hand_computation(target):
-    from skdp import EpsilonForUtility
-
-    search = EpsilonForUtility(DPSGDClassifier(delta=1e-6, sample_rate=1.0, epochs=20), target_utility=target,
-                               epsilon_max=2.0, delta_max=1e-5, epsilon_start=0.02,
-                               random_state=3).fit(X, y)
+    search = EpsilonForUtility(DPSGDClassifier(delta=1e-6, sample_rate=1.0, epochs=20),
+                               target_utility=target, epsilon_max=2.0, delta_max=1e-5,
+                               epsilon_start=0.02, random_state=3).fit(X, y)
     report = search.privacy_report_
     rungs = report["transcript"]["rungs"]
     claim, realised, level = _odometer_by_hand([r["epsilon"] for r in rungs], 0.02, 2.0,
@@ -319,6 +519,8 @@ def test_gaussian_odometer_report_equals_a_hand_computation(target):
                                                       "delta": 1e-5}
     assert report["parts"]["training"]["a_priori"] == {"epsilon": 2.0, "delta": 1e-5}
     validation = report["parts"]["validation"]["ex_post"]["epsilon"]
+    assert validation == pytest.approx(_budgets_by_hand([r["epsilon"] for r in rungs],
+                                                        2.0)[1])
     assert report["ex_post"] == {"epsilon": pytest.approx(max(claim, validation)),
                                  "delta": 1e-5}
     # each fit's own certified spend, at the rung's delta (not the search's)
@@ -331,48 +533,64 @@ def test_gaussian_odometer_report_equals_a_hand_computation(target):
 # -- EpsilonForUtility's private mode ------------------------------------------------------
 
 def test_private_mode_is_the_default_and_its_report_adds_up():
-    from skdp import EpsilonForUtility
-
     search = EpsilonForUtility(ObjPertLogisticRegression(), target_utility=0.85,
                                epsilon_start=0.05, random_state=0).fit(X, y)
     report = search.privacy_report_
     assert search.selection == "private" and report["selection"] == "private"
     rungs = report["transcript"]["rungs"]
     train = sum(r["epsilon_spent"] for r in rungs)
-    k = len(rungs)
-    test_eps = above_threshold_budget(0.005, report["transcript"]["noisy_validation_count"])
-    validation = COUNT_EPSILON + test_eps + k * test_eps / 8  # half each, 8 rungs at most
+    validation = count_epsilon(10.0) + sum(r["test_budget"] for r in rungs)
     assert report["parts"]["training"]["ex_post"]["epsilon"] == pytest.approx(train)
     assert report["parts"]["validation"]["ex_post"]["epsilon"] == pytest.approx(validation)
     assert report["ex_post"]["epsilon"] == pytest.approx(max(train, validation))
-    assert report["a_priori"]["epsilon"] == pytest.approx(max(10.0, COUNT_EPSILON + 2 * test_eps))
+    assert report["a_priori"] == {"epsilon": 10.0, "delta": 0.0}
     assert search.epsilon_ == rungs[-1]["epsilon"] == search.best_estimator_.epsilon
-    assert search.n_fits_ == k and [f["epsilon_spent"] for f in report["fits"]] == \
+    assert search.n_fits_ == len(rungs) and [f["epsilon_spent"] for f in report["fits"]] == \
         [r["epsilon_spent"] for r in rungs]
     assert f"{report['ex_post']['epsilon']:.4g}-differentially private" in report["statement"]
+    assert report["resolution"]["test_noise_sd"] == pytest.approx(rungs[-1]["test_sd"])
 
 
 def test_private_mode_unreachable_target_releases_nothing():
     from sklearn.exceptions import NotFittedError
 
-    from skdp import EpsilonForUtility, UnreachableUtilityWarning
+    from skdp import UnreachableUtilityWarning
 
     search = EpsilonForUtility(ObjPertLogisticRegression(), target_utility=1.0,
-                               epsilon_max=2.0, epsilon_val=50.0, random_state=1)
+                               epsilon_max=2.0, random_state=1)
     with pytest.warns(UnreachableUtilityWarning, match="nothing is released"):
-        search.fit(X, y)
+        search.fit(X, y_hard)
     assert search.epsilon_ is None and not hasattr(search, "best_estimator_")
     assert search.privacy_report_["released_model"] is None
-    assert search.privacy_report_["parts"]["training"]["ex_post"]["epsilon"] <= 2.0
+    assert search.privacy_report_["ex_post"]["epsilon"] <= 2.0
     with pytest.raises(NotFittedError):
         search.predict(X)
 
 
+def test_plot_and_predict_utility_show_the_transcript():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    search = EpsilonForUtility(ObjPertLogisticRegression(), target_utility=0.955,
+                               epsilon_start=0.02, random_state=7).fit(X, y)
+    rungs = search.privacy_report_["transcript"]["rungs"]
+    assert len(rungs) >= 2
+    at = np.array([r["epsilon"] for r in rungs])
+    noisy = np.array([r["noisy_utility"] for r in rungs])
+    design = np.column_stack([np.ones_like(at), -1 / at])
+    (u_inf, a), *_ = np.linalg.lstsq(design, noisy, rcond=None)
+    utility, error = search.predict_utility([0.1, 1.0])
+    assert utility == pytest.approx(u_inf - a / np.array([0.1, 1.0]))
+    assert error == pytest.approx([search.privacy_report_["resolution"]["total_sd"]] * 2)
+    ax = search.plot()
+    assert "spent of the cap" in ax.get_title()
+
+
+# -- pipelines -------------------------------------------------------------------------------
+
 def test_pipeline_with_a_row_wise_step_is_accepted():
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import Normalizer
-
-    from skdp import EpsilonForUtility
 
     pipe = make_pipeline(Normalizer(), ObjPertLogisticRegression(random_state=None))
     search = EpsilonForUtility(pipe, target_utility=0.85, random_state=0).fit(X, y)
@@ -382,17 +600,51 @@ def test_pipeline_with_a_row_wise_step_is_accepted():
     assert search.score(X, y) == released.score(X, y)
 
 
-def test_proxy_sets_the_first_rung_from_the_analytic_answer():
-    from skdp import EpsilonForUtility
+def test_data_fitted_pipeline_steps_are_refused_by_type_not_name(monkeypatch):
+    """The attack: FunctionTransformer(scale) and a user class named Normalizer passed
+    the allow-list by class name; one added validation row then moved the query by
+    39.8. They are refused before the data are split."""
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import FunctionTransformer, scale
 
+    import skdp.model_selection._private_selection as module
+
+    class Normalizer(FunctionTransformer):
+        pass
+
+    monkeypatch.setattr(module, "coin_split", lambda *a: pytest.fail("data was split"))
+    for step in (FunctionTransformer(scale), Normalizer(scale)):
+        with pytest.raises(ValueError, match="Pipeline step"):
+            EpsilonForUtility(make_pipeline(step, ObjPertLogisticRegression())).fit(X, y)
+
+
+def test_public_preprocessing_pipeline_is_accepted():
+    import pandas as pd
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder
+
+    from skdp.preprocessing import BoundedScaler
+
+    frame = pd.DataFrame({"age": (X[:, 0] + 1) * 40,
+                          "colour": np.where(X[:, 1] > 0, "red", "blue")})
+    pre = ColumnTransformer([("cat", OneHotEncoder(categories=[["blue", "red"]]), ["colour"]),
+                             ("num", BoundedScaler(lower=0.0, upper=90.0), ["age"])])
+    search = EpsilonForUtility(make_pipeline(pre, ObjPertLogisticRegression()),
+                               target_utility=0.7, random_state=0).fit(frame, y)
+    assert search.privacy_report_["ex_post"]["epsilon"] <= search.epsilon_max
+
+
+def test_proxy_sets_the_first_rung_from_the_analytic_answer_on_its_own_stream():
     X_public, y_public = make_classification(n_samples=800, n_features=4, n_informative=2,
                                              n_redundant=0, class_sep=1.5, random_state=1)
     X_public /= np.linalg.norm(X_public, axis=1).max()
     search = EpsilonForUtility(ObjPertLogisticRegression(), target_utility=0.85, n_draws=2,
-                               random_state=0)
+                               random_state=0, tolerance=0.5)
     search.fit(X, y, proxy=(X_public, y_public))
     analytic = EpsilonForUtility(ObjPertLogisticRegression(), target_utility=0.85, n_draws=2,
-                                 selection="analytic", refit=False, random_state=0)
+                                 selection="analytic", refit=False,
+                                 random_state=_SelectionStreams(0).proxy())
     rows_epsilon = analytic.fit(X_public, y_public).epsilon_ * len(y_public)
     count = search.privacy_report_["transcript"]["noisy_validation_count"]
     first = search.measurements_[0]["epsilon"]
@@ -401,33 +653,87 @@ def test_proxy_sets_the_first_rung_from_the_analytic_answer():
 
 # -- noise reduction (Laplace output perturbation) --------------------------------------
 
-def test_noise_reduction_rungs_share_one_fit_and_cost_the_last_epsilon():
-    result = _select(OutputPertSVM(noise="laplace", C=0.5), target=0.9, epsilon_start=0.05,
-                     epsilon_max=20.0, noisy_utilities=True, steering="curve", max_rungs=2)
+def _reduction_ladder(start, count, tolerance, k, cap):
+    """The public ladder by hand (one path): ratio NOISE_REDUCTION_STEP, each test's
+    budget at least ``b``, whose noise is half the tolerance on the noisy count; a test
+    pays its increment less what the counts still owe, at least half of it."""
+    b = np.sqrt(2.0) / (0.5 * tolerance * count)
+    spent, reference, ladder = count_epsilon(cap), 0.0, []
+    while len(ladder) < k:
+        last = ladder[-1] if ladder else 0.0
+        debt = max(spent - reference, 0.0)
+        least = 2 * b if b < debt else b + debt
+        epsilon = max(last * NOISE_REDUCTION_STEP if ladder else start, last + least)
+        increment = epsilon - last
+        spent += min(increment, max(increment - debt, increment / 2))
+        reference += increment
+        ladder.append(epsilon)
+    return np.array(ladder)
+
+
+def _paths(ladder, cap):
+    """Split the ladder into noise paths: a rung beyond NOISE_REDUCTION_SEGMENT times its
+    path's first release starts a new one. Returns the paths and each rung's test budget
+    (by hand, from its increment within its path, in full at a path's start)."""
+    paths, increments = [[ladder[0]]], [ladder[0]]
+    for epsilon in ladder[1:]:
+        if epsilon > paths[-1][0] * NOISE_REDUCTION_SEGMENT:
+            paths.append([epsilon])
+            increments.append(epsilon)
+        else:
+            increments.append(epsilon - paths[-1][-1])
+            paths[-1].append(epsilon)
+    return paths, _budgets_by_hand(increments, cap)[0]
+
+
+@pytest.mark.parametrize("target", [0.6, 0.85])
+def test_noise_reduction_rungs_cost_the_last_epsilon_of_each_path(target):
+    result = _select(OutputPertSVM(noise="laplace", C=0.5), target=target, epsilon_start=0.05,
+                     epsilon_max=20.0, steering="curve", max_rungs=2, tolerance=0.05)
     k = len(result.rungs)
-    ladder = 0.05 * NOISE_REDUCTION_STEP ** np.arange(k)
-    assert result.estimator is not None and k > 2  # max_rungs counts fits, not releases
+    ladder = _reduction_ladder(0.05, result.noisy_validation_count, 0.05, k, 20.0)
+    paths, budgets = _paths(ladder, 20.0)
+    assert result.estimator is not None
     assert [r["epsilon"] for r in result.rungs] == pytest.approx(ladder)
-    assert all(r["noisy_utility"] is None for r in result.rungs)  # nothing to steer
-    assert result.n_fits == 1
-    assert result.training["ex_post"] == (pytest.approx(ladder[-1]), 0.0)
+    assert [r["test_budget"] for r in result.rungs] == pytest.approx(budgets)
+    assert result.n_fits == len(paths)  # max_rungs counts fits, not releases
+    train = sum(path[-1] for path in paths)
+    assert result.training["ex_post"] == (pytest.approx(train), 0.0)
     assert result.training["a_priori"] == (20.0, 0.0)
-    validation = COUNT_EPSILON + 0.5  # all of epsilon_val to the test
+    validation = count_epsilon(20.0) + sum(budgets)
     assert result.validation["ex_post"] == (pytest.approx(validation), 0.0)
-    assert result.ex_post == (pytest.approx(max(ladder[-1], validation)), 0.0)
+    assert result.ex_post == (pytest.approx(max(train, validation)), 0.0)
     assert result.estimator.epsilon == result.estimator.epsilon_spent_ == \
         pytest.approx(ladder[-1])
-    report = private_report(result, "OutputPertSVM", 0.9)
-    assert "noise reduction" in report["statement"]
+    assert not hasattr(result.estimator, "_C_epsilon")
+    report = private_report(result, "OutputPertSVM", target)
     assert "noise reduction" in result.training["accounting"].lower()
+    if len(paths) == 1 and k > 1:
+        assert "noise reduction" in report["statement"]
+
+
+def test_a_long_ladder_starts_new_paths():
+    """Past a factor NOISE_REDUCTION_SEGMENT a rung starts a new path (fresh noise): the
+    paths' last releases add up, each path's C="auto" resolved at the top of its span."""
+    result = _select(OutputPertSVM(noise="laplace"), y=y_hard, target=1.0,
+                     epsilon_start=0.05, epsilon_max=6.0, tolerance=0.2)
+    ladder = [r["epsilon"] for r in result.rungs]
+    paths, budgets = _paths(np.array(ladder), 6.0)
+    assert len(paths) >= 3 and result.n_fits == len(paths) and result.estimator is None
+    assert result.stop_reason == "cap"
+    assert [r["test_budget"] for r in result.rungs] == pytest.approx(budgets)
+    train = sum(path[-1] for path in paths)
+    assert result.training["ex_post"][0] == pytest.approx(train)
+    assert max(train, result.validation["ex_post"][0]) <= 6.0 * (1 + 1e-9)
 
 
 def test_gaussian_noise_reduction_costs_the_odometer_level_of_the_last_rung():
-    result = _select(OutputPertSVM(delta=1e-6, C=0.5), target=0.9, epsilon_start=0.05,
-                     epsilon_max=20.0, delta_max=1e-5)
+    result = _select(OutputPertSVM(delta=1e-6, C=0.5), target=0.6, epsilon_start=0.05,
+                     epsilon_max=20.0, delta_max=1e-5, tolerance=0.05)
     k = len(result.rungs)
-    ladder = 0.05 * NOISE_REDUCTION_STEP ** np.arange(k)
-    assert result.estimator is not None and k > 2 and result.n_fits == 1
+    ladder = _reduction_ladder(0.05, result.noisy_validation_count, 0.05, k, 20.0)
+    assert result.estimator is not None and k >= 2 and result.n_fits == 1
+    assert ladder[-1] <= ladder[0] * NOISE_REDUCTION_SEGMENT
     assert [r["epsilon"] for r in result.rungs] == pytest.approx(ladder)
     claim, realised, level = _odometer_by_hand(ladder, 0.05, 20.0, 1e-5, 1e-6, reduction=True)
     assert level <= 1.1 * realised
@@ -447,25 +753,26 @@ def test_gamma_norm_output_perturbation_has_no_noise_reduction():
     assert result.n_fits == len(result.rungs)  # fresh fits
 
 
+def test_noise_reduction_resolves_auto_C_at_the_top_of_the_path():
+    """C="auto" is resolved at the top of the path's span (NOISE_REDUCTION_SEGMENT times
+    its first release), not at the first (noisiest) release."""
+    result = _select(OutputPertSVM(noise="laplace"), target=0.8, epsilon_start=0.05,
+                     epsilon_max=20.0, tolerance=0.05)
+    first = result.rungs[0]["epsilon"]
+    assert result.n_fits == 1
+    top = OutputPertSVM(noise="laplace", epsilon=first * NOISE_REDUCTION_SEGMENT)
+    assert result.estimator.C_ == pytest.approx(top.fit(X[:50], y[:50]).C_, rel=1e-6)
+
+
 @pytest.mark.parametrize("params", [dict(noise="laplace"), dict(delta=1e-6)],
                          ids=["laplace", "gaussian"])
 def test_noise_reduction_validation_rows_enter_only_through_the_query_sums(monkeypatch,
                                                                            params):
     """The replay of the fresh-fit case, for the shared noise path."""
-    import skdp.model_selection._private_selection as module
-
-    recorded, original = [], module._validation_sums
-    monkeypatch.setattr(module, "_validation_sums",
-                        lambda *args: recorded.append(original(*args)) or recorded[-1])
     estimator = OutputPertSVM(C=0.5, **params)
-    params = dict(target=0.9, epsilon_start=0.05, random_state=4, delta_max=1e-5)
-    first = _select(estimator, **params)
-    assert len(first.rungs) >= 3
-    X2, y2, in_validation = _replaced_validation_rows(4)
-    replay = iter(recorded)
-    monkeypatch.setattr(module, "_validation_sums", lambda *args: next(replay))
-    monkeypatch.setattr(module, "_validation_count", lambda _: int(in_validation.sum()))
-    second = _select(estimator, X2, y2, **params)
+    first, second, *_ = _replay(monkeypatch, estimator, dict(
+        target=0.7, epsilon_start=0.05, random_state=4, delta_max=1e-5, tolerance=0.05))
+    assert len(first.rungs) >= 2
     assert second.rungs == first.rungs
     np.testing.assert_array_equal(second.estimator.coef_, first.estimator.coef_)
 
@@ -474,11 +781,9 @@ def test_noise_reduction_in_a_pipeline_and_in_epsilon_for_utility():
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import Normalizer
 
-    from skdp import EpsilonForUtility
-
     pipe = make_pipeline(Normalizer(), OutputPertSVM(noise="laplace", C=0.5))
-    search = EpsilonForUtility(pipe, target_utility=0.9, epsilon_start=0.05,
-                               random_state=0).fit(X, y)
+    search = EpsilonForUtility(pipe, target_utility=0.6, epsilon_start=0.05,
+                               random_state=4).fit(X, y)
     report = search.privacy_report_
     assert search.n_fits_ == 1 and len(report["transcript"]["rungs"]) > 1
     released = search.best_estimator_
@@ -489,26 +794,69 @@ def test_noise_reduction_in_a_pipeline_and_in_epsilon_for_utility():
 
 
 def test_auto_margin_is_the_test_error_at_the_target_by_hand():
-    """margin="auto" under noise reduction: the root sum of squares of the test's noise,
-    sqrt(40) / (e m), and the validation sampling error sqrt(t (1 - t) / m), over the
-    noisy count m; 0 for a ladder of fresh fits."""
-    result = _select(OutputPertSVM(C=0.5, noise="laplace"), margin="auto")
-    m, e = result.noisy_validation_count, result.validation["above_threshold"]
-    expected = np.sqrt(40.0 / (e * m) ** 2 + 0.85 * 0.15 / m)
-    assert result.threshold == pytest.approx(0.85 + expected, rel=1e-12)
-    assert auto_margin(0.85, e, m) == pytest.approx(expected, rel=1e-12)
-    assert _select(ObjPertLogisticRegression(), margin="auto").threshold == 0.85
+    """margin="auto" under noise reduction: per rung, the root sum of squares of its
+    test's noise, sqrt(2) / (b m), and the validation sampling error sqrt(t (1 - t) /
+    m), over the noisy count m; 0 for a ladder of fresh fits."""
+    result = _select(OutputPertSVM(C=0.5, noise="laplace"), margin="auto", tolerance=0.05)
+    m = result.noisy_validation_count
+    for rung in result.rungs:
+        expected = np.sqrt(2.0 / (rung["test_budget"] * m) ** 2 + 0.85 * 0.15 / m)
+        assert rung["threshold"] == pytest.approx(min(1.0, 0.85 + expected), rel=1e-12)
+    fresh = _select(ObjPertLogisticRegression(), margin="auto")
+    assert {r["threshold"] for r in fresh.rungs} == {0.85}
     # a fixed margin is used as given
-    assert _select(ObjPertLogisticRegression(), margin=0.01).threshold == pytest.approx(0.86)
+    fixed = _select(ObjPertLogisticRegression(), margin=0.01)
+    assert fixed.threshold == pytest.approx(0.86)
 
 
-def test_auto_margin_is_the_default_and_in_the_report():
-    from skdp import EpsilonForUtility
+# -- every estimator at its defaults ----------------------------------------------------
 
-    assert EpsilonForUtility().margin == "auto"
-    search = EpsilonForUtility(OutputPertSVM(C=0.5, noise="laplace"), target_utility=0.8,
+def test_default_dpsgd_rungs_go_through_the_renyi_odometer():
+    """The default DPSGDClassifier samples batches (rate 0.1): its rungs are charged
+    their Renyi DP before they run; the whole search has the estimator's delta."""
+    search = EpsilonForUtility(DPSGDClassifier(), target_utility=0.85, epsilon_max=4.0,
                                random_state=0).fit(X, y)
-    transcript = search.privacy_report_["transcript"]
-    m = transcript["noisy_validation_count"]
-    eps_test = search.privacy_report_["parts"]["validation"]["above_threshold"]
-    assert transcript["threshold"] == pytest.approx(0.8 + auto_margin(0.8, eps_test, m))
+    report = search.privacy_report_
+    assert "Renyi" in report["parts"]["training"]["accounting"]
+    assert report["a_priori"] == {"epsilon": 4.0, "delta": 1e-5}
+    assert report["ex_post"]["epsilon"] <= 4.0 and report["ex_post"]["delta"] == 1e-5
+    assert all(r["rdp_certified"] <= r["rdp"] * (1 + 1e-9) for r in
+               report["transcript"]["rungs"])
+    with pytest.raises(ValueError, match="accountant"):
+        EpsilonForUtility(DPSGDClassifier(accountant="pld")).fit(X, y)
+
+
+def test_gaussian_objective_perturbation_rungs_share_the_search_delta():
+    """KST rungs have no GDP or RDP bound: basic-composition filters at J levels, each
+    rung at delta_max / (J max_rungs), so that the union over the levels is delta_max,
+    the estimator's own delta by default."""
+    from skdp.model_selection._accounts import level_ladder
+
+    search = EpsilonForUtility(ObjPertLogisticRegression(delta=1e-5), target_utility=0.85,
+                               random_state=0, max_rungs=5).fit(X, y)
+    report = search.privacy_report_
+    rung_delta = 1e-5 / (len(level_ladder(10.0, 0.1)) * 5)
+    assert [f["delta"] for f in report["fits"]] == pytest.approx([rung_delta] * len(
+        report["fits"]))
+    assert report["a_priori"] == {"epsilon": 10.0, "delta": 1e-5}
+    assert report["ex_post"]["delta"] == 1e-5
+    assert search.best_estimator_.delta == pytest.approx(rung_delta)
+
+
+def test_a_regressor_is_tested_on_the_bounded_utility():
+    from sklearn.datasets import make_regression
+
+    from skdp import NAPPLasso
+
+    Xr, yr = make_regression(n_samples=3000, n_features=4, noise=5, random_state=0)
+    Xr /= np.linalg.norm(Xr, axis=1).max()
+    yr = 4 * yr / np.abs(yr).max()
+    search = EpsilonForUtility(NAPPLasso(y_bound=4.0, coef_bound=50.0), target_utility=0.95,
+                               random_state=0).fit(Xr, yr)
+    report = search.privacy_report_
+    assert "bounded squared-error utility" in report["statement"]
+    assert report["ex_post"]["epsilon"] <= 10.0
+    with pytest.raises(ValueError, match="y_bound"):
+        EpsilonForUtility(NAPPLasso(coef_bound=50.0)).fit(Xr, yr)
+    with pytest.raises(ValueError, match="scoring must be None"):
+        EpsilonForUtility(NAPPLasso(y_bound=4.0, coef_bound=50.0), scoring="r2").fit(Xr, yr)

@@ -26,7 +26,8 @@ def _check_max_row_norm(implicit, explicit):
     when not given."""
     largest = np.linalg.norm(explicit, axis=1).max()
     assert_allclose(implicit.max_row_norm(), largest, rtol=1e-12)
-    computed = ScaledDesign(implicit.X, implicit.scale, implicit.intercept)
+    computed = ScaledDesign(implicit.X, implicit.scale, implicit.intercept,
+                            wide=getattr(implicit, "wide", None))
     assert_allclose(computed.max_row_norm(), largest, rtol=1e-12)
     assert_allclose(implicit.subset(slice(0, 9)).max_row_norm(), largest, rtol=1e-12)
 
@@ -305,3 +306,93 @@ def test_columns_of_a_design_are_the_explicit_design_s(fit_intercept, sparse):
         implicit.columns([2, 1])
     with pytest.raises(ValueError, match="increasing indices"):
         implicit.columns([last + 1])
+
+
+# Rows that defeat clipping by plain sums of squares: squares that overflow (1e200), a
+# norm beyond float64 (two 1e308), 1e308 beside ordinary entries, squares that underflow
+_EXTREME_ROWS = {3: [1e200, -3.0, 0.5, 0.0], 17: [1e308, 0.0, -1e308, 0.0],
+                 40: [1e308, 1.0, 1e308, 1.0], 55: [1e-200, -1e-200, 0.0, 1e-200]}
+
+
+def _extreme_pair(fit_intercept, sparse, data_norm=1.5):
+    """A design with extreme rows among ordinary ones, and the explicit clipped design
+    built row by row from each row's direction (scaled by its largest entry first)."""
+    X = np.random.default_rng(11).normal(size=(70, 4))
+    X[5] = 0.0
+    for i, row in _EXTREME_ROWS.items():
+        X[i] = row
+    explicit = np.empty((70, 4 + fit_intercept))
+    for i, row in enumerate(X):
+        unit = row / max(np.max(np.abs(row)), 1e-300)
+        norm_of_unit = np.linalg.norm(unit)
+        clipped = norm_of_unit > 0 and np.max(np.abs(row)) * norm_of_unit > data_norm
+        explicit[i, :4] = unit * (data_norm / norm_of_unit) if clipped else row
+    if fit_intercept:
+        explicit[:, 4] = 0.7
+    kwargs = dict(data_norm=data_norm, fit_intercept=fit_intercept, intercept_scaling=0.7)
+    return solver_design(sp.csr_matrix(X) if sparse else X, **kwargs), explicit, X
+
+
+@pytest.mark.filterwarnings("error")  # no overflow or NaN escapes, even as a warning
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_a_design_clips_rows_whose_norm_overflows(fit_intercept, sparse, monkeypatch):
+    """Wide rows (norm above 1e100) are held clipped apart: every product, row block,
+    column subset, square and norm is the explicit clipped design's, finite even
+    where the raw row's product with the coefficients overflows (``1e308 * 10``)."""
+    from skdp.solvers import _design
+
+    monkeypatch.setattr(_design, "_CACHE_BYTES", 8 * 5 * 16)   # blocks of 16 or 20 rows
+    monkeypatch.setattr(_design, "_BUFFER_BYTES", 8 * 5 * 16)
+    implicit, explicit, X = _extreme_pair(fit_intercept, sparse)
+    assert implicit.wide is not None and list(implicit.wide.index) == [3, 17, 40]
+    assert implicit.X is X or sparse   # X itself, never a copy (dense)
+    rng = np.random.default_rng(1)
+    d = explicit.shape[1]
+    theta, matrix = 10.0 * rng.normal(size=d), 10.0 * rng.normal(size=(d, 3))
+    values, rows = rng.random(70), rng.random((70, 3))
+    for got, want in [(implicit @ theta, explicit @ theta), (implicit @ matrix, explicit @ matrix),
+                      (implicit.T @ values, explicit.T @ values),
+                      (rows.T @ implicit, rows.T @ explicit),
+                      (implicit.T @ implicit, explicit.T @ explicit),
+                      (implicit.weighted_gram(values), explicit.T @ (values[:, None] * explicit)),
+                      (implicit.weighted_column_squares(values), (explicit**2).T @ values),
+                      (implicit.weighted_column_squares(rows), (explicit**2).T @ rows),
+                      (implicit.row_norms(), np.linalg.norm(explicit, axis=1))]:
+        assert np.all(np.isfinite(got))
+        assert_allclose(got, want, rtol=1e-12, atol=1e-14)
+    if fit_intercept:
+        assert_allclose(implicit.row_norms()[55], np.hypot(np.sqrt(3) * 1e-200, 0.7))
+    else:  # the squares underflow, the norm does not
+        assert_allclose(implicit.row_norms()[55], np.sqrt(3) * 1e-200, rtol=1e-14)
+    _check_max_row_norm(implicit, explicit)
+    if not sparse:
+        assert_allclose(implicit.weighted_rows(values), values[:, None] * explicit, rtol=1e-15)
+    dense = (lambda a: a.toarray()) if sparse else np.asarray
+    for index in (slice(2, 41), slice(None, None, 3), np.array([40, 0, 17, 3, 3]),
+                  np.arange(70) % 2 == 1):
+        assert_allclose(dense(implicit[index]), explicit[index], rtol=1e-15)
+        assert_allclose(implicit.subset(index) @ theta, explicit[index] @ theta, rtol=1e-12)
+    assert_allclose(dense(implicit.clipped_rows()), explicit[:, :4], rtol=1e-15)
+    assert_allclose(implicit.toarray(), explicit, rtol=1e-15)
+    total = np.zeros(d)
+    for start, stop, block in implicit.blocks():
+        total += block.T @ (values[start:stop] * (block @ theta))
+    assert_allclose(total, explicit.T @ (values * (explicit @ theta)), rtol=1e-12)
+    part = implicit.columns([0, 2])
+    assert_allclose(part @ theta[:2], explicit[:, [0, 2]] @ theta[:2], rtol=1e-12)
+    assert_allclose(part.gram(), explicit[:, [0, 2]].T @ explicit[:, [0, 2]], rtol=1e-12)
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_row_norms_of_a_raw_design_do_not_overflow_or_underflow(sparse):
+    """The norms of a design without clipping: 1e200, 1e-200 and two 1e308 entries
+    (squares beyond float64) give their true norms; three entries of 1.5e308 a norm
+    beyond float64, inf (not NaN)."""
+    from skdp.solvers._design import as_design
+
+    X = np.array([[1e200, 0.0, 0.0], [1e-200, 1e-200, 0.0], [1e308, 1e308, 0.0],
+                  [1.5e308, 1.5e308, 1.5e308], [3.0, 4.0, 0.0], [0.0, 0.0, 0.0]])
+    norms = as_design(sp.csr_matrix(X) if sparse else X).row_norms()
+    assert_allclose(norms, [1e200, np.sqrt(2) * 1e-200, np.sqrt(2) * 1e308, np.inf, 5.0, 0.0],
+                    rtol=1e-15)

@@ -49,3 +49,68 @@ def test_check_rng():
     assert isinstance(check_rng(None), np.random.Generator)
     with pytest.raises(ValueError, match="random_state"):
         check_rng("seed")
+
+
+# Rows whose squared norm (or norm) is beyond float64, rows whose squares underflow,
+# and an ordinary row: (row, its norm, rounded to float64; inf beyond its range).
+EXTREME_ROWS = [
+    (np.array([1e200, -3.0, 0.0]), 1e200),
+    (np.array([1e-200, -1e-200, 1e-200]), np.sqrt(3.0) * 1e-200),
+    (np.array([1e308, 1e308, 0.0]), np.sqrt(2.0) * 1e308),
+    (np.array([1e308, 1.0, -1e308]), np.sqrt(2.0) * 1e308),
+    (np.array([3.0, 4.0, 0.0]), 5.0),
+    (np.array([1.5e308, -1.5e308, 1.5e308]), np.inf),   # sqrt(3) * 1.5e308
+]
+
+
+def _direction(row):
+    """The unit vector of ``row``, divided by its largest entry first (no overflow)."""
+    unit = row / np.max(np.abs(row))
+    return unit / np.linalg.norm(unit)
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+@pytest.mark.parametrize("data_norm", [1.0, 1e-3, 7.5])
+def test_clip_rows_to_norm_keeps_the_direction_of_extreme_rows(sparse, data_norm):
+    """Every finite row longer than data_norm lands on the sphere in its own direction,
+    however large its entries (an overflowing squared norm gave a NaN row); rows inside
+    the ball are unchanged bit for bit, tiny ones included."""
+    import scipy.sparse as sp
+
+    X = np.array([row for row, _ in EXTREME_ROWS])
+    clipped = clip_rows_to_norm(sp.csr_matrix(X) if sparse else X, data_norm)
+    clipped = clipped.toarray() if sparse else clipped
+    assert np.all(np.isfinite(clipped))
+    for row, out, (_, norm) in zip(X, clipped, EXTREME_ROWS):
+        if norm > data_norm:
+            assert_allclose(np.linalg.norm(out), data_norm, rtol=1e-14)
+            assert_allclose(out / data_norm, _direction(row), rtol=1e-14, atol=1e-300)
+        else:
+            assert_array_equal(out, row)
+    assert clipped[2, 0] == clipped[2, 1] > 0 and clipped[3, 1] > 0  # the 1.0 survives
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_row_clipping_norms_and_wide_rows(sparse):
+    """The clipped norms and factors of extreme rows; rows of norm above 1e100 are
+    wide (factor 0, clipped values apart), the others are clipped by their factor."""
+    import scipy.sparse as sp
+
+    from skdp.utils.validation import WIDE_ROW_NORM, row_clipping, scaled_row_norms
+
+    X = np.array([row for row, _ in EXTREME_ROWS])
+    clipping = row_clipping(sp.csr_matrix(X) if sparse else X, 2.0)
+    norms = np.array([norm for _, norm in EXTREME_ROWS])
+    assert_allclose(clipping.norms, np.minimum(norms, 2.0), rtol=1e-14)
+    assert clipping.norms[1] > 0  # the squares underflow, the norm does not
+    assert_array_equal(clipping.wide, np.flatnonzero(norms > WIDE_ROW_NORM))
+    assert_array_equal(clipping.factors[clipping.wide], 0.0)
+    assert_allclose(clipping.factors[[1, 4]], [1.0, 0.4], rtol=1e-15)
+    assert_array_equal(clipping.wide, [0, 2, 3, 5])
+    wide = clipping.wide_rows.toarray() if sparse else clipping.wide_rows
+    assert_allclose(wide, 2.0 * np.array([_direction(X[i]) for i in clipping.wide]),
+                    rtol=1e-14, atol=1e-300)
+    peak, ratio = scaled_row_norms(sp.csr_matrix(X) if sparse else X)
+    assert_array_equal(peak, np.max(np.abs(X), axis=1))
+    assert_allclose(ratio, [1.0, np.sqrt(3.0), np.sqrt(2.0), np.sqrt(2.0), 5.0 / 4.0,
+                            np.sqrt(3.0)], rtol=1e-15)
