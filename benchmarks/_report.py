@@ -559,8 +559,9 @@ def _cap_prose(cells, params, previous):
         "where the target is met within a few rungs, the median is "
         + ", ".join(f"{fmt(c['summary']['ex_post_epsilon']['median'], 3)} at cap "
                     f"{fmt_eps(c['epsilon_max'])}" for c in cells if c["whole_split"])
-        + ": the count of the validation part costs 1% of the cap whatever the search "
-        "does, so the same search realises more under a larger cap.", ""]
+        + ": the label counts of the validation part cost min(5% of the cap, 0.1) and "
+        "the first tests repay them, so the realised figure follows the rungs' spend "
+        "rather than the cap.", ""]
     noisy_count = [c for c in small if c["summary"]["count_noise_sd_rows"]
                    > c["summary"]["expected_validation_rows"]]
     coarse = [c for c in small if c["summary"].get("sampling_sd_at_expected_rows", 0) > tolerance]
@@ -569,16 +570,17 @@ def _cap_prose(cells, params, previous):
     starved = [c for c in small if c["summary"]["released_share"] < 0.1]
     coarse_sizes = ", ".join(f"n = {n}" for n in dict.fromkeys(c["n"] for c in coarse))
     lines += [
-        "Which cohorts a cap can serve, from the resolution columns. The validation part "
-        "is counted with 1% of the cap (Laplace noise of sd 141 / epsilon_max rows), and "
-        "that noisy count sets both the `cohort_too_small` guard and the tests' budgets. "
-        "The report's test noise sd (first figure in its column) is relative to the noisy "
-        "count; the second restates it on the expected validation size 0.2 n, where the "
-        "tests actually run. The count's noise exceeds the expected validation part at "
-        f"{_cohorts(noisy_count)}: there the guard fires or not by the count's noise, and a "
-        "test's real resolution is off the reported one by the count's error, several "
-        "times either way. The validation sampling "
-        f"error at the target on 0.2 n rows, which the guard does not consider, exceeds the "
+        "Which cohorts a cap can serve, from the resolution columns. The validation part's "
+        "label counts get min(5% of the cap, 0.1) (Laplace noise of the sd in the count "
+        "column, per count); the `cohort_too_small` guard reads the count less two of its "
+        "standard deviations, so it refuses rather than trusts a count that noise has "
+        "inflated, and no test's noise exceeds half the tolerance. The report's test noise "
+        "sd (first figure in its column) is relative to the noisy count; the second "
+        "restates it on the expected validation size 0.2 n, where the tests actually run. "
+        f"The count's noise exceeds the expected validation part at {_cohorts(noisy_count)}. "
+        "The validation sampling "
+        f"error at the target on 0.2 n rows, which the search reports and warns about "
+        f"rather than refuses, exceeds the "
         f"tolerance {fmt(tolerance, 2)} at {coarse_sizes or 'no size'}, whatever the cap. "
         "Fewer than "
         f"half of the released models are within 0.5 points of the target at "

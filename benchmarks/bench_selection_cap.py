@@ -216,8 +216,7 @@ def run_search(estimator, X, y, X_test, y_test, epsilon_max, seed, score=None, *
             "sampling_sd": resolution["sampling_sd"], "total_sd": resolution["total_sd"],
             "noisy_validation_count": resolution["noisy_validation_count"],
             # the epsilon of the validation part's Laplace label counts (the report's
-            # parts.validation.noisy_count holds this epsilon, not a count)
-            "count_epsilon": report["parts"]["validation"]["noisy_count"],
+            "count_epsilon": report["parts"]["validation"]["count_epsilon"],
             "n_fits": search.n_fits_, "n_rungs": len(report["transcript"]["rungs"]),
             "fit_seconds": seconds}
 
