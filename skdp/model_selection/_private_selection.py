@@ -732,6 +732,40 @@ def _validation_sum(model, X_val, y_val, threshold, y_bound):
     return float(np.sum(bounded_utilities(model, X_val, y_val, y_bound) - threshold))
 
 
+def _noisy_label_counts(y_val, classes, epsilon, noise_rng):
+    """``(histogram, count, chance)``: the validation part's label counts plus
+    ``Lap(1 / epsilon)`` each, their sum, and a classifier's chance level (the largest
+    noisy share; ``None`` for a regressor). All but the histogram is post-processing."""
+    histogram = _validation_histogram(y_val, classes)
+    histogram += noise_rng.laplace(scale=1.0 / epsilon, size=histogram.shape)
+    count = float(histogram.sum())
+    chance = float(histogram.max() / max(count, 1.0)) if classes is not None else None
+    return histogram, count, chance
+
+
+def _cohort_too_small(top_budget, count, n_counts, count_epsilon, tolerance):
+    """Whether the test at the largest rung the cap allows (budget ``top_budget``)
+    would have noise above ``tolerance`` on a count rarely above the true one: the
+    noisy count less two standard deviations of its ``n_counts`` counts' noise."""
+    if top_budget <= 0:
+        return True
+    fewest = count - 2.0 * np.sqrt(2.0 * n_counts) / count_epsilon
+    return comparison_noise_sd(top_budget, fewest) > tolerance
+
+
+def _laplace_test(model, validation, budget, count, noise_rng, threshold, y_bound):
+    """A rung's test: the noisy sum ``f + Lap(1 / budget)`` of ``f = sum_i (u_i -
+    threshold)`` over the validation part, its pass bit, and the noisy utility
+    ``threshold + noisy sum / count``."""
+    X_val, y_val = validation
+    noisy_sum = float(_validation_sum(model, X_val, y_val, threshold, y_bound)
+                      + noise_rng.laplace(scale=1.0 / budget))
+    return {"test_budget": budget, "threshold": threshold, "noisy_sum": noisy_sum,
+            "passed": bool(noisy_sum >= 0.0),
+            "noisy_utility": threshold + noisy_sum / max(count, 1.0),
+            "test_sd": comparison_noise_sd(budget, count)}
+
+
 def _validation_histogram(y_val, classes):
     """The validation part's label counts (its size for a regressor), released only
     through Laplace noise: one row moves one count by one (sensitivity 1)."""
@@ -893,11 +927,8 @@ def select_epsilon_privately(estimator, X, y, *, target, epsilon_max, epsilon_st
     in_validation = coin_split(len(y), validation_fraction, streams.coins())
     X_train, y_train = _select_rows(X, ~in_validation), np.asarray(y)[~in_validation]
     X_val, y_val = _select_rows(X, in_validation), np.asarray(y)[in_validation]
-    histogram = _validation_histogram(y_val, classes)
-    histogram += noise_rng.laplace(scale=1.0 / tests.count_epsilon, size=histogram.shape)
-    count = float(histogram.sum())
-    # a classifier's chance level: the largest class share (post-processing)
-    chance = float(histogram.max() / max(count, 1.0)) if classes is not None else None
+    histogram, count, chance = _noisy_label_counts(y_val, classes, tests.count_epsilon,
+                                                   noise_rng)
     if rows_epsilon is not None:
         training_rows = max(count, 1.0) * (1 - validation_fraction) / validation_fraction
         epsilon_start = rows_epsilon / training_rows
@@ -911,13 +942,9 @@ def select_epsilon_privately(estimator, X, y, *, target, epsilon_max, epsilon_st
     fits = (NoiseReductionRungs if reduction else FreshFits)(
         estimator, X_train, y_train, streams.rungs, extra, largest)
     rungs, released, epsilon, stop = [], None, float(epsilon_start), "cap"
-    # the guard: the test at the largest rung the cap allows must have noise within
-    # the tolerance on a count that is rarely above the true one (two standard
-    # deviations of the counts' noise below)
-    fewest = count - 2.0 * np.sqrt(2.0 * len(histogram)) / tests.count_epsilon
     top_budget = tests.test_budget(largest)
     resolution_sd = comparison_noise_sd(top_budget, count) if top_budget > 0 else np.inf
-    if top_budget <= 0 or comparison_noise_sd(top_budget, fewest) > tolerance:
+    if _cohort_too_small(top_budget, count, len(histogram), tests.count_epsilon, tolerance):
         stop = "cohort_too_small"
     # no test noisier than half the tolerance: the smallest budget that allows
     min_budget = np.sqrt(2.0) / (0.5 * tolerance * max(count, 1.0))
@@ -942,16 +969,12 @@ def select_epsilon_privately(estimator, X, y, *, target, epsilon_max, epsilon_st
                 break
             epsilon *= ratio
             continue
-        rung = {"epsilon": float(epsilon), **account.charge(epsilon, model)}
         budget = tests.charge(epsilon)
         test_sd = comparison_noise_sd(budget, count)
-        rung_threshold = _thresholds(target, margin, reduction, test_sd, sample_sd)
-        noisy_sum = float(_validation_sum(model, X_val, y_val, rung_threshold, y_bound)
-                          + noise_rng.laplace(scale=1.0 / budget))
-        rung.update(test_budget=budget, threshold=rung_threshold, noisy_sum=noisy_sum,
-                    passed=bool(noisy_sum >= 0.0),
-                    noisy_utility=rung_threshold + noisy_sum / max(count, 1.0),
-                    test_sd=test_sd)
+        rung = {"epsilon": float(epsilon), **account.charge(epsilon, model),
+                **_laplace_test(model, (X_val, y_val), budget, count, noise_rng,
+                                _thresholds(target, margin, reduction, test_sd, sample_sd),
+                                y_bound)}
         rungs.append(rung)
         resolution_sd = test_sd
         if verbose:
