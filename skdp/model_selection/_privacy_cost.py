@@ -6,7 +6,6 @@ from sklearn.pipeline import Pipeline
 
 from ..utils._random import noise_independence
 from ..utils._sklearn_compat import BaseSearchCV
-from ._public_steps import check_public_preprocessing
 
 SEARCH_STATEMENT = (
     "Every candidate was fitted on every training fold and the best one refitted on all "
@@ -25,6 +24,8 @@ def _private_estimator(estimator):
     the rows), or the Pipeline's fits release more than the estimator's spend.
     The type is matched exactly: a subclass of Pipeline may fit its steps otherwise.
     """
+    from ._public_steps import check_public_preprocessing
+
     while type(estimator) is Pipeline:
         for name, step in estimator.steps[:-1]:
             check_public_preprocessing(step, name=f"Pipeline step {name!r}")

@@ -48,7 +48,6 @@ from sklearn.pipeline import Pipeline
 
 from ..exceptions import PrivacyBudgetError
 from ._measure import _NoiseSources
-from ._public_steps import check_public_preprocessing
 from ._transcript import utility_law
 
 
@@ -224,6 +223,8 @@ def check_private_step_params(estimator):
             "research mode, or not an skdp private estimator): private selection cannot "
             "account for its rungs. Nothing was fitted.")
     if isinstance(estimator, Pipeline):
+        from ._public_steps import check_public_preprocessing
+
         if type(estimator) is not Pipeline:
             raise ValueError(f"{type(estimator).__name__} is a subclass of Pipeline, whose "
                              "fit may read the rows: use sklearn.pipeline.Pipeline itself.")
