@@ -212,7 +212,7 @@ def _plot(args, search, measured, estimator):
     if measured is not None:
         ax.plot([search.epsilon_], [measured], "k*", ms=10, label="released, test accuracy")
     ax.legend(fontsize=8)
-    ax.set_title(f"{type(estimator).__name__} on {args.dataset}")
+    ax.set_title(f"{type(estimator).__name__} on {args.dataset}\n{ax.get_title()}", fontsize=9)
     fig.tight_layout()
     fig.savefig(args.output, dpi=110)
     print(f"wrote {args.output}")
