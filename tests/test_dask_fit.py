@@ -81,6 +81,14 @@ def test_objective_perturbation_within_certified_distance(data, chunks, loss, de
     assert partitioned.C_ == memory.C_ and partitioned.epsilon_spent_ == memory.epsilon_spent_
 
 
+@pytest.mark.parametrize("loss", ["huber", "hinge"])
+def test_dpgd_other_losses(data, loss):
+    X, y = data
+    memory = _dpgd(loss=loss).fit(X, y)
+    partitioned = _dpgd(loss=loss).fit(*_dask(X, y, CHUNKINGS["uneven"]))
+    np.testing.assert_allclose(partitioned.coef_, memory.coef_, rtol=1e-10, atol=0)
+
+
 def test_wide_row_is_clipped_inside_its_partition(data):
     """An entry of 1e200 gives the same model as its row clipped by hand."""
     X, y = data
@@ -138,10 +146,11 @@ def _refusals(data):
         (_dpgd(classes=["no", "maybe"]), (Xd, yd), "outside the declared classes"),
         (ObjPertLogisticRegression(), (Xd[Xd[:, 0] > 0], yd[Xd[:, 0] > 0]),
          "known chunk sizes"),
+        (_dpgd(), (Xd[:, :0], yd), "at least one row and one feature"),
     ]
 
 
-@pytest.mark.parametrize("case", range(7))
+@pytest.mark.parametrize("case", range(8))
 def test_refusals_before_any_noise(data, no_noise, case):
     estimator, (X, y), message = _refusals(data)[case]
     with pytest.raises(ValueError, match=message):
@@ -184,8 +193,7 @@ def test_dask_dataframe(data):
     dd = pytest.importorskip("dask.dataframe")
     pd = pytest.importorskip("pandas")
     X, y = data
-    X = X.copy()
-    X[7] = X[8]          # a DataFrame's columns of 1e200 would be fine, keep it simple
+    y = (y == "yes").astype(int)
     frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(5)])
     Xd = dd.from_pandas(frame, npartitions=4)
     yd = dd.from_pandas(pd.Series(y), npartitions=4)

@@ -456,7 +456,8 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
         self._check_privacy_params()
         partitioned = is_dask_collection(X) or is_dask_collection(y)
         if partitioned:  # checked as a map-reduce; each partition maps its own labels
-            check_partitioned_hessian(X.shape[1] + bool(self.fit_intercept))
+            if len(X.shape) == 2:  # before any pass over the data (other shapes: below)
+                check_partitioned_hessian(X.shape[1] + bool(self.fit_intercept))
             design = partitioned_design(self, X, y, data_norm=self.data_norm,
                                         fit_intercept=self.fit_intercept,
                                         intercept_scaling=self.intercept_scaling)

@@ -259,8 +259,9 @@ def check_partitioned_input(X, y, classes=None):
         raise ValueError(f"X must hold numbers; got dtype {X.dtype}.")
     if tuple(X.chunks[0]) != tuple(y.chunks[0]):
         raise ValueError("X and y must have the same row chunks (rechunk y to X.chunks[0]).")
-    if X.shape[0] == 0:
-        raise ValueError("Found array with 0 sample(s) while a minimum of 1 is required.")
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        raise ValueError(f"Found array with shape {X.shape}: at least one row and one "
+                         "feature are required.")
     if len(X.chunks[1]) > 1:   # one column chunk: each partition holds whole rows
         X = X.rechunk({1: -1})
     declared = None if classes is None else np.unique(np.asarray(classes))
