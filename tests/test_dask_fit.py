@@ -158,14 +158,38 @@ def test_refusals_before_any_noise(data, no_noise, case):
     assert not hasattr(estimator, "coef_")
 
 
+def _unreadable(X, y, chunks):
+    """Dask arrays whose partitions raise when computed: a refusal that reads no
+    partition raises its ValueError, any work on the data a RuntimeError."""
+    def boom(block):
+        raise RuntimeError("a partition was computed")
+
+    Xd, yd = _dask(X, y, chunks)
+    return Xd.map_blocks(boom, dtype=float), yd.map_blocks(boom, dtype=yd.dtype)
+
+
+@pytest.mark.parametrize("estimator, message", [
+    (DPSGDClassifier(), "sample_rate=1.0"),
+    (DPSGDClassifier(sample_rate=1.0, classes=["no", "yes", "maybe"]),
+     "binary classification only"),
+    (ObjPertLogisticRegression(classes=["a", "a"]), "repeated labels"),
+])
+def test_option_refusals_read_no_partition(data, no_noise, estimator, message):
+    with pytest.raises(ValueError, match=message):
+        estimator.fit(*_unreadable(*data, 60))
+
+
 def test_other_estimators_refused_before_any_noise(data, no_noise):
-    from skdp import OutputPertSVM
+    from skdp import NAPPLasso, NAPPLassoClassifier, OutputPertSVM
 
     X, y = data
-    Xd, yd = _dask(X, y, 60)
+    Xd, yd = _unreadable(X, y, 60)
     with pytest.raises(ValueError, match="OutputPertSVM does not fit on a dask array.*"
                                          "DPSGDClassifier\\(sample_rate=1.0\\)"):
         OutputPertSVM().fit(Xd, yd)
+    for napp in (NAPPLasso(), NAPPLassoClassifier()):
+        with pytest.raises(ValueError, match=f"{type(napp).__name__} does not fit on a dask"):
+            napp.fit(Xd, yd)
     with pytest.raises(ValueError, match="fit_release\\(\\) needs the data in memory"):
         ObjPertLogisticRegression().fit_release(Xd, yd)
 

@@ -265,8 +265,10 @@ def check_partitioned_input(X, y, classes=None):
     if len(X.chunks[1]) > 1:   # one column chunk: each partition holds whole rows
         X = X.rechunk({1: -1})
     declared = None if classes is None else np.unique(np.asarray(classes))
-    if declared is not None and len(declared) != len(classes):
-        raise ValueError(f"classes={list(classes)!r} holds repeated labels.")
+    if declared is not None:  # a declared label set is refused before any pass
+        if len(declared) != len(classes):
+            raise ValueError(f"classes={list(classes)!r} holds repeated labels.")
+        _check_binary(declared)
     check = dask.delayed(_check_block, pure=True)
     facts = dask.compute(*[check(xb, yb, declared) for xb, yb in
                            zip(X.to_delayed().ravel(), y.to_delayed().ravel())])
@@ -280,6 +282,11 @@ def check_partitioned_input(X, y, classes=None):
         labels = declared
     else:
         labels = np.unique(np.concatenate([labels for _, _, labels in facts]))
+    _check_binary(labels)
+    return X, y, labels, names
+
+
+def _check_binary(labels):
     if len(labels) < 2:
         raise ValueError(
             "This solver needs samples of at least 2 classes in the data, but the data "
@@ -288,4 +295,3 @@ def check_partitioned_input(X, y, classes=None):
         raise ValueError(
             "A fit on a dask array supports binary classification only (found "
             f"{len(labels)} classes); fit in memory for more classes.")
-    return X, y, labels, names
