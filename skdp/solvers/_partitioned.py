@@ -111,6 +111,33 @@ class PartitionedDesign:
         return total
 
 
+class InMemoryReductions:
+    """The reduction protocol of :class:`PartitionedDesign` on one in-memory design:
+    ``reduce(kernel, *args)`` is ``kernel(design, targets, *args)``, one partition.
+
+    A solver written against ``reduce`` (:func:`partitioned_newton_minimise`) runs
+    unchanged on rows in memory and on rows in partitions.
+
+    Parameters
+    ----------
+    design : ScaledDesign
+        The clipped, intercept-augmented rows.
+    targets : ndarray of shape (n_samples,)
+        Their +-1 targets.
+    """
+
+    partitioned = False
+    sparse = False
+
+    def __init__(self, design, targets):
+        self.design, self.targets = design, np.asarray(targets, dtype=float)
+        self.shape = design.shape
+
+    def reduce(self, kernel, *args):
+        """``kernel(design, targets, *args)``."""
+        return kernel(self.design, self.targets, *args)
+
+
 # --------------------------------------------------------------------------------------
 # Newton's method for the sum-form GLM objective over partitions (objective perturbation)
 # --------------------------------------------------------------------------------------
@@ -138,7 +165,8 @@ def check_partitioned_hessian(n_coefficients):
 
 def partitioned_newton_minimise(design, loss, *, C, ridge, linear, tol, max_iter):
     """Minimise ``C sum_i l(<z_i, theta>, y_i) + ridge/2 ||theta||^2 + <linear, theta>``
-    over a :class:`PartitionedDesign` to a certified ``||grad J|| <= tol``.
+    over a :class:`PartitionedDesign` (or any design with its ``reduce``, such as
+    :class:`InMemoryReductions`) to a certified ``||grad J|| <= tol``.
 
     Newton's method with the exact Hessian and Armijo backtracking, as
     :func:`~skdp.solvers.newton_minimise`; each iterate costs one pass over the
