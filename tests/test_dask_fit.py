@@ -110,6 +110,12 @@ def test_prediction_is_lazy_and_equal(data):
     np.testing.assert_array_equal(clf.predict_proba(Xd).compute(), clf.predict_proba(X))
 
 
+def test_labels_in_memory(data):
+    X, y = data
+    Xd, _ = _dask(X, y, CHUNKINGS["uneven"])
+    np.testing.assert_allclose(_dpgd().fit(Xd, y).coef_, _dpgd().fit(X, y).coef_, rtol=1e-10)
+
+
 def test_declared_classes_and_unioned_labels(data):
     X, y = data
     Xd, yd = _dask(X, y, 60)
@@ -147,10 +153,12 @@ def _refusals(data):
         (ObjPertLogisticRegression(), (Xd[Xd[:, 0] > 0], yd[Xd[:, 0] > 0]),
          "known chunk sizes"),
         (_dpgd(), (Xd[:, :0], yd), "at least one row and one feature"),
+        (_dpgd(), (Xd, y[:-1]), "one label per row"),
+        (_dpgd(), (X, yd), "not ndarray"),
     ]
 
 
-@pytest.mark.parametrize("case", range(8))
+@pytest.mark.parametrize("case", range(10))
 def test_refusals_before_any_noise(data, no_noise, case):
     estimator, (X, y), message = _refusals(data)[case]
     with pytest.raises(ValueError, match=message):

@@ -244,10 +244,14 @@ def _as_dask_arrays(X, y):
     if hasattr(y, "to_dask_array"):           # dask Series
         y = y.to_dask_array(lengths=True)
     if not isinstance(X, da.Array):
-        raise ValueError("X must be a dask array or a dask DataFrame when y is a dask "
-                         "collection (a fit on partitioned data takes both from dask).")
+        raise ValueError(f"A fit on partitioned data takes X as a dask array or a dask "
+                         f"DataFrame, not {type(X).__name__}.")
     if not isinstance(y, da.Array):
-        y = da.from_array(np.asarray(y), chunks=(X.chunks[0],))
+        y = np.asarray(y)
+        if y.ndim != 1 or any(np.isnan(c) for c in X.chunks[0]) or len(y) != X.shape[0]:
+            raise ValueError("y in memory must be 1-D with one label per row of the dask X "
+                             "(and X needs known chunk sizes).")
+        y = da.from_array(y, chunks=(X.chunks[0],))
     return X, y, names
 
 
