@@ -55,8 +55,37 @@ def binary_targets(y, classes):
     return np.where(np.searchsorted(classes, np.asarray(y)) == 1, 1.0, -1.0)
 
 
-def _run_kernel(X, y, classes, data_norm, intercept, kernel, args):
-    return kernel(block_design(X, data_norm, intercept), binary_targets(y, classes), *args)
+class _PreparedRows:
+    """What one partition's clipping gives, kept on its worker for one fit: the row
+    factors, the wide rows' clipped values, the largest row norm, the row norms of the
+    design and the +-1 targets (``O(rows)``, never ``X``'s values)."""
+
+    def __init__(self, X, y, classes, data_norm, intercept):
+        design = block_design(X, data_norm, intercept)
+        self.scale, self.largest, self.wide = design.scale, design._max_row_norm, design.wide
+        self.norms = design.row_norms()
+        self.targets = binary_targets(y, classes)
+
+
+class _PreparedDesign(ScaledDesign):
+    """A partition's :class:`ScaledDesign` rebuilt from its :class:`_PreparedRows`:
+    the same factors, wide rows and row norms as :func:`block_design` computes, without
+    clipping the rows again."""
+
+    def __init__(self, X, prepared, intercept):
+        super().__init__(np.asarray(X, dtype=np.float64), prepared.scale, intercept,
+                         prepared.largest, prepared.wide)
+        self._norms = prepared.norms
+
+    def row_norms(self):
+        return self._norms
+
+    def row_norms_dot(self, weights):
+        return float(np.sum(weights * self._norms))   # no BLAS call (thread wake-ups)
+
+
+def _run_kernel(X, prepared, intercept, kernel, args):
+    return kernel(_PreparedDesign(X, prepared, intercept), prepared.targets, *args)
 
 
 def _add(total, part):
@@ -92,6 +121,19 @@ class PartitionedDesign:
         self.shape = (int(X.shape[0]), int(X.shape[1]) + (intercept is not None))
         self.n_partitions = len(X.chunks[0])
         self._blocks = list(zip(X.to_delayed().ravel(), y.to_delayed().ravel()))
+        self._prepared = None
+
+    def _prepare(self):
+        """Clip every partition once per fit: its :class:`_PreparedRows` are persisted
+        where it lives (on its worker) and freed with this design."""
+        import dask
+
+        if self._prepared is None:
+            prepare = dask.delayed(_PreparedRows, pure=True)
+            self._prepared = dask.persist(*[
+                prepare(xb, yb, self.classes, self.data_norm, self.intercept)
+                for xb, yb in self._blocks])
+        return self._prepared
 
     def reduce(self, kernel, *args):
         """``sum_p kernel(design_p, targets_p, *args)`` over the partitions ``p``.
@@ -103,8 +145,8 @@ class PartitionedDesign:
         import dask
 
         run = dask.delayed(_run_kernel, pure=True)
-        parts = dask.compute(*[run(xb, yb, self.classes, self.data_norm, self.intercept,
-                                   kernel, args) for xb, yb in self._blocks])
+        parts = dask.compute(*[run(xb, prepared, self.intercept, kernel, args)
+                               for (xb, _), prepared in zip(self._blocks, self._prepare())])
         total = parts[0]
         for part in parts[1:]:
             total = _add(total, part)
