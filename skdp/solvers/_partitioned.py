@@ -261,8 +261,8 @@ def partitioned_newton_minimise(design, loss, *, C, ridge, linear, tol, max_iter
 # --------------------------------------------------------------------------------------
 
 def _check_block(X, y, declared):
-    """One partition's input facts: its row count, whether every value is finite, and
-    its labels (their distinct values, or whether any is outside ``declared``)."""
+    """One partition's input facts: whether every value is finite, and its labels (their
+    distinct values, or one label outside ``declared`` if any)."""
     X = np.asarray(X)
     finite = bool(np.isfinite(X).all()) if X.dtype.kind in "fc" else True
     y = np.asarray(y)
@@ -270,7 +270,7 @@ def _check_block(X, y, declared):
         labels = np.unique(y)
     else:
         labels = np.unique(y[~np.isin(y, declared)])[:1]  # one offending label at most
-    return X.shape[0], finite, labels
+    return finite, labels
 
 
 def _as_dask_arrays(X, y):
@@ -304,8 +304,8 @@ def check_partitioned_input(X, y, classes=None):
     sparse or non-float chunks; row chunks of ``X`` and ``y`` that differ; no rows;
     non-finite values in any partition; labels outside the declared ``classes``; a
     label set (declared, or the union over partitions, then treated as public) of
-    other than two classes. The checks are one pass over the partitions; only row
-    counts, flags and label sets reach the driver.
+    other than two classes. The checks are one pass over the partitions; only a flag
+    and a label set per partition reach the driver.
 
     Returns
     -------
@@ -346,16 +346,16 @@ def check_partitioned_input(X, y, classes=None):
     check = dask.delayed(_check_block, pure=True)
     facts = dask.compute(*[check(xb, yb, declared) for xb, yb in
                            zip(X.to_delayed().ravel(), y.to_delayed().ravel())])
-    if not all(finite for _, finite, _ in facts):
+    if not all(finite for finite, _ in facts):
         raise ValueError("Input X contains NaN or infinity.")
     if declared is not None:
-        if any(labels.size for _, _, labels in facts):
+        if any(labels.size for _, labels in facts):
             raise ValueError(
                 "y holds labels outside the declared classes; every label must be one of "
                 f"classes={declared.tolist()!r}.")
         labels = declared
     else:
-        labels = np.unique(np.concatenate([labels for _, _, labels in facts]))
+        labels = np.unique(np.concatenate([labels for _, labels in facts]))
     _check_binary(labels)
     return X, y, labels, names
 
