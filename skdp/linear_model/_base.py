@@ -15,6 +15,7 @@ from ..exceptions import ConvergenceError
 from ..losses import make_loss
 from ..utils._docstrings import fill_doc
 from ..solvers._design import ScaledDesign, WideRows, canonical_csr
+from ..solvers._partitioned import is_dask_collection
 from ..utils._memory import check_allocation
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ..utils.validation import (augment_intercept, check_data_norm, clip_rows_to_norm,
@@ -61,6 +62,34 @@ def solver_design(X, *, data_norm, fit_intercept, intercept_scaling):
     largest = float(np.hypot(clipping.norms.max(initial=0.0), intercept or 0.0))
     return ScaledDesign(X, None if np.all(factors == 1.0) else factors, intercept, largest,
                         WideRows.of(clipping.wide, clipping.wide_rows))
+
+
+PARTITIONED_SUPPORT = (
+    "A fit on a dask array is supported by DPSGDClassifier(sample_rate=1.0) (full-batch "
+    "DP-GD) and ObjPertLogisticRegression, for two classes, dense chunks, through fit() "
+    "(no fit_release); fit in memory otherwise.")
+"""What a fit on partitioned data supports (named by every refusal)."""
+
+
+def partitioned_design(estimator, X, y, *, data_norm, fit_intercept, intercept_scaling):
+    """Validate a dask ``(X, y)`` as a map-reduce and return its
+    :class:`~skdp.solvers._partitioned.PartitionedDesign` (nothing is computed on the
+    driver but row counts, flags and label sets; no noise is drawn). Sets
+    ``n_features_in_``, ``feature_names_in_`` (a dask DataFrame) and ``classes_``: the
+    declared ``classes`` or the union of the partitions' labels (then treated as
+    public, as in memory)."""
+    from ..solvers._partitioned import PartitionedDesign, check_partitioned_input
+
+    check_data_norm(data_norm)
+    X, y, classes, names = check_partitioned_input(X, y, estimator.classes)
+    estimator.n_features_in_ = int(X.shape[1])
+    if names is not None:
+        estimator.feature_names_in_ = names
+    elif hasattr(estimator, "feature_names_in_"):
+        del estimator.feature_names_in_
+    estimator.classes_ = classes
+    intercept = float(intercept_scaling) if fit_intercept else None
+    return PartitionedDesign(X, y, classes, data_norm, intercept)
 
 
 def release_nothing(estimator):
@@ -250,7 +279,18 @@ class PrivateLinearModel(PrivacyParamsMixin, BaseEstimator):
         check_is_fitted(self)
         return copy_with_coefficients(self, coef, intercept)
 
+    def _partitioned_refusal(self, with_derivative):
+        """Why this estimator with these parameters cannot fit on a dask array, or
+        ``None`` when it can (estimators that support it override this)."""
+        return f"{type(self).__name__} does not fit on a dask array."
+
     def _fit_releases(self, X, y, with_derivative=False):
+        if is_dask_collection(X) or is_dask_collection(y):
+            # before any work on the data and before any noise
+            refusal = ("fit_release() needs the data in memory." if with_derivative
+                       else self._partitioned_refusal(with_derivative))
+            if refusal is not None:
+                raise ValueError(f"{refusal} {PARTITIONED_SUPPORT}")
         releases = self._releases(X, y, with_derivative=with_derivative)
         self._set_fitted(releases)
         return releases
@@ -315,6 +355,9 @@ class _LinearClassifierMixin:
             For two classes, positive scores favour ``classes_[1]``.
         """
         check_is_fitted(self)
+        if is_dask_collection(X):
+            width = None if self.coef_.shape[0] == 1 else self.coef_.shape[0]
+            return self._by_partitions(self.decision_function, X, width, float)
         scores = np.asarray(self._prediction_input(X) @ self.coef_.T) + self.intercept_
         return scores.ravel() if scores.shape[1] == 1 else scores
 
@@ -327,12 +370,27 @@ class _LinearClassifierMixin:
         -------
         y_pred : ndarray of shape (n_samples,)
         """
+        if is_dask_collection(X):
+            check_is_fitted(self)
+            return self._by_partitions(self.predict, X, None, self.classes_.dtype)
         scores = self.decision_function(X)
         if scores.ndim == 1:
             indices = (scores > 0).astype(int)
         else:
             indices = scores.argmax(axis=1)
         return self.classes_[indices]
+
+    @staticmethod
+    def _by_partitions(method, X, width, dtype):
+        """``method`` on every row partition of a dask ``X``, lazily (a dask array of
+        ``width`` columns, or one dimension when ``width`` is None)."""
+        if hasattr(X, "to_dask_array"):
+            X = X.to_dask_array(lengths=True)
+        if X.ndim == 2 and len(X.chunks[1]) > 1:
+            X = X.rechunk({1: -1})
+        if width is None:
+            return X.map_blocks(method, drop_axis=1, dtype=dtype)
+        return X.map_blocks(method, chunks=(X.chunks[0], (width,)), dtype=dtype)
 
     def _has_proba(self):
         """Probabilities exist for the likelihood (logistic) loss only."""
@@ -355,6 +413,9 @@ class _LinearClassifierMixin:
         -------
         proba : ndarray of shape (n_samples, n_classes)
         """
+        if is_dask_collection(X):
+            check_is_fitted(self)
+            return self._by_partitions(self.predict_proba, X, len(self.classes_), float)
         return self._probabilities(self.decision_function(X))
 
     @available_if(lambda self: self._has_proba())

@@ -20,12 +20,13 @@ from ..losses import HingeLoss
 from ..solvers._design import (_BUFFER_BYTES, _CACHE_BYTES, _cache_rows, _sparse_block_rows,
                                as_design, is_sparse)
 from ..solvers._newton import _row_norms
+from ..solvers._partitioned import is_dask_collection
 from ..utils._docstrings import fill_doc
 from ..utils._random import noise_generator
 from ..utils._sklearn_compat import Interval, StrOptions
 from ..utils.validation import finite_clipping_norm, row_clip_factors, scaled_row_norms
 from ._base import (PrivateLinearModel, _LinearClassifierMixin, encode_labels,
-                    linear_classifier_constraints, solver_design)
+                    linear_classifier_constraints, partitioned_design, solver_design)
 
 _SCHEDULES = ("constant", "step", "linear")
 
@@ -176,6 +177,15 @@ def _clipped_block_sum(X, Y, theta, loss, max_grad_norm, row_norms):
     return np.asarray(X.T @ R).T, factors
 
 
+def _partition_clipped_sum(design, y, theta, loss, max_grad_norm):
+    """One partition's clipped gradient sum (a kernel of
+    :meth:`~skdp.solvers._partitioned.PartitionedDesign.reduce`): the rows are clipped
+    and the intercept applied inside the partition, the per-example gradients clipped
+    as in memory; only the ``(K, d)`` sum leaves it."""
+    return _clipped_block_sum(design, y[:, None], theta, loss, max_grad_norm,
+                              design.row_norms())[0]
+
+
 def _rescaled_clip_factors(R, row_norms, max_grad_norm, norms, factors):
     """Recompute, in place, the clip factors ``min(1, C / (||r_i|| ||x_i||))`` of the
     per-example gradients whose norm ``||r_i|| ||x_i||`` is huge (or overflowed),
@@ -298,8 +308,11 @@ def _dp_sgd(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_rate, n_steps
     run : DPSGDRun
     """
     n, d = X.shape
-    K = Y.shape[1]
-    if row_norms is None:
+    # a design partitioned by rows (full batches only): each step's clipped sum is
+    # reduced over its partitions, everything else (the noise first) as in memory
+    partitioned = getattr(X, "partitioned", False)
+    K = 1 if partitioned else Y.shape[1]
+    if row_norms is None and not partitioned:
         row_norms = _row_norms(X)
     noise_scale = noise_multiplier * max_grad_norm
     etas = _learning_rates(learning_rate, schedule, n_steps)
@@ -332,6 +345,9 @@ def _dp_sgd(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_rate, n_steps
             gradient = xi * noise_scale if tangent else np.multiply(xi, noise_scale, out=xi)
             clipped_dot = np.zeros((K, d)) if tangent else None
             for Xb, Yb, norms_b in blocks:
+                if partitioned:
+                    gradient += X.reduce(_partition_clipped_sum, theta, loss, max_grad_norm)
+                    continue
                 block_sum, factors = clipped_gradient_sum(Xb, Yb, theta, loss, max_grad_norm,
                                                           norms_b, with_factors=tangent)
                 gradient += block_sum
@@ -762,27 +778,37 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         if with_derivative and self.noise_multiplier is not None:
             raise ValueError("The derivative in epsilon needs a calibrated noise multiplier: "
                              "set noise_multiplier=None.")
-        X, y = validate_data(self, X, y, dtype=np.float64, accept_sparse="csr")
-        check_classification_targets(y)
-        self.classes_, y_idx = encode_labels(y, self.classes)
-        n_classes = len(self.classes_)
+        partitioned = is_dask_collection(X) or is_dask_collection(y)
+        if partitioned:  # checked as a map-reduce; each partition maps its own labels
+            design = partitioned_design(self, X, y, data_norm=self._clipping_norm(),
+                                        fit_intercept=self.fit_intercept,
+                                        intercept_scaling=self.intercept_scaling)
+            n_classes = 2
+        else:
+            X, y = validate_data(self, X, y, dtype=np.float64, accept_sparse="csr")
+            check_classification_targets(y)
+            self.classes_, y_idx = encode_labels(y, self.classes)
+            n_classes = len(self.classes_)
         sample_rate, n_steps = self._schedule()
         count_noise = self._count_noise()
         z, spent = self._privacy_spend(sample_rate, n_steps, count_noise)
         loss = self._score_loss(n_classes)
-        if n_classes == 2:
-            Y = np.where(y_idx == 1, 1.0, -1.0)[:, None]
-        elif isinstance(loss, _SoftmaxCrossEntropy):
-            Y = np.eye(n_classes)[y_idx]
+        if partitioned:
+            Y = None
         else:
-            Y = np.where(y_idx[:, None] == np.arange(n_classes), 1.0, -1.0)
-        del y_idx
-        design = solver_design(X, data_norm=self._clipping_norm(),
-                               fit_intercept=self.fit_intercept,
-                               intercept_scaling=self.intercept_scaling)
+            if n_classes == 2:
+                Y = np.where(y_idx == 1, 1.0, -1.0)[:, None]
+            elif isinstance(loss, _SoftmaxCrossEntropy):
+                Y = np.eye(n_classes)[y_idx]
+            else:
+                Y = np.where(y_idx[:, None] == np.arange(n_classes), 1.0, -1.0)
+            del y_idx
+            design = solver_design(X, data_norm=self._clipping_norm(),
+                                   fit_intercept=self.fit_intercept,
+                                   intercept_scaling=self.intercept_scaling)
         count_rng, sampling_rng, noise_rng = noise_generator(self.random_state).spawn(3)
         # the DP row count: the only way n enters the released model
-        n_tilde = X.shape[0] + count_noise * count_rng.standard_normal()
+        n_tilde = design.shape[0] + count_noise * count_rng.standard_normal()
         normaliser = max(sample_rate * n_tilde, 1.0)
         self.learning_rate_ = (
             auto_learning_rate(z * self.max_grad_norm / normaliser)
@@ -806,6 +832,13 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         return [DPSGDSolution(run.theta, z, spent, sample_rate, n_steps, count_noise, design,
                               Y, loss, settings, sampling_state, noise_state, run.theta_tangent,
                               dz)]
+
+    def _partitioned_refusal(self, with_derivative):
+        if self.sample_rate != 1.0:
+            return (f"DPSGDClassifier(sample_rate={self.sample_rate!r}) does not fit on a dask "
+                    "array yet: Poisson sampling over partitions needs counter-addressed "
+                    "masks; use sample_rate=1.0 (full-batch DP-GD).")
+        return None
 
     def _has_epsilon_derivative(self):
         # "auto" moves the step size with the noise multiplier, so with epsilon

@@ -16,6 +16,8 @@ from ..mechanisms._objective_perturbation import (_jacobian_multiplier, jacobian
                                                   objective_perturbation_calibration)
 from ..losses import SoftmaxLoss
 from ..solvers import glm_hessian_solve, newton_minimise
+from ..solvers._partitioned import (check_partitioned_hessian, is_dask_collection,
+                                   partitioned_newton_minimise)
 from ..solvers._multinomial import multinomial_hessian_solve, multinomial_minimise
 from ..utils._docstrings import fill_doc
 from ..utils._random import noise_generator
@@ -26,6 +28,7 @@ from ._base import (
     _LinearClassifierMixin,
     _MultinomialMixin,
     linear_classifier_constraints,
+    partitioned_design,
     solver_design,
     encode_labels,
     one_vs_rest_targets,
@@ -182,8 +185,12 @@ def _objective_perturbation(X, y, loss, *, C, epsilon, delta, neighboring, delta
     draw = draw_noise(calibration.noise, d, rng)
     noise = np.zeros(d) if draw is None else draw.vector(calibration.noise_scale)
     total_ridge = ridge + calibration.extra_ridge
-    result = newton_minimise(X, y, loss, C=C, ridge=total_ridge, linear=noise, tol=tol,
-                             max_iter=max_iter)
+    if getattr(X, "partitioned", False):  # the same solve, its reductions over partitions
+        result = partitioned_newton_minimise(X, loss, C=C, ridge=total_ridge, linear=noise,
+                                             tol=tol, max_iter=max_iter)
+    else:
+        result = newton_minimise(X, y, loss, C=C, ridge=total_ridge, linear=noise, tol=tol,
+                                 max_iter=max_iter)
     cover = solver_cover(tol, total_ridge, budget.epsilon_cover)
     cover_draw = None if draw is None else cover.draw(d, rng)
     released = result.theta if draw is None else result.theta + cover_draw.vector(cover.scale)
@@ -436,6 +443,9 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
         self.classes = classes
         self.random_state = random_state
 
+    def _partitioned_refusal(self, with_derivative):
+        return None  # two classes (checked with the labels), logistic or Huber loss
+
     def _releases(self, X, y, with_derivative=False):
         """Validate, then run the mechanism once (two classes, or a multinomial fit)
         or once per one-vs-rest problem.
@@ -444,12 +454,22 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
         the fitted estimator never keeps; each has its derivative in epsilon.
         """
         self._check_privacy_params()
-        X, y = validate_data(self, X, y, dtype=np.float64, accept_sparse=("csr", "csc"))
-        check_classification_targets(y)
-        self.classes_, y_idx = encode_labels(y, self.classes)
-        multinomial = self._is_multinomial(len(self.classes_))
-        design = solver_design(X, data_norm=self.data_norm, fit_intercept=self.fit_intercept,
-                               intercept_scaling=self.intercept_scaling)
+        partitioned = is_dask_collection(X) or is_dask_collection(y)
+        if partitioned:  # checked as a map-reduce; each partition maps its own labels
+            if len(X.shape) == 2:  # before any pass over the data (other shapes: below)
+                check_partitioned_hessian(X.shape[1] + bool(self.fit_intercept))
+            design = partitioned_design(self, X, y, data_norm=self.data_norm,
+                                        fit_intercept=self.fit_intercept,
+                                        intercept_scaling=self.intercept_scaling)
+            y_idx, multinomial = None, False
+        else:
+            X, y = validate_data(self, X, y, dtype=np.float64, accept_sparse=("csr", "csc"))
+            check_classification_targets(y)
+            self.classes_, y_idx = encode_labels(y, self.classes)
+            multinomial = self._is_multinomial(len(self.classes_))
+            design = solver_design(X, data_norm=self.data_norm,
+                                   fit_intercept=self.fit_intercept,
+                                   intercept_scaling=self.intercept_scaling)
         rng = noise_generator(self.random_state)
         row_norm = effective_data_norm(self.data_norm, self.fit_intercept,
                                        self.intercept_scaling)
@@ -469,7 +489,8 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
             one_hot = np.eye(n_classes)[y_idx]
             return [_multinomial_objective_perturbation(design, one_hot, epsilon=self.epsilon,
                                                         delta=self.delta, **common)]
-        targets = one_vs_rest_targets(y_idx, n_classes)
+        # a partitioned design holds its labels (two classes, one problem)
+        targets = [None] if partitioned else one_vs_rest_targets(y_idx, n_classes)
         return [_objective_perturbation(design, target, loss, epsilon=self.epsilon / k,
                                         delta=self.delta / k, n_problems=k, **common)
                 for target in targets]

@@ -1,0 +1,255 @@
+"""One private fit on a dask array: the same model as in memory, the same guarantee.
+
+The rows stay in their partitions: clipping, the intercept column and the labels are
+applied inside each partition, only partial sums reach the driver, and every noise
+draw happens on the driver from the fit's secret stream in the in-memory order. So a
+fit with a given ``random_state`` gives the in-memory model: DP-GD up to the order of
+the partial sums (1e-10 relative), objective perturbation within the solver's
+certified distance (two solves certified to ``tol`` are within ``2 tol / ridge``).
+"""
+
+import numpy as np
+import pytest
+
+da = pytest.importorskip("dask.array")
+dask = pytest.importorskip("dask")
+
+from sklearn.datasets import make_classification  # noqa: E402
+
+import skdp.utils._random as skdp_random  # noqa: E402
+from skdp import DPSGDClassifier, ObjPertLogisticRegression  # noqa: E402
+from skdp.linear_model import _dpsgd, _objective_perturbation  # noqa: E402
+
+N_ROWS = 300
+CHUNKINGS = {"even": 60, "uneven": (1, 120, 47, 132), "one-row chunk": (150, 1, 149),
+             "single": N_ROWS}
+
+
+@pytest.fixture(autouse=True)
+def synchronous():
+    with dask.config.set(scheduler="synchronous"):
+        yield
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y = make_classification(n_samples=N_ROWS, n_features=5, n_informative=3,
+                               random_state=0)
+    X[7, 2] = 1e200          # a wide row (its norm overflows): clipped like in memory
+    X[150, 0] = 40.0         # the one-row chunk, far outside the ball
+    return X, np.where(y == 1, "yes", "no")
+
+
+def _dask(X, y, chunks):
+    Xd = da.from_array(X, chunks=(chunks, -1))
+    return Xd, da.from_array(y, chunks=(Xd.chunks[0],))
+
+
+def _dpgd(**kw):
+    return DPSGDClassifier(sample_rate=1.0, epochs=40, random_state=7, **kw)
+
+
+@pytest.mark.parametrize("chunks", CHUNKINGS.values(), ids=CHUNKINGS.keys())
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_dpgd_equals_in_memory(data, chunks, fit_intercept):
+    X, y = data
+    memory = _dpgd(fit_intercept=fit_intercept).fit(X, y)
+    partitioned = _dpgd(fit_intercept=fit_intercept).fit(*_dask(X, y, chunks))
+    np.testing.assert_allclose(partitioned.coef_, memory.coef_, rtol=1e-10, atol=0)
+    np.testing.assert_allclose(partitioned.intercept_, memory.intercept_, rtol=1e-10,
+                               atol=1e-14)
+    assert partitioned.noise_multiplier_ == memory.noise_multiplier_
+    assert partitioned.learning_rate_ == memory.learning_rate_
+    assert partitioned.epsilon_spent_ == memory.epsilon_spent_
+    assert partitioned.classes_.tolist() == ["no", "yes"]
+    assert partitioned.n_features_in_ == 5
+
+
+@pytest.mark.parametrize("chunks", CHUNKINGS.values(), ids=CHUNKINGS.keys())
+@pytest.mark.parametrize("loss", ["logistic", "huber"])
+@pytest.mark.parametrize("delta", [0.0, 1e-6])
+def test_objective_perturbation_within_certified_distance(data, chunks, loss, delta):
+    X, y = data
+    kw = dict(loss=loss, delta=delta, C=5.0, random_state=11)
+    memory = ObjPertLogisticRegression(**kw).fit(X, y)
+    partitioned = ObjPertLogisticRegression(**kw).fit(*_dask(X, y, chunks))
+    # both solves are certified within tol / ridge of the same exact minimiser (ridge
+    # >= 1) and the same noise is added around them
+    gap = np.linalg.norm(np.append(partitioned.coef_ - memory.coef_,
+                                   partitioned.intercept_ - memory.intercept_))
+    assert gap <= 2 * memory.tol
+    assert partitioned.C_ == memory.C_ and partitioned.epsilon_spent_ == memory.epsilon_spent_
+
+
+@pytest.mark.parametrize("loss", ["huber", "hinge"])
+def test_dpgd_other_losses(data, loss):
+    X, y = data
+    memory = _dpgd(loss=loss).fit(X, y)
+    partitioned = _dpgd(loss=loss).fit(*_dask(X, y, CHUNKINGS["uneven"]))
+    np.testing.assert_allclose(partitioned.coef_, memory.coef_, rtol=1e-10, atol=0)
+
+
+def test_wide_row_is_clipped_inside_its_partition(data):
+    """An entry of 1e200 gives the same model as its row clipped by hand."""
+    X, y = data
+    clipped = X.copy()
+    clipped[7] = X[7] / np.linalg.norm(X[7] / 1e200) / 1e200  # norm 1, in memory
+    a = _dpgd().fit(*_dask(X, y, 60))
+    b = _dpgd().fit(clipped, y)
+    np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-9)
+
+
+def test_prediction_is_lazy_and_equal(data):
+    X, y = data
+    clf = ObjPertLogisticRegression(random_state=0).fit(*_dask(X, y, 60))
+    Xd = da.from_array(X, chunks=(70, -1))
+    scores = clf.decision_function(Xd)
+    assert isinstance(scores, da.Array)
+    np.testing.assert_array_equal(scores.compute(), clf.decision_function(X))
+    np.testing.assert_array_equal(clf.predict(Xd).compute(), clf.predict(X))
+    np.testing.assert_array_equal(clf.predict_proba(Xd).compute(), clf.predict_proba(X))
+
+
+def test_labels_in_memory(data):
+    X, y = data
+    Xd, _ = _dask(X, y, CHUNKINGS["uneven"])
+    np.testing.assert_allclose(_dpgd().fit(Xd, y).coef_, _dpgd().fit(X, y).coef_, rtol=1e-10)
+
+
+def test_declared_classes_and_unioned_labels(data):
+    X, y = data
+    Xd, yd = _dask(X, y, 60)
+    clf = _dpgd(classes=["no", "yes"]).fit(Xd, yd)
+    assert clf.classes_.tolist() == ["no", "yes"]
+    with pytest.raises(ValueError, match="outside the declared classes"):
+        _dpgd(classes=["no", "maybe"]).fit(Xd, yd)
+
+
+@pytest.fixture
+def no_noise(monkeypatch):
+    """Fail the test if any estimator creates its noise generator."""
+    def refuse(*args, **kwargs):
+        raise AssertionError("a noise generator was created")
+
+    monkeypatch.setattr(skdp_random, "privacy_streams", refuse)
+    for module in (_dpsgd, _objective_perturbation):
+        monkeypatch.setattr(module, "noise_generator", refuse)
+
+
+def _refusals(data):
+    X, y = data
+    Xd, yd = _dask(X, y, 60)
+    X3 = np.where(np.arange(N_ROWS) % 3 == 0, "maybe", y)
+    nan = X.copy()
+    nan[250, 1] = np.nan
+    return [
+        (DPSGDClassifier(random_state=0), (Xd, yd), "sample_rate=1.0"),
+        (_dpgd(), (Xd, da.from_array(X3, chunks=(Xd.chunks[0],))), "binary classification"),
+        (ObjPertLogisticRegression(), (Xd, da.from_array(X3, chunks=(Xd.chunks[0],))),
+         "binary classification"),
+        (_dpgd(), (Xd, da.from_array(y, chunks=50)), "same row chunks"),
+        (ObjPertLogisticRegression(), _dask(nan, y, 60), "NaN or infinity"),
+        (_dpgd(classes=["no", "maybe"]), (Xd, yd), "outside the declared classes"),
+        (ObjPertLogisticRegression(), (Xd[Xd[:, 0] > 0], yd[Xd[:, 0] > 0]),
+         "known chunk sizes"),
+        (_dpgd(), (Xd[:, :0], yd), "at least one row and one feature"),
+        (_dpgd(), (Xd, y[:-1]), "one label per row"),
+        (_dpgd(), (X, yd), "not ndarray"),
+    ]
+
+
+@pytest.mark.parametrize("case", range(10))
+def test_refusals_before_any_noise(data, no_noise, case):
+    estimator, (X, y), message = _refusals(data)[case]
+    with pytest.raises(ValueError, match=message):
+        estimator.fit(X, y)
+    assert not hasattr(estimator, "coef_")
+
+
+def _unreadable(X, y, chunks):
+    """Dask arrays whose partitions raise when computed: a refusal that reads no
+    partition raises its ValueError, any work on the data a RuntimeError."""
+    def boom(block):
+        raise RuntimeError("a partition was computed")
+
+    Xd, yd = _dask(X, y, chunks)
+    return Xd.map_blocks(boom, dtype=float), yd.map_blocks(boom, dtype=yd.dtype)
+
+
+@pytest.mark.parametrize("estimator, message", [
+    (DPSGDClassifier(), "sample_rate=1.0"),
+    (DPSGDClassifier(sample_rate=1.0, classes=["no", "yes", "maybe"]),
+     "binary classification only"),
+    (ObjPertLogisticRegression(classes=["a", "a"]), "repeated labels"),
+])
+def test_option_refusals_read_no_partition(data, no_noise, estimator, message):
+    with pytest.raises(ValueError, match=message):
+        estimator.fit(*_unreadable(*data, 60))
+
+
+def test_other_estimators_refused_before_any_noise(data, no_noise):
+    from skdp import NAPPLasso, NAPPLassoClassifier, OutputPertSVM
+
+    X, y = data
+    Xd, yd = _unreadable(X, y, 60)
+    with pytest.raises(ValueError, match="OutputPertSVM does not fit on a dask array.*"
+                                         "DPSGDClassifier\\(sample_rate=1.0\\)"):
+        OutputPertSVM().fit(Xd, yd)
+    for napp in (NAPPLasso(), NAPPLassoClassifier()):
+        with pytest.raises(ValueError, match=f"{type(napp).__name__} does not fit on a dask"):
+            napp.fit(Xd, yd)
+    with pytest.raises(ValueError, match="fit_release\\(\\) needs the data in memory"):
+        ObjPertLogisticRegression().fit_release(Xd, yd)
+
+
+def test_sparse_chunks_refused(data, no_noise):
+    sparse = pytest.importorskip("scipy.sparse")
+    X, y = data
+    Xd, yd = _dask(X, y, 60)
+    Xs = Xd.map_blocks(sparse.csr_matrix, meta=sparse.csr_matrix((0, 0)))
+    with pytest.raises(ValueError, match="dense numpy chunks only"):
+        ObjPertLogisticRegression().fit(Xs, yd)
+
+
+def test_refused_hessian_too_large(no_noise, monkeypatch):
+    from skdp.solvers import _partitioned
+
+    monkeypatch.setattr(_partitioned, "MAX_PARTITIONED_HESSIAN_ENTRIES", 16)
+    Xd = da.zeros((10, 4), chunks=(5, 4))
+    yd = da.from_array(np.arange(10) % 2, chunks=5)
+    with pytest.raises(ValueError, match="at most 4 coefficients"):
+        ObjPertLogisticRegression().fit(Xd, yd)
+
+
+def test_dask_dataframe(data):
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    X, y = data
+    y = (y == "yes").astype(int)
+    frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(5)])
+    Xd = dd.from_pandas(frame, npartitions=4)
+    yd = dd.from_pandas(pd.Series(y), npartitions=4)
+    memory = _dpgd().fit(frame, y)
+    partitioned = _dpgd().fit(Xd, yd)
+    np.testing.assert_allclose(partitioned.coef_, memory.coef_, rtol=1e-10)
+    assert partitioned.feature_names_in_.tolist() == memory.feature_names_in_.tolist()
+
+
+def test_local_cluster_smoke(data):
+    distributed = pytest.importorskip("dask.distributed")
+    X, y = data
+    try:
+        cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1,
+                                           processes=False, dashboard_address=None)
+    except Exception as exc:  # noqa: BLE001 - e.g. no sockets in a sandbox
+        pytest.skip(f"cannot start a dask LocalCluster here: {exc!r}")
+    with cluster, distributed.Client(cluster) as client, \
+            dask.config.set(scheduler=client.get):
+        partitioned = ObjPertLogisticRegression(random_state=1).fit(*_dask(X, y, 60))
+        dpgd = DPSGDClassifier(sample_rate=1.0, epochs=5, random_state=1).fit(
+            *_dask(X, y, 60))
+    memory = ObjPertLogisticRegression(random_state=1).fit(X, y)
+    assert np.linalg.norm(partitioned.coef_ - memory.coef_) <= 2 * memory.tol
+    np.testing.assert_allclose(
+        dpgd.coef_, DPSGDClassifier(sample_rate=1.0, epochs=5, random_state=1).fit(X, y).coef_,
+        rtol=1e-10)
