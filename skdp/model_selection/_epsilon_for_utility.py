@@ -29,7 +29,7 @@ from ._private_selection import (
     select_epsilon_privately,
     training_account,
 )
-from ._transcript import plot_private_transcript, private_utility_curve
+from ._transcript import log_epsilon_axis, plot_private_transcript, private_utility_curve
 from ._utility_curve import MAX_STEP, UtilityCurve
 
 SELECTION_STATEMENT = (
@@ -830,7 +830,6 @@ default=None
         """
         check_is_fitted(self, "measurements_")
         import matplotlib.pyplot as plt
-        from matplotlib import ticker
 
         if ax is None:
             _, ax = plt.subplots()
@@ -849,9 +848,7 @@ default=None
                           for p in points], fmt="o", label="measured")
         ax.axhline(self.target_utility, color="k", ls="--", lw=1, label="target")
         ax.axvline(self.epsilon_, color="C3", lw=1, label=f"epsilon_ = {self.epsilon_:.3g}")
-        ax.set_xscale("log")
-        ax.xaxis.set_major_formatter(ticker.FormatStrFormatter("%g"))
-        ax.xaxis.set_minor_formatter(ticker.NullFormatter())
+        log_epsilon_axis(ax)
         ax.set_xlabel("epsilon")
         ax.set_ylabel("utility")
         ax.legend()

@@ -65,8 +65,6 @@ def plot_private_transcript(report, target, ax):
     -------
     ax : matplotlib Axes
     """
-    from matplotlib import ticker
-
     rungs = report["transcript"]["rungs"]
     sampling = report["resolution"]["sampling_sd"]
     for passed, marker, label in ((False, "o", "rung: failed"), (True, "*", "rung: passed")):
@@ -90,10 +88,17 @@ def plot_private_transcript(report, target, ax):
     ax.set_title(f"private selection: {ex_post:.3g} spent of the cap "
                  f"{report['a_priori']['epsilon']:.3g} ({report['transcript']['stop_reason']})")
     if rungs:
-        ax.set_xscale("log")
-        ax.xaxis.set_major_formatter(ticker.FormatStrFormatter("%g"))
-        ax.xaxis.set_minor_formatter(ticker.NullFormatter())
+        log_epsilon_axis(ax)
     ax.set_xlabel("epsilon")
     ax.set_ylabel("noisy validation utility")
     ax.legend()
     return ax
+
+
+def log_epsilon_axis(ax):
+    """A logarithmic epsilon axis labelled with plain numbers."""
+    from matplotlib import ticker
+
+    ax.set_xscale("log")
+    ax.xaxis.set_major_formatter(ticker.FormatStrFormatter("%g"))
+    ax.xaxis.set_minor_formatter(ticker.NullFormatter())
