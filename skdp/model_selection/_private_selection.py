@@ -400,6 +400,9 @@ class GaussianDPOdometer:
             self.mu_squared = self._closed + self._current
         else:
             self.mu_squared += mu**2
+        if self.mu_squared > self.mu_max**2 * (1 + 1e-9):
+            raise RuntimeError("the rung crosses the top filter: it was requested above "
+                               "largest_rung()")
         return {"epsilon_spent": float(model.epsilon_spent_),
                 "delta_spent": float(model.delta_spent_), "mu": float(mu),
                 "mu_certified": float(certified)}

@@ -860,3 +860,12 @@ def test_a_regressor_is_tested_on_the_bounded_utility():
         EpsilonForUtility(NAPPLasso(coef_bound=50.0)).fit(Xr, yr)
     with pytest.raises(ValueError, match="scoring must be None"):
         EpsilonForUtility(NAPPLasso(y_bound=4.0, coef_bound=50.0), scoring="r2").fit(Xr, yr)
+
+
+def test_the_gaussian_odometer_refuses_a_rung_above_its_top_filter():
+    from skdp.model_selection._private_selection import GaussianDPOdometer
+
+    odometer = GaussianDPOdometer(1.0, 1e-5, rung_delta=1e-6, epsilon_start=0.05)
+    model = DPSGDClassifier(delta=1e-6, sample_rate=1.0, epochs=5, epsilon=2.0).fit(X, y)
+    with pytest.raises(RuntimeError, match="top filter"):
+        odometer.charge(2.0, model)
