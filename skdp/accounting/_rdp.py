@@ -117,8 +117,10 @@ def sampled_gaussian_rdp(q, z, orders=ORDERS):
         return orders / (2 * z * z)
     integer = orders == np.round(orders)
     log_a = np.empty(orders.shape)
-    log_a[integer] = _log_a_integer(q, z, orders[integer])
-    log_a[~integer] = _log_a_fractional(q, z, orders[~integer])
+    if integer.any():
+        log_a[integer] = _log_a_integer(q, z, orders[integer])
+    if not integer.all():
+        log_a[~integer] = _log_a_fractional(q, z, orders[~integer])
     return log_a / (orders - 1)
 
 

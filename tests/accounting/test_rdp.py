@@ -61,3 +61,14 @@ def test_no_noise_and_no_sampling_edge_cases():
     assert np.all(np.isinf(dpsgd_rdp(0.0, 0.1, 10)))
     np.testing.assert_allclose(dpsgd_rdp(2.0, 1.0, 3), 3 * ORDERS / 8)
     assert rdp_to_epsilon(np.zeros(ORDERS.size), 1e-5) == 0.0
+
+
+@pytest.mark.parametrize("orders", [[10.5], [3.0], [1.5, 2.5]])
+def test_sampled_gaussian_rdp_takes_orders_of_one_kind_only(orders):
+    """A grid of only fractional (or only integer) orders gave an empty concatenation."""
+    from skdp.accounting._rdp import ORDERS, sampled_gaussian_rdp
+
+    full = sampled_gaussian_rdp(0.1, 1.1, ORDERS)
+    picked = sampled_gaussian_rdp(0.1, 1.1, np.array(orders))
+    for order, value in zip(orders, picked):
+        assert value == pytest.approx(full[np.flatnonzero(ORDERS == order)[0]], rel=1e-12)
