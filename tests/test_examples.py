@@ -106,3 +106,21 @@ def test_napp_selection_at_large_epsilon(napp_selection):
     assert result["fpr"][alpha][-1] <= 0.1
     np.testing.assert_allclose(result["paths"][-1], result["nonprivate_coef"], atol=0.3)
     assert np.all(result["nonprivate_coef"][~truth] == 0)
+
+
+def test_napp_regression(tmp_path):
+    result = load_example("plot_napp_regression").main(quick=True, out_dir=tmp_path)
+    assert_png(result["path"])
+    assert result["n_train"] == 331
+    for bound, r2 in result["diabetes_r2"].items():
+        assert r2.shape == (len(result["epsilons"]), 2)
+        # a large budget recovers the noise-free fit, which is close to least squares
+        assert r2[-1].mean() >= result["diabetes_nonprivate"][bound] - 0.05, bound
+        assert abs(result["diabetes_nonprivate"][bound] - result["diabetes_ols"]) < 0.05
+        assert r2[-1].mean() > r2[0].mean(), bound
+    np.testing.assert_allclose(result["size_nonprivate"], result["size_ols"], atol=0.02)
+    for epsilon, r2 in result["size_r2"].items():
+        assert r2.shape == (len(result["sizes"]), 2)
+        assert r2[-1].mean() > r2[0].mean(), epsilon      # more rows, less noise
+    # at epsilon 10 the simulated regression needs at most 16,000 rows
+    assert result["needed"][10.0] is not None
