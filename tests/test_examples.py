@@ -124,3 +124,12 @@ def test_napp_regression(tmp_path):
         assert r2[-1].mean() > r2[0].mean(), epsilon      # more rows, less noise
     # at epsilon 10 the simulated regression needs at most 16,000 rows
     assert result["needed"][10.0] is not None
+
+
+def test_text_like_sparse():
+    result = load_example("text_like_sparse").main(quick=True)
+    assert result["nonprivate"] > 0.95
+    accuracy = {name: acc.mean() for (name, _), acc in result["accuracy"].items()}
+    # on wide sparse rows DP-SGD is ahead of the perturbation mechanisms (docs/choosing.rst)
+    assert accuracy["DPSGDClassifier"] > accuracy["ObjPertLogisticRegression"] + 0.05
+    assert accuracy["DPSGDClassifier"] > accuracy["OutputPertSVM"] + 0.05
