@@ -22,7 +22,10 @@ population, or the design of a survey. Here:
 * the diabetes features ship standardised (each column has mean 0 and sum of squares 1,
   as the data description says); ``sqrt(442)`` turns them back into z-scores, and a
   row of ten z-scores has norm about ``sqrt(10)``, so the rows are divided by
-  ``2 sqrt(10)`` (typical norm 0.5) and clipped to ``data_norm=1``;
+  ``2 sqrt(10)`` (typical norm 0.5) and clipped to ``data_norm=1`` (scikit-learn's
+  standardisation was computed from all 442 rows; the example takes it as published,
+  which a real private release could not: there, scale each feature by its documented
+  range or unit instead);
 * the target is documented as a progression score between 25 and 346 (Efron et al.,
   2004); it is centred at 150 and divided by 100, round numbers from that range, and
   clipped to ``y_bound=2``;
