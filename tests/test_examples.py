@@ -106,3 +106,30 @@ def test_napp_selection_at_large_epsilon(napp_selection):
     assert result["fpr"][alpha][-1] <= 0.1
     np.testing.assert_allclose(result["paths"][-1], result["nonprivate_coef"], atol=0.3)
     assert np.all(result["nonprivate_coef"][~truth] == 0)
+
+
+def test_napp_regression(tmp_path):
+    result = load_example("plot_napp_regression").main(quick=True, out_dir=tmp_path)
+    assert_png(result["path"])
+    assert result["n_train"] == 331
+    for bound, r2 in result["diabetes_r2"].items():
+        assert r2.shape == (len(result["epsilons"]), 2)
+        # a large budget recovers the noise-free fit, which is close to least squares
+        assert r2[-1].mean() >= result["diabetes_nonprivate"][bound] - 0.05, bound
+        assert abs(result["diabetes_nonprivate"][bound] - result["diabetes_ols"]) < 0.05
+        assert r2[-1].mean() > r2[0].mean(), bound
+    np.testing.assert_allclose(result["size_nonprivate"], result["size_ols"], atol=0.02)
+    for epsilon, r2 in result["size_r2"].items():
+        assert r2.shape == (len(result["sizes"]), 2)
+        assert r2[-1].mean() > r2[0].mean(), epsilon      # more rows, less noise
+    # at epsilon 10 the simulated regression needs at most 16,000 rows
+    assert result["needed"][10.0] is not None
+
+
+def test_text_like_sparse():
+    result = load_example("text_like_sparse").main(quick=True)
+    assert result["nonprivate"] > 0.95
+    accuracy = {name: acc.mean() for (name, _), acc in result["accuracy"].items()}
+    # on wide sparse rows DP-SGD is ahead of the perturbation mechanisms (docs/choosing.rst)
+    assert accuracy["DPSGDClassifier"] > accuracy["ObjPertLogisticRegression"] + 0.05
+    assert accuracy["DPSGDClassifier"] > accuracy["OutputPertSVM"] + 0.05
