@@ -81,6 +81,66 @@ def test_objective_perturbation_within_certified_distance(data, chunks, loss, de
     assert partitioned.C_ == memory.C_ and partitioned.epsilon_spent_ == memory.epsilon_spent_
 
 
+@pytest.fixture
+def fallback_calls(monkeypatch):
+    """Count the passes of the certificate's double-double fallback over partitions."""
+    from skdp.solvers import _partitioned
+
+    calls = []
+    original = _partitioned.accurate_partitioned_gradient
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(_partitioned, "accurate_partitioned_gradient", counted)
+    return calls
+
+
+@pytest.fixture(scope="module")
+def fallback_data():
+    """Where the rounding estimate alone exceeds the default tol (C n R about 7e7 >
+    4.5e7): only the double-double fallback certifies, in memory as on partitions."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((24_000, 20))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    return X, (X[:, 0] + 0.5 * rng.standard_normal(24_000) > 0).astype(int)
+
+
+@pytest.mark.parametrize("chunks", [6000, (1, 9000, 14_999)], ids=["even", "uneven"])
+def test_certificate_fallback_over_partitions(fallback_data, fallback_calls, chunks):
+    X, y = fallback_data
+    kw = dict(C=3000.0, random_state=5)
+    memory = ObjPertLogisticRegression(**kw).fit(X, y)
+    partitioned = ObjPertLogisticRegression(**kw).fit(*_dask(X, y, chunks))
+    assert fallback_calls    # taken (the fast certificate alone raises: below)
+    gap = np.linalg.norm(np.append(partitioned.coef_ - memory.coef_,
+                                   partitioned.intercept_ - memory.intercept_))
+    assert gap <= 2 * memory.tol
+    assert partitioned.epsilon_spent_ == memory.epsilon_spent_
+
+
+def test_without_fallback_the_certificate_fails(fallback_data, monkeypatch):
+    """The case above needs the fallback: without it the fit releases nothing."""
+    from skdp import ConvergenceError
+    from skdp.solvers import _newton
+
+    monkeypatch.setattr(_newton, "_has_fallback", lambda loss: False)
+    X, y = fallback_data
+    estimator = ObjPertLogisticRegression(C=3000.0, random_state=5)
+    with pytest.raises(ConvergenceError):
+        estimator.fit(*_dask(X, y, 6000))
+    assert not hasattr(estimator, "coef_")
+
+
+@pytest.mark.parametrize("loss", ["logistic", "huber"])
+def test_fallback_not_taken_on_ordinary_fits(data, fallback_calls, loss):
+    X, y = data
+    for chunks in CHUNKINGS.values():
+        ObjPertLogisticRegression(loss=loss, C=5.0, random_state=11).fit(*_dask(X, y, chunks))
+    assert not fallback_calls
+
+
 @pytest.mark.parametrize("loss", ["huber", "hinge"])
 def test_dpgd_other_losses(data, loss):
     X, y = data

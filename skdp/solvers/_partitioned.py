@@ -94,6 +94,14 @@ def _add(total, part):
     return total + part
 
 
+def _sum_in_order(parts):
+    """The partial sums ``parts`` added in order (arrays, or tuples of arrays)."""
+    total = parts[0]
+    for part in parts[1:]:
+        total = _add(total, part)
+    return total
+
+
 class PartitionedDesign:
     """``[s_i x_i, c]`` for a dask array ``X`` partitioned by rows, with the binary
     labels ``y`` partitioned alike.
@@ -135,6 +143,21 @@ class PartitionedDesign:
                 for xb, yb in self._blocks])
         return self._prepared
 
+    def partials(self, kernel, *args):
+        """``[kernel(design_p, targets_p, *args) for p in partitions]``, in partition
+        order, for partial sums the driver adds its own way (the double-double
+        gradient of the certificate's fallback: :func:`accurate_partitioned_gradient`).
+
+        ``kernel`` must return values of a size independent of the partition's row
+        count: only those reach the driver.
+        """
+        import dask
+
+        run = dask.delayed(_run_kernel, pure=True)
+        return list(dask.compute(*[run(xb, prepared, self.intercept, kernel, args)
+                                   for (xb, _), prepared in zip(self._blocks,
+                                                                self._prepare())]))
+
     def reduce(self, kernel, *args):
         """``sum_p kernel(design_p, targets_p, *args)`` over the partitions ``p``.
 
@@ -142,15 +165,7 @@ class PartitionedDesign:
         the partition's row count (partial sums): only those reach the driver, which
         adds them in partition order.
         """
-        import dask
-
-        run = dask.delayed(_run_kernel, pure=True)
-        parts = dask.compute(*[run(xb, prepared, self.intercept, kernel, args)
-                               for (xb, _), prepared in zip(self._blocks, self._prepare())])
-        total = parts[0]
-        for part in parts[1:]:
-            total = _add(total, part)
-        return total
+        return _sum_in_order(self.partials(kernel, *args))
 
 
 class InMemoryReductions:
@@ -174,6 +189,10 @@ class InMemoryReductions:
     def __init__(self, design, targets):
         self.design, self.targets = design, np.asarray(targets, dtype=float)
         self.shape = design.shape
+
+    def partials(self, kernel, *args):
+        """``[kernel(design, targets, *args)]``: one partition."""
+        return [kernel(self.design, self.targets, *args)]
 
     def reduce(self, kernel, *args):
         """``kernel(design, targets, *args)``."""
@@ -205,26 +224,88 @@ def check_partitioned_hessian(n_coefficients):
             "(Hessian-vector products over partitions are not implemented yet).")
 
 
+def _accurate_gradient_pass(design, y, point, loss):
+    """One partition's data gradient ``Z_p^T l'(Z_p theta)`` at the double-double
+    ``point``, in double-double, and a bound on its error
+    (:func:`~skdp.solvers._accurate.accurate_data_gradient` on the partition's own
+    clipped rows, with its own largest row norm): ``(hi, lo, bound)``, O(d)."""
+    from ._accurate import accurate_data_gradient
+
+    def slopes(z, rows, z_bound):
+        (hi, lo), error = loss.dz_accurate((z[0][:, 0], z[1][:, 0]), y[rows], z_bound[:, 0])
+        return (hi[:, None], lo[:, None]), error
+
+    column = (point[0][:, None], point[1][:, None])
+    (hi, lo), bound, _ = accurate_data_gradient(design, column, slopes,
+                                                design.max_row_norm())
+    return hi[:, 0], lo[:, 0], bound
+
+
+def accurate_partitioned_gradient(design, point, loss):
+    """The data gradient ``sum_i l'(<z_i, theta>) z_i`` at the double-double ``point``
+    in double-double, with a proven bound on its error, over the partitions.
+
+    Each partition computes its partial gradient and bound
+    (:func:`_accurate_gradient_pass`); the driver adds the pairs in partition order by
+    :func:`~skdp.utils._double_double.add`, each addition's rounding (at most
+    ``ADD_ERROR U**2`` relative) added to the partitions' bounds.
+
+    Parameters
+    ----------
+    design : PartitionedDesign or InMemoryReductions
+        The rows (anything with ``partials``).
+    point : tuple of ndarray
+        Double-double coefficients ``(hi, lo)``, each of shape (n_coefficients,).
+    loss : object
+        A loss with ``dz_accurate``.
+
+    Returns
+    -------
+    gradient : tuple of ndarray
+        Double-double, shape (n_coefficients,).
+    bound : float
+        A bound on the norm of its error.
+    """
+    from ..utils import _double_double as dd
+
+    parts = design.partials(_accurate_gradient_pass, point, loss)
+    hi, lo, bound = parts[0]
+    total, entry_bound = (hi, lo), np.zeros_like(hi)
+    for hi, lo, part_bound in parts[1:]:
+        total = dd.add(total, (hi, lo))
+        entry_bound += (dd.ADD_ERROR + 1.0) * dd.U**2 * np.abs(total[0])
+        bound += part_bound
+    return total, float(bound) + float(np.linalg.norm(entry_bound))
+
+
 def partitioned_newton_minimise(design, loss, *, C, ridge, linear, tol, max_iter):
     """Minimise ``C sum_i l(<z_i, theta>, y_i) + ridge/2 ||theta||^2 + <linear, theta>``
-    over a :class:`PartitionedDesign` (or any design with its ``reduce``, such as
-    :class:`InMemoryReductions`) to a certified ``||grad J|| <= tol``.
+    over a :class:`PartitionedDesign` (or any design with its ``reduce`` and
+    ``partials``, such as :class:`InMemoryReductions`) to a certified
+    ``||grad J|| <= tol``.
 
     Newton's method with the exact Hessian and Armijo backtracking, as
     :func:`~skdp.solvers.newton_minimise`; each iterate costs one pass over the
     partitions (:func:`_glm_pass`: value, gradient, rounding magnitude and Hessian
     fused). The certificate is the computed gradient norm plus
     :func:`~skdp.solvers._newton._rounding_bound` with every row's own norm, which
-    covers any summation order. There is no double-double fallback: an inconclusive
-    certificate is reported as not converged.
+    covers any summation order. That estimate grows with the number of rows; when it
+    makes the certificate inconclusive, the fallback of the in-memory solver runs
+    over the partitions (:func:`~skdp.solvers._accurate.refine_and_certify` with the
+    gradient of :func:`accurate_partitioned_gradient` and steps from the Cholesky
+    factor of the Hessian at the last iterate, already reduced), so that whether a
+    fit certifies does not depend on the size of the data. A loss without
+    ``dz_accurate`` has no fallback.
 
     Returns
     -------
     result : NewtonResult
     """
-    from ._newton import NewtonResult, _backtrack, _rounding_bound
+    from ._accurate import assemble_gradient, refine_and_certify
+    from ._newton import NewtonResult, _backtrack, _has_fallback, _rounding_bound
 
     check_loss(loss, "partitioned_newton_minimise")
+    fallback = _has_fallback(loss)
     d = design.shape[1]
     check_partitioned_hessian(d)
 
@@ -232,6 +313,11 @@ def partitioned_newton_minimise(design, loss, *, C, ridge, linear, tol, max_iter
         stats = design.reduce(_glm_pass, point, loss)
         value = C * stats[0][0] + 0.5 * ridge * point @ point + linear @ point
         return stats, value
+
+    def factor_at(data_hessian):
+        hessian = C * data_hessian
+        hessian.flat[:: d + 1] += ridge
+        return cho_factor(hessian, check_finite=False)
 
     theta = np.zeros(d)
     stats, value = evaluate(theta)
@@ -245,14 +331,30 @@ def partitioned_newton_minimise(design, loss, *, C, ridge, linear, tol, max_iter
         stalled = (previous_norm is not None and fresh
                    and rounding >= gradient_norm > 0.5 * previous_norm)
         previous_norm = gradient_norm
-        if gradient_norm + rounding <= tol or stalled or n_iter == max_iter:
+        # with the fallback, a norm below tol whose estimate alone exceeds tol is as
+        # far as the fast certificate goes (as in memory)
+        hopeless = fallback and gradient_norm <= tol <= rounding
+        if gradient_norm + rounding <= tol or stalled or hopeless or n_iter == max_iter:
             break
-        hessian = C * data_hessian
-        hessian.flat[:: d + 1] += ridge
-        step = cho_solve(cho_factor(hessian, check_finite=False), gradient, check_finite=False)
+        step = cho_solve(factor_at(data_hessian), gradient, check_finite=False)
         fresh = True
         theta, stats, value = _backtrack(theta, step, gradient @ step, value, evaluate)
     certified_norm = gradient_norm + rounding
+    if certified_norm > tol and fallback and gradient_norm <= max(tol, rounding):
+        factor = factor_at(stats[2])   # the exact Hessian at theta (this iterate's pass)
+
+        def gradient_at(point):
+            data, bound = accurate_partitioned_gradient(design, point, loss)
+            gradient, bound = assemble_gradient(data, bound, point, C, ridge, linear)
+            return gradient, bound, None
+
+        def newton_step(_, gradient):
+            return cho_solve(factor, gradient, check_finite=False)
+
+        accurate = refine_and_certify(theta, gradient_at, newton_step, ridge=ridge, tol=tol)
+        if accurate is not None:
+            theta, certified_norm, steps = accurate
+            n_iter += steps
     return NewtonResult(theta, n_iter, certified_norm, certified_norm <= tol)
 
 

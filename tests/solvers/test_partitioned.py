@@ -57,3 +57,28 @@ def test_inconclusive_certificate_is_not_converged(problem):
                                          make_loss("logistic"), C=3.0, ridge=1.5,
                                          linear=linear, tol=1e-17, max_iter=20)
     assert not result.converged
+
+
+def test_accurate_gradient_over_partitions(problem):
+    """The fallback's double-double gradient added over partitions agrees with the
+    in-memory one within the sum of their proven bounds, which are tiny."""
+    da = pytest.importorskip("dask.array")
+    dask = pytest.importorskip("dask")
+    from skdp.solvers._partitioned import PartitionedDesign, accurate_partitioned_gradient
+
+    X, y, design, targets, linear = problem
+    loss = make_loss("logistic")
+    point = (np.linspace(-2.0, 2.0, design.shape[1]), np.full(design.shape[1], 1e-20))
+    chunks = (1, 150, 100, 149)
+    partitioned = PartitionedDesign(da.from_array(X, chunks=(chunks, -1)),
+                                    da.from_array(y, chunks=(chunks,)), np.array([0, 1]),
+                                    1.0, 1.0)
+    with dask.config.set(scheduler="synchronous"):
+        (hi, lo), bound = accurate_partitioned_gradient(partitioned, point, loss)
+    (mem_hi, mem_lo), mem_bound = accurate_partitioned_gradient(
+        InMemoryReductions(design, targets), point, loss)
+    assert 0 < bound < 1e-25 and 0 < mem_bound < 1e-25
+    assert np.linalg.norm((hi - mem_hi) + (lo - mem_lo)) <= bound + mem_bound
+    # the float64 gradient agrees to its rounding
+    plain = design.transpose_product(loss.dz(design @ point[0], targets))
+    np.testing.assert_allclose(hi, plain, rtol=1e-12, atol=1e-12)
