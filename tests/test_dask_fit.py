@@ -17,8 +17,9 @@ dask = pytest.importorskip("dask")
 from sklearn.datasets import make_classification  # noqa: E402
 
 import skdp.utils._random as skdp_random  # noqa: E402
-from skdp import DPSGDClassifier, ObjPertLogisticRegression  # noqa: E402
-from skdp.linear_model import _dpsgd, _objective_perturbation  # noqa: E402
+from skdp import DPSGDClassifier, ObjPertLogisticRegression, OutputPertSVM  # noqa: E402
+from skdp.linear_model import (_dpsgd, _objective_perturbation,  # noqa: E402
+                               _output_perturbation)
 
 N_ROWS = 300
 CHUNKINGS = {"even": 60, "uneven": (1, 120, 47, 132), "one-row chunk": (150, 1, 149),
@@ -79,6 +80,61 @@ def test_objective_perturbation_within_certified_distance(data, chunks, loss, de
                                    partitioned.intercept_ - memory.intercept_))
     assert gap <= 2 * memory.tol
     assert partitioned.C_ == memory.C_ and partitioned.epsilon_spent_ == memory.epsilon_spent_
+
+
+def _output_gap(partitioned, memory):
+    return np.linalg.norm(np.append(partitioned.coef_ - memory.coef_,
+                                    partitioned.intercept_ - memory.intercept_))
+
+
+def _certified_slack(estimator):
+    """The public distance ``tol * C R`` within which each solve is certified (add/remove,
+    data_norm 1, an intercept column of 1 if any)."""
+    return estimator.tol * estimator.C_ * np.sqrt(1.0 + estimator.fit_intercept)
+
+
+@pytest.mark.parametrize("chunks", CHUNKINGS.values(), ids=CHUNKINGS.keys())
+@pytest.mark.parametrize("loss", ["logistic", "huber"])
+@pytest.mark.parametrize("tol", [1e-3, 1e-8])
+def test_output_perturbation_within_certified_distance(data, chunks, loss, tol):
+    X, y = data
+    kw = dict(loss=loss, C=5.0, tol=tol, random_state=11)
+    memory = OutputPertSVM(**kw).fit(X, y)
+    partitioned = OutputPertSVM(**kw).fit(*_dask(X, y, chunks))
+    # both solves are certified within tol * C R of the exact minimiser, and the same
+    # noise (the same draws, the same calibration) is added to each
+    assert _output_gap(partitioned, memory) <= 2 * _certified_slack(memory)
+    assert partitioned.C_ == memory.C_ and partitioned.epsilon_spent_ == memory.epsilon_spent_
+    assert partitioned.classes_.tolist() == ["no", "yes"]
+    assert not hasattr(partitioned, "random_weights_")
+
+
+@pytest.mark.parametrize("options", [dict(delta=1e-6), dict(noise="laplace"),
+                                     dict(C="auto", epsilon=3.0),
+                                     dict(fit_intercept=False, loss="huber")],
+                         ids=["gaussian", "laplace", "auto C", "no intercept"])
+def test_output_perturbation_options(data, options):
+    X, y = data
+    kw = {**dict(loss="logistic", C=2.0, tol=1e-8, random_state=3), **options}
+    memory = OutputPertSVM(**kw).fit(X, y)
+    partitioned = OutputPertSVM(**kw).fit(*_dask(X, y, CHUNKINGS["uneven"]))
+    assert partitioned.C_ == memory.C_
+    assert _output_gap(partitioned, memory) <= 2 * _certified_slack(memory)
+    assert (partitioned.epsilon_spent_, partitioned.delta_spent_) == (
+        memory.epsilon_spent_, memory.delta_spent_)
+
+
+@pytest.mark.parametrize("estimator, message", [
+    (OutputPertSVM(), "loss='hinge'\\) does not fit on a dask array.*all rows in one "
+                      "process.*loss='logistic' or loss='huber'"),
+    (OutputPertSVM(kernel="rbf", loss="logistic"), "kernel='rbf'\\) does not fit"),
+    (OutputPertSVM(loss="logistic", classes=["no", "yes", "maybe"]),
+     "binary classification only"),
+])
+def test_output_perturbation_refusals_read_no_partition(data, no_noise, estimator, message):
+    with pytest.raises(ValueError, match=message):
+        estimator.fit(*_unreadable(*data, 60))
+    assert not hasattr(estimator, "coef_")
 
 
 @pytest.fixture
@@ -192,7 +248,7 @@ def no_noise(monkeypatch):
         raise AssertionError("a noise generator was created")
 
     monkeypatch.setattr(skdp_random, "privacy_streams", refuse)
-    for module in (_dpsgd, _objective_perturbation):
+    for module in (_dpsgd, _objective_perturbation, _output_perturbation):
         monkeypatch.setattr(module, "noise_generator", refuse)
 
 
@@ -248,13 +304,15 @@ def test_option_refusals_read_no_partition(data, no_noise, estimator, message):
 
 
 def test_other_estimators_refused_before_any_noise(data, no_noise):
-    from skdp import NAPPLasso, NAPPLassoClassifier, OutputPertSVM
+    from skdp import NAPPLasso, NAPPLassoClassifier
 
     X, y = data
     Xd, yd = _unreadable(X, y, 60)
-    with pytest.raises(ValueError, match="OutputPertSVM does not fit on a dask array.*"
-                                         "DPSGDClassifier\\(sample_rate=1.0\\)"):
+    with pytest.raises(ValueError, match="OutputPertSVM\\(loss='hinge'\\) does not fit on a "
+                                         "dask array.*DPSGDClassifier\\(sample_rate=1.0\\)"):
         OutputPertSVM().fit(Xd, yd)
+    with pytest.raises(ValueError, match="fit_release\\(\\) needs the data in memory"):
+        OutputPertSVM(loss="logistic", C=1.0).fit_release(Xd, yd)
     for napp in (NAPPLasso(), NAPPLassoClassifier()):
         with pytest.raises(ValueError, match=f"{type(napp).__name__} does not fit on a dask"):
             napp.fit(Xd, yd)
