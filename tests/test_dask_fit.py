@@ -189,6 +189,39 @@ def test_without_fallback_the_certificate_fails(fallback_data, monkeypatch):
     assert not hasattr(estimator, "coef_")
 
 
+def test_fallback_with_hessian_products(fallback_data, fallback_calls, monkeypatch):
+    """The fallback's refinement by conjugate gradients when no Hessian is formed
+    (forced here on 21 coefficients)."""
+    from skdp.solvers import _newton
+
+    monkeypatch.setattr(_newton, "_MAX_HESSIAN_ENTRIES", 0)
+    X, y = fallback_data
+    memory = ObjPertLogisticRegression(C=3000.0, random_state=5).fit(X, y)
+    partitioned = ObjPertLogisticRegression(C=3000.0, random_state=5).fit(
+        *_dask(X, y, 6000))
+    assert fallback_calls
+    assert _output_gap(partitioned, memory) <= 2 * memory.tol
+
+
+@pytest.mark.parametrize("n_features", [200, 5000])
+def test_wide_designs_by_hessian_products(n_features):
+    """Newton-CG over the partitions above 120 coefficients (the in-memory rule): no
+    cap of 4096 coefficients, the in-memory model within the certified distance."""
+    X, y = make_classification(n_samples=200, n_features=n_features, n_informative=10,
+                               random_state=0)
+    Xd, yd = _dask(X, y, (1, 80, 119))
+    for estimator in (ObjPertLogisticRegression(C=5.0, random_state=2),
+                      OutputPertSVM(loss="huber", C=5.0, tol=1e-8, random_state=2)):
+        memory = estimator.fit(X, y)
+        coef, intercept = memory.coef_.copy(), memory.intercept_.copy()
+        partitioned = estimator.fit(Xd, yd)
+        gap = np.linalg.norm(np.append(partitioned.coef_ - coef, partitioned.intercept_
+                                       - intercept))
+        bound = (2 * memory.tol if isinstance(estimator, ObjPertLogisticRegression)
+                 else 2 * _certified_slack(memory))
+        assert gap <= bound
+
+
 @pytest.mark.parametrize("loss", ["logistic", "huber"])
 def test_fallback_not_taken_on_ordinary_fits(data, fallback_calls, loss):
     X, y = data
