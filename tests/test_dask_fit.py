@@ -17,8 +17,9 @@ dask = pytest.importorskip("dask")
 from sklearn.datasets import make_classification  # noqa: E402
 
 import skdp.utils._random as skdp_random  # noqa: E402
-from skdp import DPSGDClassifier, ObjPertLogisticRegression  # noqa: E402
-from skdp.linear_model import _dpsgd, _objective_perturbation  # noqa: E402
+from skdp import DPSGDClassifier, ObjPertLogisticRegression, OutputPertSVM  # noqa: E402
+from skdp.linear_model import (_dpsgd, _objective_perturbation,  # noqa: E402
+                               _output_perturbation)
 
 N_ROWS = 300
 CHUNKINGS = {"even": 60, "uneven": (1, 120, 47, 132), "one-row chunk": (150, 1, 149),
@@ -81,6 +82,154 @@ def test_objective_perturbation_within_certified_distance(data, chunks, loss, de
     assert partitioned.C_ == memory.C_ and partitioned.epsilon_spent_ == memory.epsilon_spent_
 
 
+def _output_gap(partitioned, memory):
+    return np.linalg.norm(np.append(partitioned.coef_ - memory.coef_,
+                                    partitioned.intercept_ - memory.intercept_))
+
+
+def _certified_slack(estimator):
+    """The public distance ``tol * C R`` within which each solve is certified (add/remove,
+    data_norm 1, an intercept column of 1 if any)."""
+    return estimator.tol * estimator.C_ * np.sqrt(1.0 + estimator.fit_intercept)
+
+
+@pytest.mark.parametrize("chunks", CHUNKINGS.values(), ids=CHUNKINGS.keys())
+@pytest.mark.parametrize("loss", ["logistic", "huber"])
+@pytest.mark.parametrize("tol", [1e-3, 1e-8])
+def test_output_perturbation_within_certified_distance(data, chunks, loss, tol):
+    X, y = data
+    kw = dict(loss=loss, C=5.0, tol=tol, random_state=11)
+    memory = OutputPertSVM(**kw).fit(X, y)
+    partitioned = OutputPertSVM(**kw).fit(*_dask(X, y, chunks))
+    # both solves are certified within tol * C R of the exact minimiser, and the same
+    # noise (the same draws, the same calibration) is added to each
+    assert _output_gap(partitioned, memory) <= 2 * _certified_slack(memory)
+    assert partitioned.C_ == memory.C_ and partitioned.epsilon_spent_ == memory.epsilon_spent_
+    assert partitioned.classes_.tolist() == ["no", "yes"]
+    assert not hasattr(partitioned, "random_weights_")
+
+
+@pytest.mark.parametrize("options", [dict(delta=1e-6), dict(noise="laplace"),
+                                     dict(C="auto", epsilon=3.0),
+                                     dict(fit_intercept=False, loss="huber")],
+                         ids=["gaussian", "laplace", "auto C", "no intercept"])
+def test_output_perturbation_options(data, options):
+    X, y = data
+    kw = {**dict(loss="logistic", C=2.0, tol=1e-8, random_state=3), **options}
+    memory = OutputPertSVM(**kw).fit(X, y)
+    partitioned = OutputPertSVM(**kw).fit(*_dask(X, y, CHUNKINGS["uneven"]))
+    assert partitioned.C_ == memory.C_
+    assert _output_gap(partitioned, memory) <= 2 * _certified_slack(memory)
+    assert (partitioned.epsilon_spent_, partitioned.delta_spent_) == (
+        memory.epsilon_spent_, memory.delta_spent_)
+
+
+@pytest.mark.parametrize("estimator, message", [
+    (OutputPertSVM(), "loss='hinge'\\) does not fit on a dask array.*all rows in one "
+                      "process.*loss='logistic' or loss='huber'"),
+    (OutputPertSVM(kernel="rbf", loss="logistic"), "kernel='rbf'\\) does not fit"),
+    (OutputPertSVM(loss="logistic", classes=["no", "yes", "maybe"]),
+     "binary classification only"),
+])
+def test_output_perturbation_refusals_read_no_partition(data, no_noise, estimator, message):
+    with pytest.raises(ValueError, match=message):
+        estimator.fit(*_unreadable(*data, 60))
+    assert not hasattr(estimator, "coef_")
+
+
+@pytest.fixture
+def fallback_calls(monkeypatch):
+    """Count the passes of the certificate's double-double fallback over partitions."""
+    from skdp.solvers import _partitioned
+
+    calls = []
+    original = _partitioned.accurate_partitioned_gradient
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(_partitioned, "accurate_partitioned_gradient", counted)
+    return calls
+
+
+@pytest.fixture(scope="module")
+def fallback_data():
+    """Where the rounding estimate alone exceeds the default tol (C n R about 7e7 >
+    4.5e7): only the double-double fallback certifies, in memory as on partitions."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((24_000, 20))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    return X, (X[:, 0] + 0.5 * rng.standard_normal(24_000) > 0).astype(int)
+
+
+@pytest.mark.parametrize("chunks", [6000, (1, 9000, 14_999)], ids=["even", "uneven"])
+def test_certificate_fallback_over_partitions(fallback_data, fallback_calls, chunks):
+    X, y = fallback_data
+    kw = dict(C=3000.0, random_state=5)
+    memory = ObjPertLogisticRegression(**kw).fit(X, y)
+    partitioned = ObjPertLogisticRegression(**kw).fit(*_dask(X, y, chunks))
+    assert fallback_calls    # taken (the fast certificate alone raises: below)
+    gap = np.linalg.norm(np.append(partitioned.coef_ - memory.coef_,
+                                   partitioned.intercept_ - memory.intercept_))
+    assert gap <= 2 * memory.tol
+    assert partitioned.epsilon_spent_ == memory.epsilon_spent_
+
+
+def test_without_fallback_the_certificate_fails(fallback_data, monkeypatch):
+    """The case above needs the fallback: without it the fit releases nothing."""
+    from skdp import ConvergenceError
+    from skdp.solvers import _newton
+
+    monkeypatch.setattr(_newton, "_has_fallback", lambda loss: False)
+    X, y = fallback_data
+    estimator = ObjPertLogisticRegression(C=3000.0, random_state=5)
+    with pytest.raises(ConvergenceError):
+        estimator.fit(*_dask(X, y, 6000))
+    assert not hasattr(estimator, "coef_")
+
+
+def test_fallback_with_hessian_products(fallback_data, fallback_calls, monkeypatch):
+    """The fallback's refinement by conjugate gradients when no Hessian is formed
+    (forced here on 21 coefficients)."""
+    from skdp.solvers import _newton
+
+    monkeypatch.setattr(_newton, "_MAX_HESSIAN_ENTRIES", 0)
+    X, y = fallback_data
+    memory = ObjPertLogisticRegression(C=3000.0, random_state=5).fit(X, y)
+    partitioned = ObjPertLogisticRegression(C=3000.0, random_state=5).fit(
+        *_dask(X, y, 6000))
+    assert fallback_calls
+    assert _output_gap(partitioned, memory) <= 2 * memory.tol
+
+
+@pytest.mark.parametrize("n_features", [200, 5000])
+def test_wide_designs_by_hessian_products(n_features):
+    """Newton-CG over the partitions above 120 coefficients (the in-memory rule): no
+    cap of 4096 coefficients, the in-memory model within the certified distance."""
+    X, y = make_classification(n_samples=200, n_features=n_features, n_informative=10,
+                               random_state=0)
+    Xd, yd = _dask(X, y, (1, 80, 119))
+    for estimator in (ObjPertLogisticRegression(C=5.0, random_state=2),
+                      OutputPertSVM(loss="huber", C=5.0, tol=1e-8, random_state=2)):
+        memory = estimator.fit(X, y)
+        coef, intercept = memory.coef_.copy(), memory.intercept_.copy()
+        partitioned = estimator.fit(Xd, yd)
+        gap = np.linalg.norm(np.append(partitioned.coef_ - coef, partitioned.intercept_
+                                       - intercept))
+        bound = (2 * memory.tol if isinstance(estimator, ObjPertLogisticRegression)
+                 else 2 * _certified_slack(memory))
+        assert gap <= bound
+
+
+@pytest.mark.parametrize("loss", ["logistic", "huber"])
+def test_fallback_not_taken_on_ordinary_fits(data, fallback_calls, loss):
+    X, y = data
+    for chunks in CHUNKINGS.values():
+        ObjPertLogisticRegression(loss=loss, C=5.0, random_state=11).fit(*_dask(X, y, chunks))
+    assert not fallback_calls
+
+
 @pytest.mark.parametrize("loss", ["huber", "hinge"])
 def test_dpgd_other_losses(data, loss):
     X, y = data
@@ -132,7 +281,7 @@ def no_noise(monkeypatch):
         raise AssertionError("a noise generator was created")
 
     monkeypatch.setattr(skdp_random, "privacy_streams", refuse)
-    for module in (_dpsgd, _objective_perturbation):
+    for module in (_dpsgd, _objective_perturbation, _output_perturbation):
         monkeypatch.setattr(module, "noise_generator", refuse)
 
 
@@ -188,13 +337,15 @@ def test_option_refusals_read_no_partition(data, no_noise, estimator, message):
 
 
 def test_other_estimators_refused_before_any_noise(data, no_noise):
-    from skdp import NAPPLasso, NAPPLassoClassifier, OutputPertSVM
+    from skdp import NAPPLasso, NAPPLassoClassifier
 
     X, y = data
     Xd, yd = _unreadable(X, y, 60)
-    with pytest.raises(ValueError, match="OutputPertSVM does not fit on a dask array.*"
-                                         "DPSGDClassifier\\(sample_rate=1.0\\)"):
+    with pytest.raises(ValueError, match="OutputPertSVM\\(loss='hinge'\\) does not fit on a "
+                                         "dask array.*DPSGDClassifier\\(sample_rate=1.0\\)"):
         OutputPertSVM().fit(Xd, yd)
+    with pytest.raises(ValueError, match="fit_release\\(\\) needs the data in memory"):
+        OutputPertSVM(loss="logistic", C=1.0).fit_release(Xd, yd)
     for napp in (NAPPLasso(), NAPPLassoClassifier()):
         with pytest.raises(ValueError, match=f"{type(napp).__name__} does not fit on a dask"):
             napp.fit(Xd, yd)

@@ -21,6 +21,8 @@ from ..mechanisms._output_perturbation import coordinate_noise_std
 from ..solvers import certified_hinge_minimiser, newton_minimise
 from ..solvers._hinge import check_liblinear_memory
 from ..solvers._multinomial import multinomial_minimise
+from ..solvers._partitioned import (check_partitioned_hessian, is_dask_collection,
+                                    partitioned_newton_minimise)
 from ..utils._docstrings import fill_doc
 from ..utils._random import check_rng, noise_generator
 from ..utils._sklearn_compat import Interval, StrOptions
@@ -31,10 +33,12 @@ from ..utils.validation import (
     finite_clipping_norm,
 )
 from ._base import (
+    PARTITIONED_SUPPORT,
     PrivateLinearModel,
     _LinearClassifierMixin,
     _MultinomialMixin,
     linear_classifier_constraints,
+    partitioned_design,
     solver_design,
     encode_labels,
     one_vs_rest_targets,
@@ -164,6 +168,11 @@ def _output_perturbation(X, y, loss, *, C, epsilon, delta, neighboring, row_norm
         result = multinomial_minimise(X, y, C=C, ridge=1.0, linear=np.zeros((y.shape[1],
                                                                               X.shape[1])),
                                       tol=slack, max_iter=max_iter)
+        theta, distance, n_iter = result.theta, result.certified_norm, result.n_iter
+    elif getattr(X, "partitioned", False):  # the same solve, its reductions over partitions
+        result = partitioned_newton_minimise(X, loss, C=C, ridge=1.0,
+                                             linear=np.zeros(X.shape[1]), tol=slack,
+                                             max_iter=max_iter)
         theta, distance, n_iter = result.theta, result.certified_norm, result.n_iter
     else:
         result = newton_minimise(X, y, loss, C=C, ridge=1.0, linear=np.zeros(X.shape[1]),
@@ -448,6 +457,48 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
     def _feature_map(self):
         return RandomFourierMap(self.random_weights_, self.random_offset_)
 
+    def _partitioned_refusal(self, with_derivative):
+        """A dask array fits with the certified Newton solver only: the linear kernel,
+        the logistic or Huber loss, two classes (checked with the labels)."""
+        if self.kernel != "linear":
+            return (f"OutputPertSVM(kernel={self.kernel!r}) does not fit on a dask array: "
+                    "the random Fourier features are fitted in memory only; use "
+                    "kernel='linear' with loss='logistic' or loss='huber'.")
+        if self.loss == "hinge":
+            return ("OutputPertSVM(loss='hinge') does not fit on a dask array: its solver "
+                    "(liblinear's dual coordinate descent) needs all rows in one process; "
+                    "use loss='logistic' or loss='huber' (the certified Newton solver over "
+                    "the partitions).")
+        return None
+
+    def _partitioned_releases(self, X, y):
+        """The binary fit of a dask ``(X, y)``: the input checks as a map-reduce, the
+        certified Newton solve over the partitions, the noise on the client."""
+        refusal = self._partitioned_refusal(False)
+        if refusal is not None:   # also for callers of _releases (noise reduction)
+            raise ValueError(f"{refusal} {PARTITIONED_SUPPORT}")
+        for name in ("random_weights_", "random_offset_"):
+            self.__dict__.pop(name, None)
+        if len(X.shape) == 2:  # before any pass over the data (other shapes: below)
+            check_partitioned_hessian(X.shape[1] + bool(self.fit_intercept))
+        design = partitioned_design(self, X, y, data_norm=self.data_norm,
+                                    fit_intercept=self.fit_intercept,
+                                    intercept_scaling=self.intercept_scaling)
+        row_norm = effective_data_norm(self.data_norm, self.fit_intercept,
+                                       self.intercept_scaling)
+        rng = noise_generator(self.random_state)
+        loss = self._make_loss()
+        share = dict(epsilon=self.epsilon, delta=self.delta, neighboring=self.neighboring,
+                     row_norm=row_norm, tol=self.tol)
+        C_share = {**share, "epsilon": getattr(self, "_C_epsilon", None) or self.epsilon}
+        self.C_ = (auto_C(loss, law=self.noise, dim=design.shape[1],
+                          margin_noise=AUTO_MARGIN_NOISE[self.kernel], **C_share)
+                   if self.C == "auto" else float(self.C))
+        # a partitioned design holds its labels (two classes, one problem)
+        return [_output_perturbation(design, None, loss, C=self.C_, n_problems=1,
+                                     max_iter=self.max_iter, rng=rng, law=self.noise,
+                                     **share)]
+
     def _releases(self, X, y, with_derivative=False):
         """Validate, then run the mechanism once (two classes, or a multinomial fit) or
         once per one-vs-rest problem.
@@ -461,6 +512,8 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
         if self.noise == "laplace" and self.delta > 0:
             raise ValueError("noise='laplace' is pure epsilon-DP: it needs delta=0; got "
                              f"delta={self.delta}.")
+        if is_dask_collection(X) or is_dask_collection(y):
+            return self._partitioned_releases(X, y)
         X, y = validate_data(self, X, y, dtype=np.float64, accept_sparse=("csr", "csc"))
         check_classification_targets(y)
         self.classes_, y_idx = encode_labels(y, self.classes)

@@ -26,8 +26,9 @@ from ._check import check_loss
 from ._design import ScaledDesign, WideRows
 
 # The largest Hessian (entries) the partitioned Newton solver forms: a d x d partial
-# sum per partition and on the driver (128 MiB). Larger problems need Hessian-vector
-# products over partitions (not in this increment): refused before any work.
+# sum per partition and on the driver (128 MiB). The solver forms it only where the
+# in-memory rule does (:func:`partitioned_forms_hessian`: at most 120 coefficients);
+# wider designs use Hessian-vector products over the partitions.
 MAX_PARTITIONED_HESSIAN_ENTRIES = 2**24
 
 
@@ -94,6 +95,14 @@ def _add(total, part):
     return total + part
 
 
+def _sum_in_order(parts):
+    """The partial sums ``parts`` added in order (arrays, or tuples of arrays)."""
+    total = parts[0]
+    for part in parts[1:]:
+        total = _add(total, part)
+    return total
+
+
 class PartitionedDesign:
     """``[s_i x_i, c]`` for a dask array ``X`` partitioned by rows, with the binary
     labels ``y`` partitioned alike.
@@ -135,6 +144,21 @@ class PartitionedDesign:
                 for xb, yb in self._blocks])
         return self._prepared
 
+    def partials(self, kernel, *args):
+        """``[kernel(design_p, targets_p, *args) for p in partitions]``, in partition
+        order, for partial sums the driver adds its own way (the double-double
+        gradient of the certificate's fallback: :func:`accurate_partitioned_gradient`).
+
+        ``kernel`` must return values of a size independent of the partition's row
+        count: only those reach the driver.
+        """
+        import dask
+
+        run = dask.delayed(_run_kernel, pure=True)
+        return list(dask.compute(*[run(xb, prepared, self.intercept, kernel, args)
+                                   for (xb, _), prepared in zip(self._blocks,
+                                                                self._prepare())]))
+
     def reduce(self, kernel, *args):
         """``sum_p kernel(design_p, targets_p, *args)`` over the partitions ``p``.
 
@@ -142,15 +166,7 @@ class PartitionedDesign:
         the partition's row count (partial sums): only those reach the driver, which
         adds them in partition order.
         """
-        import dask
-
-        run = dask.delayed(_run_kernel, pure=True)
-        parts = dask.compute(*[run(xb, prepared, self.intercept, kernel, args)
-                               for (xb, _), prepared in zip(self._blocks, self._prepare())])
-        total = parts[0]
-        for part in parts[1:]:
-            total = _add(total, part)
-        return total
+        return _sum_in_order(self.partials(kernel, *args))
 
 
 class InMemoryReductions:
@@ -175,6 +191,10 @@ class InMemoryReductions:
         self.design, self.targets = design, np.asarray(targets, dtype=float)
         self.shape = design.shape
 
+    def partials(self, kernel, *args):
+        """``[kernel(design, targets, *args)]``: one partition."""
+        return [kernel(self.design, self.targets, *args)]
+
     def reduce(self, kernel, *args):
         """``kernel(design, targets, *args)``."""
         return kernel(self.design, self.targets, *args)
@@ -184,75 +204,226 @@ class InMemoryReductions:
 # Newton's method for the sum-form GLM objective over partitions (objective perturbation)
 # --------------------------------------------------------------------------------------
 
-def _glm_pass(design, y, theta, loss):
-    """One partition's share of the objective at ``theta``: the loss sum, the data
-    gradient ``Z^T l'``, the certificate's rounding magnitude ``sum_i |l'_i| ||z_i||``
-    and the data Hessian ``Z^T diag(l'') Z``, in one pass over the partition."""
+def _glm_pass(design, y, theta, loss, hessian=True):
+    """One partition's share of the objective at ``theta``: the loss sum, the
+    certificate's rounding magnitude ``sum_i |l'_i| ||z_i||`` and the curvature sum
+    ``sum_i l''_i`` (one array), the data gradient ``Z^T l'`` and, when ``hessian``, the
+    data Hessian ``Z^T diag(l'') Z`` (else an empty array), in one pass."""
     z = design @ theta
     slopes = loss.dz(z, y)
+    curvatures = loss.d2z(z, y)
     value = np.array([float(np.sum(loss.loss(z, y))),
-                      design.row_norms_dot(np.abs(slopes))])
-    return value, design.transpose_product(slopes), design.weighted_gram(loss.d2z(z, y))
+                      design.row_norms_dot(np.abs(slopes)), float(np.sum(curvatures))])
+    gram = design.weighted_gram(curvatures) if hessian else np.zeros(0)
+    return value, design.transpose_product(slopes), gram
+
+
+def _curvature_product_pass(design, y, theta, vector, loss):
+    """One partition's ``Z^T diag(l''(Z theta)) Z v`` (a Hessian-vector product; both
+    products with ``Z`` in one pass over the partition)."""
+    both = design @ np.column_stack([theta, vector])
+    return design.transpose_product(loss.d2z(both[:, 0], y) * both[:, 1])
+
+
+def _column_squares_pass(design, y):
+    """One partition's ``sum_i z_ij^2`` for every column ``j``."""
+    return design.weighted_column_squares(np.ones(design.shape[0]))
+
+
+class _DenseShape:
+    """A dense design's shape, for :func:`~skdp.solvers._newton.uses_hessian_products`."""
+
+    sparse = False
+
+    def __init__(self, shape):
+        self.shape = shape
+
+
+def partitioned_forms_hessian(n_coefficients):
+    """Whether the partitioned Newton solver forms the ``d x d`` Hessian: the in-memory
+    rule (:func:`~skdp.solvers._newton.uses_hessian_products`) for dense rows, which
+    does not depend on the number of rows (the Hessian costs ``n d^2 / 2``, a step of
+    products about ``60 n d``): up to 120 coefficients; wider designs use
+    Hessian-vector products (Newton-CG) and never form it."""
+    from ._newton import uses_hessian_products
+
+    return not uses_hessian_products(_DenseShape((1, n_coefficients)))
 
 
 def check_partitioned_hessian(n_coefficients):
-    """Refuse, before any work, a Hessian the partitioned solver cannot hold."""
-    if n_coefficients**2 > MAX_PARTITIONED_HESSIAN_ENTRIES:
+    """Refuse, before any work, a Hessian the partitioned solver would form but cannot
+    hold."""
+    if (partitioned_forms_hessian(n_coefficients)
+            and n_coefficients**2 > MAX_PARTITIONED_HESSIAN_ENTRIES):
         raise ValueError(
             f"A fit on a dask array forms the {n_coefficients} x {n_coefficients} Hessian "
             f"on every worker and on the driver; at most "
             f"{int(np.sqrt(MAX_PARTITIONED_HESSIAN_ENTRIES))} coefficients are supported "
-            "(Hessian-vector products over partitions are not implemented yet).")
+            "with a formed Hessian.")
+
+
+def _accurate_gradient_pass(design, y, point, loss):
+    """One partition's data gradient ``Z_p^T l'(Z_p theta)`` at the double-double
+    ``point``, in double-double, and a bound on its error
+    (:func:`~skdp.solvers._accurate.accurate_data_gradient` on the partition's own
+    clipped rows, with its own largest row norm): ``(hi, lo, bound)``, O(d)."""
+    from ._accurate import accurate_data_gradient
+
+    def slopes(z, rows, z_bound):
+        (hi, lo), error = loss.dz_accurate((z[0][:, 0], z[1][:, 0]), y[rows], z_bound[:, 0])
+        return (hi[:, None], lo[:, None]), error
+
+    column = (point[0][:, None], point[1][:, None])
+    (hi, lo), bound, _ = accurate_data_gradient(design, column, slopes,
+                                                design.max_row_norm())
+    return hi[:, 0], lo[:, 0], bound
+
+
+def accurate_partitioned_gradient(design, point, loss):
+    """The data gradient ``sum_i l'(<z_i, theta>) z_i`` at the double-double ``point``
+    in double-double, with a proven bound on its error, over the partitions.
+
+    Each partition computes its partial gradient and bound
+    (:func:`_accurate_gradient_pass`); the driver adds the pairs in partition order by
+    :func:`~skdp.utils._double_double.add`, each addition's rounding (at most
+    ``ADD_ERROR U**2`` relative) added to the partitions' bounds.
+
+    Parameters
+    ----------
+    design : PartitionedDesign or InMemoryReductions
+        The rows (anything with ``partials``).
+    point : tuple of ndarray
+        Double-double coefficients ``(hi, lo)``, each of shape (n_coefficients,).
+    loss : object
+        A loss with ``dz_accurate``.
+
+    Returns
+    -------
+    gradient : tuple of ndarray
+        Double-double, shape (n_coefficients,).
+    bound : float
+        A bound on the norm of its error.
+    """
+    from ..utils import _double_double as dd
+
+    parts = design.partials(_accurate_gradient_pass, point, loss)
+    hi, lo, bound = parts[0]
+    total, entry_bound = (hi, lo), np.zeros_like(hi)
+    for hi, lo, part_bound in parts[1:]:
+        total = dd.add(total, (hi, lo))
+        entry_bound += (dd.ADD_ERROR + 1.0) * dd.U**2 * np.abs(total[0])
+        bound += part_bound
+    return total, float(bound) + float(np.linalg.norm(entry_bound))
 
 
 def partitioned_newton_minimise(design, loss, *, C, ridge, linear, tol, max_iter):
     """Minimise ``C sum_i l(<z_i, theta>, y_i) + ridge/2 ||theta||^2 + <linear, theta>``
-    over a :class:`PartitionedDesign` (or any design with its ``reduce``, such as
-    :class:`InMemoryReductions`) to a certified ``||grad J|| <= tol``.
+    over a :class:`PartitionedDesign` (or any design with its ``reduce`` and
+    ``partials``, such as :class:`InMemoryReductions`) to a certified
+    ``||grad J|| <= tol``.
 
-    Newton's method with the exact Hessian and Armijo backtracking, as
-    :func:`~skdp.solvers.newton_minimise`; each iterate costs one pass over the
-    partitions (:func:`_glm_pass`: value, gradient, rounding magnitude and Hessian
-    fused). The certificate is the computed gradient norm plus
-    :func:`~skdp.solvers._newton._rounding_bound` with every row's own norm, which
-    covers any summation order. There is no double-double fallback: an inconclusive
-    certificate is reported as not converged.
+    Newton's method with Armijo backtracking, as :func:`~skdp.solvers.newton_minimise`;
+    each iterate costs one pass over the partitions (:func:`_glm_pass`: value,
+    gradient, rounding magnitude and curvature sum fused, with the Hessian when it is
+    formed). The direction comes from the exact Hessian (Cholesky) where the in-memory
+    rule forms it (:func:`partitioned_forms_hessian`), else from conjugate gradients
+    on Hessian-vector products, one pass over the partitions each
+    (:func:`_curvature_product_pass`), with the in-memory solver's forcing term and
+    preconditioner (the column squares, one pass per fit, times the mean curvature),
+    so that no ``d x d`` matrix is formed. The certificate is the computed gradient
+    norm plus :func:`~skdp.solvers._newton._rounding_bound` with every row's own norm,
+    which covers any summation order. That estimate grows with the number of rows;
+    when it makes the certificate inconclusive, the fallback of the in-memory solver
+    runs over the partitions (:func:`~skdp.solvers._accurate.refine_and_certify` with
+    the gradient of :func:`accurate_partitioned_gradient` and steps from the
+    Hessian at the last iterate: its Cholesky factor, or conjugate gradients), so that
+    whether a fit certifies does not depend on the size of the data. A loss without
+    ``dz_accurate`` has no fallback.
 
     Returns
     -------
     result : NewtonResult
     """
-    from ._newton import NewtonResult, _backtrack, _rounding_bound
+    from ._accurate import assemble_gradient, refine_and_certify
+    from ._newton import (_FINAL_FORCING, _MAX_PRODUCTS_PER_STEP, _REFINEMENT_FORCING,
+                          NewtonResult, _backtrack, _conjugate_gradient, _has_fallback,
+                          _rounding_bound)
 
     check_loss(loss, "partitioned_newton_minimise")
-    d = design.shape[1]
+    fallback = _has_fallback(loss)
+    n, d = design.shape
     check_partitioned_hessian(d)
+    products = not partitioned_forms_hessian(d)
+    column_squares = design.reduce(_column_squares_pass) if products else None
 
     def evaluate(point):
-        stats = design.reduce(_glm_pass, point, loss)
+        stats = design.reduce(_glm_pass, point, loss, not products)
         value = C * stats[0][0] + 0.5 * ridge * point @ point + linear @ point
         return stats, value
 
+    def factor_at(data_hessian):
+        hessian = C * data_hessian
+        hessian.flat[:: d + 1] += ridge
+        return cho_factor(hessian, check_finite=False)
+
+    def solve_by_products(point, curvature_sum, rhs, rtol):
+        """``H^{-1} rhs`` at ``point`` by preconditioned conjugate gradients."""
+        inverse_diagonal = 1.0 / (C * curvature_sum / max(n, 1) * column_squares + ridge)
+
+        def product(v):
+            return C * design.reduce(_curvature_product_pass, point, v, loss) + ridge * v
+
+        return _conjugate_gradient(product, rhs, inverse_diagonal.__mul__, rtol,
+                                   _MAX_PRODUCTS_PER_STEP)[0]
+
     theta = np.zeros(d)
     stats, value = evaluate(theta)
-    previous_norm = None
+    first_norm = previous_norm = None
     fresh = False
     for n_iter in range(max_iter + 1):
-        (_, magnitude), data_gradient, data_hessian = stats
+        (_, magnitude, curvature_sum), data_gradient, data_hessian = stats
         gradient = C * data_gradient + ridge * theta + linear
         gradient_norm = float(np.linalg.norm(gradient))
         rounding = _rounding_bound(theta, magnitude, C, ridge, linear)
         stalled = (previous_norm is not None and fresh
                    and rounding >= gradient_norm > 0.5 * previous_norm)
         previous_norm = gradient_norm
-        if gradient_norm + rounding <= tol or stalled or n_iter == max_iter:
+        if first_norm is None:
+            first_norm = gradient_norm
+        # with the fallback, a norm below tol whose estimate alone exceeds tol is as
+        # far as the fast certificate goes (as in memory)
+        hopeless = fallback and gradient_norm <= tol <= rounding
+        if gradient_norm + rounding <= tol or stalled or hopeless or n_iter == max_iter:
             break
-        hessian = C * data_hessian
-        hessian.flat[:: d + 1] += ridge
-        step = cho_solve(cho_factor(hessian, check_finite=False), gradient, check_finite=False)
+        if products:
+            # the forcing term of truncated Newton, as in memory
+            forcing = min(0.5, max(np.sqrt(gradient_norm / first_norm),
+                                   _FINAL_FORCING * tol / gradient_norm))
+            step = solve_by_products(theta, curvature_sum, gradient, forcing)
+        else:
+            step = cho_solve(factor_at(data_hessian), gradient, check_finite=False)
         fresh = True
         theta, stats, value = _backtrack(theta, step, gradient @ step, value, evaluate)
     certified_norm = gradient_norm + rounding
+    if certified_norm > tol and fallback and gradient_norm <= max(tol, rounding):
+        # the Hessian at theta (this iterate's pass): its factor, or its products
+        last, curvature_sum = theta, stats[0][2]
+        factor = None if products else factor_at(stats[2])
+
+        def gradient_at(point):
+            data, bound = accurate_partitioned_gradient(design, point, loss)
+            gradient, bound = assemble_gradient(data, bound, point, C, ridge, linear)
+            return gradient, bound, None
+
+        def newton_step(_, gradient):
+            if factor is not None:
+                return cho_solve(factor, gradient, check_finite=False)
+            return solve_by_products(last, curvature_sum, gradient, _REFINEMENT_FORCING)
+
+        accurate = refine_and_certify(theta, gradient_at, newton_step, ridge=ridge, tol=tol)
+        if accurate is not None:
+            theta, certified_norm, steps = accurate
+            n_iter += steps
     return NewtonResult(theta, n_iter, certified_norm, certified_norm <= tol)
 
 
