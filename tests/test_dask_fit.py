@@ -8,6 +8,9 @@ the partial sums (1e-10 relative), objective perturbation within the solver's
 certified distance (two solves certified to ``tol`` are within ``2 tol / ridge``).
 """
 
+import copy
+import math
+
 import numpy as np
 import pytest
 
@@ -236,6 +239,44 @@ def test_dpgd_other_losses(data, loss):
     memory = _dpgd(loss=loss).fit(X, y)
     partitioned = _dpgd(loss=loss).fit(*_dask(X, y, CHUNKINGS["uneven"]))
     np.testing.assert_allclose(partitioned.coef_, memory.coef_, rtol=1e-10, atol=0)
+
+
+# -- the counter-addressed Poisson sampler ----------------------------------------------
+
+@pytest.mark.parametrize("n, bounds", [
+    (1000, [0, 1, 2, 3, 500, 999, 1000]),
+    (300_001, [0, 7, 8, 9, 150_000, 262_143, 262_144, 262_145, 300_000, 300_001]),
+    (600_000, [0, 262_144, 524_288, 600_000]),
+])
+def test_sampler_rows_are_the_slice_of_the_whole_sample(n, bounds):
+    """The rows ``[a, b)`` draw exactly their own uniforms: a chunking's parts joined are
+    the sample of all the rows (and ``_poisson_sample``'s, from the same key)."""
+    rng = np.random.default_rng(5)
+    for q in (0.1, 0.5, 1e-3):
+        key = _dpsgd._poisson_key(copy.deepcopy(rng))
+        whole = _dpsgd._poisson_rows(key, q, 0, n)
+        np.testing.assert_array_equal(whole, _dpsgd._poisson_sample(n, q, copy.deepcopy(rng)))
+        for a in bounds:
+            for b in bounds:
+                if a <= b:
+                    np.testing.assert_array_equal(_dpsgd._poisson_rows(key, q, a, b),
+                                                  whole[(whole >= a) & (whole < b)])
+        parts = [_dpsgd._poisson_rows(key, q, a, b) for a, b in zip(bounds[:-1], bounds[1:])]
+        np.testing.assert_array_equal(np.concatenate(parts), whole)
+        rng.standard_normal()   # another key for the next rate
+
+
+@pytest.mark.parametrize("q", [0.1, 0.37, 1e-3])
+def test_sampler_inclusion_rate_is_q(q):
+    n = 2_000_000
+    key = _dpsgd._poisson_key(np.random.default_rng(11))
+    idx = _dpsgd._poisson_rows(key, q, 0, n)
+    assert abs(idx.size - n * q) < 5 * math.sqrt(n * q * (1 - q))
+    assert idx.dtype == np.int64 and np.all(np.diff(idx) > 0)
+    assert idx[0] >= 0 and idx[-1] < n
+    # the halves of the rows too (each row's uniform is its own)
+    half = np.searchsorted(idx, n // 2)
+    assert abs(half - n / 2 * q) < 5 * math.sqrt(n / 2 * q * (1 - q))
 
 
 def test_wide_row_is_clipped_inside_its_partition(data):

@@ -77,22 +77,68 @@ class _MarginColumns:
         return np.sum(self.loss.loss(S, Y), axis=1)
 
 
+# Rows whose uniforms are drawn at a time (2 MiB of them): a step's sample costs memory
+# of the order of the sample, not of the rows.
+_SAMPLER_ROWS = 1 << 18
+
+
+def _poisson_key(rng):
+    """A step's sampling key: 128 bits from the fit's secret sampling stream ``rng``."""
+    return rng.integers(0, 2**64, size=2, dtype=np.uint64)
+
+
+def _poisson_rows(key, sample_rate, start, stop):
+    """The rows of ``[start, stop)`` in the Poisson sample of the step keyed ``key``.
+
+    Row ``i`` is in the sample iff ``k_i < floor(q 2^53)``, where ``k_i = w_i >> 11``
+    (the top 53 bits) and ``w_i`` is the ``i``-th 64-bit word of AES-128 in counter
+    mode under ``key`` (randomgen's ``AESCounter``: block ``c`` gives words ``2c`` and
+    ``2c + 1``): probability ``floor(q 2^53) / 2^53``, within ``2^-53`` of ``q`` and
+    never above it (the accountant's ``q`` bounds the true rate). The
+    words are addressed by the global row index, so rows ``[a, b)`` draw exactly their
+    own uniforms: a partition of the rows finds its part of the one sample whatever
+    the chunking, and the in-memory fit (rows ``[0, n)`` at once) draws the same.
+
+    Parameters
+    ----------
+    key : ndarray of shape (2,), dtype uint64
+        The step's key (:func:`_poisson_key`), secret.
+    sample_rate : float in (0, 1)
+        ``q``.
+    start, stop : int
+        The global row indices ``[start, stop)``.
+
+    Returns
+    -------
+    idx : ndarray of int64
+        The sampled global row indices, sorted.
+    """
+    from randomgen import AESCounter
+
+    # (w_i >> 11) < T = floor(q 2^53)  <=>  w_i < T 2^11  (T <= 2^53 - 1 for q < 1)
+    threshold = np.uint64(math.floor(sample_rate * 2.0**53) << 11)
+    words = AESCounter(key=key, counter=start // 2)
+    if start % 2:
+        words.random_raw(1)
+    parts = []
+    for first in range(start, stop, _SAMPLER_ROWS):
+        size = min(_SAMPLER_ROWS, stop - first)
+        hits = np.flatnonzero(words.random_raw(size) < threshold)
+        hits += first
+        parts.append(hits)
+    if not parts:
+        return np.empty(0, dtype=np.int64)
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
 def _poisson_sample(n, sample_rate, rng):
     """Indices of a Poisson sample: each of ``n`` rows independently with prob. ``q``.
 
-    Drawn as the partial sums of Geometric(q) gaps between the chosen rows, which is
-    the same distribution, sorted by construction; the work and the memory are those
-    of the sample (a permutation of all ``n`` rows took a vector of ``n`` per step).
+    One key from the secret stream ``rng`` (:func:`_poisson_key`), then the rows
+    ``[0, n)`` of :func:`_poisson_rows`: the sample a partitioned fit draws for the
+    same step, partition by partition.
     """
-    expected = n * sample_rate
-    size = int(expected + 4 * math.sqrt(expected) + 16)   # usually one round
-    parts, last = [], -1
-    while last < n - 1:
-        positions = last + np.cumsum(rng.geometric(sample_rate, size=size))
-        parts.append(positions)
-        last = positions[-1]
-    idx = parts[0] if len(parts) == 1 else np.concatenate(parts)
-    return idx[:np.searchsorted(idx, n)]
+    return _poisson_rows(_poisson_key(rng), sample_rate, 0, n)
 
 
 AUTO_LEARNING_RATE = (0.026, 64.0)
@@ -610,7 +656,10 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
     ``alpha`` and the learning-rate schedule are public, and so is the step
     size (``"auto"``: a function of public parameters and the DP count); tail
     averaging is post-processing. The Poisson masks are drawn from the secret
-    noise stream. Not protected: the set of class labels
+    noise stream: each step a 128-bit key from it, and row ``i`` is in the
+    batch iff the ``i``-th uniform of AES-128 in counter mode under that key is
+    below ``q`` (the same batches in memory and on a dask array, whatever its
+    chunking). Not protected: the set of class labels
     unless ``classes`` is given, and the feature dimension. Feature scaling
     must itself be public (not fitted on the private data). Floating-point
     attacks on the Gaussian sampler are out of scope. Derivation:
