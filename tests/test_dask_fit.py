@@ -70,6 +70,38 @@ def test_dpgd_equals_in_memory(data, chunks, fit_intercept):
 
 
 @pytest.mark.parametrize("chunks", CHUNKINGS.values(), ids=CHUNKINGS.keys())
+@pytest.mark.parametrize("kw", [dict(), dict(fit_intercept=False, sample_rate=0.05, epochs=3,
+                                            momentum=0.5, alpha=0.01)],
+                         ids=["default", "options"])
+def test_poisson_dpsgd_equals_in_memory(data, chunks, kw, monkeypatch):
+    """The default Poisson-sampled DP-SGD: each partition draws its rows' part of every
+    step's mask, so the batches and the model are those of the in-memory fit."""
+    X, y = data
+    sizes = {}
+    run = _dpsgd._dp_sgd
+
+    def recorded(*args, **kwargs):
+        result = run(*args, **kwargs)
+        sizes[getattr(args[0], "partitioned", False)] = result.batch_sizes
+        return result
+
+    monkeypatch.setattr(_dpsgd, "_dp_sgd", recorded)
+    kw = dict(dict(epsilon=1.0, delta=1e-5, random_state=3), **kw)
+    memory = DPSGDClassifier(**kw).fit(X, y)
+    partitioned = DPSGDClassifier(**kw).fit(*_dask(X, y, chunks))
+    assert partitioned.sample_rate_ == memory.sample_rate_ < 1.0
+    assert partitioned.n_steps_ == memory.n_steps_
+    np.testing.assert_array_equal(sizes[True], sizes[False])   # the same batches, step by step
+    assert sizes[False].min() > 0 and sizes[False].max() < N_ROWS
+    np.testing.assert_allclose(partitioned.coef_, memory.coef_, rtol=1e-10, atol=0)
+    np.testing.assert_allclose(partitioned.intercept_, memory.intercept_, rtol=1e-10,
+                               atol=1e-300)
+    assert partitioned.noise_multiplier_ == memory.noise_multiplier_
+    assert partitioned.learning_rate_ == memory.learning_rate_
+    assert partitioned.epsilon_spent_ == memory.epsilon_spent_
+
+
+@pytest.mark.parametrize("chunks", CHUNKINGS.values(), ids=CHUNKINGS.keys())
 @pytest.mark.parametrize("loss", ["logistic", "huber"])
 @pytest.mark.parametrize("delta", [0.0, 1e-6])
 def test_objective_perturbation_within_certified_distance(data, chunks, loss, delta):
@@ -279,6 +311,40 @@ def test_sampler_inclusion_rate_is_q(q):
     assert abs(half - n / 2 * q) < 5 * math.sqrt(n / 2 * q * (1 - q))
 
 
+def test_sampler_keys_come_from_the_secret_stream(data, monkeypatch):
+    """Every step's key is drawn on the driver from the fit's secret sampling stream
+    (ChaCha20, a child of the noise stream), none from the public stream."""
+    from randomgen import ChaCha
+
+    X, y = data
+    keys, public = [], []
+    draw = _dpsgd._poisson_key
+
+    def recorded(rng):
+        assert isinstance(rng.bit_generator, ChaCha)
+        keys.append(draw(rng))
+        return keys[-1]
+
+    streams = skdp_random.privacy_streams
+
+    def watched(random_state):
+        noise, pub = streams(random_state)
+        public.append(copy.deepcopy(pub))
+        return noise, pub
+
+    monkeypatch.setattr(_dpsgd, "_poisson_key", recorded)
+    monkeypatch.setattr(skdp_random, "privacy_streams", watched)
+    clf = DPSGDClassifier(epsilon=1.0, delta=1e-5, random_state=3).fit(*_dask(X, y, 60))
+    assert len(keys) == clf.n_steps_
+    (pub,) = public   # the fit's one pair of streams
+    sampling = streams(3)[0].spawn(3)[1]
+    for key in keys:
+        np.testing.assert_array_equal(key, draw(sampling))
+    # the public stream's output is none of the keys
+    words = pub.integers(0, 2**64, size=2 * clf.n_steps_ + 64, dtype=np.uint64)
+    assert not np.isin(np.concatenate(keys), words).any()
+
+
 def test_wide_row_is_clipped_inside_its_partition(data):
     """An entry of 1e200 gives the same model as its row clipped by hand."""
     X, y = data
@@ -333,7 +399,8 @@ def _refusals(data):
     nan = X.copy()
     nan[250, 1] = np.nan
     return [
-        (DPSGDClassifier(random_state=0), (Xd, yd), "sample_rate=1.0"),
+        (DPSGDClassifier(random_state=0), (Xd, da.from_array(X3, chunks=(Xd.chunks[0],))),
+         "binary classification"),
         (_dpgd(), (Xd, da.from_array(X3, chunks=(Xd.chunks[0],))), "binary classification"),
         (ObjPertLogisticRegression(), (Xd, da.from_array(X3, chunks=(Xd.chunks[0],))),
          "binary classification"),
@@ -367,7 +434,7 @@ def _unreadable(X, y, chunks):
 
 
 @pytest.mark.parametrize("estimator, message", [
-    (DPSGDClassifier(), "sample_rate=1.0"),
+    (DPSGDClassifier(classes=["no", "yes", "maybe"]), "binary classification only"),
     (DPSGDClassifier(sample_rate=1.0, classes=["no", "yes", "maybe"]),
      "binary classification only"),
     (ObjPertLogisticRegression(classes=["a", "a"]), "repeated labels"),
@@ -383,7 +450,7 @@ def test_other_estimators_refused_before_any_noise(data, no_noise):
     X, y = data
     Xd, yd = _unreadable(X, y, 60)
     with pytest.raises(ValueError, match="OutputPertSVM\\(loss='hinge'\\) does not fit on a "
-                                         "dask array.*DPSGDClassifier\\(sample_rate=1.0\\)"):
+                                         "dask array.*DPSGDClassifier \\(Poisson-sampled"):
         OutputPertSVM().fit(Xd, yd)
     with pytest.raises(ValueError, match="fit_release\\(\\) needs the data in memory"):
         OutputPertSVM(loss="logistic", C=1.0).fit_release(Xd, yd)
@@ -440,6 +507,9 @@ def test_local_cluster_smoke(data):
         partitioned = ObjPertLogisticRegression(random_state=1).fit(*_dask(X, y, 60))
         dpgd = DPSGDClassifier(sample_rate=1.0, epochs=5, random_state=1).fit(
             *_dask(X, y, 60))
+        dpsgd = DPSGDClassifier(epochs=2, random_state=1).fit(*_dask(X, y, 60))
+    np.testing.assert_allclose(
+        dpsgd.coef_, DPSGDClassifier(epochs=2, random_state=1).fit(X, y).coef_, rtol=1e-10)
     memory = ObjPertLogisticRegression(random_state=1).fit(X, y)
     assert np.linalg.norm(partitioned.coef_ - memory.coef_) <= 2 * memory.tol
     np.testing.assert_allclose(

@@ -65,10 +65,10 @@ def solver_design(X, *, data_norm, fit_intercept, intercept_scaling):
 
 
 PARTITIONED_SUPPORT = (
-    "A fit on a dask array is supported by DPSGDClassifier(sample_rate=1.0) (full-batch "
-    "DP-GD), ObjPertLogisticRegression and OutputPertSVM(kernel='linear', loss='logistic' "
-    "or 'huber'), for two classes, dense chunks, through fit() (no fit_release); fit in "
-    "memory otherwise.")
+    "A fit on a dask array is supported by DPSGDClassifier (Poisson-sampled DP-SGD or "
+    "full-batch DP-GD), ObjPertLogisticRegression and OutputPertSVM(kernel='linear', "
+    "loss='logistic' or 'huber'), for two classes, dense chunks, through fit() (no "
+    "fit_release); fit in memory otherwise.")
 """What a fit on partitioned data supports (named by every refusal)."""
 
 

@@ -246,6 +246,20 @@ def _partition_clipped_sum(design, y, theta, loss, max_grad_norm):
                               design.row_norms())[0]
 
 
+def _partition_sampled_clipped_sum(design, y, start, key, sample_rate, theta, loss,
+                                   max_grad_norm):
+    """One partition's clipped gradient sum over its rows in a Poisson sample (a
+    kernel of :meth:`~skdp.solvers._partitioned.PartitionedDesign.reduce` with
+    ``with_rows``): the partition's rows ``[start, start + rows)`` draw their own
+    uniforms of the step's key (:func:`_poisson_rows`), so the sampled rows are those
+    of the in-memory sample whatever the chunking. Returns the ``(K, d)`` sum and the
+    partition's sample size (a one-element array, for the run's record only)."""
+    idx = _poisson_rows(key, sample_rate, start, start + design.shape[0]) - start
+    total = _clipped_block_sum(design.subset(idx), y[idx, None], theta, loss, max_grad_norm,
+                               design.row_norms()[idx])[0]
+    return total, np.array([idx.size], dtype=np.int64)
+
+
 def _rescaled_clip_factors(R, row_norms, max_grad_norm, norms, factors):
     """Recompute, in place, the clip factors ``min(1, C / (||r_i|| ||x_i||))`` of the
     per-example gradients whose norm ``||r_i|| ||x_i||`` is huge (or overflowed),
@@ -368,8 +382,9 @@ def _dp_sgd(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_rate, n_steps
     run : DPSGDRun
     """
     n, d = X.shape
-    # a design partitioned by rows (full batches only): each step's clipped sum is
-    # reduced over its partitions, everything else (the noise first) as in memory
+    # a design partitioned by rows: each step's clipped sum is reduced over its
+    # partitions (a Poisson step's key is drawn here, each partition draws its rows'
+    # part of the mask from it), everything else (the noise first) as in memory
     partitioned = getattr(X, "partitioned", False)
     K = 1 if partitioned else Y.shape[1]
     if row_norms is None and not partitioned:
@@ -394,6 +409,9 @@ def _dp_sgd(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_rate, n_steps
             if full_batch:
                 batch_sizes[t] = n
                 blocks = [(X, Y, row_norms)]
+            elif partitioned:   # each partition draws its own rows' part of the mask
+                key = _poisson_key(sampling_rng)
+                blocks = [(X, Y, row_norms)]
             else:
                 idx = _poisson_sample(n, sample_rate, sampling_rng)
                 batch_sizes[t] = idx.size
@@ -405,8 +423,15 @@ def _dp_sgd(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_rate, n_steps
             gradient = xi * noise_scale if tangent else np.multiply(xi, noise_scale, out=xi)
             clipped_dot = np.zeros((K, d)) if tangent else None
             for Xb, Yb, norms_b in blocks:
-                if partitioned:
+                if partitioned and full_batch:
                     gradient += X.reduce(_partition_clipped_sum, theta, loss, max_grad_norm)
+                    continue
+                if partitioned:
+                    block_sum, size = X.reduce(_partition_sampled_clipped_sum, key,
+                                               sample_rate, theta, loss, max_grad_norm,
+                                               with_rows=True)
+                    gradient += block_sum
+                    batch_sizes[t] = size[0]
                     continue
                 block_sum, factors = clipped_gradient_sum(Xb, Yb, theta, loss, max_grad_norm,
                                                           norms_b, with_factors=tangent)
@@ -897,10 +922,6 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
                               dz)]
 
     def _partitioned_refusal(self, with_derivative):
-        if self.sample_rate != 1.0:
-            return (f"DPSGDClassifier(sample_rate={self.sample_rate!r}) does not fit on a dask "
-                    "array yet: Poisson sampling over partitions needs counter-addressed "
-                    "masks; use sample_rate=1.0 (full-batch DP-GD).")
         return None
 
     def _has_epsilon_derivative(self):

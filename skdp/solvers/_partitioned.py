@@ -12,7 +12,9 @@ and targets and returns its partial sums; the driver adds them in partition orde
 
 No randomness is drawn here: the mechanisms draw every noise vector on the driver,
 from the fit's secret stream, in the same order as in memory
-(``shared/spec/scale_out.md``). Only the solvers' data reductions move.
+(``shared/spec/scale_out.md``). Only the solvers' data reductions move (and DP-SGD's
+Poisson masks: a partition computes its rows' part of a step's mask from the key the
+driver drew, addressed by its global row indices, :attr:`PartitionedDesign.row_starts`).
 
 dask is imported only when a dask collection is given (:func:`is_dask_collection`
 reads the type's module without importing dask).
@@ -89,6 +91,10 @@ def _run_kernel(X, prepared, intercept, kernel, args):
     return kernel(_PreparedDesign(X, prepared, intercept), prepared.targets, *args)
 
 
+def _run_row_kernel(X, prepared, intercept, start, kernel, args):
+    return kernel(_PreparedDesign(X, prepared, intercept), prepared.targets, start, *args)
+
+
 def _add(total, part):
     if isinstance(total, tuple):
         return tuple(_add(a, b) for a, b in zip(total, part))
@@ -130,6 +136,8 @@ class PartitionedDesign:
         self.shape = (int(X.shape[0]), int(X.shape[1]) + (intercept is not None))
         self.n_partitions = len(X.chunks[0])
         self._blocks = list(zip(X.to_delayed().ravel(), y.to_delayed().ravel()))
+        # each partition's first global row (public: the chunk sizes are known)
+        self.row_starts = np.concatenate([[0], np.cumsum(X.chunks[0])[:-1]]).astype(int)
         self._prepared = None
 
     def _prepare(self):
@@ -144,29 +152,37 @@ class PartitionedDesign:
                 for xb, yb in self._blocks])
         return self._prepared
 
-    def partials(self, kernel, *args):
+    def partials(self, kernel, *args, with_rows=False):
         """``[kernel(design_p, targets_p, *args) for p in partitions]``, in partition
         order, for partial sums the driver adds its own way (the double-double
         gradient of the certificate's fallback: :func:`accurate_partitioned_gradient`).
 
         ``kernel`` must return values of a size independent of the partition's row
-        count: only those reach the driver.
+        count: only those reach the driver. ``with_rows``: the kernel also gets the
+        partition's first global row index, ``kernel(design_p, targets_p, start_p,
+        *args)`` (the Poisson masks of DP-SGD are addressed by it).
         """
         import dask
 
-        run = dask.delayed(_run_kernel, pure=True)
-        return list(dask.compute(*[run(xb, prepared, self.intercept, kernel, args)
-                                   for (xb, _), prepared in zip(self._blocks,
-                                                                self._prepare())]))
+        if with_rows:
+            run = dask.delayed(_run_row_kernel, pure=True)
+            tasks = [run(xb, prepared, self.intercept, int(start), kernel, args)
+                     for (xb, _), prepared, start in zip(self._blocks, self._prepare(),
+                                                         self.row_starts)]
+        else:
+            run = dask.delayed(_run_kernel, pure=True)
+            tasks = [run(xb, prepared, self.intercept, kernel, args)
+                     for (xb, _), prepared in zip(self._blocks, self._prepare())]
+        return list(dask.compute(*tasks))
 
-    def reduce(self, kernel, *args):
+    def reduce(self, kernel, *args, with_rows=False):
         """``sum_p kernel(design_p, targets_p, *args)`` over the partitions ``p``.
 
         ``kernel`` must return an array or a tuple of arrays of a size independent of
         the partition's row count (partial sums): only those reach the driver, which
-        adds them in partition order.
+        adds them in partition order. ``with_rows`` as in :meth:`partials`.
         """
-        return _sum_in_order(self.partials(kernel, *args))
+        return _sum_in_order(self.partials(kernel, *args, with_rows=with_rows))
 
 
 class InMemoryReductions:
@@ -191,12 +207,16 @@ class InMemoryReductions:
         self.design, self.targets = design, np.asarray(targets, dtype=float)
         self.shape = design.shape
 
-    def partials(self, kernel, *args):
-        """``[kernel(design, targets, *args)]``: one partition."""
-        return [kernel(self.design, self.targets, *args)]
+    def partials(self, kernel, *args, with_rows=False):
+        """``[kernel(design, targets, *args)]``: one partition (``with_rows``: its
+        first row, 0, after the targets)."""
+        return [self.reduce(kernel, *args, with_rows=with_rows)]
 
-    def reduce(self, kernel, *args):
-        """``kernel(design, targets, *args)``."""
+    def reduce(self, kernel, *args, with_rows=False):
+        """``kernel(design, targets, *args)`` (``with_rows``: ``0`` after the
+        targets)."""
+        if with_rows:
+            return kernel(self.design, self.targets, 0, *args)
         return kernel(self.design, self.targets, *args)
 
 
