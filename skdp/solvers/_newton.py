@@ -69,6 +69,13 @@ _CHUNK_ROWS = 2**13
 _REFINEMENT_FORCING = 1e-3
 
 
+def newton_forcing(gradient_norm, first_norm, tol):
+    """The forcing term of truncated Newton (the inner solve's relative residual):
+    superlinear as the gradient vanishes, and no finer than the tolerance needs."""
+    return min(0.5, max(np.sqrt(gradient_norm / first_norm),
+                        _FINAL_FORCING * tol / gradient_norm))
+
+
 def _backtrack(theta, step, decrease, value, evaluate):
     """Armijo backtracking from ``theta`` along ``-step``; return the accepted point,
     its auxiliary quantity and its value, ``evaluate(point) -> (auxiliary, value)``.
@@ -488,10 +495,7 @@ def newton_minimise(X, y, loss, *, C, ridge, linear, tol, max_iter, theta0=None,
         if gradient_norm + rounding <= tol or stalled or hopeless or n_iter == max_iter:
             break
         if hessian_products:
-            # the forcing term of truncated Newton: superlinear as the gradient vanishes,
-            # and no finer than the tolerance needs
-            forcing = min(0.5, max(np.sqrt(gradient_norm / first_norm),
-                                   _FINAL_FORCING * tol / gradient_norm))
+            forcing = newton_forcing(gradient_norm, first_norm, tol)
             step = _hessian_solve(z, X, y, loss, C, ridge, gradient, forcing,
                                   _MAX_PRODUCTS_PER_STEP, column_squares)
             fresh = True

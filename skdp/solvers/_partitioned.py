@@ -365,9 +365,9 @@ def partitioned_newton_minimise(design, loss, *, C, ridge, linear, tol, max_iter
     result : NewtonResult
     """
     from ._accurate import assemble_gradient, refine_and_certify
-    from ._newton import (_FINAL_FORCING, _MAX_PRODUCTS_PER_STEP, _REFINEMENT_FORCING,
-                          NewtonResult, _backtrack, _conjugate_gradient, _has_fallback,
-                          _rounding_bound)
+    from ._newton import (_MAX_PRODUCTS_PER_STEP, _REFINEMENT_FORCING, NewtonResult,
+                          _backtrack, _conjugate_gradient, _has_fallback, _rounding_bound,
+                          newton_forcing)
 
     check_loss(loss, "partitioned_newton_minimise")
     fallback = _has_fallback(loss)
@@ -416,9 +416,7 @@ def partitioned_newton_minimise(design, loss, *, C, ridge, linear, tol, max_iter
         if gradient_norm + rounding <= tol or stalled or hopeless or n_iter == max_iter:
             break
         if products:
-            # the forcing term of truncated Newton, as in memory
-            forcing = min(0.5, max(np.sqrt(gradient_norm / first_norm),
-                                   _FINAL_FORCING * tol / gradient_norm))
+            forcing = newton_forcing(gradient_norm, first_norm, tol)  # as in memory
             step = solve_by_products(theta, curvature_sum, gradient, forcing)
         else:
             step = cho_solve(factor_at(data_hessian), gradient, check_finite=False)
