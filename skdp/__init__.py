@@ -9,7 +9,8 @@ from .linear_model import (
     ObjPertLogisticRegression,
     OutputPertSVM,
 )
-from .model_selection import EpsilonForUtility
+from .accounting import PrivacyLedger
+from .model_selection import EpsilonForUtility, PrivateGridSearchCV, PrivateRandomizedSearchCV
 
 __version__ = "0.1.0.dev0"
 
@@ -23,6 +24,9 @@ __all__ = [
     "OutputPertSVM",
     "PrivacyBudgetError",
     "PrivacyLeakWarning",
+    "PrivacyLedger",
+    "PrivateGridSearchCV",
+    "PrivateRandomizedSearchCV",
     "UnreachableUtilityWarning",
     "__version__",
 ]

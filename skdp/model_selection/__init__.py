@@ -3,9 +3,11 @@
 from ._epsilon_for_utility import EpsilonForUtility
 from ._measure import smoothed_accuracy_derivative
 from ._privacy_cost import privacy_cost_of_search
+from ._private_search import PrivateGridSearchCV, PrivateRandomizedSearchCV
 
-__all__ = ["EpsilonForUtility", "check_public_preprocessing", "is_public_step",
-           "privacy_cost_of_search", "smoothed_accuracy_derivative"]
+__all__ = ["EpsilonForUtility", "PrivateGridSearchCV", "PrivateRandomizedSearchCV",
+           "check_public_preprocessing", "is_public_step", "privacy_cost_of_search",
+           "smoothed_accuracy_derivative"]
 
 
 def __getattr__(name):

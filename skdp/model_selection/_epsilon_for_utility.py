@@ -11,12 +11,10 @@ from sklearn.model_selection import train_test_split
 from sklearn.pipeline import Pipeline
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import (check_array, check_consistent_length,
-                                      check_is_fitted, validate_data)
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..base import get_privacy_tags
 from ..exceptions import PrivacyBudgetError, UnreachableUtilityWarning
-from ..linear_model._base import encode_labels
 from ..utils._docstrings import fill_doc
 from ..utils._sklearn_compat import HasMethods, Interval, StrOptions, _fit_context
 from ._measure import _fit_record, _measure, _NoiseSources, compose_fits
@@ -28,6 +26,8 @@ from ._private_selection import (
     private_step_params,
     select_epsilon_privately,
     training_account,
+    validate_private_input,
+    whole_label_set,
 )
 from ._transcript import log_epsilon_axis, plot_private_transcript, private_utility_curve
 from ._utility_curve import MAX_STEP, UtilityCurve
@@ -490,8 +490,8 @@ default=None
         check_private_step_params(estimator)
         account = training_account(estimator, self.epsilon_max, self.delta_max,
                                    self.epsilon_start, self.max_rungs)  # refusals first
-        X, y = self._validate_private_input(estimator, X, y)
-        classes = self._whole_label_set(final, y) if is_classifier(estimator) else None
+        X, y = validate_private_input(self, estimator, X, y)
+        classes = whole_label_set(final, y) if is_classifier(estimator) else None
         rows_epsilon = None
         if proxy is not None:
             proxy_state = _SelectionStreams(self._private_random_state(estimator)).proxy()
@@ -559,40 +559,6 @@ default=None
                 "y_hat)^2 / (4 y_bound^2)), with y clipped to the public y_bound: set the "
                 f"regressor's y_bound to a finite public bound on |y| (got {y_bound!r}).")
         return float(y_bound)
-
-    def _validate_private_input(self, estimator, X, y):
-        """Every input error raised before any noise is drawn.
-
-        A bare estimator's ``X`` is validated as scikit-learn does. A Pipeline's is
-        passed on as given (a DataFrame keeps its columns for a ColumnTransformer),
-        and its public preprocessing is run once on all the rows first (it learns
-        nothing from them), so that an error it raises, or a non-finite value it
-        produces, stops the search before the data are split.
-        """
-        if not isinstance(estimator, Pipeline):
-            return validate_data(self, X, y, accept_sparse=("csr", "csc"), dtype=None,
-                                 ensure_all_finite=True, reset=True,
-                                 y_numeric=not is_classifier(estimator))
-        validate_data(self, X, skip_check_array=True, reset=True)
-        y = check_array(y, ensure_2d=False, dtype=None if is_classifier(estimator) else "numeric",
-                        ensure_all_finite=True)
-        check_consistent_length(X, y)
-        head = clone(Pipeline(estimator.steps[:-1]))
-        check_array(head.fit_transform(X, y), accept_sparse=True, ensure_all_finite=True)
-        return X, y
-
-    @staticmethod
-    def _whole_label_set(final, y):
-        """The label set every rung sees: the declared ``classes``, or the whole input's.
-
-        Checked before any noise (two classes at least, no label outside the declared
-        set), so that no rung's label error or ``classes_`` depends on which labels
-        fell into the training part.
-        """
-        check_classification_targets(y)
-        declared = final.get_params().get("classes")
-        classes, _ = encode_labels(y, declared)
-        return classes
 
     def _private_random_state(self, estimator):
         if self.random_state is not None:

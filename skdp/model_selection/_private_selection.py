@@ -204,7 +204,7 @@ def private_step_params(estimator):
     return private_step(estimator)[0].get_params()
 
 
-def check_private_step_params(estimator):
+def check_private_step_params(estimator, who="EpsilonForUtility"):
     """Refuse, before any work, what the selection cannot account for.
 
     The private step needs ``epsilon`` and ``random_state`` and must certify a
@@ -215,13 +215,13 @@ def check_private_step_params(estimator):
     final, _ = private_step(estimator)
     for name in ("epsilon", "random_state"):
         if name not in final.get_params():
-            raise ValueError(f"EpsilonForUtility needs a private estimator with an {name!r} "
+            raise ValueError(f"{who} needs a private estimator with an {name!r} "
                              f"parameter; {type(final).__name__} has none.")
     if not hasattr(final, "_claimed_spend") or not np.isfinite(final._claimed_spend()[0]):
         raise ValueError(
             f"{type(final).__name__} with these parameters certifies no finite epsilon (a "
             "research mode, or not an skdp private estimator): private selection cannot "
-            "account for its rungs. Nothing was fitted.")
+            "account for its fits. Nothing was fitted.")
     if isinstance(estimator, Pipeline):
         from ._public_steps import check_public_preprocessing
 
@@ -230,6 +230,46 @@ def check_private_step_params(estimator):
                              "fit may read the rows: use sklearn.pipeline.Pipeline itself.")
         for name, step in estimator.steps[:-1]:
             check_public_preprocessing(step, name=f"Pipeline step {name!r}")
+
+
+def validate_private_input(meta, estimator, X, y):
+    """Every input error of a private search raised before any noise is drawn.
+
+    A bare estimator's ``X`` is validated as scikit-learn does (``meta`` records
+    ``n_features_in_``). A Pipeline's is passed on as given (a DataFrame keeps its
+    columns for a ColumnTransformer), and its public preprocessing is run once on all
+    the rows first (it learns nothing from them), so that an error it raises, or a
+    non-finite value it produces, stops the search before any noise.
+    """
+    from sklearn.utils.validation import check_array, check_consistent_length, validate_data
+
+    if not isinstance(estimator, Pipeline):
+        return validate_data(meta, X, y, accept_sparse=("csr", "csc"), dtype=None,
+                             ensure_all_finite=True, reset=True,
+                             y_numeric=not is_classifier(estimator))
+    validate_data(meta, X, skip_check_array=True, reset=True)
+    y = check_array(y, ensure_2d=False, dtype=None if is_classifier(estimator) else "numeric",
+                    ensure_all_finite=True)
+    check_consistent_length(X, y)
+    head = clone(Pipeline(estimator.steps[:-1]))
+    check_array(head.fit_transform(X, y), accept_sparse=True, ensure_all_finite=True)
+    return X, y
+
+
+def whole_label_set(final, y):
+    """The label set every internal fit sees: the declared ``classes``, or the whole input's.
+
+    Checked before any noise (two classes at least, no label outside the declared set),
+    so that no fit's label error or ``classes_`` depends on which labels fell into a
+    part of the rows.
+    """
+    from sklearn.utils.multiclass import check_classification_targets
+
+    from ..linear_model._base import encode_labels
+
+    check_classification_targets(y)
+    classes, _ = encode_labels(y, final.get_params().get("classes"))
+    return classes
 
 
 def with_budget(estimator, **params):

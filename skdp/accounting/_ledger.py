@@ -1,0 +1,321 @@
+"""One budget for a whole analysis: a privacy filter with an odometer.
+
+The analyst opens a :class:`PrivacyLedger` with a total budget and runs every private
+fit of the analysis through it. Before a fit, the ledger charges what the fit can cost
+at most (its a priori figure, a function of its public parameters) and refuses, before
+any noise, a fit that would take the total past the budget; afterwards it records what
+the fit certifies. Which fit comes next, and its budget, may depend on everything
+released before: the ledger is a privacy filter for fully adaptive composition.
+
+* ``composition="basic"``: the sum of the fits' (epsilon, delta). For pure fits the
+  privacy loss of the whole analysis is the sum of the fits' losses pointwise, each at
+  most the fit's realised (ex-post) epsilon, so the filter may record ex-post figures.
+  Fits with delta > 0 are recorded at their a priori figure (Rogers, Roth, Ullman &
+  Vadhan 2016, basic composition filter).
+* ``composition="renyi"``: one Renyi order ``alpha``, fixed when the ledger is opened;
+  every fit charges its RDP at ``alpha`` and the filter keeps the sum within the Renyi
+  budget that converts to the ledger's ``(epsilon, delta)`` (Feldman & Zrnic 2021, Renyi
+  filter; conversion of Canonne, Kamath & Steinke 2020). For Gaussian-noise fits
+  (DP-SGD, Gaussian output perturbation) this admits far more fits than the basic sum;
+  fits without a Renyi curve are refused.
+"""
+
+import numpy as np
+
+from ..exceptions import PrivacyBudgetError
+from ..utils._random import noise_independence
+
+_SLACK = 1e-9
+
+
+def _private_step(estimator):
+    from sklearn.pipeline import Pipeline
+
+    while isinstance(estimator, Pipeline):
+        estimator = estimator.steps[-1][1]
+    return estimator
+
+
+def _a_priori(obj, renyi, order):
+    """``(epsilon, delta, rdp_at_order, kind)`` the fit of ``obj`` can cost at most,
+    from public parameters alone (refusals before any data)."""
+    from sklearn.model_selection._search import BaseSearchCV
+
+    from ..model_selection import EpsilonForUtility
+    from ..model_selection._private_search import _BasePrivateSearch, candidate_cost
+    from ..model_selection._private_selection import (check_private_step_params,
+                                                      training_account)
+    from ._rdp import ORDERS
+
+    index = None if order is None else int(np.argmin(np.abs(ORDERS - order)))
+    if isinstance(obj, BaseSearchCV):
+        raise ValueError(
+            f"{type(obj).__name__} chooses its candidate by exact scores on the private "
+            "rows, a choice no guarantee covers: use skdp.model_selection."
+            "PrivateGridSearchCV or PrivateRandomizedSearchCV.")
+    if isinstance(obj, _BasePrivateSearch):
+        plan = obj.plan()
+        rdp = None
+        if renyi:
+            if not plan.renyi:
+                raise ValueError("A pure-DP search (delta=0) has no Renyi curve in this "
+                                 "ledger: give it a delta > 0, or open a basic ledger.")
+            rdp = float(plan.total_rdp[index])
+        return (*plan.a_priori, rdp, "private search")
+    if isinstance(obj, EpsilonForUtility):
+        if obj.selection != "private" or renyi:
+            raise ValueError(
+                "EpsilonForUtility enters a ledger with selection='private' (one public cap "
+                "on the whole search) and composition='basic'; the analytic selection is "
+                "not covered by any guarantee.")
+        estimator = obj._inner()
+        check_private_step_params(estimator)
+        account, _ = training_account(estimator, obj.epsilon_max, obj.delta_max,
+                                      obj.epsilon_start, obj.max_rungs)
+        epsilon, delta = account.guarantee()[1]
+        return float(epsilon), float(delta), None, "private selection of epsilon"
+    final = _private_step(obj)
+    if not hasattr(final, "_claimed_spend"):
+        raise ValueError(f"{type(final).__name__} is not an skdp private estimator: its "
+                         "privacy cost is unbounded.")
+    from ..model_selection._privacy_cost import _private_estimator
+
+    _private_estimator(obj)  # a Pipeline's steps must be public preprocessing
+    epsilon, delta = final._claimed_spend()
+    if not np.isfinite(epsilon):
+        raise ValueError(f"{type(final).__name__} with these parameters certifies no finite "
+                         "epsilon (a research mode).")
+    rdp = float(candidate_cost(final, renyi=True)[index]) if renyi else None
+    return float(epsilon), float(delta), rdp, "fit"
+
+
+def _seeds(obj):
+    """The ``random_state`` values that decide a fit's noise (a meta-estimator's own
+    and its private estimator's)."""
+    inner = getattr(obj, "estimator", None)
+    objects = [obj] if inner is None else [obj, _private_step(inner)]
+    if inner is None:
+        objects = [_private_step(obj)]
+    seeds = [o.get_params(deep=False).get("random_state") for o in objects
+             if hasattr(o, "get_params")]
+    return [s for s in seeds if s is not None]
+
+
+def _realised(obj, epsilon, delta):
+    """What a successful fit certifies: pure fits ex post, others a priori."""
+    if delta:
+        return epsilon, delta
+    report = getattr(obj, "privacy_report_", None)
+    if isinstance(report, dict) and "ex_post" in report:
+        return min(epsilon, float(report["ex_post"]["epsilon"])), delta
+    final = _private_step(getattr(obj, "best_estimator_", obj))
+    spent = getattr(final, "epsilon_spent_", None)
+    return (epsilon if spent is None else min(epsilon, float(spent))), delta
+
+
+class PrivacyLedger:
+    """One privacy budget for a whole analysis: refuses the fit that would cross it.
+
+    Run every private fit of an analysis through :meth:`fit` (estimators, Pipelines of
+    public steps ending in one, :class:`~skdp.model_selection.PrivateGridSearchCV`,
+    :class:`~skdp.model_selection.PrivateRandomizedSearchCV`,
+    :class:`~skdp.EpsilonForUtility` with ``selection="private"``) and any other
+    release through :meth:`charge`. Each is charged its a priori cost before it runs;
+    one that would take the total past the budget raises
+    :class:`~skdp.PrivacyBudgetError` before any noise is drawn. A fit that raises
+    keeps its charge (a failure is itself an outcome of the private data).
+
+    Parameters
+    ----------
+    epsilon : float
+        The analysis's total epsilon.
+    delta : float, default=0.0
+        Its total delta (``composition="renyi"`` needs ``delta > 0``).
+    composition : {"basic", "renyi"}, default="basic"
+        ``"basic"``: the sum of the fits' (epsilon, delta), ex post for pure fits.
+        ``"renyi"``: a Renyi filter at one order fixed now (for Gaussian-noise fits).
+    order : float, default=None
+        The Renyi filter's order; ``None``: the order at which a Gaussian mechanism's
+        admissible ``mu^2`` is largest, ``argmax (epsilon - shift(alpha, delta)) /
+        alpha``. Public.
+
+    Attributes
+    ----------
+    entries : list of dict
+        One per charge: what, ``a_priori`` and ``realised`` (epsilon, delta) and, in
+        Renyi mode, ``rdp``.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from skdp import ObjPertLogisticRegression, PrivacyBudgetError
+    >>> from skdp.accounting import PrivacyLedger
+    >>> X, y = make_classification(n_samples=300, random_state=0)
+    >>> ledger = PrivacyLedger(epsilon=1.0)
+    >>> model = ledger.fit(ObjPertLogisticRegression(epsilon=0.6), X, y)
+    >>> ledger.spent
+    (0.6, 0.0)
+    >>> try:
+    ...     ledger.fit(ObjPertLogisticRegression(epsilon=0.6), X, y)
+    ... except PrivacyBudgetError as error:
+    ...     print("refused")
+    refused
+    """
+
+    def __init__(self, epsilon, delta=0.0, *, composition="basic", order=None):
+        if not (np.isfinite(epsilon) and epsilon > 0):
+            raise ValueError(f"epsilon must be finite and > 0, got {epsilon!r}.")
+        if not 0 <= delta < 1:
+            raise ValueError(f"delta must be in [0, 1), got {delta!r}.")
+        if composition not in ("basic", "renyi"):
+            raise ValueError(f"composition must be 'basic' or 'renyi', got {composition!r}.")
+        self.epsilon, self.delta, self.composition = float(epsilon), float(delta), composition
+        self.entries = []
+        self._seeds = []
+        self.order, self.rdp_budget = None, None
+        if composition == "renyi":
+            self._open_renyi(order)
+
+    def _open_renyi(self, order):
+        from ..model_selection._accounts import conversion_shift, rdp_budget
+        from ._rdp import ORDERS
+
+        if not self.delta:
+            raise ValueError("composition='renyi' converts at the ledger's delta: give "
+                             "delta > 0.")
+        if order is None:
+            admissible = [(self.epsilon - conversion_shift(a, self.delta)) / a for a in ORDERS]
+            order = float(ORDERS[int(np.argmax(admissible))])
+        self.order = float(order)
+        self.rdp_budget = rdp_budget(self.epsilon, self.order, self.delta)
+        if self.rdp_budget <= 0:
+            raise ValueError(f"At order {self.order:g} no Renyi budget converts within "
+                             f"({self.epsilon:g}, {self.delta:g}): choose another order.")
+
+    @property
+    def spent(self):
+        """``(epsilon, delta)`` certified so far (Renyi mode: the sum's conversion)."""
+        if self.composition == "renyi":
+            from ..model_selection._accounts import rdp_order_epsilon
+
+            rdp = sum(e["rdp"] for e in self.entries)
+            return ((rdp_order_epsilon(rdp, self.order, self.delta), self.delta) if rdp
+                    else (0.0, 0.0))
+        epsilon = sum(e["realised"][0] for e in self.entries)
+        delta = sum(e["realised"][1] for e in self.entries)
+        return float(epsilon), float(min(delta, 1.0))
+
+    @property
+    def remaining(self):
+        """``(epsilon, delta)`` left for basic composition; in Renyi mode, the Renyi
+        budget left at ``order``."""
+        if self.composition == "renyi":
+            return self.rdp_budget - sum(e["rdp"] for e in self.entries)
+        epsilon, delta = self.spent
+        return self.epsilon - epsilon, max(self.delta - delta, 0.0)
+
+    def _admit(self, what, epsilon, delta, rdp):
+        if self.composition == "renyi":
+            if rdp is None:
+                raise ValueError(f"{what} has no Renyi curve: open a basic ledger.")
+            if rdp > self.remaining + _SLACK * self.rdp_budget:
+                raise PrivacyBudgetError(
+                    f"{what} costs {rdp:.4g} in Renyi DP at order {self.order:g}; the "
+                    f"ledger has {max(self.remaining, 0):.4g} left of {self.rdp_budget:.4g} "
+                    f"(its ({self.epsilon:g}, {self.delta:g})). Nothing was fitted.")
+            return
+        left_epsilon, left_delta = self.remaining
+        if epsilon > left_epsilon * (1 + _SLACK) + _SLACK or delta > left_delta + 1e-15:
+            raise PrivacyBudgetError(
+                f"{what} can cost ({epsilon:.4g}, {delta:.3g}); the ledger has "
+                f"({max(left_epsilon, 0):.4g}, {left_delta:.3g}) left of "
+                f"({self.epsilon:g}, {self.delta:g}). Nothing was fitted.")
+
+    def charge(self, epsilon, delta=0.0, *, what="a release"):
+        """Charge a release made outside :meth:`fit`, refusing it if it does not fit.
+
+        Parameters
+        ----------
+        epsilon, delta : float
+            The release's certified cost.
+        what : str, default="a release"
+            Its description in :attr:`entries`.
+
+        Returns
+        -------
+        entry : dict
+        """
+        rdp = None
+        if self.composition == "renyi":
+            from ..model_selection._repeat_and_select import pure_rdp
+
+            if delta:
+                raise ValueError("A Renyi ledger charges (epsilon, delta) releases only "
+                                 "through fit(); charge() takes pure releases (delta=0).")
+            rdp = float(pure_rdp(epsilon, np.array([self.order]))[0])
+        self._admit(what, float(epsilon), float(delta), rdp)
+        entry = {"what": what, "a_priori": (float(epsilon), float(delta)),
+                 "realised": (float(epsilon), float(delta)), "rdp": rdp}
+        self.entries.append(entry)
+        return entry
+
+    def fit(self, estimator, X, y=None, **fit_params):
+        """Charge ``estimator``'s a priori cost, then fit it (refused before any noise).
+
+        Parameters
+        ----------
+        estimator : estimator object
+            A private estimator (or a Pipeline of public steps ending in one), a
+            private search or ``EpsilonForUtility(selection="private")``.
+        X, y : array-like
+            The private rows.
+        **fit_params : dict
+            Passed to ``estimator.fit``.
+
+        Returns
+        -------
+        estimator : object
+            The fitted estimator.
+        """
+        what = type(estimator).__name__
+        epsilon, delta, rdp, kind = _a_priori(estimator, self.composition == "renyi",
+                                              self.order)
+        seeds = _seeds(estimator)
+        independent, reason = noise_independence(self._seeds + seeds)
+        if not independent:
+            raise ValueError(f"{what} cannot enter the ledger: {reason}. Use "
+                             "random_state=None (fresh noise) for released fits.")
+        self._admit(what, epsilon, delta, rdp)
+        entry = {"what": f"{what} ({kind})", "a_priori": (epsilon, delta),
+                 "realised": (epsilon, delta), "rdp": rdp}
+        self.entries.append(entry)
+        self._seeds += seeds
+        estimator.fit(X, y, **fit_params)
+        if self.composition == "basic":
+            entry["realised"] = _realised(estimator, epsilon, delta)
+        return estimator
+
+    def report(self):
+        """The ledger's entries, totals and what they cover.
+
+        Returns
+        -------
+        report : dict
+            ``budget``, ``spent``, ``composition``, ``entries`` and ``statement``.
+        """
+        epsilon, delta = self.spent
+        how = ("the sum of the fits' certified (epsilon, delta), ex post for pure fits "
+               "(basic composition with adaptively chosen fits)" if self.composition ==
+               "basic" else f"a Renyi filter at order {self.order:g} (Feldman & Zrnic "
+               "2021), converted at the ledger's delta")
+        fmt = f"({epsilon:.4g}, {delta:.3g})" if delta else f"{epsilon:.4g}"
+        return {
+            "budget": {"epsilon": self.epsilon, "delta": self.delta},
+            "spent": {"epsilon": epsilon, "delta": delta},
+            "composition": how,
+            "entries": [dict(e) for e in self.entries],
+            "statement": (f"The {len(self.entries)} releases of this analysis, each chosen "
+                          f"in view of the earlier ones, are together {fmt}-differentially "
+                          f"private ({how}); no release could have taken them past the "
+                          f"budget ({self.epsilon:g}, {self.delta:g})."),
+        }
