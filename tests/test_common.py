@@ -22,6 +22,13 @@ INIT_PARAMS = {
     # private selection (the default) with a target the check data reach at the first rung
     "EpsilonForUtility": dict(target_utility=0.0, epsilon_start=5.0, tolerance=1.0,
                               random_state=0),
+    # a short search: few trials on the checks' small data
+    "PrivateGridSearchCV": dict(estimator=skdp.ObjPertLogisticRegression(),
+                                param_grid={"C": [0.1, 1.0]}, mean_trials=2.0,
+                                random_state=0),
+    "PrivateRandomizedSearchCV": dict(estimator=skdp.ObjPertLogisticRegression(),
+                                      param_distributions={"C": [0.1, 1.0]}, n_iter=2.0,
+                                      random_state=0),
     # the squared loss needs public bounds on |y| and ||theta|| (no defaults on purpose)
     "NAPPLasso": dict(y_bound=10.0, coef_bound=100.0),
 }

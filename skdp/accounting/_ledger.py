@@ -117,8 +117,8 @@ class PrivacyLedger:
     """One privacy budget for a whole analysis: refuses the fit that would cross it.
 
     Run every private fit of an analysis through :meth:`fit` (estimators, Pipelines of
-    public steps ending in one, :class:`~skdp.model_selection.PrivateGridSearchCV`,
-    :class:`~skdp.model_selection.PrivateRandomizedSearchCV`,
+    public steps ending in one, :class:`~skdp.PrivateGridSearchCV`,
+    :class:`~skdp.PrivateRandomizedSearchCV`,
     :class:`~skdp.EpsilonForUtility` with ``selection="private"``) and any other
     release through :meth:`charge`. Each is charged its a priori cost before it runs;
     one that would take the total past the budget raises
@@ -239,7 +239,7 @@ class PrivacyLedger:
         epsilon, delta : float
             The release's certified cost.
         what : str, default="a release"
-            Its description in :attr:`entries`.
+            Its description in ``entries``.
 
         Returns
         -------

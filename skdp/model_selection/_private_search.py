@@ -68,7 +68,7 @@ _CALIBRATION_STEPS = 40
 
 # -- what one candidate costs -----------------------------------------------------------
 
-def candidate_cost(final, renyi):
+def candidate_cost(final, renyi, infinite_budget=False):
     """A candidate's certified cost, from its parameters alone.
 
     ``renyi=False``: its pure epsilon (refused when it has ``delta > 0`` or certifies
@@ -82,7 +82,7 @@ def candidate_cost(final, renyi):
 
     name = type(final).__name__
     epsilon, delta = final._claimed_spend()
-    if not np.isfinite(epsilon):
+    if not np.isfinite(epsilon) and not infinite_budget:
         raise ValueError(f"{name} with these parameters certifies no finite epsilon (a "
                          "research mode): the search cannot account for it. Nothing was "
                          "fitted.")
@@ -158,9 +158,10 @@ class SearchPlan:
         epsilon, _ = self.budget
         trial = (epsilon - self.count_epsilon) / (2 + self.eta)
         self.score_epsilon = trial if self.held_out else self.score_share * trial
-        model_cap = trial if self.held_out else trial - self.score_epsilon
+        model_cap = trial if self.held_out else (1 - self.score_share) * trial
         if self.searched_epsilon:
-            costs = [candidate_cost(self._final(v), renyi=False) for v in self.variants]
+            costs = [candidate_cost(self._final(v), False, not np.isfinite(epsilon))
+                     for v in self.variants]
             largest = max(costs)
             if largest > model_cap * (1 + 1e-12):
                 raise PrivacyBudgetError(
@@ -172,7 +173,7 @@ class SearchPlan:
             self.candidate_epsilon = None
         else:
             for v in self.variants:
-                candidate_cost(self._final(v, model_cap), renyi=False)
+                candidate_cost(self._final(v, model_cap), False, not np.isfinite(epsilon))
             self.candidate_epsilon, largest = model_cap, model_cap
         self.model_cap = largest
         self.score_noise = {"kind": "laplace", "scale": 1.0 / self.score_epsilon}
@@ -362,7 +363,7 @@ class _BasePrivateSearch(MetaEstimatorMixin, BaseEstimator):
 
     _parameter_constraints = {
         "estimator": [HasMethods(["fit", "predict"])],
-        "epsilon": [Interval(Real, 0, None, closed="neither")],
+        "epsilon": [Interval(Real, 0, None, closed="right")],
         "delta": [Interval(Real, 0, 1, closed="left")],
         "stopping": [StrOptions({"geometric", "logarithmic"}),
                      Interval(Real, 0, None, closed="left")],
@@ -494,7 +495,7 @@ class _BasePrivateSearch(MetaEstimatorMixin, BaseEstimator):
             if plan.renyi:
                 continue  # the Renyi plan covers every cost variant of the space
             final = plan._final({**candidate, **budget_params})
-            if candidate_cost(final, renyi=False) > plan.model_cap * (1 + 1e-12):
+            if candidate_cost(final, False, True) > plan.model_cap * (1 + 1e-12):
                 raise RuntimeError("A drawn candidate costs more than the plan allows.")
 
     @staticmethod
