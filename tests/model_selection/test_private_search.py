@@ -295,3 +295,51 @@ def test_dpsgd_search_renyi_and_refit_false():
     assert not hasattr(search, "best_estimator_")
     with pytest.raises(Exception, match="refit=False"):
         search.predict(X)
+
+
+# -- black-box audit of the choice -----------------------------------------------------
+
+class _Stub(ObjPertLogisticRegression):
+    """A private estimator whose model ignores the rows (trivially private): the audit
+    below measures the selection alone."""
+
+    def fit(self, X, y):
+        self.classes_ = np.unique(y)
+        self.coef_, self.intercept_ = np.zeros((1, X.shape[1])), np.zeros(1)
+        self._record_spend(self.epsilon, 0.0, "add_remove")
+        return self
+
+
+def _label_utility(model, X, y):
+    # candidate C=1 scores the rows labelled 1, C=0.1 those labelled 0: one row moves
+    # one candidate's sum by one, the worst case for the selection (sensitivity 1)
+    return (np.asarray(y) == (1 if model.C == 1.0 else 0)).astype(float)
+
+
+def _audit_choice(n_runs):
+    from skdp.audit import audit_statistics
+
+    X0 = np.zeros((20, 2))
+    y0 = np.repeat([0, 1], 10)
+    X1, y1 = np.vstack([X0, [[0.0, 0.0]]]), np.append(y0, 1)  # the canary, labelled 1
+
+    def chose_c1(X_, y_, seed):
+        search = PrivateGridSearchCV(_Stub(), {"C": [0.1, 1.0]}, epsilon=0.3,
+                                     scoring=_label_utility, random_state=seed).fit(X_, y_)
+        return float(search.best_params_["C"] == 1.0)
+
+    with_canary = [chose_c1(X1, y1, seed) for seed in range(n_runs)]
+    without = [chose_c1(X0, y0, seed) for seed in range(n_runs, 2 * n_runs)]
+    return audit_statistics(with_canary, without, epsilon=0.3)
+
+
+def test_black_box_audit_of_the_choice_and_a_planted_noiseless_score(monkeypatch):
+    """The choice between two candidates whose scores one row moves by one: the audit's
+    Clopper-Pearson lower bound stays within the claimed 0.3; with the score's noise
+    removed (a planted bug) the canary decides the choice whenever its candidate was
+    tried, and the audit contradicts the claim (about ln(0.5 / 0.09) = 1.7 expected)."""
+    assert not _audit_choice(1000).contradicted
+    monkeypatch.setattr(_private_search._BasePrivateSearch, "_score_noise",
+                        staticmethod(lambda plan, rng: 0.0))
+    planted = _audit_choice(1000)
+    assert planted.contradicted and planted.epsilon_lower_bound > 0.6
