@@ -133,3 +133,19 @@ def test_text_like_sparse():
     # on wide sparse rows DP-SGD is ahead of the perturbation mechanisms (docs/choosing.rst)
     assert accuracy["DPSGDClassifier"] > accuracy["ObjPertLogisticRegression"] + 0.05
     assert accuracy["DPSGDClassifier"] > accuracy["OutputPertSVM"] + 0.05
+
+
+def test_selection_checkpoints():
+    from skdp.datasets import load_adult
+
+    try:
+        load_adult()
+    except OSError:
+        pytest.skip("Adult not available")
+    results = load_example("selection_checkpoints").main(quick=True)
+    assert len(results) == 3
+    for runs in results.values():
+        for run in runs:
+            assert 0 < run["realised"] <= 10.0
+            if run["chosen"] is not None:
+                assert run["chosen"] <= run["realised"] and run["accuracy"] > 0.75

@@ -463,6 +463,153 @@ def _dp_sgd(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_rate, n_steps
     return DPSGDRun(theta_avg, n_steps, batch_sizes, theta_avg_dot if tangent else None)
 
 
+def _dp_gd_checkpoints(X, Y, loss, *, noise_multiplier, max_grad_norm, normaliser,
+                       learning_rate, alpha, average, momentum, noise_rng, row_norms=None):
+    """Full-batch DP-GD continued from checkpoint to checkpoint (a generator).
+
+    Primed with ``next``; then ``send(T)`` runs the steps up to step ``T`` (at least
+    the last one sent) and returns the release at ``T``: the average of the last
+    ``ceil(average T)`` iterates (the last iterate when ``average = 0``). Every step
+    is the one :func:`_dp_sgd` takes at ``sample_rate = 1`` with a constant schedule
+    and the same noise stream, so the release at ``T`` is the model of a run of ``T``
+    steps; the releases up to ``T`` are functions of its iterates, and together they
+    cost what the ``T`` steps cost (Gaussian DP composition of the steps).
+    """
+    partitioned = getattr(X, "partitioned", False)
+    K, d = (1 if partitioned else Y.shape[1]), X.shape[1]
+    if row_norms is None and not partitioned:
+        row_norms = _row_norms(X)
+    noise_scale = noise_multiplier * max_grad_norm
+    theta, velocity = np.zeros((K, d)), np.zeros((K, d))
+    prefix_sums = [np.zeros((K, d))]   # of the iterates, for the averages
+    target = yield None
+    while True:
+        with threadpool_limits(limits=1, user_api="blas"):
+            while len(prefix_sums) <= target:
+                gradient = noise_rng.standard_normal((K, d))
+                gradient *= noise_scale
+                if partitioned:
+                    gradient += X.reduce(_partition_clipped_sum, theta, loss, max_grad_norm)
+                else:
+                    gradient += clipped_gradient_sum(X, Y, theta, loss, max_grad_norm,
+                                                     row_norms, with_factors=False)[0]
+                gradient /= normaliser
+                if alpha:
+                    gradient += alpha * theta
+                velocity *= momentum
+                velocity += gradient
+                theta -= learning_rate * velocity
+                prefix_sums.append(prefix_sums[-1] + theta)
+        n_steps = len(prefix_sums) - 1
+        n_avg = max(1, int(math.ceil(average * n_steps))) if average > 0 else 1
+        target = yield (prefix_sums[n_steps] - prefix_sums[n_steps - n_avg]) / n_avg
+
+
+class DPGDCheckpoints:
+    """Releases of one full-batch DP-GD run at increasing epsilons (checkpoints).
+
+    The run has one noise multiplier ``z`` and one row count of noise ``s``,
+    calibrated as a fit at the first release's epsilon would be (its ``epochs``
+    steps). ``release(e)`` continues the run to the largest step count ``T`` whose
+    Gaussian-DP ``mu = sqrt(T / z^2 + 1 / s^2)`` is within ``gdp_mu(e, delta)`` and
+    releases the model at ``T``: every release up to it is a function of the run's
+    first ``T`` iterates, so the sequence stopped at ``e_k`` costs ``mu_k``-GDP,
+    the last release's, as under noise reduction (accounted by
+    :class:`~skdp.model_selection._private_selection.GaussianDPOdometer`). Transient:
+    it holds the clipped private design and must never be stored or released; the
+    models it returns hold neither.
+
+    Parameters
+    ----------
+    estimator : DPSGDClassifier
+        Unfitted, with ``sample_rate=1``, a constant schedule and
+        ``noise_multiplier=None``; its ``epsilon`` is the first release's.
+    X, y : array-like
+        The training rows and labels.
+    """
+
+    def __init__(self, estimator, X, y):
+        from ..accounting import composed_mu
+
+        self._template = copy.copy(estimator)
+        template = self._template
+        template._check_params()
+        sample_rate, n_steps = template._schedule()
+        count_noise = template._count_noise()
+        z, _ = template._privacy_spend(sample_rate, n_steps, count_noise)
+        design, Y, loss = template._prepare(X, y)
+        row_count, _, noise_rng = template._draws(design, count_noise, 1.0)
+        template.learning_rate_ = template._step_size(z, row_count)
+        self.noise_multiplier, self.count_noise_std = float(z), float(count_noise)
+        self.epsilon = float(template.epsilon)
+        self._run = _dp_gd_checkpoints(
+            design, Y, loss, noise_multiplier=z, max_grad_norm=float(template.max_grad_norm),
+            normaliser=row_count, learning_rate=template.learning_rate_,
+            alpha=float(template.alpha), average=float(template.average),
+            momentum=float(template.momentum), noise_rng=noise_rng)
+        next(self._run)
+        self.n_steps = 0
+        self._mu_of = lambda steps: composed_mu(self.noise_multiplier, steps,
+                                                self.count_noise_std)
+
+    def steps_within(self, epsilon):
+        """The most steps whose ``mu`` is within ``gdp_mu(epsilon, delta)`` (at least
+        the steps already run)."""
+        from ..accounting import gdp_mu
+
+        mu = gdp_mu(float(epsilon), self._template.delta)
+        room = self.noise_multiplier**2 * (mu**2 - self.count_noise_std**-2)
+        steps = max(self.n_steps, int(math.floor(room * (1 + 1e-12))))
+        while steps > self.n_steps and self._mu_of(steps) > mu:
+            steps -= 1
+        return steps
+
+    def release(self, epsilon):
+        """The fitted model at the checkpoint of ``epsilon`` (at least the last one).
+
+        Parameters
+        ----------
+        epsilon : float
+            The release's budget.
+
+        Returns
+        -------
+        model : DPSGDClassifier
+            Fitted; ``epsilon`` is the budget asked, ``epsilon_spent_`` what the run
+            up to this checkpoint certifies (at most it).
+        """
+        if float(epsilon) < self.epsilon:
+            raise ValueError(f"A run only continues to larger epsilons: {epsilon} < "
+                             f"{self.epsilon}.")
+        steps = self.steps_within(epsilon)
+        if steps == 0:
+            raise PrivacyBudgetError(f"epsilon={epsilon} buys no step of this run.")
+        theta = self._run.send(steps)
+        self.n_steps, self.epsilon = steps, float(epsilon)
+        model = copy.copy(self._template)
+        model.epsilon = float(epsilon)
+        # mu of the steps is within gdp_mu(epsilon, delta): epsilon bounds the exact
+        # conversion, which may exceed it by rounding alone
+        spent = min(float(epsilon), dpsgd_epsilon(self.noise_multiplier, 1.0, steps,
+                                                  model.delta, accountant="pld",
+                                                  count_noise_std=self.count_noise_std))
+        model._set_fitted([_Checkpoint(theta, self.noise_multiplier, spent, steps,
+                                       self.count_noise_std)])
+        return model
+
+
+@dataclass
+class _Checkpoint:
+    """What ``DPSGDClassifier._set_fitted`` reads of a run stopped at a checkpoint."""
+
+    theta: np.ndarray
+    noise_multiplier: float
+    epsilon: float
+    n_steps: int
+    count_noise_std: float
+    sample_rate: float = 1.0
+
+
 @dataclass
 class DPSGDSolution:
     """One DP-SGD fit with what pathwise derivatives need.
@@ -866,41 +1013,12 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         if with_derivative and self.noise_multiplier is not None:
             raise ValueError("The derivative in epsilon needs a calibrated noise multiplier: "
                              "set noise_multiplier=None.")
-        partitioned = is_dask_collection(X) or is_dask_collection(y)
-        if partitioned:  # checked as a map-reduce; each partition maps its own labels
-            design = partitioned_design(self, X, y, data_norm=self._clipping_norm(),
-                                        fit_intercept=self.fit_intercept,
-                                        intercept_scaling=self.intercept_scaling)
-            n_classes = 2
-        else:
-            X, y = validate_data(self, X, y, dtype=np.float64, accept_sparse="csr")
-            check_classification_targets(y)
-            self.classes_, y_idx = encode_labels(y, self.classes)
-            n_classes = len(self.classes_)
+        design, Y, loss = self._prepare(X, y)
         sample_rate, n_steps = self._schedule()
         count_noise = self._count_noise()
         z, spent = self._privacy_spend(sample_rate, n_steps, count_noise)
-        loss = self._score_loss(n_classes)
-        if partitioned:
-            Y = None
-        else:
-            if n_classes == 2:
-                Y = np.where(y_idx == 1, 1.0, -1.0)[:, None]
-            elif isinstance(loss, _SoftmaxCrossEntropy):
-                Y = np.eye(n_classes)[y_idx]
-            else:
-                Y = np.where(y_idx[:, None] == np.arange(n_classes), 1.0, -1.0)
-            del y_idx
-            design = solver_design(X, data_norm=self._clipping_norm(),
-                                   fit_intercept=self.fit_intercept,
-                                   intercept_scaling=self.intercept_scaling)
-        count_rng, sampling_rng, noise_rng = noise_generator(self.random_state).spawn(3)
-        # the DP row count: the only way n enters the released model
-        n_tilde = design.shape[0] + count_noise * count_rng.standard_normal()
-        normaliser = max(sample_rate * n_tilde, 1.0)
-        self.learning_rate_ = (
-            auto_learning_rate(z * self.max_grad_norm / normaliser)
-            if self.learning_rate == "auto" else float(self.learning_rate))
+        normaliser, sampling_rng, noise_rng = self._draws(design, count_noise, sample_rate)
+        self.learning_rate_ = self._step_size(z, normaliser)
         settings = dict(max_grad_norm=float(self.max_grad_norm), normaliser=normaliser,
                         learning_rate=self.learning_rate_,
                         schedule=self.learning_rate_schedule, alpha=float(self.alpha),
@@ -920,6 +1038,60 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         return [DPSGDSolution(run.theta, z, spent, sample_rate, n_steps, count_noise, design,
                               Y, loss, settings, sampling_state, noise_state, run.theta_tangent,
                               dz)]
+
+    def _prepare(self, X, y):
+        """The clipped design, the targets and the loss; every input error is raised
+        here, before any noise. Sets ``classes_`` (in memory) and ``n_features_in_``."""
+        partitioned = is_dask_collection(X) or is_dask_collection(y)
+        if partitioned:  # checked as a map-reduce; each partition maps its own labels
+            design = partitioned_design(self, X, y, data_norm=self._clipping_norm(),
+                                        fit_intercept=self.fit_intercept,
+                                        intercept_scaling=self.intercept_scaling)
+            return design, None, self._score_loss(2)
+        X, y = validate_data(self, X, y, dtype=np.float64, accept_sparse="csr")
+        check_classification_targets(y)
+        self.classes_, y_idx = encode_labels(y, self.classes)
+        n_classes = len(self.classes_)
+        loss = self._score_loss(n_classes)
+        if n_classes == 2:
+            Y = np.where(y_idx == 1, 1.0, -1.0)[:, None]
+        elif isinstance(loss, _SoftmaxCrossEntropy):
+            Y = np.eye(n_classes)[y_idx]
+        else:
+            Y = np.where(y_idx[:, None] == np.arange(n_classes), 1.0, -1.0)
+        del y_idx
+        design = solver_design(X, data_norm=self._clipping_norm(),
+                               fit_intercept=self.fit_intercept,
+                               intercept_scaling=self.intercept_scaling)
+        return design, Y, loss
+
+    def _draws(self, design, count_noise, sample_rate):
+        """``(normaliser, sampling_rng, noise_rng)``: the DP row count (the only way
+        ``n`` enters the released model) times the rate, and the step streams."""
+        count_rng, sampling_rng, noise_rng = noise_generator(self.random_state).spawn(3)
+        n_tilde = design.shape[0] + count_noise * count_rng.standard_normal()
+        return max(sample_rate * n_tilde, 1.0), sampling_rng, noise_rng
+
+    def _step_size(self, noise_multiplier, normaliser):
+        """The learning rate: ``auto_learning_rate`` of the step noise, or the given one."""
+        if self.learning_rate == "auto":
+            return auto_learning_rate(noise_multiplier * self.max_grad_norm / normaliser)
+        return float(self.learning_rate)
+
+    def _supports_noise_reduction(self):
+        """Whether private selection can release one run at increasing epsilons
+        (:class:`DPGDCheckpoints`): full batches, a constant schedule, a calibrated
+        noise multiplier."""
+        return (float(self.sample_rate) == 1.0 and self.learning_rate_schedule == "constant"
+                and self.noise_multiplier is None)
+
+    def _noise_reduction_path(self, X, y, C_epsilon=None):
+        """One run released at increasing epsilons (:class:`DPGDCheckpoints`);
+        ``C_epsilon`` is unused (no ``C``)."""
+        if not self._supports_noise_reduction():
+            raise ValueError("Checkpoints of one run need sample_rate=1.0, "
+                             "learning_rate_schedule='constant' and noise_multiplier=None.")
+        return DPGDCheckpoints(self, X, y)
 
     def _partitioned_refusal(self, with_derivative):
         return None

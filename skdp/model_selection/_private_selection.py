@@ -1101,7 +1101,7 @@ def private_report(result, estimator_name, target, utility="accuracy"):
     pure = not delta_prior
     trials = (f"{n_rungs} trial fits" if result.n_fits != 1 or n_rungs == 1 else
               f"{n_rungs} trial releases of one fit, each less noisy than the last (noise "
-              "reduction)")
+              "reduction, or checkpoints of one run of DP-GD)")
     resolution = result.resolution
     if result.estimator is not None:
         article = "an" if estimator_name[:1] in "AEIOU" else "a"

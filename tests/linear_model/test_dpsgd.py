@@ -516,3 +516,43 @@ def test_adult_targets(epsilon, params, target):
               .fit(data.X_train, data.y_train).score(data.X_test, data.y_test)
               for s in range(10)]
     assert np.mean(scores) >= target
+
+
+# -- checkpoints of one full-batch run ---------------------------------------------------
+
+def test_checkpoints_are_one_shot_runs_of_as_many_steps():
+    """The release at each checkpoint equals a fit of that many steps with the run's
+    noise multiplier, count noise and seed; its steps are the most whose mu is within
+    gdp_mu(epsilon, delta)."""
+    from skdp.accounting import composed_mu, gdp_mu
+
+    Xc, yc = make_classification(n_samples=400, n_features=5, random_state=1)
+    path = DPSGDClassifier(epsilon=0.5, sample_rate=1.0, random_state=3)._noise_reduction_path(
+        Xc, yc)
+    z, s = path.noise_multiplier, path.count_noise_std
+    steps = []
+    for epsilon in (0.5, 0.55, 1.0, 2.5):
+        model = path.release(epsilon)
+        one_shot = DPSGDClassifier(epsilon=np.inf, sample_rate=1.0, noise_multiplier=z,
+                                   count_noise_std=s, epochs=model.n_steps_,
+                                   random_state=3).fit(Xc, yc)
+        np.testing.assert_allclose(model.coef_, one_shot.coef_, rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(model.intercept_, one_shot.intercept_, rtol=1e-12,
+                                   atol=1e-14)
+        mu = gdp_mu(epsilon, 1e-5)
+        assert composed_mu(z, model.n_steps_, s) <= mu < composed_mu(z, model.n_steps_ + 1, s)
+        assert model.epsilon_spent_ <= epsilon and model.epsilon == epsilon
+        steps.append(model.n_steps_)
+    assert steps[0] == 10  # the first release is the estimator's own fit (epochs=10)
+    assert steps == sorted(steps) and steps[-1] > steps[0]
+    with pytest.raises(ValueError, match="larger epsilons"):
+        path.release(1.0)
+
+
+def test_checkpoints_need_a_full_batch_constant_schedule():
+    Xc, yc = make_classification(n_samples=50, n_features=3, n_informative=2,
+                                 n_redundant=0, random_state=0)
+    for params in ({"sample_rate": 0.1}, {"sample_rate": 1.0, "learning_rate_schedule": "step"},
+                   {"sample_rate": 1.0, "noise_multiplier": 1.0}):
+        with pytest.raises(ValueError, match="sample_rate=1.0"):
+            DPSGDClassifier(**params)._noise_reduction_path(Xc, yc)

@@ -471,7 +471,9 @@ def test_a_research_mode_is_refused_before_any_work(monkeypatch):
 # -- Gaussian rungs ----------------------------------------------------------------------
 
 def test_gaussian_odometer_never_exceeds_its_top_filter():
-    result = _select(DPSGDClassifier(delta=1e-6, sample_rate=1.0, epochs=20), y=y_hard,
+    # a decaying schedule: fresh full-batch fits (a constant one continues one run)
+    result = _select(DPSGDClassifier(delta=1e-6, sample_rate=1.0, epochs=20,
+                                     learning_rate_schedule="step"), y=y_hard,
                      target=1.0, tolerance=0.05,
                      epsilon_max=1.0, delta_max=1e-5, epsilon_start=0.05, max_rungs=20)
     assert result.estimator is None
@@ -507,7 +509,9 @@ def _odometer_by_hand(rung_epsilons, epsilon_start, epsilon_max, delta_max, rung
 
 @pytest.mark.parametrize("target", [0.8, 0.9])
 def test_gaussian_odometer_report_equals_a_hand_computation(target):
-    search = EpsilonForUtility(DPSGDClassifier(delta=1e-6, sample_rate=1.0, epochs=20),
+    # fresh full-batch fits (a decaying schedule); a constant one continues one run
+    search = EpsilonForUtility(DPSGDClassifier(delta=1e-6, sample_rate=1.0, epochs=20,
+                                               learning_rate_schedule="step"),
                                target_utility=target, epsilon_max=2.0, delta_max=1e-5,
                                epsilon_start=0.02, random_state=3).fit(X, y)
     report = search.privacy_report_
@@ -669,6 +673,24 @@ def _reduction_ladder(start, count, tolerance, k, cap):
         reference += increment
         ladder.append(epsilon)
     return np.array(ladder)
+
+
+def test_dpgd_checkpoints_cost_the_odometer_level_of_the_last_rung():
+    """Full-batch DP-GD with a constant schedule: the rungs are checkpoints of one run,
+    so the training rows pay the last checkpoint's mu, as under noise reduction."""
+    result = _select(DPSGDClassifier(delta=1e-6, sample_rate=1.0), y=y_hard, target=0.95,
+                     epsilon_start=0.25, epsilon_max=1.0, delta_max=1e-5, tolerance=0.2)
+    k = len(result.rungs)
+    assert result.estimator is None and k >= 3 and result.n_fits == 1
+    ladder = _reduction_ladder(0.25, result.noisy_validation_count, 0.2, k, 1.0)
+    epsilons = [r["epsilon"] for r in result.rungs]
+    # the ladder by hand, its last rung lowered to the largest the cap allows
+    assert epsilons[:-1] == pytest.approx(ladder[:-1]) and epsilons[-1] <= ladder[-1]
+    claim, realised, level = _odometer_by_hand(epsilons, 0.25, 1.0, 1e-5, 1e-6, reduction=True)
+    assert result.training["ex_post"] == (pytest.approx(claim), 1e-5)
+    # each checkpoint certifies at most the mu charged, and the steps grow
+    assert all(r["mu_certified"] <= r["mu"] * (1 + 1e-12) for r in result.rungs)
+    assert "noise reduction" in result.training["accounting"].lower()
 
 
 def _paths(ladder, cap):
