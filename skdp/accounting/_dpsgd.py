@@ -223,15 +223,13 @@ def dpsgd_delta(noise_multiplier, sample_rate, n_steps, epsilon, *, accountant="
     return float(acc.get_delta(epsilon))
 
 
-def dpsgd_steps_within(epsilon, noise_multiplier, sample_rate, delta, count_noise_std,
-                       at_least=0):
-    """The most DP-SGD steps, at least ``at_least``, certified within ``epsilon``.
 
-    The run's certificate after ``T`` steps (the Gaussian row count of standard
-    deviation ``count_noise_std`` included) is exact Gaussian DP for full batches
-    (``sqrt(T / z^2 + 1 / s^2)``-GDP) and Renyi DP under Poisson sampling
-    (``T`` times the sampled Gaussian's RDP plus the count's, converted as
-    :func:`dpsgd_epsilon` does with ``accountant="rdp"``); both grow with ``T``.
+def dpgd_steps_within(epsilon, noise_multiplier, delta, count_noise_std, at_least=0):
+    """The most full-batch DP-GD steps, at least ``at_least``, certified within ``epsilon``.
+
+    After ``T`` steps of multiplier ``z`` and a Gaussian row count of standard deviation
+    ``s``, the run is exactly ``sqrt(T / z^2 + 1 / s^2)``-GDP (:func:`composed_mu`): the
+    largest ``T`` whose ``mu`` is at most ``gdp_mu(epsilon, delta)``.
 
     Parameters
     ----------
@@ -239,8 +237,6 @@ def dpsgd_steps_within(epsilon, noise_multiplier, sample_rate, delta, count_nois
         The budget.
     noise_multiplier : float
         ``z``, > 0.
-    sample_rate : float
-        ``q`` in (0, 1].
     delta : float
         The certificate's delta.
     count_noise_std : float
@@ -252,26 +248,9 @@ def dpsgd_steps_within(epsilon, noise_multiplier, sample_rate, delta, count_nois
     -------
     n_steps : int
     """
-    from ._rdp import ORDERS, sampled_gaussian_rdp
-
     z, s = float(noise_multiplier), float(count_noise_std)
-    if sample_rate == 1.0:
-        mu = gdp_mu(float(epsilon), delta)
-        steps = max(int(at_least), int(math.floor(z**2 * (mu**2 - s**-2) * (1 + 1e-12))))
-        while steps > at_least and composed_mu(z, steps, s) > mu:
-            steps -= 1
-        return steps
-    step_rdp, count_rdp = sampled_gaussian_rdp(sample_rate, z), ORDERS / (2 * s**2)
-
-    def fits(steps):
-        return rdp_to_epsilon(steps * step_rdp + count_rdp, delta) <= epsilon
-
-    low, high = int(at_least), max(1, 2 * int(at_least))
-    while fits(high):
-        low, high = high, 2 * high
-        if high > 2**40:
-            return low
-    while high - low > 1:
-        middle = (low + high) // 2
-        low, high = (middle, high) if fits(middle) else (low, middle)
-    return low
+    mu = gdp_mu(float(epsilon), delta)
+    steps = max(int(at_least), int(math.floor(z**2 * (mu**2 - s**-2) * (1 + 1e-12))))
+    while steps > at_least and composed_mu(z, steps, s) > mu:
+        steps -= 1
+    return steps

@@ -463,22 +463,19 @@ def _dp_sgd(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_rate, n_steps
     return DPSGDRun(theta_avg, n_steps, batch_sizes, theta_avg_dot if tangent else None)
 
 
-def _dp_sgd_checkpoints(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_rate,
-                        normaliser, learning_rate, alpha, average, momentum, sampling_rng,
-                        noise_rng, row_norms=None):
-    """DP-SGD (or full-batch DP-GD) continued from checkpoint to checkpoint (a generator).
+def _dp_gd_checkpoints(X, Y, loss, *, noise_multiplier, max_grad_norm, normaliser,
+                       learning_rate, alpha, average, momentum, noise_rng, row_norms=None):
+    """Full-batch DP-GD continued from checkpoint to checkpoint (a generator).
 
     Primed with ``next``; then ``send(T)`` runs the steps up to step ``T`` (at least
     the last one sent) and returns the release at ``T``: the average of the last
     ``ceil(average T)`` iterates (the last iterate when ``average = 0``). Every step
-    is the one :func:`_dp_sgd` takes with a constant schedule and the same streams,
-    so the release at ``T`` is the model of a run of ``T`` steps; the releases up to
-    ``T`` are functions of its iterates, and together they cost what the ``T`` steps
-    cost (composition of the steps). Partitioned designs: full batches only.
+    is the one :func:`_dp_sgd` takes at ``sample_rate = 1`` with a constant schedule
+    and the same noise stream, so the release at ``T`` is the model of a run of ``T``
+    steps; the releases up to ``T`` are functions of its iterates, and together they
+    cost what the ``T`` steps cost (Gaussian DP composition of the steps).
     """
     partitioned = getattr(X, "partitioned", False)
-    if partitioned and sample_rate < 1.0:
-        raise ValueError("Checkpoints of a Poisson-sampled run need the design in memory.")
     K, d = (1 if partitioned else Y.shape[1]), X.shape[1]
     if row_norms is None and not partitioned:
         row_norms = _row_norms(X)
@@ -489,18 +486,13 @@ def _dp_sgd_checkpoints(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_r
     while True:
         with threadpool_limits(limits=1, user_api="blas"):
             while len(prefix_sums) <= target:
-                if sample_rate == 1.0:
-                    blocks = [(X, Y, row_norms)]
-                else:
-                    idx = _poisson_sample(X.shape[0], sample_rate, sampling_rng)
-                    blocks = _batch_blocks(X, Y, row_norms, idx)
                 gradient = noise_rng.standard_normal((K, d))
                 gradient *= noise_scale
                 if partitioned:
                     gradient += X.reduce(_partition_clipped_sum, theta, loss, max_grad_norm)
-                for Xb, Yb, norms_b in ([] if partitioned else blocks):
-                    gradient += clipped_gradient_sum(Xb, Yb, theta, loss, max_grad_norm,
-                                                     norms_b, with_factors=False)[0]
+                else:
+                    gradient += clipped_gradient_sum(X, Y, theta, loss, max_grad_norm,
+                                                     row_norms, with_factors=False)[0]
                 gradient /= normaliser
                 if alpha:
                     gradient += alpha * theta
@@ -513,27 +505,28 @@ def _dp_sgd_checkpoints(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_r
         target = yield (prefix_sums[n_steps] - prefix_sums[n_steps - n_avg]) / n_avg
 
 
-class DPSGDCheckpoints:
-    """Releases of one DP-SGD (or full-batch DP-GD) run at increasing epsilons.
+class DPGDCheckpoints:
+    """Releases of one full-batch DP-GD run at increasing epsilons (checkpoints).
 
     The run has one noise multiplier ``z`` and one row count of noise ``s``: those of
     the estimator's own fit at the first release's epsilon, which is that fit (its
-    ``epochs / sample_rate`` steps). ``release(e)`` continues the run to the most
-    steps ``T`` certified within ``e`` (:func:`~skdp.accounting._dpsgd.dpsgd_steps_within`:
-    exact Gaussian DP for full batches, Renyi DP under Poisson sampling) and releases
-    the model at ``T``. Every release up to it is a function of the run's first ``T``
-    iterates, so the sequence stopped at ``e_k`` costs what the ``T_k`` steps cost, the
-    last release's figure, as under noise reduction (accounted by
-    :class:`~skdp.model_selection._private_selection.GaussianDPOdometer` or, under
-    sampling, :class:`~skdp.model_selection._accounts.RenyiOdometer`). Transient: it
-    holds the clipped private design and must never be stored or released; the models
-    it returns hold neither.
+    ``epochs`` steps). ``release(e)`` continues the run to the most steps ``T`` whose
+    Gaussian-DP ``mu = sqrt(T / z^2 + 1 / s^2)`` is within ``gdp_mu(e, delta)``
+    (:func:`~skdp.accounting._dpsgd.dpgd_steps_within`) and releases the model at
+    ``T``. Every release up to it is a function of the run's first ``T`` iterates, so
+    the sequence stopped at ``e_k`` costs ``mu_k``-GDP, the last release's, as under
+    noise reduction (accounted by
+    :class:`~skdp.model_selection._private_selection.GaussianDPOdometer`). Transient:
+    it holds the clipped private design and must never be stored or released; the
+    models it returns hold neither. (Checkpoints of Poisson-sampled runs, accounted by
+    Renyi filters, were measured no better than fresh rungs on Adult and are not
+    offered.)
 
     Parameters
     ----------
     estimator : DPSGDClassifier
-        Unfitted, with a constant schedule, ``noise_multiplier=None`` and the "rdp"
-        accountant under sampling; its ``epsilon`` is the first release's.
+        Unfitted, with ``sample_rate=1``, a constant schedule and
+        ``noise_multiplier=None``; its ``epsilon`` is the first release's.
     X, y : array-like
         The training rows and labels.
     """
@@ -542,34 +535,31 @@ class DPSGDCheckpoints:
         self._template = copy.copy(estimator)
         template = self._template
         template._check_params()
-        self.sample_rate, self._first_steps = template._schedule()
+        _, self._first_steps = template._schedule()
         count_noise = template._count_noise()
-        z, _ = template._privacy_spend(self.sample_rate, self._first_steps, count_noise)
+        z, _ = template._privacy_spend(1.0, self._first_steps, count_noise)
         design, Y, loss = template._prepare(X, y)
-        normaliser, sampling_rng, noise_rng = template._draws(design, count_noise,
-                                                              self.sample_rate)
+        normaliser, _, noise_rng = template._draws(design, count_noise, 1.0)
         template.learning_rate_ = template._step_size(z, normaliser)
         self.noise_multiplier, self.count_noise_std = float(z), float(count_noise)
         self.epsilon = float(template.epsilon)
-        self._run = _dp_sgd_checkpoints(
+        self._run = _dp_gd_checkpoints(
             design, Y, loss, noise_multiplier=z, max_grad_norm=float(template.max_grad_norm),
-            sample_rate=self.sample_rate, normaliser=normaliser,
-            learning_rate=template.learning_rate_, alpha=float(template.alpha),
-            average=float(template.average), momentum=float(template.momentum),
-            sampling_rng=sampling_rng, noise_rng=noise_rng)
+            normaliser=normaliser, learning_rate=template.learning_rate_,
+            alpha=float(template.alpha), average=float(template.average),
+            momentum=float(template.momentum), noise_rng=noise_rng)
         next(self._run)
         self.n_steps = 0
 
     def steps_within(self, epsilon):
         """Steps of the release at ``epsilon``: the estimator's own for the first one,
         then the most certified within ``epsilon`` (at least the steps already run)."""
-        from ..accounting._dpsgd import dpsgd_steps_within
+        from ..accounting._dpsgd import dpgd_steps_within
 
         if self.n_steps == 0:
             return self._first_steps
-        return dpsgd_steps_within(epsilon, self.noise_multiplier, self.sample_rate,
-                                  self._template.delta, self.count_noise_std,
-                                  at_least=self.n_steps)
+        return dpgd_steps_within(epsilon, self.noise_multiplier, self._template.delta,
+                                 self.count_noise_std, at_least=self.n_steps)
 
     def release(self, epsilon):
         """The fitted model at the checkpoint of ``epsilon`` (at least the last one).
@@ -595,12 +585,11 @@ class DPSGDCheckpoints:
         model.epsilon = float(epsilon)
         # the steps are certified within epsilon: it bounds the conversion, which may
         # exceed it by rounding alone
-        spent = min(float(epsilon), dpsgd_epsilon(
-            self.noise_multiplier, self.sample_rate, steps, model.delta,
-            accountant=model._accountant(self.sample_rate),
-            count_noise_std=self.count_noise_std))
+        spent = min(float(epsilon), dpsgd_epsilon(self.noise_multiplier, 1.0, steps,
+                                                  model.delta, accountant="pld",
+                                                  count_noise_std=self.count_noise_std))
         model._set_fitted([_Checkpoint(theta, self.noise_multiplier, spent, steps,
-                                       self.count_noise_std, self.sample_rate)])
+                                       self.count_noise_std)])
         return model
 
 
@@ -613,7 +602,7 @@ class _Checkpoint:
     epsilon: float
     n_steps: int
     count_noise_std: float
-    sample_rate: float
+    sample_rate: float = 1.0
 
 
 @dataclass
@@ -1086,20 +1075,19 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
 
     def _supports_noise_reduction(self):
         """Whether private selection can release one run at increasing epsilons
-        (:class:`DPSGDCheckpoints`): a constant schedule, a calibrated noise
-        multiplier, and under sampling the Renyi accountant (the odometer's)."""
-        return (self.learning_rate_schedule == "constant" and self.noise_multiplier is None
-                and self._accountant(float(self.sample_rate)) in (
-                    "pld" if float(self.sample_rate) == 1.0 else "rdp",))
+        (:class:`DPGDCheckpoints`): full batches accounted in Gaussian DP, a constant
+        schedule, a calibrated noise multiplier."""
+        return (float(self.sample_rate) == 1.0 and self.learning_rate_schedule == "constant"
+                and self.noise_multiplier is None and self._accountant(1.0) == "pld")
 
     def _noise_reduction_path(self, X, y, C_epsilon=None):
-        """One run released at increasing epsilons (:class:`DPSGDCheckpoints`);
+        """One run released at increasing epsilons (:class:`DPGDCheckpoints`);
         ``C_epsilon`` is unused (no ``C``)."""
         if not self._supports_noise_reduction():
-            raise ValueError("Checkpoints of one run need learning_rate_schedule="
-                             "'constant', noise_multiplier=None and, under sampling, "
-                             "accountant='auto' or 'rdp'.")
-        return DPSGDCheckpoints(self, X, y)
+            raise ValueError("Checkpoints of one run need sample_rate=1.0, "
+                             "learning_rate_schedule='constant', noise_multiplier=None "
+                             "and the Gaussian-DP accountant ('auto' or 'pld').")
+        return DPGDCheckpoints(self, X, y)
 
     def _partitioned_refusal(self, with_derivative):
         return None

@@ -459,7 +459,7 @@ class RenyiOdometer:
             "Ramdas, Rogers & Wu 2023)")
 
     def __init__(self, epsilon_max, delta_max, cost, epsilon_start, level_ratio=LEVEL_RATIO,
-                 single_order=False, reduction=False):
+                 single_order=False):
         if delta_max is None:
             delta_max = renyi_default_delta_max(cost.delta)
         _check_delta("delta_max", delta_max)
@@ -484,31 +484,6 @@ class RenyiOdometer:
                                 for b, a in zip(self.budgets, self.orders)])
         self.spent, self.n_rungs = np.zeros(ORDERS.shape), 0
         self._largest = {}
-        self.reduction = reduction
-        if reduction:
-            self.kind = ("checkpoints of Poisson-sampled DP-SGD runs: a run's rungs cost its "
-                         "steps up to the last one; runs compose; Renyi filters at levels "
-                         "of ratio 1.1, as for fresh rungs")
-        self._closed = np.zeros(ORDERS.shape)   # the runs already ended
-        self._run = None                         # (z, q, s, steps) of the run going on
-
-    def new_path(self):
-        """Checkpoints: end the current run (its cost stays; the next rung starts a run
-        with fresh noise)."""
-        self._closed = self.spent.copy()
-        self._run = None
-        self._largest = {}
-
-    def _cost(self, epsilon):
-        """RDP of the rung at ``epsilon``: a fresh fit's, or under checkpoints that of
-        the current run continued to the steps certified within ``epsilon``."""
-        if self._run is None:
-            return self.cost.rdp(epsilon)
-        from ..accounting._dpsgd import dpsgd_steps_within
-
-        z, q, s, steps = self._run
-        steps = dpsgd_steps_within(epsilon, z, q, self.rung_delta, s, at_least=steps)
-        return mechanism_rdp(z, q, steps, s)
 
     def _orders(self, ladder, delta, single_order):
         if single_order:
@@ -516,8 +491,7 @@ class RenyiOdometer:
         return np.array([renyi_order(self.cost, e, delta) for e in ladder])
 
     @classmethod
-    def for_estimator(cls, estimator, epsilon_max, delta_max=None, epsilon_start=None,
-                      reduction=False):
+    def for_estimator(cls, estimator, epsilon_max, delta_max=None, epsilon_start=None):
         """The odometer for the rungs of ``estimator`` (a ``DPSGDClassifier``, alone or
         last in a Pipeline): its ``delta``, ``sample_rate``, ``epochs``,
         ``noise_multiplier``, ``count_noise_std`` and ``accountant``.
@@ -531,19 +505,17 @@ class RenyiOdometer:
         if epsilon_start is None:
             epsilon_start = epsilon_max / 100
         return cls(epsilon_max, delta_max, DPSGDRungCost.from_params(final.get_params()),
-                   epsilon_start, reduction=reduction)
+                   epsilon_start)
 
     def _room(self):
-        """Each level's budget left at its order (under checkpoints, left by the runs
-        that ended: the current run's cost is replaced by its next rung's)."""
-        spent = self._closed if self.reduction else self.spent
-        return self.budgets - spent[self.order_indices]
+        """Each level's budget left at its order."""
+        return self.budgets - self.spent[self.order_indices]
 
     def _fits(self, epsilon, room):
         """Whether a rung at ``epsilon`` fits some level; one the estimator refuses
         (too small) counts as fitting, so that a bisection moves up past it."""
         try:
-            rdp = self._cost(epsilon)[self.order_indices]
+            rdp = self.cost.rdp(epsilon)[self.order_indices]
         except PrivacyBudgetError:
             return True
         return bool(np.any(rdp <= room))
@@ -578,7 +550,7 @@ class RenyiOdometer:
             lo, hi = (mid, hi) if self._fits(mid, room) else (lo, mid)
         epsilon = lo * (1 - CALIBRATION_RTOL)
         try:
-            rdp = self._cost(epsilon)[self.order_indices]
+            rdp = self.cost.rdp(epsilon)[self.order_indices]
         except PrivacyBudgetError:
             return 0.0
         return epsilon if np.any(rdp <= room) else 0.0
@@ -623,20 +595,16 @@ class RenyiOdometer:
             or the rung fits no level (it was requested above :meth:`largest_rung`).
         """
         model = _final_step(model)
-        charged = self._cost(epsilon_requested)
+        charged = self.cost.rdp(epsilon_requested)
         certified = certified_rdp(model)
         idx = self.order_indices
         if np.any(certified[idx] > charged[idx] * (1 + 1e-9)):
             raise RuntimeError("a rung certified a larger Renyi divergence than the "
                                "odometer charged")
-        before = self._closed if self.reduction else self.spent
-        if not np.any(before[idx] + charged[idx] <= self.budgets * (1 + 1e-12)):
+        if not np.any(self.spent[idx] + charged[idx] <= self.budgets * (1 + 1e-12)):
             raise RuntimeError("the rung fits no Renyi filter: it was requested above "
                                "largest_rung()")
-        self.spent = before + charged
-        if self.reduction:   # the run goes on from this rung's steps
-            self._run = (model.noise_multiplier_, model.sample_rate_,
-                         model.count_noise_std_, model.n_steps_)
+        self.spent = self.spent + charged
         self.n_rungs += 1
         i = idx[self.level()]
         return {"epsilon_spent": float(model.epsilon_spent_),

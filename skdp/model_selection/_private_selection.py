@@ -510,10 +510,6 @@ def training_account(estimator, epsilon_max, delta_max, epsilon_start=None, max_
     delta_max = float(delta) if delta_max is None else float(delta_max)
     if epsilon_start is None:
         epsilon_start = epsilon_max / 100
-    poisson = type(final) is DPSGDClassifier and params.get("sample_rate") != 1.0
-    if reduction and poisson:   # checkpoints of Poisson-sampled runs
-        return RenyiOdometer.for_estimator(estimator, epsilon_max, delta_max, epsilon_start,
-                                           reduction=True), {}
     if reduction:
         return GaussianDPOdometer(epsilon_max, delta_max, rung_delta=delta,
                                   epsilon_start=epsilon_start, reduction=True), {}
@@ -543,8 +539,9 @@ epsilon, a sixth of it at this ratio."""
 def supports_noise_reduction(estimator):
     """Whether the rungs are releases of one path whose cost is the last release's:
     Laplace (``noise="laplace"``) or Gaussian (``delta > 0``) output perturbation
-    (noise reduction), or checkpoints of one DP-SGD run (``DPSGDClassifier`` with a
-    constant schedule and a calibrated noise multiplier)."""
+    (noise reduction), or checkpoints of one full-batch DP-GD run
+    (``DPSGDClassifier(sample_rate=1.0)`` with a constant schedule and a calibrated
+    noise multiplier)."""
     final, _ = private_step(estimator)
     return hasattr(final, "_supports_noise_reduction") and final._supports_noise_reduction()
 
