@@ -9,7 +9,6 @@ from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
 from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import train_test_split
 from sklearn.pipeline import Pipeline
-from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -18,6 +17,7 @@ from ..exceptions import PrivacyBudgetError, UnreachableUtilityWarning
 from ..utils._docstrings import fill_doc
 from ..utils._sklearn_compat import HasMethods, Interval, StrOptions, _fit_context
 from ._measure import _fit_record, _measure, _NoiseSources, compose_fits
+from ._released import ReleasedModelMixin
 from ._private_selection import (
     _SelectionStreams,
     check_private_step_params,
@@ -65,16 +65,8 @@ _NO_RELEASE_HINTS = {
 }
 
 
-def _best_has(name):
-    def check(self):
-        if hasattr(self, "best_estimator_"):
-            return hasattr(self.best_estimator_, name)
-        return hasattr(self._inner(), name)
-    return check
-
-
 @fill_doc
-class EpsilonForUtility(MetaEstimatorMixin, BaseEstimator):
+class EpsilonForUtility(ReleasedModelMixin, MetaEstimatorMixin, BaseEstimator):
     """Find the smallest privacy budget epsilon that meets a target utility.
 
     **Private selection** (``selection="private"``, the default) chooses epsilon
@@ -820,58 +812,6 @@ default=None
         ax.legend()
         return ax
 
-    @available_if(_best_has("predict"))
-    def predict(self, X):
-        """Predict with ``best_estimator_``.
-
-        %(X_rows)s
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-        """
-        return self._released().predict(X)
-
-    @available_if(_best_has("predict_proba"))
-    def predict_proba(self, X):
-        """Class probabilities from ``best_estimator_``.
-
-        %(X_rows)s
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
-        """
-        return self._released().predict_proba(X)
-
-    @available_if(_best_has("decision_function"))
-    def decision_function(self, X):
-        """Decision function of ``best_estimator_``.
-
-        %(X_rows)s
-
-        Returns
-        -------
-        scores : ndarray
-        """
-        return self._released().decision_function(X)
-
-    def score(self, X, y):
-        """Score of ``best_estimator_`` (its own ``score`` method).
-
-        %(X_y_rows)s
-
-        Returns
-        -------
-        score : float
-        """
-        return self._released().score(X, y)
-
-    @property
-    def classes_(self):
-        """Class labels of ``best_estimator_``."""
-        return self._released().classes_
-
     def _released(self):
         """``best_estimator_``, or NotFittedError saying why there is none."""
         check_is_fitted(self)
@@ -881,14 +821,3 @@ default=None
                 + ("no rung met the target within epsilon_max." if self.selection == "private"
                    else "refit=False."))
         return self.best_estimator_
-
-    def __sklearn_tags__(self):
-        from sklearn.utils import get_tags
-
-        tags = super().__sklearn_tags__()
-        inner = get_tags(self._inner())
-        tags.estimator_type = inner.estimator_type
-        tags.classifier_tags = inner.classifier_tags
-        tags.regressor_tags = inner.regressor_tags
-        tags.input_tags.sparse = inner.input_tags.sparse
-        return tags

@@ -30,7 +30,6 @@ import numpy as np
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
 from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import ParameterGrid
-from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from ..accounting._rdp import ORDERS, rdp_to_epsilon
@@ -49,6 +48,7 @@ from ._private_selection import (
     validate_private_input,
     whole_label_set,
 )
+from ._released import ReleasedModelMixin
 from ._repeat_and_select import (
     draw_runs,
     pure_rdp,
@@ -348,17 +348,8 @@ def _check_fresh_noise(random_states, user_random_state):
 
 # -- the search estimators --------------------------------------------------------------
 
-def _best_has(name):
-    def check(self):
-        if hasattr(self, "best_estimator_"):
-            return hasattr(self.best_estimator_, name)
-        return hasattr(self.estimator, name)
-
-    return check
-
-
 @fill_doc
-class _BasePrivateSearch(MetaEstimatorMixin, BaseEstimator):
+class _BasePrivateSearch(ReleasedModelMixin, MetaEstimatorMixin, BaseEstimator):
     """Shared by :class:`PrivateGridSearchCV` and :class:`PrivateRandomizedSearchCV`."""
 
     _parameter_constraints = {
@@ -521,58 +512,6 @@ class _BasePrivateSearch(MetaEstimatorMixin, BaseEstimator):
         if self.verbose:
             print(f"[{type(self).__name__}] {self.privacy_report_['statement']}", flush=True)
 
-    @available_if(_best_has("predict"))
-    def predict(self, X):
-        """Predict with ``best_estimator_``.
-
-        %(X_rows)s
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-        """
-        return self._released().predict(X)
-
-    @available_if(_best_has("predict_proba"))
-    def predict_proba(self, X):
-        """Class probabilities from ``best_estimator_``.
-
-        %(X_rows)s
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
-        """
-        return self._released().predict_proba(X)
-
-    @available_if(_best_has("decision_function"))
-    def decision_function(self, X):
-        """Decision function of ``best_estimator_``.
-
-        %(X_rows)s
-
-        Returns
-        -------
-        scores : ndarray
-        """
-        return self._released().decision_function(X)
-
-    def score(self, X, y):
-        """Score of ``best_estimator_`` (its own ``score`` method).
-
-        %(X_y_rows)s
-
-        Returns
-        -------
-        score : float
-        """
-        return self._released().score(X, y)
-
-    @property
-    def classes_(self):
-        """Class labels of ``best_estimator_``."""
-        return self._released().classes_
-
     def _released(self):
         check_is_fitted(self)
         if not hasattr(self, "best_estimator_"):
@@ -580,15 +519,11 @@ class _BasePrivateSearch(MetaEstimatorMixin, BaseEstimator):
                                  "model was kept.")
         return self.best_estimator_
 
-    def __sklearn_tags__(self):
-        from sklearn.utils import get_tags
+    def _inner(self):
+        return self.estimator
 
+    def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        inner = get_tags(self.estimator)
-        tags.estimator_type = inner.estimator_type
-        tags.classifier_tags = inner.classifier_tags
-        tags.regressor_tags = inner.regressor_tags
-        tags.input_tags.sparse = inner.input_tags.sparse
         tags.non_deterministic = True
         return tags
 
