@@ -16,7 +16,7 @@ from ._base import (
     _scale_by_bounds,
 )
 
-__all__ = ["load_adult", "load_kddcup99", "load_mnist"]
+__all__ = ["adult_preprocessor", "load_adult", "load_kddcup99", "load_mnist"]
 
 # --------------------------------------------------------------------------- Adult
 
@@ -55,6 +55,50 @@ ADULT_NUMERIC_BOUNDS = {
 }
 
 ADULT_POSITIVE_LABEL = ">50K"
+
+# The values of each categorical attribute as the dataset's public documentation,
+# ``adult.names`` (UCI, Kohavi & Becker 1996; section "Attribute information"),
+# lists them, in its order. Written down from that file, not computed from the
+# data files. They differ from the vocabulary of the 45,222 complete rows (the
+# one load_adult's default route one-hot encodes) in one value only:
+# ``workclass=Never-worked`` is listed but occurs only in rows with a missing
+# value, so its indicator is 0 on every row load_adult keeps (99 declared
+# values against 98 in the data).
+ADULT_CATEGORIES = {
+    "workclass": (
+        "Private", "Self-emp-not-inc", "Self-emp-inc", "Federal-gov", "Local-gov",
+        "State-gov", "Without-pay", "Never-worked",
+    ),
+    "education": (
+        "Bachelors", "Some-college", "11th", "HS-grad", "Prof-school", "Assoc-acdm",
+        "Assoc-voc", "9th", "7th-8th", "12th", "Masters", "1st-4th", "10th",
+        "Doctorate", "5th-6th", "Preschool",
+    ),
+    "marital-status": (
+        "Married-civ-spouse", "Divorced", "Never-married", "Separated", "Widowed",
+        "Married-spouse-absent", "Married-AF-spouse",
+    ),
+    "occupation": (
+        "Tech-support", "Craft-repair", "Other-service", "Sales", "Exec-managerial",
+        "Prof-specialty", "Handlers-cleaners", "Machine-op-inspct", "Adm-clerical",
+        "Farming-fishing", "Transport-moving", "Priv-house-serv", "Protective-serv",
+        "Armed-Forces",
+    ),
+    "relationship": (
+        "Wife", "Own-child", "Husband", "Not-in-family", "Other-relative", "Unmarried",
+    ),
+    "race": ("White", "Asian-Pac-Islander", "Amer-Indian-Eskimo", "Other", "Black"),
+    "sex": ("Female", "Male"),
+    "native-country": (
+        "United-States", "Cambodia", "England", "Puerto-Rico", "Canada", "Germany",
+        "Outlying-US(Guam-USVI-etc)", "India", "Japan", "Greece", "South", "China",
+        "Cuba", "Iran", "Honduras", "Philippines", "Italy", "Poland", "Jamaica",
+        "Vietnam", "Mexico", "Portugal", "Ireland", "France", "Dominican-Republic",
+        "Laos", "Ecuador", "Taiwan", "Haiti", "Columbia", "Hungary", "Guatemala",
+        "Nicaragua", "Scotland", "Thailand", "Yugoslavia", "El-Salvador",
+        "Trinadad&Tobago", "Peru", "Hong", "Holand-Netherlands",
+    ),
+}  # fmt: skip
 
 # ------------------------------------------------------------------- KDD Cup 99
 
@@ -139,6 +183,12 @@ _LOADER_DOC = {"bunch_tail_and_raises": """data_norm : float
     OSError
         If a download fails (for example, no network) or a downloaded file has
         the wrong SHA-256 (it is then deleted)."""}
+_LOADER_DOC["adult_bunch_tail_and_raises"] = _LOADER_DOC["bunch_tail_and_raises"].replace(
+    """data_norm : float
+            The row-norm bound that was applied (``inf``: none).""",
+    """data_norm : float or None
+            The row-norm bound that was applied (``inf``: none); ``None`` with
+            ``as_frame=True`` (no scaling and no clipping is applied).""")
 
 def _train_test_bunch(X, y, n_train, feature_names, data_norm, descr):
     """The loaders' Bunch: the first ``n_train`` rows train, the rest test."""
@@ -179,13 +229,37 @@ def _read_adult(pd, path, skiprows):
     )
 
 
+def _read_adult_complete(pd, data_home, download_if_missing):
+    """The train and test frames of the raw files, rows with a missing value dropped."""
+    train_path, test_path = _resolve_files("adult", data_home, download_if_missing)
+    frames = []
+    for path, skiprows in ((train_path, 0), (test_path, 1)):
+        df = _read_adult(pd, path, skiprows)
+        frames.append(df[df.notna().all(axis=1)])
+    return frames
+
+
+def _adult_labels(income):
+    """``>50K`` -> +1, ``<=50K`` -> -1 (the test file's trailing ``.`` stripped)."""
+    labels = income.str.rstrip(".").to_numpy(dtype=object)
+    unknown = set(np.unique(labels)) - {"<=50K", ">50K"}
+    if unknown:
+        raise ValueError(
+            f"Unexpected Adult labels {sorted(unknown)} in the data files."
+        )
+    return np.where(labels == ADULT_POSITIVE_LABEL, 1, -1).astype(np.int64)
+
+
 @fill_doc(fragments=_LOADER_DOC)
-def load_adult(*, data_home=None, download_if_missing=True, data_norm=1.0):
-    """Load the UCI Adult data with the standard DP-ERM preprocessing.
+def load_adult(*, data_home=None, download_if_missing=True, data_norm=1.0,
+               as_frame=False):
+    """Load the UCI Adult data with the standard DP-ERM preprocessing, or raw.
 
     Binary task: does a person's yearly income exceed $50K (label +1) or not
     (label -1)? The official UCI split is kept: ``adult.data`` is the training
-    set and ``adult.test`` the test set.
+    set and ``adult.test`` the test set. With ``as_frame=True`` the features
+    are the 14 raw columns, for a public preprocessor such as
+    :func:`adult_preprocessor` in a ``Pipeline``.
 
     ==============   ==============================
     Samples total    45,222 (30,162 train, 15,060 test)
@@ -207,29 +281,42 @@ def load_adult(*, data_home=None, download_if_missing=True, data_norm=1.0):
         ``FileNotFoundError`` instead.
     data_norm : float, default=1.0
         Public bound ``L`` on the L2 norm of a feature row: every row is scaled
-        by ``min(1, L / ||x||_2)``. ``np.inf`` disables the clipping.
+        by ``min(1, L / ||x||_2)``. ``np.inf`` disables the clipping. Not
+        applied with ``as_frame=True`` (it is still validated): the raw rows
+        are clipped by the estimator's own ``data_norm`` after the
+        preprocessing.
+    as_frame : bool, default=False
+        If True, ``X_train`` and ``X_test`` are pandas DataFrames of the 14 raw
+        feature columns, with no encoding, no scaling and no clipping: the
+        complete rows of the default route, in the same order (indexed from
+        0 in each part). The labels are the same.
 
     Returns
     -------
     data : :class:`~sklearn.utils.Bunch`
         Dictionary-like object with attributes:
 
-        X_train : ndarray of shape (30162, 104), dtype float64
-            Training features.
-        X_test : ndarray of shape (15060, 104), dtype float64
+        X_train : ndarray of shape (30162, 104), dtype float64, or DataFrame of shape (30162, 14)
+            Training features (a DataFrame with ``as_frame=True``: the six
+            numeric columns as float64, the eight categorical columns as
+            strings).
+        X_test : ndarray of shape (15060, 104), dtype float64, or DataFrame of shape (15060, 14)
             Test features.
         y_train : ndarray of shape (30162,), dtype int64
             Training labels, in {-1, +1}.
         y_test : ndarray of shape (15060,), dtype int64
             Test labels, in {-1, +1}.
-        feature_names : ndarray of shape (104,), dtype object
+        feature_names : ndarray of shape (104,) or (14,), dtype object
             ``"workclass=Federal-gov"``, ... then ``"age"``, ``"fnlwgt"``,
             ``"education-num"``, ``"capital-gain"``, ``"capital-loss"``,
-            ``"hours-per-week"`` (the numeric columns start at index 98).
-        %(bunch_tail_and_raises)s
+            ``"hours-per-week"`` (the numeric columns start at index 98). With
+            ``as_frame=True`` the 14 raw column names in file order, ``"age"``,
+            ``"workclass"``, ..., ``"native-country"``.
+        %(adult_bunch_tail_and_raises)s
 
     See Also
     --------
+    adult_preprocessor : The public preprocessing of the raw columns.
     load_kddcup99 : The other DP-ERM benchmark dataset.
     verify_checksums : Check the SHA-256 of local copies of the files.
 
@@ -258,6 +345,15 @@ def load_adult(*, data_home=None, download_if_missing=True, data_norm=1.0):
     bounds are constants; fnlwgt and capital-loss are not documented in
     ``adult.names`` and are the maxima of the published files.
 
+    With ``as_frame=True`` only steps 1 and 5 are applied. The public route
+    is then ``make_pipeline(adult_preprocessor(),
+    ObjPertLogisticRegression(data_norm=np.sqrt(14)))``: the categories are
+    the lists of ``adult.names``, the numeric bounds those of step 3, and
+    ``adult_preprocessor().fit_transform(X_train)`` equals the default
+    route's features before clipping (``data_norm=np.inf``) plus one
+    indicator column, ``workclass=Never-worked``, that is 0 on every complete
+    row.
+
     Local files are not checksummed on load; use :func:`verify_checksums`.
 
     Examples
@@ -268,25 +364,20 @@ def load_adult(*, data_home=None, download_if_missing=True, data_norm=1.0):
     ((30162, 104), (15060, 104))
     >>> data.feature_names[98]  # doctest: +SKIP
     'age'
+    >>> raw = load_adult(as_frame=True)  # doctest: +SKIP
+    >>> raw.X_train.shape, list(raw.X_train.columns[:3])  # doctest: +SKIP
+    ((30162, 14), ['age', 'workclass', 'fnlwgt'])
     """
     data_norm = _check_data_norm(data_norm)
+    if not isinstance(as_frame, (bool, np.bool_)):
+        raise ValueError(f"as_frame must be True or False, got {as_frame!r}.")
     pd = _import_pandas()
-    train_path, test_path = _resolve_files("adult", data_home, download_if_missing)
-
-    frames = []
-    for path, skiprows in ((train_path, 0), (test_path, 1)):
-        df = _read_adult(pd, path, skiprows)
-        frames.append(df[df.notna().all(axis=1)])
+    frames = _read_adult_complete(pd, data_home, download_if_missing)
     n_train = len(frames[0])
     pooled = pd.concat(frames, ignore_index=True)
-
-    labels = pooled["income"].str.rstrip(".").to_numpy(dtype=object)
-    unknown = set(np.unique(labels)) - {"<=50K", ">50K"}
-    if unknown:
-        raise ValueError(
-            f"Unexpected Adult labels {sorted(unknown)} in the data files."
-        )
-    y = np.where(labels == ADULT_POSITIVE_LABEL, 1, -1).astype(np.int64)
+    y = _adult_labels(pooled["income"])
+    if as_frame:
+        return _adult_frames(frames, y, n_train)
 
     X_cat, cat_names = _one_hot(
         [pooled[c].to_numpy(dtype=object) for c in ADULT_CATEGORICAL],
@@ -314,6 +405,134 @@ def load_adult(*, data_home=None, download_if_missing=True, data_norm=1.0):
         "and the per-row clipping."
     )
     return _train_test_bunch(X, y, n_train, feature_names, data_norm, descr)
+
+
+ADULT_FEATURES = ADULT_COLUMNS[:-1]  # the 14 raw feature columns, in file order
+
+
+def _adult_frames(frames, y, n_train):
+    """The Bunch of ``load_adult(as_frame=True)``: raw columns, nothing applied."""
+    X_train, X_test = (df[list(ADULT_FEATURES)].reset_index(drop=True) for df in frames)
+    descr = (
+        "UCI Adult (census income), raw columns (as_frame=True).\n"
+        f"Official UCI split: {n_train} train / {len(X_test)} test rows after "
+        "dropping rows with a missing value ('?'): the rows of the default route, in "
+        "the same order.\n"
+        "The 14 raw feature columns as pandas DataFrames (6 numeric as float64, 8 "
+        "categorical as strings). No preprocessing is applied: no encoding, no "
+        "scaling and no row clipping (data_norm is None); the estimator's own "
+        "data_norm clips the rows after a preprocessor. "
+        "skdp.datasets.adult_preprocessor() is a public one (categories declared "
+        "in adult.names, fixed numeric bounds): every row it outputs has L2 norm at "
+        "most sqrt(14).\n"
+        "Labels: '>50K' -> +1, '<=50K' -> -1.\n"
+        "Nothing here is fitted on the data; the rows kept are those without a "
+        "missing value."
+    )
+    return Bunch(X_train=X_train, X_test=X_test, y_train=y[:n_train],
+                 y_test=y[n_train:],
+                 feature_names=np.asarray(ADULT_FEATURES, dtype=object),
+                 data_norm=None, DESCR=descr)
+
+
+def _adult_feature_name(feature, category):
+    """``"workclass=Private"``: the indicator names of :func:`load_adult`."""
+    return f"{feature}={category}"
+
+
+def adult_preprocessor():
+    """A public preprocessor of the raw Adult columns: declared categories and bounds.
+
+    An unfitted ``ColumnTransformer`` for the frames of
+    ``load_adult(as_frame=True)``: it one-hot encodes the 8 categorical
+    columns with the category lists of the dataset's documentation
+    (``adult.names``) and scales the 6 numeric columns by the fixed bounds of
+    :func:`load_adult` (age 90, fnlwgt 1,490,400, education-num 16,
+    capital-gain 99,999, capital-loss 4,356, hours-per-week 99) to [0, 1],
+    clipping. Fitting it learns nothing from the rows, so it passes
+    :func:`skdp.model_selection.check_public_preprocessing` and may precede
+    a private estimator in a ``Pipeline``, including one given to
+    :class:`skdp.EpsilonForUtility` or :class:`skdp.PrivateGridSearchCV`.
+
+    Returns
+    -------
+    preprocessor : sklearn.compose.ColumnTransformer
+        Unfitted; its output is a dense float64 array of 105 columns: 99
+        indicators (``"workclass=Federal-gov"``, ..., the categories of each
+        column sorted, the columns in file order), then ``"age"``,
+        ``"fnlwgt"``, ``"education-num"``, ``"capital-gain"``,
+        ``"capital-loss"`` and ``"hours-per-week"`` in [0, 1]
+        (``get_feature_names_out`` gives these names).
+
+    See Also
+    --------
+    load_adult : ``as_frame=True`` gives the raw columns this preprocessor takes.
+    skdp.preprocessing.BoundedScaler : The scaling of the numeric columns.
+    skdp.model_selection.check_public_preprocessing : Which steps are public.
+
+    Notes
+    -----
+    The encoders are ``OneHotEncoder(categories=<declared lists>,
+    handle_unknown="ignore", sparse_output=False)``: a value not listed in
+    ``adult.names`` gives a row of zeros in its block, never an error whose
+    occurrence would depend on the rows. The numeric block is
+    ``BoundedScaler(lower=0, upper=<bounds>)``.
+
+    Compared with the default route of :func:`load_adult`, whose vocabulary
+    is read from the pooled complete rows (98 indicators), the declared lists
+    add one value, ``workclass=Never-worked``: it occurs only in rows with a
+    missing value, so on the complete rows its column is 0 and every other
+    column equals the default route's features before clipping
+    (``load_adult(data_norm=np.inf)``). The other seven lists are exactly the
+    values found in the data.
+
+    Every row it outputs has one 1 in each of the 8 indicator blocks (at most
+    one, for a value not listed) and 6 numeric values in [0, 1], so its L2
+    norm is at most ``sqrt(8 + 6) = sqrt(14)``, a bound declared without
+    looking at the data: ``data_norm=np.sqrt(14)`` in the estimator clips
+    nothing. ``data_norm=1`` instead rescales every row to norm 1, as the
+    default route of :func:`load_adult` does (every row has norm > 1).
+
+    The numeric bounds are public only as far as :func:`load_adult` argues:
+    fnlwgt and capital-loss are not documented in ``adult.names``, and their
+    bounds are the maxima of the published files.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from skdp import ObjPertLogisticRegression
+    >>> from skdp.datasets import adult_preprocessor, load_adult
+    >>> from skdp.model_selection import check_public_preprocessing
+    >>> check_public_preprocessing(adult_preprocessor())
+    >>> data = load_adult(as_frame=True)  # doctest: +SKIP
+    >>> model = make_pipeline(adult_preprocessor(),
+    ...                       ObjPertLogisticRegression(data_norm=np.sqrt(14)))
+    >>> model.fit(data.X_train, data.y_train)  # doctest: +SKIP
+    Pipeline(...)
+    >>> adult_preprocessor().fit_transform(data.X_train).shape  # doctest: +SKIP
+    (30162, 105)
+    """
+    from sklearn.compose import ColumnTransformer
+    from sklearn.preprocessing import OneHotEncoder
+
+    from ..preprocessing import BoundedScaler
+
+    encoder = OneHotEncoder(
+        categories=[sorted(ADULT_CATEGORIES[c]) for c in ADULT_CATEGORICAL],
+        handle_unknown="ignore",
+        sparse_output=False,
+        feature_name_combiner=_adult_feature_name,
+    )
+    scaler = BoundedScaler(
+        lower=0.0, upper=[ADULT_NUMERIC_BOUNDS[c] for c in ADULT_NUMERIC])
+    return ColumnTransformer(
+        [("categorical", encoder, list(ADULT_CATEGORICAL)),
+         ("numeric", scaler, list(ADULT_NUMERIC))],
+        remainder="drop",
+        sparse_threshold=0,
+        verbose_feature_names_out=False,
+    )
 
 
 def _check_kdd_random_state(random_state):
