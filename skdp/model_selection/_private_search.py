@@ -571,11 +571,15 @@ _SEARCH_PARAMS = """epsilon : float, default=1.0
     delta : float, default=0.0
         ``0``: pure DP (candidates must be pure). ``> 0``: Renyi accounting, for
         :class:`~skdp.DPSGDClassifier`, Gaussian output perturbation and pure candidates.
-    stopping : {"geometric", "logarithmic"} or float, default="geometric"
+    stopping : {"logarithmic", "geometric"} or float, default="logarithmic"
         The law of the secret number of trials (a truncated negative binomial of
-        shape 1 or 0, or the shape itself). In pure DP the search costs ``2 + shape``
-        trials whatever their mean (3 for the geometric law, 2 for the logarithmic,
-        whose number of trials is more often small).
+        shape 0 or 1, or the shape itself). In pure DP the search costs ``2 + shape``
+        trials whatever their mean: 2 for the logarithmic law, 3 for the geometric
+        (Liu & Talwar's), whose number of trials is less often small. On Adult at a
+        whole-search epsilon of 1 the logarithmic law's larger candidate epsilon won
+        (objective perturbation over four C values, ten seeds: median test accuracy
+        0.824 against 0.819); under Renyi accounting it also leaves the candidates
+        more (DP-SGD at (1, 1e-5), mean 10 trials: 0.49 against 0.40).
     validation_fraction : float, default=None
         ``None``: every candidate is fitted and scored on all the rows (the model and
         the score compose in sequence; the released model has seen every row). A
@@ -680,7 +684,7 @@ class PrivateGridSearchCV(_BasePrivateSearch):
                               "mean_trials": [Interval(Real, 1, None, closed="neither"), None]}
 
     def __init__(self, estimator, param_grid, *, epsilon=1.0, delta=0.0, mean_trials=None,
-                 stopping="geometric", validation_fraction=None, score_share=0.1,
+                 stopping="logarithmic", validation_fraction=None, score_share=0.1,
                  scoring=None, refit=True, random_state=None, verbose=0):
         self.estimator = estimator
         self.param_grid = param_grid
@@ -757,7 +761,7 @@ class PrivateRandomizedSearchCV(_BasePrivateSearch):
                               "n_iter": [Interval(Real, 1, None, closed="neither")]}
 
     def __init__(self, estimator, param_distributions, *, n_iter=10, epsilon=1.0, delta=0.0,
-                 stopping="geometric", validation_fraction=None, score_share=0.1,
+                 stopping="logarithmic", validation_fraction=None, score_share=0.1,
                  scoring=None, refit=True, random_state=None, verbose=0):
         self.estimator = estimator
         self.param_distributions = param_distributions
