@@ -10,7 +10,9 @@ for objective perturbation, output perturbation and DP-SGD, against:
   cv=3)`` (refit=True) over the same hyperparameter grid, with every fit's epsilon
   ``e_b = E / (n_candidates * 3 + 1)`` so that its total by basic composition
   (``privacy_cost_of_search(search)["basic_epsilon"]``: every fold fit and the refit
-  counted) is ``E``; for DP-SGD each fit also gets ``delta = 1e-5 / n_fits``. Even so
+  counted) is ``E``; for DP-SGD each fit also gets ``delta = 1e-5 / n_fits``, and a
+  second baseline gives each fit the largest epsilon whose fits compose by Renyi to
+  ``(E, 1e-5)`` (``privacy_cost_of_search``'s headline total for DP-SGD). Even so
   its choice is covered by no guarantee: the exact cross-validation scores that choose
   are not noised, only the fits are counted;
 * the **best single configuration** (an oracle, no search cost paid): every value of
@@ -21,6 +23,7 @@ for objective perturbation, output perturbation and DP-SGD, against:
   choice among candidates at cap). The non-private best (``epsilon = inf``, seed 0) is
   given for context.
 
+Whole-search budgets ``E`` in {0.3, 1, 3}; 20 repetitions (seeds 0..19) per cell.
 Two private searches per mechanism, both at their defaults apart from the grid,
 ``epsilon = E`` and ``random_state = seed`` (reproducibility mode; the search derives
 an independent stream per trial): over ``(epsilon, C)`` (``(epsilon, learning_rate)``
@@ -29,8 +32,8 @@ cap``), ``cap = PrivateGridSearchCV(est, {"C": Cs}, epsilon=E).plan().candidate_
 the largest candidate epsilon the budget allows (under Renyi accounting the larger
 grid's default mean number of trials, twice its size, costs more and the plan refuses
 that cap: DP-SGD's ``cap`` is then the candidate epsilon of the ``learning_rate``-only
-search at that mean number of trials); and over ``C`` (``learning_rate``) alone, every candidate at the plan's ``candidate_epsilon`` (what a user usually
-runs). Objective and output perturbation are pure (``delta = 0``, the search costs
+search at that mean number of trials); and over ``C`` (``learning_rate``) alone,
+every candidate at the plan's ``candidate_epsilon`` (what a user usually runs). Objective and output perturbation are pure (``delta = 0``, the search costs
 ``2 + 1`` trials under the geometric law); DP-SGD is searched with ``delta = 1e-5``
 (Renyi accounting).
 
@@ -72,7 +75,8 @@ SUBSAMPLE_SEED = 20261127
 GOAL_POINTS = 1.0
 CV = 3
 DPSGD_DELTA = 1e-5
-FULL = {"budgets": [1.0], "seeds": list(range(20)), "rows": {"adult": None, "kddcup99": 20000}}
+FULL = {"budgets": [0.3, 1.0, 3.0], "seeds": list(range(20)),
+        "rows": {"adult": None, "kddcup99": 20000}}
 QUICK = {"budgets": [1.0], "seeds": [0, 1], "rows": {"adult": 3000, "kddcup99": 3000}}
 # Per mechanism: the searched hyperparameter, its grid (public: it brackets each
 # estimator's "auto" value at the candidate epsilons of E in {0.3, 1, 3}, see
@@ -161,14 +165,40 @@ def grids(mechanism, budget):
     eps_plan = PrivateGridSearchCV(spec["make"](), eps_grid, epsilon=budget,
                                    delta=spec["delta"]).plan()  # raises if it does not fit
     n_fits = len(spec["values"]) * CV + 1
+    baseline = {"n_fits": n_fits, "epsilon_per_fit": budget / n_fits,
+                "delta_per_fit": spec["delta"] / n_fits}
+    if spec["delta"]:
+        baseline["renyi_epsilon_per_fit"] = renyi_epsilon_per_fit(spec, budget, n_fits)
     return {"cap": cap, "eps_grid_cap": eps_cap, "refusal_at_param_cap": refusal,
             "param_grid": param_grid, "eps_grid": eps_grid,
             "a_priori": {"private_param_grid": list(plan.a_priori),
                          "private_eps_grid": list(eps_plan.a_priori)},
             "mean_trials": {"private_param_grid": plan.mean_trials,
                             "private_eps_grid": eps_plan.mean_trials},
-            "baseline": {"n_fits": n_fits, "epsilon_per_fit": budget / n_fits,
-                         "delta_per_fit": spec["delta"] / n_fits}}
+            "baseline": baseline}
+
+
+def renyi_epsilon_per_fit(spec, budget, n_fits):
+    """The largest per-fit epsilon whose ``n_fits`` DP-SGD fits (each at ``delta / n_fits``)
+    compose by Renyi to at most ``(budget, delta)``: what ``privacy_cost_of_search``
+    reports as the total (its ``renyi_epsilon``), from the fits' public parameters.
+    Bisection in log between the basic-composition share and the budget."""
+    from skdp.accounting._rdp import rdp_to_epsilon
+    from skdp.model_selection._accounts import DPSGDRungCost
+
+    cost = DPSGDRungCost.from_params({**spec["make"]().get_params(),
+                                      "delta": spec["delta"] / n_fits})
+
+    def total(epsilon):
+        return rdp_to_epsilon(n_fits * cost.rdp(epsilon), spec["delta"])
+
+    low, high = budget / n_fits, budget
+    if total(high) <= budget:
+        return float(high)
+    for _ in range(40):
+        middle = np.sqrt(low * high)
+        low, high = (middle, high) if total(middle) <= budget else (low, middle)
+    return float(low)
 
 
 # -- one repetition ----------------------------------------------------------------------------
@@ -192,10 +222,10 @@ def _private_search(spec, grid, budget, seed, data):
             "seconds": seconds}
 
 
-def _baseline(spec, plan, data):
+def _baseline(spec, plan, data, epsilon_key="epsilon_per_fit"):
     X, y, X_test, y_test = data
     base = plan["baseline"]
-    params = {"epsilon": base["epsilon_per_fit"], "random_state": None}
+    params = {"epsilon": base[epsilon_key], "random_state": None}
     if spec["delta"]:
         params["delta"] = base["delta_per_fit"]
     search = GridSearchCV(spec["make"](**params), plan["param_grid"], cv=CV, refit=True)
@@ -232,12 +262,17 @@ def repetition(seed, mechanism, budget, plan, data):
                "private_param_grid": _private_search(spec, plan["param_grid"], budget, seed,
                                                      data),
                "baseline": _baseline(spec, plan, data),
+               **({"baseline_renyi": _baseline(spec, plan, data, "renyi_epsilon_per_fit")}
+                  if "renyi_epsilon_per_fit" in plan["baseline"] else {}),
                "oracle": _oracle(spec, budget, seed, data),
                "oracle_at_cap": _oracle(spec, plan["cap"], seed, data)}
     for key in PRIVATE_ROWS:  # the guarantee is the plan's, on every run, within the budget
         assert run[key]["a_priori"] == plan["a_priori"][key], (run[key], plan)
         assert run[key]["a_priori"][0] <= budget * (1 + 1e-9)
     assert abs(run["baseline"]["basic_epsilon"] - budget) < 1e-9 * budget, run["baseline"]
+    if "baseline_renyi" in run:  # its counted total (Renyi) is the budget
+        renyi = run["baseline_renyi"]["renyi_epsilon"]
+        assert budget * (1 - 1e-3) <= renyi <= budget * (1 + 1e-9), run["baseline_renyi"]
     return run
 
 
@@ -266,6 +301,10 @@ def _accuracy_summary(values, oracle):
             "within_goal_share": float(np.mean(values >= oracle - GOAL_POINTS / 100))}
 
 
+def _value_summary(values):
+    return {**_common.summarise(values), "median": float(np.median(values))}
+
+
 def _chosen(runs, key):
     counts = Counter(json.dumps(r[key]["best_params"], sort_keys=True) for r in runs)
     return [{"params": json.loads(k), "count": n} for k, n in counts.most_common()]
@@ -273,11 +312,11 @@ def _chosen(runs, key):
 
 def summarise_cell(runs, spec):
     """The figures of one (dataset, mechanism, budget) cell."""
-    per_value = {str(v): _common.summarise([r["oracle"][str(v)] for r in runs])
+    per_value = {str(v): _value_summary([r["oracle"][str(v)] for r in runs])
                  for v in spec["values"]}
     best_value = max(per_value, key=lambda v: per_value[v]["mean"])
     oracle = per_value[best_value]["mean"]
-    at_cap = {str(v): _common.summarise([r["oracle_at_cap"][str(v)] for r in runs])
+    at_cap = {str(v): _value_summary([r["oracle_at_cap"][str(v)] for r in runs])
               for v in spec["values"]}
     best_at_cap = max(at_cap, key=lambda v: at_cap[v]["mean"])
     summary = {"oracle": {"per_value": per_value, "best_value": float(best_value),
@@ -293,17 +332,22 @@ def summarise_cell(runs, spec):
             "candidate_epsilon": runs[0][key]["candidate_epsilon"],
             "chosen": _chosen(runs, key),
             "median_seconds": float(np.median([r[key]["seconds"] for r in runs]))}
-    base = [r["baseline"] for r in runs]
-    summary["baseline"] = {
+    for key in ("baseline", "baseline_renyi"):
+        if key in runs[0]:
+            summary[key] = _baseline_summary([r[key] for r in runs], oracle, runs, key)
+    return summary
+
+
+def _baseline_summary(base, oracle, runs, key):
+    return {
         **_accuracy_summary([b["test_accuracy"] for b in base], oracle),
         "basic_epsilon": max(b["basic_epsilon"] for b in base),
         "total_epsilon": max(b["total_epsilon"] for b in base),
         "renyi_epsilon": (max(b["renyi_epsilon"] for b in base)
                           if base[0]["renyi_epsilon"] is not None else None),
         "total_delta": max(b["total_delta"] for b in base),
-        "n_fits": base[0]["n_fits"], "chosen": _chosen(runs, "baseline"),
+        "n_fits": base[0]["n_fits"], "chosen": _chosen(runs, key),
         "median_seconds": float(np.median([b["seconds"] for b in base]))}
-    return summary
 
 
 # -- the study -----------------------------------------------------------------------------------
@@ -361,9 +405,10 @@ def goal(cells):
 
 LABELS = {"private_eps_grid": "private search over (epsilon, param)",
           "private_param_grid": "private search over param",
-          "baseline": "GridSearchCV, total epsilon E (basic composition)"}
+          "baseline": "GridSearchCV, total epsilon E (basic composition)",
+          "baseline_renyi": "GridSearchCV, total epsilon E (Renyi, DP-SGD)"}
 MARKERS = {"private_eps_grid": ("o", "C0"), "private_param_grid": ("s", "C2"),
-           "baseline": ("v", "C3")}
+           "baseline": ("v", "C3"), "baseline_renyi": ("^", "C1")}
 
 
 def plot(payload, path):
@@ -374,20 +419,26 @@ def plot(payload, path):
     import matplotlib.pyplot as plt
 
     cells = payload["cells"]
-    panels = [(d, b) for d in dict.fromkeys(c["dataset"] for c in cells)
-              for b in sorted({c["budget"] for c in cells})]
-    fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels), 4.4), squeeze=False)
-    for ax, (dataset, budget) in zip(axes[0], panels):
+    datasets = list(dict.fromkeys(c["dataset"] for c in cells))
+    budgets = sorted({c["budget"] for c in cells})
+    fig, axes = plt.subplots(len(datasets), len(budgets), squeeze=False,
+                             figsize=(4.8 * len(budgets), 4.0 * len(datasets) + 0.6))
+    for ax, (dataset, budget) in zip(axes.ravel(), [(d, b) for d in datasets
+                                                    for b in budgets]):
         row = [c for c in cells if c["dataset"] == dataset and c["budget"] == budget]
+        labelled = set()
         for i, cell in enumerate(row):
             s = cell["summary"]
-            for j, key in enumerate(("private_eps_grid", "private_param_grid", "baseline")):
+            keys = [k for k in ("private_eps_grid", "private_param_grid", "baseline",
+                                "baseline_renyi") if k in s]
+            for j, key in enumerate(keys):
                 marker, colour = MARKERS[key]
-                x = i + (j - 1) * 0.22
+                x = i + (j - (len(keys) - 1) / 2) * 0.18
                 ax.errorbar([x], [s[key]["median"]], yerr=[[s[key]["median"] - s[key]["q25"]],
                                                            [s[key]["q75"] - s[key]["median"]]],
                             fmt=marker, color=colour, ms=6, capsize=3,
-                            label=LABELS[key] if i == 0 else None)
+                            label=LABELS[key] if key not in labelled else None)
+                labelled.add(key)
             oracle = s["oracle"]["best_mean"]
             ax.hlines(oracle, i - 0.4, i + 0.4, colors="k", lw=1.5,
                       label="best single configuration at E (oracle)" if i == 0 else None)
@@ -403,13 +454,19 @@ def plot(payload, path):
             "LogisticRegression", "LR").replace("Classifier", "") for c in row], fontsize=8)
         ax.set_title(f"{dataset}, whole-search epsilon E = {budget:g}", fontsize=9)
         ax.grid(axis="y", alpha=0.3)
-    axes[0][0].set_ylabel("test accuracy of the released model (median, IQR)")
-    axes[0][0].legend(fontsize=6.5, loc="lower left")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("test accuracy of the released model\n(median, IQR)", fontsize=8)
+    handles = {}
+    for ax in axes.ravel():
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(label, handle)
+    fig.legend(list(handles.values()), list(handles), loc="lower center", ncol=4,
+               fontsize=7, bbox_to_anchor=(0.5, 0.02))
     seeds = payload["params"]["seeds"]
     environment = payload.get("environment") or _common.environment()
     fig.text(0.01, 0.01, _common.figure_footer(environment, f"{seeds[0]}..{seeds[-1]}",
                                                "add_remove"), fontsize=6)
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
     fig.savefig(path, dpi=110)
 
 

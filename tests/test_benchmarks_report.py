@@ -235,6 +235,9 @@ def test_private_search_numbers_and_every_guarantee_within_its_budget(report, co
                 assert run[key]["released_epsilon"] <= max(plan["eps_grid"]["epsilon"]
                                                            + [plan["cap"]]) * (1 + 1e-9)
             assert run["baseline"]["basic_epsilon"] == pytest.approx(budget, rel=1e-9)
+            if "baseline_renyi" in run:  # DP-SGD: the counted Renyi total is the budget
+                assert budget * (1 - 1e-3) <= run["baseline_renyi"]["renyi_epsilon"] <= (
+                    budget * (1 + 1e-9))
         oracle = max(np.mean([r["oracle"][v] for r in cell["runs"]])
                      for v in cell["runs"][0]["oracle"])
         assert summary["oracle"]["best_mean"] == pytest.approx(oracle, rel=1e-12)
@@ -242,7 +245,10 @@ def test_private_search_numbers_and_every_guarantee_within_its_budget(report, co
         first = [fmt_eps(budget), cell["mechanism"]]
         for key, label in (("private_eps_grid", f"private search over (epsilon, {param})"),
                            ("private_param_grid", f"private search over {param}"),
-                           ("baseline", "GridSearchCV, honest baseline")):
+                           ("baseline", "GridSearchCV, honest baseline"),
+                           ("baseline_renyi", "GridSearchCV, honest baseline (Renyi total)")):
+            if key not in summary:
+                continue
             accuracies = [r[key]["test_accuracy"] for r in cell["runs"]]
             assert summary[key]["median"] == pytest.approx(np.median(accuracies), rel=1e-12)
             cells = _row(_subsection(text, cell["dataset"]), first + [label])
