@@ -14,7 +14,7 @@ from pathlib import Path
 
 BENCHMARKS = ("objective_perturbation", "output_perturbation", "dpsgd", "napp", "scaling",
               "paper_table", "defaults", "epsilon_for_utility", "private_selection",
-              "selection_cap")
+              "selection_cap", "private_search")
 NOT_RECORDED = "not recorded"
 DASH = "—"
 
@@ -705,6 +705,253 @@ def _cap_regression_note(rows, regression):
         + ".", ""]
 
 
+# -- private hyperparameter search (bench_private_search.py) ---------------------------------
+
+_SEARCH_ROWS = (("private_eps_grid", "private search over (epsilon, {p})"),
+                ("private_param_grid", "private search over {p}"),
+                ("baseline", "GridSearchCV, honest baseline"),
+                ("baseline_renyi", "GridSearchCV, honest baseline (Renyi total)"))
+
+
+def _short_param(param):
+    return "lr" if param == "learning_rate" else param
+
+
+def _chosen_text(chosen, n_runs):
+    """The most frequent choice and its count, then how many other choices there were."""
+    if not chosen:
+        return DASH
+    top = chosen[0]
+    text = ", ".join(f"{_short_param(k)}={fmt_eps(v)}" for k, v in sorted(top["params"].items()))
+    text += f" ({top['count']}/{n_runs})"
+    if len(chosen) > 1:
+        text += f"; {len(chosen) - 1} other"
+    return text
+
+
+def _search_rows(cell):
+    s, plan, param = cell["summary"], cell["plan"], cell["param"]
+    n_runs = len(cell["runs"])
+    oracle = s["oracle"]
+    budget, mechanism = fmt_eps(cell["budget"]), cell["mechanism"]
+    rows = []
+    for key, label in _SEARCH_ROWS:
+        r = s.get(key)
+        if r is None:
+            continue
+        if key.startswith("baseline"):
+            guarantee = (f"none for the choice; fits: {fmt_eps(r['basic_epsilon'])} basic"
+                         + (f" ({fmt_eps(r['renyi_epsilon'])} Renyi)"
+                            if r.get("renyi_epsilon") is not None else "")
+                         + (f", delta {r['total_delta']:.2g}" if r["total_delta"] else ""))
+            per_fit_key = ("epsilon_per_fit" if key == "baseline"
+                           else "renyi_epsilon_per_fit")
+            per_fit = (f"{fmt_eps(plan['baseline'][per_fit_key])} × "
+                       f"{plan['baseline']['n_fits']} fits")
+            trials = str(plan["baseline"]["n_fits"])
+        else:
+            guarantee = "; ".join(_pair(a) for a in r["a_priori"])
+            per_fit = (fmt_eps(r["candidate_epsilon"]) if r["candidate_epsilon"] is not None
+                       else ", ".join(fmt_eps(e) for e in plan["eps_grid"]["epsilon"]))
+            trials = f"{fmt(r['mean_trials'], 0)} (mean)"
+        rows.append([budget, mechanism, label.format(p=_short_param(param)), guarantee,
+                     per_fit, fmt(r["median"], 4), fmt_summary(r), fmt(r["gap_points"], 2),
+                     fmt(r["within_goal_share"], 2), trials,
+                     _chosen_text(r["chosen"], n_runs)])
+    for key, label, epsilon in (("oracle", "best single configuration at E (oracle)",
+                                 cell["budget"]),
+                                ("oracle_at_cap", "best single configuration at cap",
+                                 plan["cap"])):
+        o = s.get(key)
+        if o is None:
+            continue
+        rows.append([budget, mechanism, label, "no search paid", fmt_eps(epsilon), DASH,
+                     fmt_summary(o["best"]), fmt(100 * (oracle["best_mean"] - o["best_mean"]), 2),
+                     DASH, "1", f"{_short_param(param)}={fmt_eps(o['best_value'])}"])
+    best_np = max(cell["non_private"], key=lambda v: cell["non_private"][v])
+    rows.append([budget, mechanism, "non-private best (seed 0)", "none", "inf", DASH,
+                 fmt(cell["non_private"][best_np], 4), DASH, DASH, "1",
+                 f"{_short_param(param)}={fmt_eps(float(best_np))}"])
+    return rows
+
+
+def _goal_lines(payload):
+    params = payload.get("params", {})
+    goal_points = params.get("goal_points", 1.0)
+    cells = {(c["dataset"], c["budget"], c["mechanism"]): c for c in payload["cells"]}
+    if not payload.get("goal"):
+        return ["The goal (Adult, E = 1) was not measured in this run.", ""]
+    lines = [f"**Goal** (issue 33): at a whole-search budget of epsilon 1 on Adult, the "
+             f"released model within {fmt(goal_points, 0)} point of the best single "
+             "configuration's accuracy at epsilon 1 (median of the private search against "
+             "the oracle's mean):", ""]
+    for g in payload["goal"]:
+        cell = cells[("adult", 1.0, g["mechanism"])]
+        s, plan = cell["summary"], cell["plan"]
+        label = dict(_SEARCH_ROWS)[g["search"]].format(p=_short_param(cell["param"]))
+        text = (f"- {g['mechanism']}, {label}: median {fmt(g['median'], 4)} (mean "
+                f"{fmt(g['mean'], 4)}) against {fmt(g['oracle'], 4)}, gap "
+                f"{fmt(g['gap_points'], 2)} points (mean gap {fmt(g['mean_gap_points'], 2)}): "
+                + ("**met**" if g["met"] else "**not met**"))
+        at_cap = s.get("oracle_at_cap")
+        if not g["met"] and at_cap is not None:
+            repetition = 100 * (g["oracle"] - at_cap["best_mean"])
+            selection = 100 * (at_cap["best_mean"] - g["median"])
+            largest = (plan["cap"] if g["search"] == "private_param_grid"
+                       else max(plan["eps_grid"]["epsilon"]))
+            pure = not plan["a_priori"][g["search"]][1]
+            why = ("in pure DP the repetition costs 2 + 1 trials under the geometric law, "
+                   "the noisy row count a share of the budget and the noisy score a "
+                   "share of each trial" if pure else
+                   "Renyi accounting of the repetition (its secret number of trials, "
+                   "mean " + fmt(plan["mean_trials"][g["search"]], 0) + ") and of the "
+                   "noisy score and row count")
+            text += (f". Each trial's model gets at most epsilon {fmt_eps(largest)} of the "
+                     f"budget 1 ({why}); the best single configuration at the cap "
+                     f"{fmt_eps(plan['cap'])} reaches {fmt(at_cap['best_mean'], 4)}"
+                     + (f" (median {fmt(at_cap['best']['median'], 4)})"
+                        if "median" in at_cap["best"] else "")
+                     + f": {fmt(repetition, 2)} points of the gap are the cap's, "
+                     f"{fmt(selection, 2)} the noisy selection's"
+                     + (" (negative: the search's median is above that configuration's "
+                        "mean)" if selection < 0 else ""))
+        lines.append(text + ".")
+    return lines + [""]
+
+
+MARGIN_POINTS = 0.5
+"""The private search's median above the best single configuration's at the cap by more
+than this (in points) is reported as selection among noise draws."""
+
+
+def _cell_name(cell):
+    return f"{cell['dataset']} E = {fmt_eps(cell['budget'])} {cell['mechanism']}"
+
+
+def _search_comparisons(cells):
+    """Which selection wins where, from the medians in the tables."""
+    key = "private_param_grid"
+    beaten = [c for c in cells if c["summary"]["baseline"]["median"]
+              >= c["summary"][key]["median"]]
+    renyi = [c for c in cells if "baseline_renyi" in c["summary"]]
+    renyi_wins = [c for c in renyi if c["summary"]["baseline_renyi"]["median"]
+                  >= c["summary"][key]["median"]]
+    eps_grid = [c for c in cells if c["summary"]["private_eps_grid"]["median"]
+                > c["summary"][key]["median"]]
+    above_cap = [c for c in cells if "median" in c["summary"].get("oracle_at_cap", {}).get(
+        "best", {}) and c["summary"][key]["median"] - c["summary"]["oracle_at_cap"]["best"][
+            "median"] > MARGIN_POINTS / 100]
+    lines = [
+        f"Against the honest baseline (basic composition), the private search over the "
+        f"hyperparameter alone has the higher median in {len(cells) - len(beaten)} of "
+        f"{len(cells)} cells" + (": the baseline's is as high or higher in "
+                                 + "; ".join(_cell_name(c) for c in beaten)
+                                 if beaten else "") + "."]
+    if renyi:
+        lines[-1] += (f" DP-SGD's baseline counted by Renyi composition (each fit at "
+                      f"several times the basic share) reaches the private search's median "
+                      f"or more in {len(renyi_wins)} of {len(renyi)} cells"
+                      + (": " + "; ".join(_cell_name(c) for c in renyi_wins)
+                         if renyi_wins else "") + ".")
+    lines += ["", f"Searching epsilon as well (the larger grid) gives a higher median than "
+              f"the hyperparameter alone in {len(eps_grid)} of {len(cells)} cells"
+              + (": the grid's smaller epsilons seldom pay (the budget's cap is the same, "
+                 "and a larger grid spreads the trials over weaker candidates)."
+                 if 2 * len(eps_grid) < len(cells) else "."), ""]
+    if above_cap:
+        lines += [f"The search's median is more than {fmt(MARGIN_POINTS, 1)} points above "
+                  "the median of the best single configuration fitted at the cap (what "
+                  "each trial gets) in: "
+                  + "; ".join(f"{_cell_name(c)} ({fmt(c['summary'][key]['median'], 4)} "
+                              f"against {fmt(c['summary']['oracle_at_cap']['best']['median'], 4)})"
+                              for c in above_cap)
+                  + ". Each trial draws fresh noise and only the best-scoring model is "
+                  "released, so the search also selects among noise draws: where one "
+                  "draw can ruin a model (output perturbation at a small epsilon) this "
+                  "filters out the bad ones.", ""]
+    return lines
+
+
+def private_search(payload, timing=None):
+    """``bench_private_search.py``: private search against the honest baseline and the oracle."""
+    params = payload.get("params", {})
+    seeds = params.get("seeds")
+    lines = setting(payload, f"random_state {_seed_list(seeds)} for the private searches "
+                    "(reproducibility mode, an independent stream per trial) and the oracle "
+                    "fits; the baseline's fits use random_state=None (fresh noise for every "
+                    "fold fit, so the baseline is not reproducible run to run)",
+                    params.get("neighboring", NOT_RECORDED)) + [""]
+    if payload.get("uncommitted_skdp_files"):
+        lines += ["Measured on the git revision above plus uncommitted changes to: "
+                  + ", ".join(f"`{f.split()[-1]}`" for f in payload["uncommitted_skdp_files"])
+                  + ".", ""]
+    rows_used = params.get("rows", {})
+    available = params.get("n_train_available", {})
+    subsampled = ", ".join(
+        f"{name}: {n} of its {available.get(name, NOT_RECORDED)} training rows"
+        for name, n in rows_used.items() if n is not None)
+    lines += [
+        f"Test accuracy of the released model over {len(seeds or [])} repetitions per "
+        "cell, on each dataset's test split. Every search is at its defaults apart from "
+        "the grid and the whole-search budget E. Private searches: "
+        "`PrivateGridSearchCV(est, grid, epsilon=E)` (pure DP for objective and output "
+        f"perturbation; `delta={params.get('dpsgd_delta', 1e-5):g}`, Renyi accounting, "
+        "for DP-SGD) over (epsilon, C or learning rate), the grid's epsilons fractions of "
+        "the cap, and over C or learning rate alone, every candidate at the plan's "
+        "candidate epsilon (cap). Honest baseline: scikit-learn's `GridSearchCV(est("
+        f"epsilon=e_b), grid, cv={params.get('cv', 3)})` over the same C or learning "
+        "rate grid with e_b = E / (candidates × folds + 1), so that its total by basic "
+        "composition (`privacy_cost_of_search`, every fold fit and the refit counted) is "
+        "E (DP-SGD: each fit also at delta 1e-5 / fits; a second DP-SGD baseline gives "
+        "each fit the largest epsilon whose fits compose by Renyi to (E, 1e-5), the "
+        "headline total `privacy_cost_of_search` reports for DP-SGD). Its choice is covered by no "
+        "guarantee even then: the exact cross-validation scores that choose are not "
+        "noised. Oracle: each grid value fitted alone at epsilon E on the whole training "
+        "split, mean over the seeds; the best value's mean is the reference (no search "
+        "paid), and the same at the cap shows what the repetition's price alone costs. "
+        + (f"Public subsamples ({subsampled}; numpy default_rng("
+           f"{params.get('subsample_seed')}), without replacement); every test row is "
+           "kept. " if subsampled else "")
+        + "Columns: whole-search guarantee (a priori, from `privacy_report_`; the "
+        "baseline's counted total); epsilon of each fit (the private searches' "
+        "candidates); median and mean ± sem test accuracy; gap: the oracle's mean minus "
+        "the median, in points (for the oracle at the cap: the oracle at E minus it); "
+        f"share of repetitions within {fmt(params.get('goal_points', 1.0), 0)} point of "
+        "the oracle; trials (the private searches' secret number of trials has this "
+        "mean; the baseline's fits); most frequent choice (count over the repetitions).",
+        ""]
+    header = ["E", "mechanism", "selection", "whole-search guarantee", "epsilon per fit",
+              "median", "mean ± sem", "gap (pt)", "within 1 pt", "trials / fits", "chosen"]
+    for dataset in dict.fromkeys(c["dataset"] for c in payload["cells"]):
+        rows = []
+        for cell in payload["cells"]:
+            if cell["dataset"] == dataset:
+                rows += _search_rows(cell)
+        lines += [f"### {dataset}", ""] + table(header, rows)
+    lines += _goal_lines(payload)
+    lines += _search_comparisons(payload["cells"])
+    refused = [c for c in payload["cells"] if c["plan"].get("refusal_at_param_cap")]
+    if refused:
+        c = refused[0]
+        lines += [
+            f"A plan refused: for {c['mechanism']} the (epsilon, "
+            f"{_short_param(c['param'])}) grid with its largest epsilon at the "
+            f"{_short_param(c['param'])}-only search's cap ({fmt_eps(c['plan']['cap'])} at "
+            f"E = {fmt_eps(c['budget'])}) does not fit: \"{c['plan']['refusal_at_param_cap']}\" "
+            "The larger grid has a larger default mean number of trials (twice the grid's "
+            "size), which Renyi accounting charges; its epsilons are fractions of the "
+            f"cap at that mean instead ({fmt_eps(c['plan']['eps_grid_cap'])}). Cells "
+            "concerned: " + ", ".join(f"{x['dataset']} E = {fmt_eps(x['budget'])}"
+                                      for x in refused) + ".", ""]
+    log = payload.get("run_log") or []
+    if "runtime_seconds" in payload:
+        lines += [f"Run time: {payload['runtime_seconds']:.0f} s in all ("
+                  + "; ".join(f"E = {', '.join(fmt_eps(b) for b in r['budgets'])}: "
+                              f"{r['seconds']:.0f} s on {r['n_jobs']} joblib worker(s)"
+                              for r in log) + ").", ""]
+    return lines
+
+
 def scaling(payload, timing=None):
     """``bench_scaling.py``: fit time and peak memory against scikit-learn, per design."""
     params = payload.get("params", {})
@@ -892,6 +1139,9 @@ SECTIONS = {
                           private_selection),
     "selection_cap": ("EpsilonForUtility: one cap on the whole search, on every cohort "
                       "and estimator", selection_cap),
+    "private_search": ("PrivateGridSearchCV: private hyperparameter search against the "
+                       "honest GridSearchCV at the same total epsilon (Adult, KDDCup99)",
+                       private_search),
     "scaling": ("Fit time and memory against scikit-learn (wide, tall and sparse designs)",
                 scaling),
     "paper_table": ("Yu et al. 2020, Table 2, reproduced (Adult, KDDCup99, MNIST; "

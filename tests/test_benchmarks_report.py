@@ -16,7 +16,8 @@ if str(REPO) not in sys.path:  # the benchmarks package lives next to skdp, not 
     sys.path.insert(0, str(REPO))
 
 from benchmarks import _report  # noqa: E402
-from benchmarks._report import BENCHMARKS, SECTIONS, fmt, fmt_summary, render_report  # noqa: E402
+from benchmarks._report import (BENCHMARKS, SECTIONS, fmt, fmt_eps, fmt_summary,  # noqa: E402
+                                render_report)
 
 from .conftest import shared_data_home  # noqa: E402
 
@@ -216,6 +217,52 @@ def test_selection_cap_numbers_and_every_realised_figure_within_its_cap(report, 
             assert cells[7].startswith(fmt(np.mean(utilities), 4))
         if row["pipeline"]:  # the scaler maps Adult's [0, 1] features onto themselves
             assert row["same_releases_as_bare"] and cells[-1] == "yes"
+
+
+def test_private_search_numbers_and_every_guarantee_within_its_budget(report, committed):
+    payload = committed["private_search"]
+    text = _section(report, "private_search")
+    goal_points = payload["params"]["goal_points"]
+    for cell in payload["cells"]:
+        budget, summary, plan = cell["budget"], cell["summary"], cell["plan"]
+        assert len(cell["runs"]) == len(payload["params"]["seeds"])
+        for run in cell["runs"]:
+            for key in ("private_eps_grid", "private_param_grid"):
+                epsilon, delta = run[key]["a_priori"]
+                assert epsilon <= budget * (1 + 1e-9)
+                assert delta == (payload["params"]["dpsgd_delta"]
+                                 if cell["mechanism"] == "DPSGDClassifier()" else 0.0)
+                assert run[key]["released_epsilon"] <= max(plan["eps_grid"]["epsilon"]
+                                                           + [plan["cap"]]) * (1 + 1e-9)
+            assert run["baseline"]["basic_epsilon"] == pytest.approx(budget, rel=1e-9)
+            if "baseline_renyi" in run:  # DP-SGD: the counted Renyi total is the budget
+                assert budget * (1 - 1e-3) <= run["baseline_renyi"]["renyi_epsilon"] <= (
+                    budget * (1 + 1e-9))
+        oracle = max(np.mean([r["oracle"][v] for r in cell["runs"]])
+                     for v in cell["runs"][0]["oracle"])
+        assert summary["oracle"]["best_mean"] == pytest.approx(oracle, rel=1e-12)
+        param = "lr" if cell["param"] == "learning_rate" else cell["param"]
+        first = [fmt_eps(budget), cell["mechanism"]]
+        for key, label in (("private_eps_grid", f"private search over (epsilon, {param})"),
+                           ("private_param_grid", f"private search over {param}"),
+                           ("baseline", "GridSearchCV, honest baseline"),
+                           ("baseline_renyi", "GridSearchCV, honest baseline (Renyi total)")):
+            if key not in summary:
+                continue
+            accuracies = [r[key]["test_accuracy"] for r in cell["runs"]]
+            assert summary[key]["median"] == pytest.approx(np.median(accuracies), rel=1e-12)
+            cells = _row(_subsection(text, cell["dataset"]), first + [label])
+            assert cells[5] == fmt(np.median(accuracies), 4)
+            assert cells[7] == fmt(100 * (oracle - np.median(accuracies)), 2)
+        cells = _row(_subsection(text, cell["dataset"]),
+                     first + ["best single configuration at E (oracle)"])
+        assert cells[6] == fmt_summary(summary["oracle"]["best"])
+    for goal in payload["goal"]:
+        assert goal["met"] == (goal["gap_points"] <= goal_points)
+    adult = [c for c in payload["cells"] if c["dataset"] == "adult" and c["budget"] == 1.0]
+    assert len(payload["goal"]) == 2 * len(adult) > 0
+    assert text.count("**met**") == sum(g["met"] for g in payload["goal"])
+    assert text.count("**not met**") == sum(not g["met"] for g in payload["goal"])
 
 
 def test_report_is_deterministic_and_committed_report_current(tmp_path, committed):
