@@ -800,7 +800,8 @@ def _goal_lines(payload):
             largest = (plan["cap"] if g["search"] == "private_param_grid"
                        else max(plan["eps_grid"]["epsilon"]))
             pure = not plan["a_priori"][g["search"]][1]
-            why = ("in pure DP the repetition costs 2 + 1 trials under the geometric law, "
+            why = ("in pure DP the repetition costs 2 + eta trials for the stopping law of "
+                   "shape eta (2 under the default logarithmic law), "
                    "the noisy row count a share of the budget and the noisy score a "
                    "share of each trial" if pure else
                    "Renyi accounting of the repetition (its secret number of trials, "

@@ -33,8 +33,9 @@ the largest candidate epsilon the budget allows (under Renyi accounting the larg
 grid's default mean number of trials, twice its size, costs more and the plan refuses
 that cap: DP-SGD's ``cap`` is then the candidate epsilon of the ``learning_rate``-only
 search at that mean number of trials); and over ``C`` (``learning_rate``) alone,
-every candidate at the plan's ``candidate_epsilon`` (what a user usually runs). Objective and output perturbation are pure (``delta = 0``, the search costs
-``2 + 1`` trials under the geometric law); DP-SGD is searched with ``delta = 1e-5``
+every candidate at the plan's ``candidate_epsilon`` (what a user usually runs).
+Objective and output perturbation are pure (``delta = 0``, the search costs ``2 + 0``
+trials under the default logarithmic law); DP-SGD is searched with ``delta = 1e-5``
 (Renyi accounting).
 
 The baseline's fits use ``random_state=None`` (fresh cryptographic noise for every
