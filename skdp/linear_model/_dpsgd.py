@@ -1073,7 +1073,7 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
             return auto_learning_rate(noise_multiplier * self.max_grad_norm / normaliser)
         return float(self.learning_rate)
 
-    def _supports_noise_reduction(self):
+    def _supports_checkpoints(self):
         """Whether private selection can release one run at increasing epsilons
         (:class:`DPGDCheckpoints`): full batches accounted in Gaussian DP, a constant
         schedule, a calibrated noise multiplier."""
@@ -1083,7 +1083,7 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
     def _noise_reduction_path(self, X, y, C_epsilon=None):
         """One run released at increasing epsilons (:class:`DPGDCheckpoints`);
         ``C_epsilon`` is unused (no ``C``)."""
-        if not self._supports_noise_reduction():
+        if not self._supports_checkpoints():
             raise ValueError("Checkpoints of one run need sample_rate=1.0, "
                              "learning_rate_schedule='constant', noise_multiplier=None "
                              "and the Gaussian-DP accountant ('auto' or 'pld').")

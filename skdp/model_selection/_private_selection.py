@@ -482,7 +482,8 @@ def _certified_mu(model):
     return gdp_mu(model.epsilon_spent_, model.delta_spent_)
 
 
-def training_account(estimator, epsilon_max, delta_max, epsilon_start=None, max_rungs=8):
+def training_account(estimator, epsilon_max, delta_max, epsilon_start=None, max_rungs=8,
+                     checkpoints=False):
     """The account of the training rows for the rungs of ``estimator``.
 
     Returns ``(account, rung_params)``: the account, and the private-step parameters
@@ -504,7 +505,7 @@ def training_account(estimator, epsilon_max, delta_max, epsilon_start=None, max_
     final = private_step(estimator)[0]
     params = final.get_params()
     delta = params.get("delta", 0.0)
-    reduction = supports_noise_reduction(estimator)
+    reduction = rungs_share_a_path(estimator, checkpoints)
     if not delta:
         return (NoiseReductionAccount if reduction else PureDPAccount)(epsilon_max), {}
     delta_max = float(delta) if delta_max is None else float(delta_max)
@@ -537,13 +538,23 @@ epsilon, a sixth of it at this ratio."""
 
 
 def supports_noise_reduction(estimator):
-    """Whether the rungs are releases of one path whose cost is the last release's:
-    Laplace (``noise="laplace"``) or Gaussian (``delta > 0``) output perturbation
-    (noise reduction), or checkpoints of one full-batch DP-GD run
-    (``DPSGDClassifier(sample_rate=1.0)`` with a constant schedule and a calibrated
-    noise multiplier)."""
+    """Whether the rungs can share one noise path: Laplace (``noise="laplace"``) or
+    Gaussian (``delta > 0``) output perturbation."""
     final, _ = private_step(estimator)
     return hasattr(final, "_supports_noise_reduction") and final._supports_noise_reduction()
+
+
+def supports_checkpoints(estimator):
+    """Whether the rungs can be checkpoints of one run: ``DPSGDClassifier(sample_rate=1.0)``
+    with a constant schedule and a calibrated noise multiplier."""
+    final, _ = private_step(estimator)
+    return hasattr(final, "_supports_checkpoints") and final._supports_checkpoints()
+
+
+def rungs_share_a_path(estimator, checkpoints=False):
+    """Whether the rungs are releases of one path whose cost is the last release's:
+    noise reduction, or (asked for with ``checkpoints``) checkpoints of one DP-GD run."""
+    return supports_noise_reduction(estimator) or (checkpoints and supports_checkpoints(estimator))
 
 
 class FreshFits:
@@ -890,7 +901,8 @@ def select_epsilon_privately(estimator, X, y, *, target, epsilon_max, epsilon_st
                              rows_epsilon=None, validation_fraction=0.2, margin="auto",
                              tolerance=0.05, test_ratio=1.0, steering="curve", ratio=2.0,
                              max_rungs=8, delta_max=None, classes=None, y_bound=None,
-                             random_state=None, verbose=0, account=None):
+                             random_state=None, verbose=0, account=None,
+                             checkpoints=False):
     """Fit rungs on the training part until a private test passes one on the validation part.
 
     Everything released stays within the cap ``epsilon_max`` (and ``delta_max``):
@@ -955,18 +967,21 @@ def select_epsilon_privately(estimator, X, y, *, target, epsilon_max, epsilon_st
     account : tuple, default=None
         :func:`training_account`'s ``(account, rung_params)`` when the caller built it
         (to refuse before reading the data); ``None``: built here.
+    checkpoints : bool, default=False
+        Full-batch DP-GD rungs as checkpoints of one run (:func:`supports_checkpoints`),
+        accounted as noise reduction.
 
     Returns
     -------
     result : SelectionResult
     """
-    reduction = supports_noise_reduction(estimator)
+    reduction = rungs_share_a_path(estimator, checkpoints)
     if reduction:
         steering, ratio = "geometric", NOISE_REDUCTION_STEP
     if classes is None and is_classifier(estimator):
         classes = np.unique(y)  # the whole input's label set, never the training part's
     account, rung_params = account or training_account(estimator, epsilon_max, delta_max,
-                                                       epsilon_start, max_rungs)
+                                                       epsilon_start, max_rungs, checkpoints)
     tests = ValidationAccount(epsilon_max, test_ratio, increments=reduction)
     user_random_state = private_step_params(estimator).get("random_state")
     streams = _SelectionStreams(random_state, user_random_state)

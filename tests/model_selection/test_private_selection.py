@@ -679,7 +679,8 @@ def test_dpgd_checkpoints_cost_the_odometer_level_of_the_last_rung():
     """Full-batch DP-GD with a constant schedule: the rungs are checkpoints of one run,
     so the training rows pay the last checkpoint's mu, as under noise reduction."""
     result = _select(DPSGDClassifier(delta=1e-6, sample_rate=1.0), y=y_hard, target=0.95,
-                     epsilon_start=0.25, epsilon_max=1.0, delta_max=1e-5, tolerance=0.2)
+                     epsilon_start=0.25, epsilon_max=1.0, delta_max=1e-5, tolerance=0.2,
+                     checkpoints=True)
     k = len(result.rungs)
     assert result.estimator is None and k >= 3 and result.n_fits == 1
     ladder = _reduction_ladder(0.25, result.noisy_validation_count, 0.2, k, 1.0)
@@ -691,6 +692,12 @@ def test_dpgd_checkpoints_cost_the_odometer_level_of_the_last_rung():
     # each checkpoint certifies at most the mu charged, and the steps grow
     assert all(r["mu_certified"] <= r["mu"] * (1 + 1e-12) for r in result.rungs)
     assert "noise reduction" in result.training["accounting"].lower()
+    # without checkpoints=True the same rungs are fresh fits
+    fresh = _select(DPSGDClassifier(delta=1e-6, sample_rate=1.0), y=y_hard, target=0.95,
+                    epsilon_start=0.25, epsilon_max=1.0, delta_max=1e-5, tolerance=0.2)
+    assert fresh.n_fits == len(fresh.rungs) > 1
+    with pytest.raises(ValueError, match="checkpoints=True needs"):
+        EpsilonForUtility(DPSGDClassifier(), checkpoints=True).fit(X, y)
 
 
 def _paths(ladder, cap):
