@@ -107,3 +107,14 @@ def test_renyi_ledger_admits_exactly_what_its_filter_allows(monkeypatch):
     assert ledger.spent[0] <= 3.0
     with pytest.raises(ValueError, match="no Renyi curve"):
         ledger.fit(ObjPertLogisticRegression(epsilon=0.01, delta=1e-7), X, y)
+
+
+def test_renyi_ledger_charges_a_private_search_its_whole_curve():
+    ledger = PrivacyLedger(4.0, 1e-5, composition="renyi")
+    index = int(np.argmin(np.abs(ORDERS - ledger.order)))
+    search = PrivateGridSearchCV(DPSGDClassifier(epochs=1), {"learning_rate": [0.1, 1.0]},
+                                 epsilon=1.0, delta=1e-5)
+    ledger.fit(search, X, y)
+    assert ledger.entries[0]["rdp"] == pytest.approx(search.plan().total_rdp[index])
+    with pytest.raises(ValueError, match="pure-DP search"):
+        ledger.fit(PrivateGridSearchCV(ObjPertLogisticRegression(), {"C": [1.0]}), X, y)
