@@ -36,18 +36,16 @@ def _private_step(estimator):
     return estimator
 
 
-def _a_priori(obj, renyi, order):
+def _a_priori(obj, renyi, index):
     """``(epsilon, delta, rdp_at_order, kind)`` the fit of ``obj`` can cost at most,
-    from public parameters alone (refusals before any data)."""
+    from public parameters alone (refusals before any data); ``index`` is the Renyi
+    filter's order in ``ORDERS``."""
     from sklearn.model_selection._search import BaseSearchCV
 
     from ..model_selection import EpsilonForUtility
     from ..model_selection._private_search import _BasePrivateSearch, candidate_cost
     from ..model_selection._private_selection import (check_private_step_params,
                                                       training_account)
-    from ._rdp import ORDERS
-
-    index = None if order is None else int(np.argmin(np.abs(ORDERS - order)))
     if isinstance(obj, BaseSearchCV):
         raise ValueError(
             f"{type(obj).__name__} chooses its candidate by exact scores on the private "
@@ -93,9 +91,7 @@ def _seeds(obj):
     """The ``random_state`` values that decide a fit's noise (a meta-estimator's own
     and its private estimator's)."""
     inner = getattr(obj, "estimator", None)
-    objects = [obj] if inner is None else [obj, _private_step(inner)]
-    if inner is None:
-        objects = [_private_step(obj)]
+    objects = [_private_step(obj)] if inner is None else [obj, _private_step(inner)]
     seeds = [o.get_params(deep=False).get("random_state") for o in objects
              if hasattr(o, "get_params")]
     return [s for s in seeds if s is not None]
@@ -135,9 +131,10 @@ class PrivacyLedger:
         ``"basic"``: the sum of the fits' (epsilon, delta), ex post for pure fits.
         ``"renyi"``: a Renyi filter at one order fixed now (for Gaussian-noise fits).
     order : float, default=None
-        The Renyi filter's order; ``None``: the order at which a Gaussian mechanism's
-        admissible ``mu^2`` is largest, ``argmax (epsilon - shift(alpha, delta)) /
-        alpha``. Public.
+        The Renyi filter's order, one of the accountant's orders
+        (``skdp.accounting._rdp.ORDERS``); ``None``: the order at which a Gaussian
+        mechanism's admissible ``mu^2`` is largest, ``argmax (epsilon - shift(alpha,
+        delta)) / alpha``. Public.
 
     Attributes
     ----------
@@ -172,7 +169,7 @@ class PrivacyLedger:
         self.epsilon, self.delta, self.composition = float(epsilon), float(delta), composition
         self.entries = []
         self._seeds = []
-        self.order, self.rdp_budget = None, None
+        self.order, self._order_index, self.rdp_budget = None, None, None
         if composition == "renyi":
             self._open_renyi(order)
 
@@ -186,7 +183,11 @@ class PrivacyLedger:
         if order is None:
             admissible = [(self.epsilon - conversion_shift(a, self.delta)) / a for a in ORDERS]
             order = float(ORDERS[int(np.argmax(admissible))])
-        self.order = float(order)
+        if not np.any(ORDERS == order):
+            # every fit's Renyi curve is known at these orders only
+            raise ValueError(f"order must be one of skdp.accounting._rdp.ORDERS, got "
+                             f"{order!r}.")
+        self.order, self._order_index = float(order), int(np.flatnonzero(ORDERS == order)[0])
         self.rdp_budget = rdp_budget(self.epsilon, self.order, self.delta)
         if self.rdp_budget <= 0:
             raise ValueError(f"At order {self.order:g} no Renyi budget converts within "
@@ -279,7 +280,7 @@ class PrivacyLedger:
         """
         what = type(estimator).__name__
         epsilon, delta, rdp, kind = _a_priori(estimator, self.composition == "renyi",
-                                              self.order)
+                                              self._order_index)
         seeds = _seeds(estimator)
         independent, reason = noise_independence(self._seeds + seeds)
         if not independent:

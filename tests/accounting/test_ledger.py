@@ -118,3 +118,11 @@ def test_renyi_ledger_charges_a_private_search_its_whole_curve():
     assert ledger.entries[0]["rdp"] == pytest.approx(search.plan().total_rdp[index])
     with pytest.raises(ValueError, match="pure-DP search"):
         ledger.fit(PrivateGridSearchCV(ObjPertLogisticRegression(), {"C": [1.0]}), X, y)
+
+
+def test_renyi_ledger_order_must_be_one_the_curves_are_known_at():
+    """Fits' Renyi curves are computed at ORDERS: a filter at another order would
+    charge them at a neighbouring order, which bounds nothing at its own."""
+    assert PrivacyLedger(3.0, 1e-5, composition="renyi", order=12.0).order == 12.0
+    with pytest.raises(ValueError, match="ORDERS"):
+        PrivacyLedger(3.0, 1e-5, composition="renyi", order=100.0)
