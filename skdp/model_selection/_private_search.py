@@ -482,9 +482,9 @@ class _BasePrivateSearch(ReleasedModelMixin, MetaEstimatorMixin, BaseEstimator):
     def _check_candidates(plan, candidates, budget_params):
         """Every drawn candidate within the plan's cost (a distribution over a
         cost-free parameter cannot change it; checked all the same, before any data)."""
+        if plan.renyi:
+            return  # the Renyi plan covers every cost variant of the space
         for candidate in candidates:
-            if plan.renyi:
-                continue  # the Renyi plan covers every cost variant of the space
             final = plan._final({**candidate, **budget_params})
             if candidate_cost(final, False, True) > plan.model_cap * (1 + 1e-12):
                 raise RuntimeError("A drawn candidate costs more than the plan allows.")
