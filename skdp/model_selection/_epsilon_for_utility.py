@@ -21,6 +21,7 @@ from ._released import ReleasedModelMixin
 from ._private_selection import (
     _SelectionStreams,
     check_private_step_params,
+    check_test_rows,
     private_report,
     private_step,
     private_step_params,
@@ -178,6 +179,15 @@ class EpsilonForUtility(ReleasedModelMixin, MetaEstimatorMixin, BaseEstimator):
         four of five: ``examples/selection_checkpoints.py``), dearer with 200 epochs
         (target 0.80, cap 1: 4.4 against 1.9 times the oracle epsilon), where the
         long runs' noise accumulates. Refused for other estimators.
+
+    test_rows : {"held_out", "all"}, default="held_out"
+        Private mode: which rows test the rungs. ``"held_out"``: a validation part
+        drawn by public coins (``validation_fraction``), tested by the Laplace
+        mechanism, in parallel with the rungs trained on the rest. ``"all"``: fresh
+        full-batch ``DPSGDClassifier(sample_rate=1.0)`` rungs (``delta > 0``) train on
+        every row, and Gaussian label counts and Gaussian tests (each test's mu
+        ``test_ratio`` times its rung's) read every row too, all composed in one
+        Gaussian-DP odometer; refused for other rungs, before any data is read.
 
     max_rungs : int, default=8
         Private mode: most rungs fitted.
@@ -388,13 +398,15 @@ default=None
         "margin": [Interval(Real, -1, 1, closed="both"), StrOptions({"auto"})],
         "steering": [StrOptions({"curve", "geometric"})],
         "checkpoints": ["boolean"],
+        "test_rows": [StrOptions({"held_out", "all"})],
         "max_rungs": [Interval(Integral, 1, None, closed="left")],
         "delta_max": [Interval(Real, 0, 1, closed="neither"), None],
     }
 
     def __init__(self, estimator=None, target_utility=0.8, *, selection="private",
                  epsilon_max=10.0, epsilon_start=0.1, tolerance=0.05, test_ratio=1.0,
-                 margin="auto", steering="curve", checkpoints=False, max_rungs=8,
+                 margin="auto", steering="curve", checkpoints=False, test_rows="held_out",
+                 max_rungs=8,
                  delta_max=None, scoring=None, measure_on="validation",
                  validation_fraction=0.2, rescale_to_full_data=True, measuring_epsilon=1.0,
                  n_draws=5, expansion="auto", max_fits=None, epsilon_bounds=(1e-3, 1e3),
@@ -409,6 +421,7 @@ default=None
         self.margin = margin
         self.steering = steering
         self.checkpoints = checkpoints
+        self.test_rows = test_rows
         self.max_rungs = max_rungs
         self.delta_max = delta_max
         self.scoring = scoring
@@ -500,6 +513,7 @@ default=None
         account = training_account(estimator, self.epsilon_max, self.delta_max,
                                    self.epsilon_start, self.max_rungs,
                                    self.checkpoints)  # refusals first
+        check_test_rows(self.test_rows, account)
         X, y = validate_private_input(self, estimator, X, y)
         classes = whole_label_set(final, y) if is_classifier(estimator) else None
         rows_epsilon = None
@@ -513,7 +527,8 @@ default=None
             tolerance=self.tolerance, test_ratio=self.test_ratio, steering=self.steering,
             max_rungs=self.max_rungs, delta_max=self.delta_max, classes=classes,
             y_bound=y_bound, random_state=self._private_random_state(estimator),
-            verbose=self.verbose, account=account, checkpoints=self.checkpoints)
+            verbose=self.verbose, account=account, checkpoints=self.checkpoints,
+            test_rows=self.test_rows)
         self.expansion_ = None
         self.measurements_ = result.rungs
         self.n_fits_ = result.n_fits

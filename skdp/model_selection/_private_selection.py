@@ -161,6 +161,119 @@ class ValidationAccount:
         self._last = float(epsilon)
         return budget
 
+    # the Laplace currency: a budget is an epsilon, the noise Lap(1 / budget)
+    def count_noise(self, noise_rng, size):
+        return noise_rng.laplace(scale=1.0 / self.count_epsilon, size=size)
+
+    def count_sd(self, n_counts):
+        """Standard deviation of the noise of the sum of ``n_counts`` noisy counts."""
+        return float(np.sqrt(2.0 * n_counts) / self.count_epsilon)
+
+    def test_noise(self, noise_rng, budget):
+        return float(noise_rng.laplace(scale=1.0 / budget))
+
+    def test_sd(self, budget, rows):
+        """Standard deviation, in mean utility over ``rows``, of a test's noise."""
+        return comparison_noise_sd(budget, rows)
+
+    def budget_for_sd(self, sd, rows):
+        """The smallest test budget whose noise has standard deviation ``sd`` or less."""
+        return float(np.sqrt(2.0) / (sd * max(rows, 1.0)))
+
+
+class GaussianTests:
+    """Tests on every row, composed with Gaussian-DP rungs in one GDP odometer.
+
+    For rungs accounted in Gaussian DP (full-batch DP-GD), the label counts and each
+    rung's test read all the rows the rungs are trained on, and every release is
+    charged to the training odometer (:class:`GaussianDPOdometer`) in ``mu^2``: the
+    counts, ``sqrt(K)``-dimensional Gaussian noise of L2 sensitivity 1 under
+    add/remove, at ``count_mu``; rung ``k``'s test, the Gaussian mechanism on ``f_k =
+    sum_i (u_i - t)`` (sensitivity ``max(t, 1 - t) <= 1``), at ``mu_t = test_ratio *
+    mu_k``. Each is ``mu``-GDP with ``mu`` chosen from earlier outputs, so the
+    odometer's fully adaptive GDP filters cover them with the rungs; no row is held
+    out (every rung trains on all the rows) and a test costs ``sqrt(1 +
+    test_ratio^2)`` times its rung in ``mu`` rather than a rung's epsilon again on a
+    part of the rows.
+
+    Parameters
+    ----------
+    odometer : GaussianDPOdometer
+        The training rows' odometer (fresh rungs), charged with everything here.
+    test_ratio : float
+        A test's ``mu`` per unit of its rung's ``mu``.
+    count_mu : float
+        The counts' ``mu``.
+    rung_delta : float
+        The delta at which a rung's epsilon is converted to its ``mu``.
+    """
+
+    increments = False
+
+    def __init__(self, odometer, test_ratio, count_mu, rung_delta):
+        self.odometer = odometer
+        self.test_ratio, self.count_mu = float(test_ratio), float(count_mu)
+        self.rung_delta = float(rung_delta)
+        self.epsilon_max = odometer.epsilon_max
+        self.count_epsilon = 0.0  # the counts are in the odometer, in mu^2
+        self.odometer.mu_squared += self.count_mu**2
+        self.mu_squared = self.count_mu**2
+
+    def _mu(self, epsilon):
+        from ..accounting import gdp_mu
+
+        return gdp_mu(float(epsilon), self.rung_delta)
+
+    def largest_rung(self):
+        """The largest rung epsilon that fits the top filter with its test."""
+        from ..accounting import gaussian_epsilon
+
+        room = self.odometer.mu_max**2 - self.odometer.mu_squared
+        if room <= 0:
+            return 0.0
+        mu = np.sqrt(room / (1.0 + self.test_ratio**2)) * (1 - 1e-9)
+        return gaussian_epsilon(self.rung_delta, mu)
+
+    def smallest_rung(self, min_budget):
+        """The smallest rung epsilon whose test has ``mu`` ``min_budget`` at least."""
+        from ..accounting import gaussian_epsilon
+
+        return gaussian_epsilon(self.rung_delta, min_budget / self.test_ratio)
+
+    def new_path(self):  # fresh rungs only
+        raise NotImplementedError
+
+    def test_budget(self, epsilon):
+        """The ``mu`` of the test of a rung at ``epsilon``."""
+        return self.test_ratio * self._mu(epsilon)
+
+    def charge(self, epsilon):
+        """Charge the test of the rung at ``epsilon`` to the odometer; return its ``mu``."""
+        mu = self.test_budget(epsilon)
+        self.odometer.mu_squared += mu**2
+        self.mu_squared += mu**2
+        return mu
+
+    @property
+    def spent(self):
+        """The ``mu`` of the counts and tests alone (their share of the odometer's)."""
+        return float(np.sqrt(self.mu_squared))
+
+    def count_noise(self, noise_rng, size):
+        return noise_rng.normal(scale=1.0 / self.count_mu, size=size)
+
+    def count_sd(self, n_counts):
+        return float(np.sqrt(n_counts) / self.count_mu)
+
+    def test_noise(self, noise_rng, mu):
+        return float(noise_rng.normal(scale=1.0 / mu))
+
+    def test_sd(self, mu, rows):
+        return float(1.0 / (mu * max(rows, 1.0)))
+
+    def budget_for_sd(self, sd, rows):
+        return float(1.0 / (sd * max(rows, 1.0)))
+
 
 def comparison_noise_sd(budget, validation_rows):
     """Standard deviation, in mean utility, of a test's noise ``Lap(1 / budget)``.
@@ -551,6 +664,24 @@ def supports_checkpoints(estimator):
     return hasattr(final, "_supports_checkpoints") and final._supports_checkpoints()
 
 
+def check_test_rows(test_rows, account):
+    """Whether the tests read every row (``test_rows="all"``); refuse it, before any
+    data is read, unless the rungs are fresh full-batch DP-GD fits accounted by the
+    Gaussian-DP odometer, the one account the Gaussian tests can join."""
+    if test_rows not in ("held_out", "all"):
+        raise ValueError(f"test_rows must be 'held_out' or 'all', got {test_rows!r}.")
+    if test_rows == "held_out":
+        return False
+    account = account[0] if isinstance(account, tuple) else account
+    if not isinstance(account, GaussianDPOdometer) or account.reduction:
+        raise ValueError(
+            "test_rows='all' composes Gaussian tests on every row with Gaussian-DP rungs "
+            "in one odometer: it needs fresh full-batch DP-GD rungs "
+            "(DPSGDClassifier(sample_rate=1.0) with delta > 0, checkpoints=False). Other "
+            "rungs test on a held-out part (test_rows='held_out').")
+    return True
+
+
 def rungs_share_a_path(estimator, checkpoints=False):
     """Whether the rungs are releases of one path whose cost is the last release's:
     noise reduction, or (asked for with ``checkpoints``) checkpoints of one DP-GD run."""
@@ -719,6 +850,8 @@ class SelectionResult:
         Private fits made (one under noise reduction, whatever the rungs).
     threshold : float
         The target plus a fixed margin, clamped into [0, 1] (public).
+    test_rows : str
+        ``"held_out"`` (a validation part) or ``"all"`` (every row, one odometer).
     resolution : dict
         Post-processing of the noisy count: the standard deviations, in utility, of
         the test's noise at the released (or last) rung, or at the largest rung
@@ -740,6 +873,7 @@ class SelectionResult:
     n_fits: int = 0
     threshold: float = 0.0
     resolution: dict = field(default_factory=dict)
+    test_rows: str = "held_out"
 
 
 def _thresholds(target, margin, reduction, test_sd, sample_sd):
@@ -790,38 +924,40 @@ def _validation_sum(model, X_val, y_val, threshold, y_bound):
     return float(np.sum(bounded_utilities(model, X_val, y_val, y_bound) - threshold))
 
 
-def _noisy_label_counts(y_val, classes, epsilon, noise_rng):
-    """``(histogram, count, chance)``: the validation part's label counts plus
-    ``Lap(1 / epsilon)`` each, their sum, and a classifier's chance level (the largest
-    noisy share; ``None`` for a regressor). All but the histogram is post-processing."""
+def _noisy_label_counts(y_val, classes, tests, noise_rng):
+    """``(histogram, count, chance)``: the validation part's label counts plus the
+    ``tests``' count noise each (Laplace, or Gaussian for :class:`GaussianTests`),
+    their sum, and a classifier's chance level (the largest noisy share; ``None`` for
+    a regressor). All but the histogram is post-processing."""
     histogram = _validation_histogram(y_val, classes)
-    histogram += noise_rng.laplace(scale=1.0 / epsilon, size=histogram.shape)
+    histogram += tests.count_noise(noise_rng, histogram.shape)
     count = float(histogram.sum())
     chance = float(histogram.max() / max(count, 1.0)) if classes is not None else None
     return histogram, count, chance
 
 
-def _cohort_too_small(top_budget, count, n_counts, count_epsilon, tolerance):
+def _cohort_too_small(top_budget, count, n_counts, tests, tolerance):
     """Whether the test at the largest rung the cap allows (budget ``top_budget``)
     would have noise above ``tolerance`` on a count rarely above the true one: the
     noisy count less two standard deviations of its ``n_counts`` counts' noise."""
     if top_budget <= 0:
         return True
-    fewest = count - 2.0 * np.sqrt(2.0 * n_counts) / count_epsilon
-    return comparison_noise_sd(top_budget, fewest) > tolerance
+    fewest = count - 2.0 * tests.count_sd(n_counts)
+    return tests.test_sd(top_budget, fewest) > tolerance
 
 
-def _laplace_test(model, validation, budget, count, noise_rng, threshold, y_bound):
-    """A rung's test: the noisy sum ``f + Lap(1 / budget)`` of ``f = sum_i (u_i -
-    threshold)`` over the validation part, its pass bit, and the noisy utility
-    ``threshold + noisy sum / count``."""
+def _noisy_test(model, validation, budget, count, noise_rng, threshold, y_bound, tests):
+    """A rung's test: the noisy sum ``f + Z`` of ``f = sum_i (u_i - threshold)`` over
+    the validation part (``Z ~ Lap(1 / budget)``, or ``N(0, 1 / budget^2)`` for
+    :class:`GaussianTests`), its pass bit, and the noisy utility ``threshold + noisy
+    sum / count``."""
     X_val, y_val = validation
     noisy_sum = float(_validation_sum(model, X_val, y_val, threshold, y_bound)
-                      + noise_rng.laplace(scale=1.0 / budget))
+                      + tests.test_noise(noise_rng, budget))
     return {"test_budget": budget, "threshold": threshold, "noisy_sum": noisy_sum,
             "passed": bool(noisy_sum >= 0.0),
             "noisy_utility": threshold + noisy_sum / max(count, 1.0),
-            "test_sd": comparison_noise_sd(budget, count)}
+            "test_sd": tests.test_sd(budget, count)}
 
 
 def _validation_histogram(y_val, classes):
@@ -902,7 +1038,7 @@ def select_epsilon_privately(estimator, X, y, *, target, epsilon_max, epsilon_st
                              tolerance=0.05, test_ratio=1.0, steering="curve", ratio=2.0,
                              max_rungs=8, delta_max=None, classes=None, y_bound=None,
                              random_state=None, verbose=0, account=None,
-                             checkpoints=False):
+                             checkpoints=False, test_rows="held_out"):
     """Fit rungs on the training part until a private test passes one on the validation part.
 
     Everything released stays within the cap ``epsilon_max`` (and ``delta_max``):
@@ -970,11 +1106,19 @@ def select_epsilon_privately(estimator, X, y, *, target, epsilon_max, epsilon_st
     checkpoints : bool, default=False
         Full-batch DP-GD rungs as checkpoints of one run (:func:`supports_checkpoints`),
         accounted as noise reduction.
+    test_rows : {"held_out", "all"}, default="held_out"
+        ``"held_out"``: the tests read the validation part only (Laplace, in parallel
+        with the rungs). ``"all"``: no row is held out; the counts and Gaussian tests
+        read every row and are charged with the rungs to one Gaussian-DP odometer
+        (:class:`GaussianTests`; fresh full-batch DP-GD rungs only, see
+        :func:`check_test_rows`); ``validation_fraction`` unused.
 
     Returns
     -------
     result : SelectionResult
     """
+    from ..accounting import gdp_mu
+
     reduction = rungs_share_a_path(estimator, checkpoints)
     if reduction:
         steering, ratio = "geometric", NOISE_REDUCTION_STEP
@@ -982,17 +1126,25 @@ def select_epsilon_privately(estimator, X, y, *, target, epsilon_max, epsilon_st
         classes = np.unique(y)  # the whole input's label set, never the training part's
     account, rung_params = account or training_account(estimator, epsilon_max, delta_max,
                                                        epsilon_start, max_rungs, checkpoints)
-    tests = ValidationAccount(epsilon_max, test_ratio, increments=reduction)
+    joint = check_test_rows(test_rows, account)
+    # under test_rows="all" the counts cost one rung at the public epsilon_start
+    tests = (GaussianTests(account, test_ratio, rung_delta=account.rung_delta,
+                           count_mu=gdp_mu(min(epsilon_start, epsilon_max),
+                                           account.rung_delta)) if joint else
+             ValidationAccount(epsilon_max, test_ratio, increments=reduction))
     user_random_state = private_step_params(estimator).get("random_state")
     streams = _SelectionStreams(random_state, user_random_state)
     noise_rng = streams.noise()
-    in_validation = coin_split(len(y), validation_fraction, streams.coins())
-    X_train, y_train = _select_rows(X, ~in_validation), np.asarray(y)[~in_validation]
-    X_val, y_val = _select_rows(X, in_validation), np.asarray(y)[in_validation]
-    histogram, count, chance = _noisy_label_counts(y_val, classes, tests.count_epsilon,
-                                                   noise_rng)
+    if joint:
+        X_train, y_train = X_val, y_val = X, np.asarray(y)
+    else:
+        in_validation = coin_split(len(y), validation_fraction, streams.coins())
+        X_train, y_train = _select_rows(X, ~in_validation), np.asarray(y)[~in_validation]
+        X_val, y_val = _select_rows(X, in_validation), np.asarray(y)[in_validation]
+    histogram, count, chance = _noisy_label_counts(y_val, classes, tests, noise_rng)
     if rows_epsilon is not None:
-        training_rows = max(count, 1.0) * (1 - validation_fraction) / validation_fraction
+        training_rows = max(count, 1.0) * (
+            1.0 if joint else (1 - validation_fraction) / validation_fraction)
         epsilon_start = rows_epsilon / training_rows
         if reduction:
             epsilon_start /= 2  # the fine ladder then brackets the proxy's answer for free
@@ -1005,11 +1157,11 @@ def select_epsilon_privately(estimator, X, y, *, target, epsilon_max, epsilon_st
         estimator, X_train, y_train, streams.rungs, extra, largest)
     rungs, released, epsilon, stop = [], None, float(epsilon_start), "cap"
     top_budget = tests.test_budget(largest)
-    resolution_sd = comparison_noise_sd(top_budget, count) if top_budget > 0 else np.inf
-    if _cohort_too_small(top_budget, count, len(histogram), tests.count_epsilon, tolerance):
+    resolution_sd = tests.test_sd(top_budget, count) if top_budget > 0 else np.inf
+    if _cohort_too_small(top_budget, count, len(histogram), tests, tolerance):
         stop = "cohort_too_small"
     # no test noisier than half the tolerance: the smallest budget that allows
-    min_budget = np.sqrt(2.0) / (0.5 * tolerance * max(count, 1.0))
+    min_budget = tests.budget_for_sd(0.5 * tolerance, count)
     while stop != "cohort_too_small" and (reduction or len(rungs) < max_rungs):
         epsilon = float(min(max(epsilon, tests.smallest_rung(min_budget)),
                             account.largest_rung(), tests.largest_rung()))
@@ -1032,11 +1184,11 @@ def select_epsilon_privately(estimator, X, y, *, target, epsilon_max, epsilon_st
             epsilon *= ratio
             continue
         budget = tests.charge(epsilon)
-        test_sd = comparison_noise_sd(budget, count)
+        test_sd = tests.test_sd(budget, count)
         rung = {"epsilon": float(epsilon), **account.charge(epsilon, model),
-                **_laplace_test(model, (X_val, y_val), budget, count, noise_rng,
-                                _thresholds(target, margin, reduction, test_sd, sample_sd),
-                                y_bound)}
+                **_noisy_test(model, (X_val, y_val), budget, count, noise_rng,
+                              _thresholds(target, margin, reduction, test_sd, sample_sd),
+                              y_bound, tests)}
         rungs.append(rung)
         resolution_sd = test_sd
         if verbose:
@@ -1060,24 +1212,34 @@ def select_epsilon_privately(estimator, X, y, *, target, epsilon_max, epsilon_st
         _, prefix = private_step(released)
         released.set_params(**{prefix + "random_state": user_random_state})
     (train_post, delta_post), (train_prior, delta_prior) = account.guarantee()
-    val_post = tests.spent
+    if joint:
+        validation = {"ex_post": (train_post, delta_post),
+                      "a_priori": (train_prior, delta_prior), "count_epsilon": 0.0,
+                      "count_mu": tests.count_mu, "tests": tests.spent,
+                      "test_ratio": tests.test_ratio,
+                      "accounting": "Gaussian label counts and one Gaussian test per rung "
+                                    "on every row, charged in mu^2 to the rungs' "
+                                    "odometer (the same rows: one account)"}
+        val_post = train_post
+    else:
+        val_post = tests.spent
+        validation = {
+            "ex_post": (val_post, 0.0), "a_priori": (tests.epsilon_max, 0.0),
+            "count_epsilon": tests.count_epsilon,
+            "tests": val_post - tests.count_epsilon, "test_ratio": tests.test_ratio,
+            "accounting": "a Laplace count and one Laplace test per rung (Dwork & Roth "
+                          "2014, Theorem 3.6), budgets chosen from earlier outputs: fully "
+                          "adaptive basic composition of pure DP (Rogers, Roth, Ullman & "
+                          "Vadhan 2016), ex post"}
     return SelectionResult(
         estimator=released, epsilon=rungs[-1]["epsilon"] if released is not None else None,
         rungs=rungs,
         training={"ex_post": (train_post, delta_post), "a_priori": (train_prior, delta_prior),
                   "accounting": account.kind},
-        validation={"ex_post": (val_post, 0.0), "a_priori": (tests.epsilon_max, 0.0),
-                    "count_epsilon": tests.count_epsilon,
-                    "tests": val_post - tests.count_epsilon, "test_ratio": tests.test_ratio,
-                    "accounting": "a Laplace count and one Laplace test per rung (Dwork & "
-                                  "Roth 2014, Theorem 3.6), budgets chosen from earlier "
-                                  "outputs: fully adaptive basic composition of pure DP "
-                                  "(Rogers, Roth, Ullman & Vadhan 2016), ex post"},
-        ex_post=(max(train_post, val_post), delta_post),
+        validation=validation, ex_post=(max(train_post, val_post), delta_post),
         a_priori=(float(epsilon_max), delta_prior),
         noisy_validation_count=count, noisy_label_counts=histogram.tolist(), chance=chance,
-        stop_reason=stop, n_fits=fits.n_fits,
-        threshold=threshold,
+        stop_reason=stop, n_fits=fits.n_fits, threshold=threshold, test_rows=test_rows,
         resolution={"noisy_validation_count": count, "test_noise_sd": float(resolution_sd),
                     "sampling_sd": sample_sd,
                     "total_sd": float(np.hypot(resolution_sd, sample_sd))})
@@ -1152,15 +1314,18 @@ def private_report(result, estimator_name, target, utility="accuracy"):
            "for the released transcript taken as a whole; ex-post guarantees with delta > 0 "
            "are not closed under post-processing, so for anything derived from part of it "
            f"alone, rely on the a priori {_fmt(eps_prior, delta_prior)}. ")
-        + "Each record was used either to train the trial models or to test them, decided "
-        "by an independent coin, so the two uses do not add up. "
-        f"The test's resolution: noise of standard deviation "
+        + ("Every record was used both to train the trial models and to test them; both "
+           "uses are counted in the figure. " if result.test_rows == "all" else
+           "Each record was used either to train the trial models or to test them, decided "
+           "by an independent coin, so the two uses do not add up. ")
+        + f"The test's resolution: noise of standard deviation "
         f"{resolution['test_noise_sd']:.2g} and a validation sampling error of "
         f"{resolution['sampling_sd']:.2g} in {utility}.")
     fits = [{"epsilon": r["epsilon"], "epsilon_spent": r["epsilon_spent"],
              "delta": r.get("delta_spent", 0.0),
              **({"mu": r["mu"]} if "mu" in r else {}),
-             "purpose": "rung (trained on the training part)"} for r in result.rungs]
+             "purpose": ("rung (trained on every row)" if result.test_rows == "all" else
+                         "rung (trained on the training part)")} for r in result.rungs]
     return {
         "selection": "private",
         "ex_post": {"epsilon": eps_post, "delta": delta_post},
@@ -1171,11 +1336,13 @@ def private_report(result, estimator_name, target, utility="accuracy"):
                          "accounting": train["accounting"]},
             "validation": {"ex_post": dict(zip(("epsilon", "delta"), val["ex_post"])),
                            "a_priori": dict(zip(("epsilon", "delta"), val["a_priori"])),
-                           "count_epsilon": val["count_epsilon"], "tests": val["tests"],
-                           "test_ratio": val["test_ratio"],
-                           "accounting": val["accounting"]},
+                           **{key: val[key] for key in ("count_epsilon", "count_mu",
+                                                        "tests", "test_ratio", "accounting")
+                              if key in val}},
         },
-        "composition": "parallel over the parts (independent coins): max of the parts",
+        "composition": ("one odometer over every release on all the rows (the parts "
+                        "are the same rows)" if result.test_rows == "all" else
+                        "parallel over the parts (independent coins): max of the parts"),
         "fits": fits,
         "transcript": {"rungs": result.rungs,
                        "noisy_validation_count": result.noisy_validation_count,

@@ -898,3 +898,73 @@ def test_the_gaussian_odometer_refuses_a_rung_above_its_top_filter():
     model = DPSGDClassifier(delta=1e-6, sample_rate=1.0, epochs=5, epsilon=2.0).fit(X, y)
     with pytest.raises(RuntimeError, match="top filter"):
         odometer.charge(2.0, model)
+
+
+# -- tests on every row, composed with DP-GD rungs in one GDP odometer ------------------------
+
+def _dpgd_all_rows(target, seed, epochs=20, **kw):
+    search = EpsilonForUtility(DPSGDClassifier(delta=1e-6, sample_rate=1.0, epochs=epochs,
+                                               learning_rate_schedule="step"),
+                               target_utility=target, epsilon_max=2.0, delta_max=1e-5,
+                               epsilon_start=0.2, test_rows="all", random_state=seed, **kw)
+    return search.fit(X, y)
+
+
+@pytest.mark.parametrize("target", [0.8, 0.9])
+def test_all_rows_tests_are_charged_to_the_rungs_odometer_by_hand(target):
+    search = _dpgd_all_rows(target, seed=3, test_ratio=0.7)
+    report = search.privacy_report_
+    rungs = report["transcript"]["rungs"]
+    mus = np.array([gdp_mu(r["epsilon"], 1e-6) for r in rungs])
+    count_mu = gdp_mu(0.2, 1e-6)  # the counts cost one rung at epsilon_start
+    assert [r["test_budget"] for r in rungs] == pytest.approx(0.7 * mus)
+    realised = np.sqrt(count_mu**2 + np.sum(1.49 * mus**2))
+    claim, _, level = _odometer_by_hand([0.2], 0.2, 2.0, 1e-5, 1e-6)
+    while level / 1.1 >= realised:
+        level /= 1.1
+    while level < realised:
+        level *= 1.1
+    n_levels = 1 + int(np.ceil(np.log(gdp_mu(2.0, 1e-5) / count_mu) / np.log(1.1)))
+    assert report["ex_post"] == {"epsilon": pytest.approx(gaussian_epsilon(1e-5 / n_levels,
+                                                                           level)),
+                                 "delta": 1e-5}
+    assert report["parts"]["validation"]["count_mu"] == pytest.approx(count_mu)
+    assert report["parts"]["validation"]["ex_post"] == report["parts"]["training"]["ex_post"]
+    assert report["a_priori"] == {"epsilon": 2.0, "delta": 1e-5}
+    # no row held out: the noisy count is of every row, and the statement says both uses
+    assert abs(report["transcript"]["noisy_validation_count"] - len(y)) < 6 / count_mu
+    assert "both to train the trial models and to test them" in report["statement"]
+    assert "one odometer" in report["composition"]
+
+
+def test_all_rows_counts_and_tests_have_gaussian_noise_of_their_mu():
+    """Over 120 searches whose first rung passes, the count's and the test's noise,
+    standardised by their stated ``mu``, are N(0, 1): the sum of squares of the 240
+    standardised draws lies within chi-square(240)'s central 99.9 % (and the test's
+    noise is read against the released model's exact query on every row)."""
+    from scipy import stats
+
+    z = []
+    for seed in range(120):
+        search = _dpgd_all_rows(0.5, seed, epochs=3)
+        report = search.privacy_report_
+        (rung,) = report["transcript"]["rungs"]
+        exact = np.sum((search.best_estimator_.predict(X) == y) - rung["threshold"])
+        z.append((rung["noisy_sum"] - exact) * rung["test_budget"])
+        count_mu = report["parts"]["validation"]["count_mu"]
+        z.append((report["transcript"]["noisy_validation_count"] - len(y)) * count_mu
+                 / np.sqrt(2))  # two label counts
+    low, high = stats.chi2.ppf([0.0005, 0.9995], len(z))
+    assert low < np.sum(np.square(z)) < high
+
+
+def test_all_rows_is_refused_for_other_rungs_before_any_data_is_read():
+    not_data = object()  # reading it would fail differently
+    for estimator, kw in [(ObjPertLogisticRegression(), {}),
+                          (DPSGDClassifier(delta=1e-6), {}),  # Poisson: Renyi odometer
+                          (DPSGDClassifier(delta=1e-6, sample_rate=1.0), {"checkpoints": True}),
+                          (OutputPertSVM(delta=1e-6), {})]:  # Gaussian noise reduction
+        search = EpsilonForUtility(estimator, test_rows="all", epsilon_max=1.0,
+                                   delta_max=1e-5, **kw)
+        with pytest.raises(ValueError, match="test_rows='all'"):
+            search.fit(not_data, not_data)
