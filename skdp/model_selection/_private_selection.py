@@ -169,8 +169,11 @@ class ValidationAccount:
         """Standard deviation of the noise of the sum of ``n_counts`` noisy counts."""
         return float(np.sqrt(2.0 * n_counts) / self.count_epsilon)
 
-    def test_noise(self, noise_rng, budget):
-        return float(noise_rng.laplace(scale=1.0 / budget))
+    def noisy_sum(self, value, noise_rng, epsilon):
+        """Charge the test of the rung at ``epsilon``; ``(value + Lap(1 / budget),
+        budget)``."""
+        budget = self.charge(epsilon)
+        return float(value + noise_rng.laplace(scale=1.0 / budget)), budget
 
     def test_sd(self, budget, rows):
         """Standard deviation, in mean utility over ``rows``, of a test's noise."""
@@ -265,8 +268,10 @@ class GaussianTests:
     def count_sd(self, n_counts):
         return float(np.sqrt(n_counts) / self.count_mu)
 
-    def test_noise(self, noise_rng, mu):
-        return float(noise_rng.normal(scale=1.0 / mu))
+    def noisy_sum(self, value, noise_rng, epsilon):
+        """Charge the test of the rung at ``epsilon``; ``(value + N(0, 1 / mu^2), mu)``."""
+        mu = self.charge(epsilon)
+        return float(value + noise_rng.normal(scale=1.0 / mu)), mu
 
     def test_sd(self, mu, rows):
         return float(1.0 / (mu * max(rows, 1.0)))
@@ -946,14 +951,13 @@ def _cohort_too_small(top_budget, count, n_counts, tests, tolerance):
     return tests.test_sd(top_budget, fewest) > tolerance
 
 
-def _noisy_test(model, validation, budget, count, noise_rng, threshold, y_bound, tests):
-    """A rung's test: the noisy sum ``f + Z`` of ``f = sum_i (u_i - threshold)`` over
-    the validation part (``Z ~ Lap(1 / budget)``, or ``N(0, 1 / budget^2)`` for
-    :class:`GaussianTests`), its pass bit, and the noisy utility ``threshold + noisy
-    sum / count``."""
+def _noisy_test(model, validation, epsilon, count, noise_rng, threshold, y_bound, tests):
+    """The test of the rung at ``epsilon``: the noisy sum of ``f = sum_i (u_i -
+    threshold)`` over the validation part (``tests.noisy_sum``, which charges it), its
+    pass bit, and the noisy utility ``threshold + noisy sum / count``."""
     X_val, y_val = validation
-    noisy_sum = float(_validation_sum(model, X_val, y_val, threshold, y_bound)
-                      + tests.test_noise(noise_rng, budget))
+    noisy_sum, budget = tests.noisy_sum(
+        _validation_sum(model, X_val, y_val, threshold, y_bound), noise_rng, epsilon)
     return {"test_budget": budget, "threshold": threshold, "noisy_sum": noisy_sum,
             "passed": bool(noisy_sum >= 0.0),
             "noisy_utility": threshold + noisy_sum / max(count, 1.0),
@@ -1183,14 +1187,13 @@ def select_epsilon_privately(estimator, X, y, *, target, epsilon_max, epsilon_st
                 break
             epsilon *= ratio
             continue
-        budget = tests.charge(epsilon)
-        test_sd = tests.test_sd(budget, count)
+        planned_sd = tests.test_sd(tests.test_budget(epsilon), count)
         rung = {"epsilon": float(epsilon), **account.charge(epsilon, model),
-                **_noisy_test(model, (X_val, y_val), budget, count, noise_rng,
-                              _thresholds(target, margin, reduction, test_sd, sample_sd),
+                **_noisy_test(model, (X_val, y_val), epsilon, count, noise_rng,
+                              _thresholds(target, margin, reduction, planned_sd, sample_sd),
                               y_bound, tests)}
         rungs.append(rung)
-        resolution_sd = test_sd
+        resolution_sd = test_sd = rung["test_sd"]
         if verbose:
             print(f"[EpsilonForUtility] rung {len(rungs)}: epsilon={epsilon:.4g}, "
                   f"{'pass' if rung['passed'] else 'fail'}, noisy utility "
