@@ -211,14 +211,10 @@ class GaussianTests:
         The delta at which a rung's epsilon is converted to its ``mu``.
     """
 
-    increments = False
-
     def __init__(self, odometer, test_ratio, count_mu, rung_delta):
         self.odometer = odometer
         self.test_ratio, self.count_mu = float(test_ratio), float(count_mu)
         self.rung_delta = float(rung_delta)
-        self.epsilon_max = odometer.epsilon_max
-        self.count_epsilon = 0.0  # the counts are in the odometer, in mu^2
         self.odometer.mu_squared += self.count_mu**2
         self.mu_squared = self.count_mu**2
 
@@ -242,9 +238,6 @@ class GaussianTests:
         from ..accounting import gaussian_epsilon
 
         return gaussian_epsilon(self.rung_delta, min_budget / self.test_ratio)
-
-    def new_path(self):  # fresh rungs only
-        raise NotImplementedError
 
     def test_budget(self, epsilon):
         """The ``mu`` of the test of a rung at ``epsilon``."""
