@@ -27,7 +27,8 @@ class PrivacyParamsMixin:
     _privacy_parameter_constraints = {
         "epsilon": [Interval(Real, 0, None, closed="right")],
         "delta": [Interval(Real, 0, 1, closed="left")],
-        "data_norm": [Interval(Real, 0, None, closed="neither"), None],
+        "data_norm": [Interval(Real, 0, None, closed="neither"),
+                      StrOptions({"warn", "private"}), None],
         "random_state": ["random_state", np.random.Generator],
     }
 

@@ -760,13 +760,13 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
 
     %(intercept_scaling)s
 
-    data_norm : float, default=1.0
-        Public bound on the L2 norm of each feature row; longer rows are
-        clipped to it (a per-row operation, free of privacy cost). The privacy
-        of DP-SGD rests on ``max_grad_norm``, not on ``data_norm``, so
-        ``np.inf`` (no row clipping) is allowed; ``None`` is an error. Rows
-        longer than 1e150 are scaled down to that norm whatever ``data_norm`` is,
-        so that their products with the coefficients stay finite.
+    %(data_norm)s
+        The privacy of DP-SGD rests on ``max_grad_norm``, not on ``data_norm``,
+        so ``np.inf`` (no row clipping) is allowed. Rows longer than 1e150 are
+        scaled down to that norm whatever ``data_norm`` is, so that their
+        products with the coefficients stay finite. With ``"private"`` the
+        accountant calibrates the steps (and the row count) to 90 %% of
+        ``epsilon``; the bound's pure 10 %% adds to it by basic composition.
 
     accountant : {"auto", "pld", "rdp"}, default="auto"
         ``"pld"``: dp-accounting's privacy-loss-distribution accountant
@@ -913,7 +913,7 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
                  sample_rate=0.1, epochs=10, count_noise_std=None, learning_rate="auto",
                  learning_rate_schedule="constant", alpha=0.0, average=0.5, momentum=0.9,
                  loss="logistic", huber_h=0.5, fit_intercept=True, intercept_scaling=1.0,
-                 data_norm=1.0, accountant="auto", classes=None, random_state=None,
+                 data_norm="warn", accountant="auto", classes=None, random_state=None,
                  verbose=0):
         self.epsilon = epsilon
         self.delta = delta
@@ -956,9 +956,9 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         :data:`~skdp.utils.validation.MAX_FINITE_ROW_NORM` (``data_norm=np.inf``
         included), so that every score ``x_i . theta`` and every per-example gradient
         norm stays finite (a public per-row operation)."""
-        if self.data_norm is None:
+        if self.data_norm_ is None:
             return None   # refused by the design, with the explanation
-        return finite_clipping_norm(self.data_norm)
+        return finite_clipping_norm(self.data_norm_)
 
     def _schedule(self):
         """Sampling rate and number of steps: public parameters, never the row count."""
@@ -969,7 +969,7 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         """Standard deviation of the row count's noise (public)."""
         if self.count_noise_std is not None:
             return float(self.count_noise_std)
-        return default_count_noise_std(self.epsilon, self.delta)
+        return default_count_noise_std(self._mechanism_epsilon(), self.delta)
 
     def _accountant(self, sample_rate):
         """``"auto"``: exact Gaussian DP for full batches (the PLD accountant's closed
@@ -981,12 +981,13 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
     def _privacy_spend(self, sample_rate, n_steps, count_noise):
         """Noise multiplier and certified epsilon, before any noise is drawn."""
         accounting = dict(accountant=self._accountant(sample_rate), count_noise_std=count_noise)
+        epsilon = self._mechanism_epsilon()
         if self.noise_multiplier is None:
-            return calibrate_noise_multiplier(self.epsilon, self.delta, sample_rate, n_steps,
+            return calibrate_noise_multiplier(epsilon, self.delta, sample_rate, n_steps,
                                               return_epsilon=True, **accounting)
         z = float(self.noise_multiplier)
         spent = dpsgd_epsilon(z, sample_rate, n_steps, self.delta, **accounting)
-        if spent > self.epsilon:
+        if spent > epsilon:
             raise PrivacyBudgetError(
                 f"noise_multiplier={z!r} with {n_steps} steps at sampling rate "
                 f"{sample_rate:.4g} certifies epsilon={spent:.6g} > epsilon={self.epsilon!r}. "
@@ -1039,6 +1040,7 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         here, before any noise. Sets ``classes_`` (in memory) and ``n_features_in_``."""
         partitioned = is_dask_collection(X) or is_dask_collection(y)
         if partitioned:  # checked as a map-reduce; each partition maps its own labels
+            self._resolve_data_norm()
             design = partitioned_design(self, X, y, data_norm=self._clipping_norm(),
                                         fit_intercept=self.fit_intercept,
                                         intercept_scaling=self.intercept_scaling)
@@ -1055,6 +1057,7 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         else:
             Y = np.where(y_idx[:, None] == np.arange(n_classes), 1.0, -1.0)
         del y_idx
+        self._resolve_data_norm(X)
         design = solver_design(X, data_norm=self._clipping_norm(),
                                fit_intercept=self.fit_intercept,
                                intercept_scaling=self.intercept_scaling)
@@ -1078,15 +1081,17 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         (:class:`DPGDCheckpoints`): full batches accounted in Gaussian DP, a constant
         schedule, a calibrated noise multiplier."""
         return (float(self.sample_rate) == 1.0 and self.learning_rate_schedule == "constant"
-                and self.noise_multiplier is None and self._accountant(1.0) == "pld")
+                and self.noise_multiplier is None and self._accountant(1.0) == "pld"
+                and not self._private_norm())
 
     def _noise_reduction_path(self, X, y, C_epsilon=None):
         """One run released at increasing epsilons (:class:`DPGDCheckpoints`);
         ``C_epsilon`` is unused (no ``C``)."""
         if not self._supports_checkpoints():
             raise ValueError("Checkpoints of one run need sample_rate=1.0, "
-                             "learning_rate_schedule='constant', noise_multiplier=None "
-                             "and the Gaussian-DP accountant ('auto' or 'pld').")
+                             "learning_rate_schedule='constant', noise_multiplier=None, "
+                             "the Gaussian-DP accountant ('auto' or 'pld') and a public "
+                             "data_norm (not 'private').")
         return DPGDCheckpoints(self, X, y)
 
     def _partitioned_refusal(self, with_derivative):
@@ -1104,7 +1109,7 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         self.n_steps_ = int(solution.n_steps)
         self.n_iter_ = self.n_steps_
         self.count_noise_std_ = float(solution.count_noise_std)
-        self._record_spend(solution.epsilon, self.delta, "add_remove")
+        self._record_spend(solution.epsilon + self.data_norm_epsilon_, self.delta, "add_remove")
 
     # -- prediction ---------------------------------------------------------------------
 
