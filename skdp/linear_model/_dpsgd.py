@@ -4,6 +4,7 @@ import copy
 import math
 import threading
 import time
+import warnings
 from dataclasses import dataclass, field
 from numbers import Real
 
@@ -16,7 +17,8 @@ from threadpoolctl import threadpool_limits
 
 from ..accounting._calibration import calibrate_noise_multiplier, noise_multiplier_derivative
 from ..accounting._dpsgd import default_count_noise_std, dpsgd_epsilon
-from ..exceptions import PrivacyBudgetError
+from ..base import LARGE_DELTA
+from ..exceptions import LargeDeltaWarning, PrivacyBudgetError
 from ..losses import HingeLoss
 from ..solvers._design import (_BUFFER_BYTES, _CACHE_BYTES, _cache_rows, _sparse_block_rows,
                                as_design, is_sparse)
@@ -1068,6 +1070,14 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         ``n`` enters the released model) times the rate, and the step streams."""
         count_rng, sampling_rng, noise_rng = noise_generator(self.random_state).spawn(3)
         n_tilde = design.shape[0] + count_noise * count_rng.standard_normal()
+        if LARGE_DELTA >= self.delta > 1.0 / max(n_tilde, 1.0):
+            # a function of the DP count, which the guarantee covers: no leak
+            warnings.warn(
+                f"DPSGDClassifier: delta={self.delta:g} is above 1 / n_tilde, with n_tilde "
+                f"= {n_tilde:.0f} the fit's differentially private row count: the "
+                "guarantee allows publishing a record whole. Choose delta well below 1 / n "
+                "for a public upper bound n on the number of rows.",
+                LargeDeltaWarning, stacklevel=5)
         return max(sample_rate * n_tilde, 1.0), sampling_rng, noise_rng
 
     def _step_size(self, noise_multiplier, normaliser):

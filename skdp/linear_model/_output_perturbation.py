@@ -13,7 +13,7 @@ from sklearn.base import ClassifierMixin, clone
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
-from ..base import neighboring_constraint
+from ..base import neighboring_constraint, warn_large_delta
 from ..losses import HingeLoss, SoftmaxLoss
 from ..mechanisms import (draw_noise, minimiser_sensitivity, output_perturbation_calibration,
                           reduce_gaussian_noise, reduce_laplace_noise)
@@ -509,6 +509,8 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
         """
         if self.kernel == "linear":
             self._check_privacy_params()
+        else:  # data_norm=None is allowed with random features
+            warn_large_delta(self.delta, type(self).__name__)
         if self.noise == "laplace" and self.delta > 0:
             raise ValueError("noise='laplace' is pure epsilon-DP: it needs delta=0; got "
                              f"delta={self.delta}.")
