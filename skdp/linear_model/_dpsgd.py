@@ -883,10 +883,10 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
     >>> from sklearn.datasets import make_classification
     >>> from skdp import DPSGDClassifier
     >>> X, y = make_classification(n_samples=200, n_features=4, random_state=0)
-    >>> clf = DPSGDClassifier(epsilon=1.0, random_state=0).fit(X, y)
+    >>> clf = DPSGDClassifier(epsilon=1.0, data_norm=5.0, random_state=0).fit(X, y)
     >>> clf.coef_.shape, clf.n_steps_, clf.neighboring_
     ((1, 4), 100, 'add_remove')
-    >>> DPSGDClassifier(sample_rate=1.0, epochs=200).fit(X, y).n_steps_
+    >>> DPSGDClassifier(sample_rate=1.0, epochs=200, data_norm=5.0).fit(X, y).n_steps_
     200
     >>> bool(clf.epsilon_spent_ <= 1.0)
     True

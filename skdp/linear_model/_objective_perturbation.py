@@ -402,9 +402,12 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
     >>> from sklearn.datasets import make_classification
     >>> from skdp import ObjPertLogisticRegression
     >>> X, y = make_classification(n_samples=200, n_features=4, random_state=0)
-    >>> clf = ObjPertLogisticRegression(epsilon=1.0, random_state=0).fit(X, y)
+    >>> clf = ObjPertLogisticRegression(epsilon=1.0, data_norm=5.0, random_state=0).fit(X, y)
     >>> clf.coef_.shape, clf.epsilon_spent_, clf.neighboring_
     ((1, 4), 1.0, 'add_remove')
+    >>> private = ObjPertLogisticRegression(data_norm="private", random_state=0).fit(X, y)
+    >>> private.data_norm_epsilon_, private.epsilon_spent_   # 10 %% for the bound, in the total
+    (0.1, 1.0)
     """
 
     # first-order expansion of the utility in EpsilonForUtility (see its benchmark)

@@ -384,10 +384,11 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
     >>> from sklearn.datasets import make_classification
     >>> from skdp import OutputPertSVM
     >>> X, y = make_classification(n_samples=200, n_features=4, random_state=0)
-    >>> clf = OutputPertSVM(epsilon=1.0, C=0.1, random_state=0).fit(X, y)
+    >>> clf = OutputPertSVM(epsilon=1.0, C=0.1, data_norm=5.0, random_state=0).fit(X, y)
     >>> clf.coef_.shape, clf.epsilon_spent_, clf.neighboring_
     ((1, 4), 1.0, 'add_remove')
-    >>> rbf = OutputPertSVM(kernel="rbf", n_components=50, random_state=0).fit(X, y)
+    >>> rbf = OutputPertSVM(kernel="rbf", n_components=50, data_norm=5.0,
+    ...                     random_state=0).fit(X, y)
     >>> rbf.coef_.shape, rbf.random_weights_.shape
     ((1, 50), (4, 50))
     """

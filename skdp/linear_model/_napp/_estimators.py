@@ -599,7 +599,8 @@ class NAPPLassoClassifier(_LinearClassifierMixin, ClassifierMixin, _BaseNAPP):
     >>> from sklearn.datasets import make_classification
     >>> from skdp import NAPPLassoClassifier
     >>> X, y = make_classification(n_samples=200, n_features=4, random_state=0)
-    >>> clf = NAPPLassoClassifier(alpha=2.0, epsilon=1.0, random_state=0).fit(X, y)
+    >>> clf = NAPPLassoClassifier(alpha=2.0, epsilon=1.0, data_norm=5.0,
+    ...                           random_state=0).fit(X, y)
     >>> clf.coef_.shape, clf.classes_, clf.epsilon_spent_
     ((1, 4), array([0, 1]), 1.0)
     """
