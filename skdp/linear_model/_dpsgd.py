@@ -992,9 +992,11 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         if spent > epsilon:
             raise PrivacyBudgetError(
                 f"noise_multiplier={z!r} with {n_steps} steps at sampling rate "
-                f"{sample_rate:.4g} certifies epsilon={spent:.6g} > epsilon={self.epsilon!r}. "
-                "Raise epsilon (np.inf to accept any spend), increase noise_multiplier, or "
-                "use noise_multiplier=None to calibrate it.")
+                f"{sample_rate:.4g} certifies epsilon={spent:.6g} > {epsilon:.6g}, the "
+                f"budget of the steps (epsilon={self.epsilon!r}"
+                + (" less the private data_norm's share" if self._private_norm() else "")
+                + "). Raise epsilon (np.inf to accept any spend), increase noise_multiplier, "
+                "or use noise_multiplier=None to calibrate it.")
         return z, spent
 
     def _releases(self, X, y, with_derivative=False):

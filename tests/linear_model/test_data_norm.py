@@ -9,6 +9,7 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from numpy.testing import assert_array_equal
 from sklearn.base import clone
 from sklearn.datasets import make_classification, make_regression
@@ -182,3 +183,46 @@ def test_one_class_is_refused_before_the_private_bound(name, monkeypatch):
                         lambda *a: no_stream(None))
     with pytest.raises(ValueError, match="one class"):
         ESTIMATORS[name](data_norm="private", random_state=0).fit(X_RAW, np.zeros(400))
+
+
+X3, Y3 = make_classification(n_samples=600, n_features=5, n_informative=3, n_classes=3,
+                             random_state=1)
+X3 = 20.0 * X3
+
+
+@pytest.mark.parametrize("name, params, X, y", [
+    ("ObjPertLogisticRegression", dict(), sp.csr_matrix(X_RAW), Y),
+    ("DPSGDClassifier", dict(epochs=2), sp.csr_matrix(X_RAW), Y),
+    ("ObjPertLogisticRegression", dict(multi_class="multinomial"), X3, Y3),
+    ("ObjPertLogisticRegression", dict(multi_class="ovr", delta=1e-6), X3, Y3),
+    ("OutputPertSVM", dict(), X3, Y3),
+    ("NAPPLassoClassifier", dict(alpha=2.0), X3, Y3),
+], ids=["objpert-sparse", "dpsgd-sparse", "objpert-multinomial", "objpert-ovr-gaussian",
+        "outputpert-ovr", "napp-ovr"])
+def test_private_bound_replays_on_sparse_and_multiclass_fits(name, params, X, y):
+    """Sparse rows and several classes: the bound's share comes off the whole budget
+    before one-vs-rest splits the rest."""
+    Est = {"ObjPertLogisticRegression": ObjPertLogisticRegression,
+           "OutputPertSVM": OutputPertSVM, "DPSGDClassifier": DPSGDClassifier,
+           "NAPPLassoClassifier": NAPPLassoClassifier}[name]
+    private = Est(epsilon=2.0, data_norm="private", random_state=5, **params).fit(X, y)
+    bound = private_quantile(row_norms(X), 0.2, data_norm_generator(5))
+    assert private.data_norm_ == bound
+    replay = Est(epsilon=1.8, data_norm=bound, random_state=5, **params).fit(X, y)
+    assert_array_equal(private.coef_, replay.coef_)
+    assert private.epsilon_spent_ == pytest.approx(replay.epsilon_spent_ + 0.2, rel=1e-15)
+
+
+def test_dpsgd_given_noise_multiplier_is_checked_against_the_remaining_budget():
+    """A noise multiplier that fits epsilon but not the 90 % left after the bound is
+    refused before any noise, and the message says why."""
+    from skdp import PrivacyBudgetError
+    from skdp.accounting._dpsgd import default_count_noise_std, dpsgd_epsilon
+
+    z = 1.1
+    spent = dpsgd_epsilon(z, 0.1, 20, 1e-5, accountant="rdp",
+                          count_noise_std=default_count_noise_std(0.9 * 2.0, 1e-5))
+    epsilon = spent / 0.95     # spent is within epsilon, above 0.9 epsilon
+    clf = DPSGDClassifier(epsilon=epsilon, noise_multiplier=z, epochs=2, data_norm="private")
+    with pytest.raises(PrivacyBudgetError, match="private data_norm's share"):
+        clf.fit(X_RAW, Y)
