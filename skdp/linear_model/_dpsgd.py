@@ -683,7 +683,12 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
 
     delta : float, default=1e-5
         Probability with which the epsilon bound may fail, in (0, 1). DP-SGD
-        needs ``delta > 0``; choose it well below ``1 / n_samples``.
+        needs ``delta > 0``; choose it well below ``1 / n`` for a public upper
+        bound ``n`` on the number of rows. A :class:`~skdp.LargeDeltaWarning` is
+        raised when ``delta`` is above 1e-3 (read from ``delta`` alone, as for
+        every estimator), or above ``1 / n_tilde`` with ``n_tilde`` the fit's
+        differentially private row count: the count is part of the released
+        guarantee, so a warning computed from it reveals nothing more.
 
     noise_multiplier : float or None, default=None
         Ratio of the noise standard deviation to ``max_grad_norm``. ``None``

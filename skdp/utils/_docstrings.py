@@ -7,7 +7,15 @@ _SHARED_PARAMS = {
     "delta": """delta : float, default=0.0
         Probability with which the epsilon bound may fail, in [0, 1). ``0``
         selects the pure epsilon-DP mechanism; ``delta > 0`` the Gaussian one.
-        Choose it well below ``1 / n_samples``.""",
+        Choose it well below ``1 / n`` for a public upper bound ``n`` on the
+        number of rows. ``delta`` above 1e-3 raises a
+        :class:`~skdp.LargeDeltaWarning` at ``fit``: it is at least ``1 / n``
+        for every dataset of 1,000 rows or more, so the guarantee would allow
+        publishing a record whole. The test reads ``delta`` alone, because the
+        number of rows is private under add/remove (a warning that compared
+        ``delta`` with it would tell neighbouring datasets apart); a smaller
+        ``delta`` that is still above ``1 / n`` on a small dataset is not
+        caught.""",
     "neighboring": """neighboring : {"add_remove", "replace"}, default="add_remove"
         Neighbouring relation of the guarantee: datasets that differ by adding
         or removing one record, or by replacing one record (``n_samples`` public).
