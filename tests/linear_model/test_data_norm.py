@@ -226,3 +226,10 @@ def test_dpsgd_given_noise_multiplier_is_checked_against_the_remaining_budget():
     clf = DPSGDClassifier(epsilon=epsilon, noise_multiplier=z, epochs=2, data_norm="private")
     with pytest.raises(PrivacyBudgetError, match="private data_norm's share"):
         clf.fit(X_RAW, Y)
+
+
+def test_private_bound_refuses_a_dask_array():
+    da = pytest.importorskip("dask.array")
+    X, y = da.from_array(X_RAW, chunks=(100, 4)), da.from_array(Y, chunks=100)
+    with pytest.raises(ValueError, match="data_norm='private' needs the rows in memory"):
+        ObjPertLogisticRegression(data_norm="private").fit(X, y)
