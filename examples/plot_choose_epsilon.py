@@ -92,20 +92,22 @@ def main(quick=False, out_dir="."):
         X_train, y_train, test_size=0.5, stratify=y_train, random_state=0)
 
     # 1. The search, on the proxy half only.
-    search = EpsilonForUtility(ObjPertLogisticRegression(delta=DELTA, C=C),
+    search = EpsilonForUtility(ObjPertLogisticRegression(delta=DELTA, C=C, data_norm=1.0),
                                target_utility=target, selection="analytic",
                                n_draws=3, max_fits=7, random_state=0)
     search.fit(X_proxy, y_proxy)
     epsilon = search.epsilon_
 
     # 2. The one fit on the private half.
-    model = ObjPertLogisticRegression(epsilon=epsilon, delta=DELTA, C=C, random_state=1)
+    model = ObjPertLogisticRegression(epsilon=epsilon, delta=DELTA, C=C, data_norm=1.0,
+                                      random_state=1)
     private_accuracy = model.fit(X_private, y_private).score(X_test, y_test)
 
     # 3. A check the search never sees: private-half fits around the answer, on test data.
     grid = epsilon * np.asarray(params["grid_factors"])
     grid_accuracy = np.array([
-        [ObjPertLogisticRegression(epsilon=e, delta=DELTA, C=C, random_state=100 + seed)
+        [ObjPertLogisticRegression(epsilon=e, delta=DELTA, C=C, data_norm=1.0,
+                                   random_state=100 + seed)
          .fit(X_private, y_private).score(X_test, y_test) for seed in params["seeds"]]
         for e in grid])
 

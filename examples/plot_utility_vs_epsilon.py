@@ -66,12 +66,14 @@ def make_estimators(epsilon, seed, n_samples):
     alpha = 10.0 * n_samples / ADULT_ROWS
     return {
         "ObjPertLogisticRegression": ObjPertLogisticRegression(epsilon=epsilon,
+                                                               data_norm=1.0,
                                                                random_state=seed),
-        "OutputPertSVM": OutputPertSVM(epsilon=epsilon, random_state=seed),
+        "OutputPertSVM": OutputPertSVM(epsilon=epsilon, data_norm=1.0,
+                                       random_state=seed),
         "DPSGDClassifier (delta=1e-5)": DPSGDClassifier(epsilon=epsilon, delta=1e-5,
-                                                        random_state=seed),
+                                                        data_norm=1.0, random_state=seed),
         f"NAPPLassoClassifier (alpha={alpha:.2g})": NAPPLassoClassifier(
-            alpha=alpha, epsilon=epsilon, random_state=seed),
+            alpha=alpha, epsilon=epsilon, data_norm=1.0, random_state=seed),
     }
 
 

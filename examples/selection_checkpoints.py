@@ -21,10 +21,11 @@ from skdp.datasets import load_adult
 
 SEARCHES = {
     "DPSGDClassifier(sample_rate=1.0), checkpoints=True":
-        (lambda: DPSGDClassifier(sample_rate=1.0), True),
+        (lambda: DPSGDClassifier(sample_rate=1.0, data_norm=1.0), True),
     "DPSGDClassifier(sample_rate=1.0)  [fresh rungs]":
-        (lambda: DPSGDClassifier(sample_rate=1.0), False),
-    "DPSGDClassifier()  [Poisson, fresh rungs]": (DPSGDClassifier, False),
+        (lambda: DPSGDClassifier(sample_rate=1.0, data_norm=1.0), False),
+    "DPSGDClassifier()  [Poisson, fresh rungs]":
+        (lambda: DPSGDClassifier(data_norm=1.0), False),
 }
 
 

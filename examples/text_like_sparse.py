@@ -49,12 +49,14 @@ def make_documents(n_samples, seed):
 def estimators(epsilon, n_train, seed):
     delta = 1.0 / n_train**2
     return {
-        "DPSGDClassifier": DPSGDClassifier(epsilon=epsilon, delta=delta, random_state=seed),
+        "DPSGDClassifier": DPSGDClassifier(epsilon=epsilon, delta=delta, data_norm=1.0,
+                                           random_state=seed),
         "ObjPertLogisticRegression": ObjPertLogisticRegression(epsilon=epsilon,
+                                                               data_norm=1.0,
                                                                random_state=seed),
         "ObjPertLogisticRegression(delta)": ObjPertLogisticRegression(
-            epsilon=epsilon, delta=delta, random_state=seed),
-        "OutputPertSVM": OutputPertSVM(epsilon=epsilon, random_state=seed),
+            epsilon=epsilon, delta=delta, data_norm=1.0, random_state=seed),
+        "OutputPertSVM": OutputPertSVM(epsilon=epsilon, data_norm=1.0, random_state=seed),
     }
 
 

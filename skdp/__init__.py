@@ -1,7 +1,7 @@
 """skdp: differentially private empirical risk minimisation for scikit-learn."""
 
-from .exceptions import (ConvergenceError, PrivacyBudgetError, PrivacyLeakWarning,
-                         UnreachableUtilityWarning)
+from .exceptions import (ConvergenceError, DataNormWarning, LargeDeltaWarning,
+                         PrivacyBudgetError, PrivacyLeakWarning, UnreachableUtilityWarning)
 from .linear_model import (
     DPSGDClassifier,
     NAPPLasso,
@@ -17,7 +17,9 @@ __version__ = "0.1.0.dev0"
 __all__ = [
     "ConvergenceError",
     "DPSGDClassifier",
+    "DataNormWarning",
     "EpsilonForUtility",
+    "LargeDeltaWarning",
     "NAPPLasso",
     "NAPPLassoClassifier",
     "ObjPertLogisticRegression",

@@ -62,14 +62,14 @@ def make_estimator(name):
     from . import DPSGDClassifier, NAPPLassoClassifier, ObjPertLogisticRegression
 
     if name == "objpert":
-        return ObjPertLogisticRegression(C=100.0)
+        return ObjPertLogisticRegression(C=100.0, data_norm=1.0)
     if name == "dpsgd":  # full batches: exactly Gaussian-DP, as private selection needs
-        return DPSGDClassifier(sample_rate=1.0, epochs=200)
+        return DPSGDClassifier(sample_rate=1.0, epochs=200, data_norm=1.0)
     if name == "napp":
-        return NAPPLassoClassifier()
+        return NAPPLassoClassifier(data_norm=1.0)
     from . import OutputPertSVM
 
-    return OutputPertSVM()
+    return OutputPertSVM(data_norm=1.0)
 
 
 DEFAULT_TARGETS = {"breast_cancer": 0.85, "adult": 0.8, "kddcup99": 0.97}

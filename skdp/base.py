@@ -1,12 +1,14 @@
 """The contract shared by every private estimator: parameters, spend, privacy tags."""
 
 import copy
+import warnings
 from dataclasses import dataclass, fields
 from numbers import Real
 
 import numpy as np
 from sklearn.utils import Tags, get_tags
 
+from .exceptions import LargeDeltaWarning
 from .utils._sklearn_compat import Interval, StrOptions
 from .utils.validation import check_data_norm
 
@@ -14,6 +16,36 @@ __all__ = ["EpsilonRelease", "PrivacyTags", "PrivateTags", "copy_with_coefficien
            "get_privacy_tags", "with_privacy_tags"]
 
 NEIGHBORING_RELATIONS = ("add_remove", "replace")
+
+LARGE_DELTA = 1e-3
+"""``delta`` above which every fit warns (:class:`~skdp.LargeDeltaWarning`): such a
+``delta`` is at least ``1 / n`` for every dataset of 1,000 rows or more."""
+
+
+def warn_large_delta(delta, name):
+    """Warn when ``delta`` exceeds :data:`LARGE_DELTA`, from ``delta`` alone.
+
+    The number of rows is private under add/remove, so the test ``delta >= 1 / n`` is
+    not made on the data: a warning that fired on it would tell neighbouring datasets
+    apart. A ``delta`` above 1e-3 is at least ``1 / n`` for every dataset of 1,000 rows
+    or more, and with fewer rows the noise of a private linear model is rarely worth
+    fitting; so the test reads the parameter only.
+
+    Parameters
+    ----------
+    delta : float
+        The estimator's ``delta``.
+    name : str
+        The estimator's name, for the message.
+    """
+    if delta > LARGE_DELTA:
+        warnings.warn(
+            f"{name}: delta={delta:g} is above {LARGE_DELTA:g}. A mechanism that publishes "
+            "each record whole with probability delta is (0, delta)-DP, so this guarantee "
+            f"allows publishing a record of any dataset of {1 / delta:.0f} rows or more. "
+            "Choose delta well below 1 / n for a public upper bound n on the number of "
+            "rows (1 / n**2 is common), or delta=0 for pure DP where the estimator has it.",
+            LargeDeltaWarning, stacklevel=4)
 
 
 class PrivacyParamsMixin:
@@ -27,12 +59,14 @@ class PrivacyParamsMixin:
     _privacy_parameter_constraints = {
         "epsilon": [Interval(Real, 0, None, closed="right")],
         "delta": [Interval(Real, 0, 1, closed="left")],
-        "data_norm": [Interval(Real, 0, None, closed="neither"), None],
+        "data_norm": [Interval(Real, 0, None, closed="neither"),
+                      StrOptions({"warn", "private"}), None],
         "random_state": ["random_state", np.random.Generator],
     }
 
     def _check_privacy_params(self):
         check_data_norm(self.data_norm)
+        warn_large_delta(self.delta, type(self).__name__)
 
     def _claimed_spend(self):
         """``(epsilon, delta)`` that a successful fit with these parameters certifies.

@@ -10,6 +10,27 @@ class PrivacyLeakWarning(UserWarning):
     """
 
 
+class DataNormWarning(UserWarning):
+    """``data_norm`` was left at its default.
+
+    Raised at ``fit`` from the parameter alone, never from the data: rows are then
+    clipped to L2 norm 1, which suits rows scaled into the unit ball and shrinks raw
+    features (ages, amounts) to their direction. Pass a public bound, or
+    ``data_norm="private"`` to choose one with a differentially private quantile,
+    or ``data_norm=1.0`` to keep the default without the warning.
+    """
+
+
+class LargeDeltaWarning(UserWarning):
+    """``delta`` is too large for the guarantee to protect anyone.
+
+    A mechanism that publishes each record whole with probability ``delta`` is
+    ``(0, delta)``-DP, so ``delta`` at or above ``1 / n`` allows publishing a record
+    of an ``n``-row dataset. Raised from public quantities only (see each estimator's
+    ``delta``).
+    """
+
+
 class PrivacyBudgetError(ValueError):
     """The requested privacy budget cannot be met with the given settings."""
 

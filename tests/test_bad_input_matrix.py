@@ -166,6 +166,11 @@ def _cases():
         if name != "NAPPLasso":
             for case, y, error, match in CLASSIFIER_CASES:
                 yield pytest.param(name, {}, X_OK, y, error, match, id=f"{name}-{case}")
+                # the private bound's stream (from the same Generator) comes after too
+                yield pytest.param(name, {"data_norm": "private"}, X_OK, y, error, match,
+                                   id=f"{name}-{case}, private data_norm")
+        yield pytest.param(name, {"data_norm": "private"}, _with(cells={(3, 1): np.nan}), None,
+                           ValueError, "NaN", id=f"{name}-NaN in X, private data_norm")
         for case, params, match in SPECIFIC_CASES[name]:
             yield pytest.param(name, params, X_OK, None, (ValueError, TypeError), match,
                                id=f"{name}-{case}")

@@ -149,11 +149,11 @@ class PrivacyLedger:
     >>> from skdp.accounting import PrivacyLedger
     >>> X, y = make_classification(n_samples=300, random_state=0)
     >>> ledger = PrivacyLedger(epsilon=1.0)
-    >>> model = ledger.fit(ObjPertLogisticRegression(epsilon=0.6), X, y)
+    >>> model = ledger.fit(ObjPertLogisticRegression(epsilon=0.6, data_norm=1.0), X, y)
     >>> ledger.spent
     (0.6, 0.0)
     >>> try:
-    ...     ledger.fit(ObjPertLogisticRegression(epsilon=0.6), X, y)
+    ...     ledger.fit(ObjPertLogisticRegression(epsilon=0.6, data_norm=1.0), X, y)
     ... except PrivacyBudgetError as error:
     ...     print("refused")
     refused

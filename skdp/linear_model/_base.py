@@ -1,5 +1,6 @@
 """The private linear models' base (``fit`` written once) and the pieces they share."""
 
+import warnings
 from numbers import Real
 
 import numpy as np
@@ -11,12 +12,14 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..base import (EpsilonRelease, PrivacyParamsMixin, PrivacyTags, copy_with_coefficients,
                     with_privacy_tags)
-from ..exceptions import ConvergenceError
+from ..exceptions import ConvergenceError, DataNormWarning
+from ..mechanisms._quantile import DATA_NORM_EPSILON_SHARE, NORM_QUANTILE, private_quantile
 from ..losses import make_loss
 from ..utils._docstrings import fill_doc
 from ..solvers._design import ScaledDesign, WideRows, canonical_csr
 from ..solvers._partitioned import is_dask_collection
 from ..utils._memory import check_allocation
+from ..utils._random import data_norm_generator
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ..utils.validation import (augment_intercept, check_data_norm, clip_rows_to_norm,
                                 row_clipping)
@@ -44,6 +47,25 @@ def design_matrix(X, *, data_norm, fit_intercept, intercept_scaling):
         design[clipping.wide, :-1] = clipping.wide_rows
     design[:, -1] = intercept_scaling
     return design
+
+
+DEFAULT_DATA_NORM = 1.0
+"""The bound that ``data_norm="warn"`` (the default) resolves to, with a
+:class:`~skdp.DataNormWarning`."""
+
+
+def row_norms(X):
+    """The L2 norm of every row of a dense or sparse ``X``, free of overflow (``inf``
+    only for a norm beyond float64's range)."""
+    X = (canonical_csr(X).astype(np.float64, copy=False) if sp.issparse(X)
+         else np.asarray(X, dtype=np.float64))
+    return row_clipping(X, np.inf).norms
+
+
+def private_data_norm(X, epsilon, rng):
+    """``data_norm="private"``: the exponential-mechanism quantile
+    (:func:`~skdp.mechanisms.private_quantile`, epsilon-DP) of the row norms of ``X``."""
+    return private_quantile(row_norms(X), epsilon, rng)
 
 
 def solver_design(X, *, data_norm, fit_intercept, intercept_scaling):
@@ -192,11 +214,56 @@ class PrivateLinearModel(PrivacyParamsMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         return with_privacy_tags(tags, PrivacyTags(
-            epsilon_derivative=self._has_epsilon_derivative(),
+            # a private bound is a discrete draw: the release has no derivative in epsilon
+            epsilon_derivative=self._has_epsilon_derivative() and not self._private_norm(),
             epsilon_expansion=self._epsilon_expansion))
 
     def _has_epsilon_derivative(self):
         return True
+
+    def _private_norm(self):
+        """Whether ``data_norm="private"`` (the bound chosen by a DP quantile)."""
+        return isinstance(self.data_norm, str) and self.data_norm == "private"
+
+    def _data_norm_epsilon(self):
+        """Epsilon that ``data_norm="private"`` spends on the bound, 0 otherwise (read
+        from the parameters: public)."""
+        return float(self.epsilon) * DATA_NORM_EPSILON_SHARE if self._private_norm() else 0.0
+
+    def _mechanism_epsilon(self):
+        """Epsilon left to the mechanism once the private bound took its share."""
+        epsilon = float(self.epsilon)
+        return epsilon if np.isinf(epsilon) else epsilon - self._data_norm_epsilon()
+
+    def _resolve_data_norm(self, X=None):
+        """Set and return ``data_norm_``, the bound the rows are clipped to, and
+        ``data_norm_epsilon_``, what choosing it spent.
+
+        Called once ``X`` and ``y`` are validated and before any noise is drawn.
+        ``"warn"`` (the default) is :data:`DEFAULT_DATA_NORM` with a
+        :class:`~skdp.DataNormWarning`, raised from the parameter alone;
+        ``"private"`` draws the bound from the rows of ``X`` with the exponential
+        mechanism at ``_data_norm_epsilon()``, from a stream of its own.
+        """
+        data_norm = self.data_norm
+        if isinstance(data_norm, str) and data_norm == "warn":
+            warnings.warn(
+                f"{type(self).__name__}: data_norm was left at its default, so every row "
+                f"is clipped to L2 norm {DEFAULT_DATA_NORM}; raw features (ages, amounts) "
+                "then keep only their direction, and the model can fall to the majority "
+                "class. Pass a public bound on the rows' L2 norm (from the features' known "
+                "ranges, e.g. after skdp.preprocessing.BoundedScaler), data_norm='private' "
+                f"to choose it by a differentially private quantile ({NORM_QUANTILE:g}) of "
+                f"the row norms that spends {DATA_NORM_EPSILON_SHARE:.0%} of epsilon, or "
+                f"data_norm={DEFAULT_DATA_NORM} to keep this bound without this warning.",
+                DataNormWarning, stacklevel=4)
+            data_norm = DEFAULT_DATA_NORM
+        elif self._private_norm():
+            data_norm = private_data_norm(X, self._data_norm_epsilon(),
+                                          data_norm_generator(self.random_state))
+        self.data_norm_ = None if data_norm is None else float(data_norm)
+        self.data_norm_epsilon_ = self._data_norm_epsilon()
+        return self.data_norm_
 
     @property
     def _loss_name(self):
@@ -247,7 +314,7 @@ class PrivateLinearModel(PrivacyParamsMixin, BaseEstimator):
         release : EpsilonRelease
             ``coef_``, ``intercept_`` and their derivatives in ``epsilon``.
         """
-        if not self._has_epsilon_derivative():
+        if not self._has_epsilon_derivative() or self._private_norm():
             raise NotImplementedError(
                 f"{type(self).__name__} with these parameters has no derivative in "
                 "epsilon (its privacy tags say so).")
@@ -288,6 +355,10 @@ class PrivateLinearModel(PrivacyParamsMixin, BaseEstimator):
     def _fit_releases(self, X, y, with_derivative=False):
         if is_dask_collection(X) or is_dask_collection(y):
             # before any work on the data and before any noise
+            if self._private_norm():
+                raise ValueError("data_norm='private' needs the rows in memory; pass a "
+                                 f"public data_norm for a fit on a dask array. "
+                                 f"{PARTITIONED_SUPPORT}")
             refusal = ("fit_release() needs the data in memory." if with_derivative
                        else self._partitioned_refusal(with_derivative))
             if refusal is not None:
@@ -326,7 +397,8 @@ class PrivateLinearModel(PrivacyParamsMixin, BaseEstimator):
     def _set_fitted(self, releases):
         self._check_converged(releases)
         self.coef_, self.intercept_ = self._coefficients([r.theta for r in releases])
-        self._record_spend(self.epsilon, self.delta, self.neighboring)
+        self._record_spend(self._mechanism_epsilon() + self.data_norm_epsilon_, self.delta,
+                           self.neighboring)
 
 
 @fill_doc
@@ -339,7 +411,7 @@ class _LinearClassifierMixin:
 
     def _clipping_norm(self):
         """The norm the fit clipped rows to."""
-        return self.data_norm
+        return self.data_norm_
 
     def _prediction_input(self, X):
         X = validate_data(self, X, dtype=np.float64, reset=False, accept_sparse=("csr", "csc"))

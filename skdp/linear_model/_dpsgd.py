@@ -4,6 +4,7 @@ import copy
 import math
 import threading
 import time
+import warnings
 from dataclasses import dataclass, field
 from numbers import Real
 
@@ -16,7 +17,8 @@ from threadpoolctl import threadpool_limits
 
 from ..accounting._calibration import calibrate_noise_multiplier, noise_multiplier_derivative
 from ..accounting._dpsgd import default_count_noise_std, dpsgd_epsilon
-from ..exceptions import PrivacyBudgetError
+from ..base import LARGE_DELTA
+from ..exceptions import LargeDeltaWarning, PrivacyBudgetError
 from ..losses import HingeLoss
 from ..solvers._design import (_BUFFER_BYTES, _CACHE_BYTES, _cache_rows, _sparse_block_rows,
                                as_design, is_sparse)
@@ -681,7 +683,12 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
 
     delta : float, default=1e-5
         Probability with which the epsilon bound may fail, in (0, 1). DP-SGD
-        needs ``delta > 0``; choose it well below ``1 / n_samples``.
+        needs ``delta > 0``; choose it well below ``1 / n`` for a public upper
+        bound ``n`` on the number of rows. A :class:`~skdp.LargeDeltaWarning` is
+        raised when ``delta`` is above 1e-3 (read from ``delta`` alone, as for
+        every estimator), or above ``1 / n_tilde`` with ``n_tilde`` the fit's
+        differentially private row count: the count is part of the released
+        guarantee, so a warning computed from it reveals nothing more.
 
     noise_multiplier : float or None, default=None
         Ratio of the noise standard deviation to ``max_grad_norm``. ``None``
@@ -760,13 +767,13 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
 
     %(intercept_scaling)s
 
-    data_norm : float, default=1.0
-        Public bound on the L2 norm of each feature row; longer rows are
-        clipped to it (a per-row operation, free of privacy cost). The privacy
-        of DP-SGD rests on ``max_grad_norm``, not on ``data_norm``, so
-        ``np.inf`` (no row clipping) is allowed; ``None`` is an error. Rows
-        longer than 1e150 are scaled down to that norm whatever ``data_norm`` is,
-        so that their products with the coefficients stay finite.
+    %(data_norm)s
+        The privacy of DP-SGD rests on ``max_grad_norm``, not on ``data_norm``,
+        so ``np.inf`` (no row clipping) is allowed. Rows longer than 1e150 are
+        scaled down to that norm whatever ``data_norm`` is, so that their
+        products with the coefficients stay finite. With ``"private"`` the
+        accountant calibrates the steps (and the row count) to 90 %% of
+        ``epsilon``; the bound's pure 10 %% adds to it by basic composition.
 
     accountant : {"auto", "pld", "rdp"}, default="auto"
         ``"pld"``: dp-accounting's privacy-loss-distribution accountant
@@ -881,10 +888,10 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
     >>> from sklearn.datasets import make_classification
     >>> from skdp import DPSGDClassifier
     >>> X, y = make_classification(n_samples=200, n_features=4, random_state=0)
-    >>> clf = DPSGDClassifier(epsilon=1.0, random_state=0).fit(X, y)
+    >>> clf = DPSGDClassifier(epsilon=1.0, data_norm=5.0, random_state=0).fit(X, y)
     >>> clf.coef_.shape, clf.n_steps_, clf.neighboring_
     ((1, 4), 100, 'add_remove')
-    >>> DPSGDClassifier(sample_rate=1.0, epochs=200).fit(X, y).n_steps_
+    >>> DPSGDClassifier(sample_rate=1.0, epochs=200, data_norm=5.0).fit(X, y).n_steps_
     200
     >>> bool(clf.epsilon_spent_ <= 1.0)
     True
@@ -913,7 +920,7 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
                  sample_rate=0.1, epochs=10, count_noise_std=None, learning_rate="auto",
                  learning_rate_schedule="constant", alpha=0.0, average=0.5, momentum=0.9,
                  loss="logistic", huber_h=0.5, fit_intercept=True, intercept_scaling=1.0,
-                 data_norm=1.0, accountant="auto", classes=None, random_state=None,
+                 data_norm="warn", accountant="auto", classes=None, random_state=None,
                  verbose=0):
         self.epsilon = epsilon
         self.delta = delta
@@ -956,9 +963,9 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         :data:`~skdp.utils.validation.MAX_FINITE_ROW_NORM` (``data_norm=np.inf``
         included), so that every score ``x_i . theta`` and every per-example gradient
         norm stays finite (a public per-row operation)."""
-        if self.data_norm is None:
+        if self.data_norm_ is None:
             return None   # refused by the design, with the explanation
-        return finite_clipping_norm(self.data_norm)
+        return finite_clipping_norm(self.data_norm_)
 
     def _schedule(self):
         """Sampling rate and number of steps: public parameters, never the row count."""
@@ -969,7 +976,7 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         """Standard deviation of the row count's noise (public)."""
         if self.count_noise_std is not None:
             return float(self.count_noise_std)
-        return default_count_noise_std(self.epsilon, self.delta)
+        return default_count_noise_std(self._mechanism_epsilon(), self.delta)
 
     def _accountant(self, sample_rate):
         """``"auto"``: exact Gaussian DP for full batches (the PLD accountant's closed
@@ -981,17 +988,20 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
     def _privacy_spend(self, sample_rate, n_steps, count_noise):
         """Noise multiplier and certified epsilon, before any noise is drawn."""
         accounting = dict(accountant=self._accountant(sample_rate), count_noise_std=count_noise)
+        epsilon = self._mechanism_epsilon()
         if self.noise_multiplier is None:
-            return calibrate_noise_multiplier(self.epsilon, self.delta, sample_rate, n_steps,
+            return calibrate_noise_multiplier(epsilon, self.delta, sample_rate, n_steps,
                                               return_epsilon=True, **accounting)
         z = float(self.noise_multiplier)
         spent = dpsgd_epsilon(z, sample_rate, n_steps, self.delta, **accounting)
-        if spent > self.epsilon:
+        if spent > epsilon:
             raise PrivacyBudgetError(
                 f"noise_multiplier={z!r} with {n_steps} steps at sampling rate "
-                f"{sample_rate:.4g} certifies epsilon={spent:.6g} > epsilon={self.epsilon!r}. "
-                "Raise epsilon (np.inf to accept any spend), increase noise_multiplier, or "
-                "use noise_multiplier=None to calibrate it.")
+                f"{sample_rate:.4g} certifies epsilon={spent:.6g} > {epsilon:.6g}, the "
+                f"budget of the steps (epsilon={self.epsilon!r}"
+                + (" less the private data_norm's share" if self._private_norm() else "")
+                + "). Raise epsilon (np.inf to accept any spend), increase noise_multiplier, "
+                "or use noise_multiplier=None to calibrate it.")
         return z, spent
 
     def _releases(self, X, y, with_derivative=False):
@@ -1039,6 +1049,7 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         here, before any noise. Sets ``classes_`` (in memory) and ``n_features_in_``."""
         partitioned = is_dask_collection(X) or is_dask_collection(y)
         if partitioned:  # checked as a map-reduce; each partition maps its own labels
+            self._resolve_data_norm()
             design = partitioned_design(self, X, y, data_norm=self._clipping_norm(),
                                         fit_intercept=self.fit_intercept,
                                         intercept_scaling=self.intercept_scaling)
@@ -1055,6 +1066,7 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         else:
             Y = np.where(y_idx[:, None] == np.arange(n_classes), 1.0, -1.0)
         del y_idx
+        self._resolve_data_norm(X)
         design = solver_design(X, data_norm=self._clipping_norm(),
                                fit_intercept=self.fit_intercept,
                                intercept_scaling=self.intercept_scaling)
@@ -1065,6 +1077,14 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         ``n`` enters the released model) times the rate, and the step streams."""
         count_rng, sampling_rng, noise_rng = noise_generator(self.random_state).spawn(3)
         n_tilde = design.shape[0] + count_noise * count_rng.standard_normal()
+        if LARGE_DELTA >= self.delta > 1.0 / max(n_tilde, 1.0):
+            # a function of the DP count, which the guarantee covers: no leak
+            warnings.warn(
+                f"DPSGDClassifier: delta={self.delta:g} is above 1 / n_tilde, with n_tilde "
+                f"= {n_tilde:.0f} the fit's differentially private row count: the "
+                "guarantee allows publishing a record whole. Choose delta well below 1 / n "
+                "for a public upper bound n on the number of rows.",
+                LargeDeltaWarning, stacklevel=5)
         return max(sample_rate * n_tilde, 1.0), sampling_rng, noise_rng
 
     def _step_size(self, noise_multiplier, normaliser):
@@ -1078,15 +1098,17 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         (:class:`DPGDCheckpoints`): full batches accounted in Gaussian DP, a constant
         schedule, a calibrated noise multiplier."""
         return (float(self.sample_rate) == 1.0 and self.learning_rate_schedule == "constant"
-                and self.noise_multiplier is None and self._accountant(1.0) == "pld")
+                and self.noise_multiplier is None and self._accountant(1.0) == "pld"
+                and not self._private_norm())
 
     def _noise_reduction_path(self, X, y, C_epsilon=None):
         """One run released at increasing epsilons (:class:`DPGDCheckpoints`);
         ``C_epsilon`` is unused (no ``C``)."""
         if not self._supports_checkpoints():
             raise ValueError("Checkpoints of one run need sample_rate=1.0, "
-                             "learning_rate_schedule='constant', noise_multiplier=None "
-                             "and the Gaussian-DP accountant ('auto' or 'pld').")
+                             "learning_rate_schedule='constant', noise_multiplier=None, "
+                             "the Gaussian-DP accountant ('auto' or 'pld') and a public "
+                             "data_norm (not 'private').")
         return DPGDCheckpoints(self, X, y)
 
     def _partitioned_refusal(self, with_derivative):
@@ -1104,7 +1126,7 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         self.n_steps_ = int(solution.n_steps)
         self.n_iter_ = self.n_steps_
         self.count_noise_std_ = float(solution.count_noise_std)
-        self._record_spend(solution.epsilon, self.delta, "add_remove")
+        self._record_spend(solution.epsilon + self.data_norm_epsilon_, self.delta, "add_remove")
 
     # -- prediction ---------------------------------------------------------------------
 

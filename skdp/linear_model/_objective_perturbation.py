@@ -402,9 +402,12 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
     >>> from sklearn.datasets import make_classification
     >>> from skdp import ObjPertLogisticRegression
     >>> X, y = make_classification(n_samples=200, n_features=4, random_state=0)
-    >>> clf = ObjPertLogisticRegression(epsilon=1.0, random_state=0).fit(X, y)
+    >>> clf = ObjPertLogisticRegression(epsilon=1.0, data_norm=5.0, random_state=0).fit(X, y)
     >>> clf.coef_.shape, clf.epsilon_spent_, clf.neighboring_
     ((1, 4), 1.0, 'add_remove')
+    >>> private = ObjPertLogisticRegression(data_norm="private", random_state=0).fit(X, y)
+    >>> private.data_norm_epsilon_, private.epsilon_spent_   # 10 %% for the bound, in the total
+    (0.1, 1.0)
     """
 
     # first-order expansion of the utility in EpsilonForUtility (see its benchmark)
@@ -423,7 +426,7 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
 
     def __init__(self, *, epsilon=1.0, delta=0.0, neighboring="add_remove", C="auto",
                  loss="logistic", huber_h=0.5, multi_class="auto", fit_intercept=True,
-                 intercept_scaling=1.0, data_norm=1.0, delta_rule="continuous",
+                 intercept_scaling=1.0, data_norm="warn", delta_rule="continuous",
                  eps_jacobian_frac=0.5, tol=1e-8, max_iter=100, classes=None,
                  random_state=None):
         self.epsilon = epsilon
@@ -458,7 +461,7 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
         if partitioned:  # checked as a map-reduce; each partition maps its own labels
             if len(X.shape) == 2:  # before any pass over the data (other shapes: below)
                 check_partitioned_hessian(X.shape[1] + bool(self.fit_intercept))
-            design = partitioned_design(self, X, y, data_norm=self.data_norm,
+            design = partitioned_design(self, X, y, data_norm=self._resolve_data_norm(),
                                         fit_intercept=self.fit_intercept,
                                         intercept_scaling=self.intercept_scaling)
             y_idx, multinomial = None, False
@@ -467,17 +470,18 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
             check_classification_targets(y)
             self.classes_, y_idx = encode_labels(y, self.classes)
             multinomial = self._is_multinomial(len(self.classes_))
-            design = solver_design(X, data_norm=self.data_norm,
+            design = solver_design(X, data_norm=self._resolve_data_norm(X),
                                    fit_intercept=self.fit_intercept,
                                    intercept_scaling=self.intercept_scaling)
         rng = noise_generator(self.random_state)
-        row_norm = effective_data_norm(self.data_norm, self.fit_intercept,
+        row_norm = effective_data_norm(self.data_norm_, self.fit_intercept,
                                        self.intercept_scaling)
         n_classes = len(self.classes_)
         loss = SoftmaxLoss() if multinomial else self._make_loss()
         k = 1 if multinomial or n_classes == 2 else n_classes
+        epsilon = self._mechanism_epsilon()
         self.C_, C_rate = (
-            auto_C(loss, epsilon=self.epsilon / k, neighboring=self.neighboring,
+            auto_C(loss, epsilon=epsilon / k, neighboring=self.neighboring,
                    row_norm=row_norm, hessian_rank=n_classes - 1 if multinomial else 1,
                    pure=self.delta == 0)
             if self.C == "auto" else (float(self.C), 0.0))
@@ -487,10 +491,10 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
                       tol=self.tol, max_iter=self.max_iter, rng=rng)
         if multinomial:
             one_hot = np.eye(n_classes)[y_idx]
-            return [_multinomial_objective_perturbation(design, one_hot, epsilon=self.epsilon,
+            return [_multinomial_objective_perturbation(design, one_hot, epsilon=epsilon,
                                                         delta=self.delta, **common)]
         # a partitioned design holds its labels (two classes, one problem)
         targets = [None] if partitioned else one_vs_rest_targets(y_idx, n_classes)
-        return [_objective_perturbation(design, target, loss, epsilon=self.epsilon / k,
+        return [_objective_perturbation(design, target, loss, epsilon=epsilon / k,
                                         delta=self.delta / k, n_problems=k, **common)
                 for target in targets]

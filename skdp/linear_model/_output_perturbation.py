@@ -13,7 +13,7 @@ from sklearn.base import ClassifierMixin, clone
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
-from ..base import neighboring_constraint
+from ..base import neighboring_constraint, warn_large_delta
 from ..losses import HingeLoss, SoftmaxLoss
 from ..mechanisms import (draw_noise, minimiser_sensitivity, output_perturbation_calibration,
                           reduce_gaussian_noise, reduce_laplace_noise)
@@ -384,10 +384,11 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
     >>> from sklearn.datasets import make_classification
     >>> from skdp import OutputPertSVM
     >>> X, y = make_classification(n_samples=200, n_features=4, random_state=0)
-    >>> clf = OutputPertSVM(epsilon=1.0, C=0.1, random_state=0).fit(X, y)
+    >>> clf = OutputPertSVM(epsilon=1.0, C=0.1, data_norm=5.0, random_state=0).fit(X, y)
     >>> clf.coef_.shape, clf.epsilon_spent_, clf.neighboring_
     ((1, 4), 1.0, 'add_remove')
-    >>> rbf = OutputPertSVM(kernel="rbf", n_components=50, random_state=0).fit(X, y)
+    >>> rbf = OutputPertSVM(kernel="rbf", n_components=50, data_norm=5.0,
+    ...                     random_state=0).fit(X, y)
     >>> rbf.coef_.shape, rbf.random_weights_.shape
     ((1, 50), (4, 50))
     """
@@ -411,7 +412,7 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
 
     def __init__(self, *, epsilon=1.0, delta=0.0, neighboring="add_remove", C="auto",
                  loss="hinge", huber_h=0.5, fit_intercept=True, intercept_scaling=1.0,
-                 data_norm=1.0, kernel="linear", gamma="auto", n_components=100,
+                 data_norm="warn", kernel="linear", gamma="auto", n_components=100,
                  feature_random_state=0, tol=1e-3, max_iter=10_000, noise="auto",
                  multi_class="auto", classes=None, random_state=None):
         self.epsilon = epsilon
@@ -450,9 +451,9 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
         """The RBF width: ``gamma``, or the public rule of ``"auto"``."""
         if self.gamma != "auto":
             return float(self.gamma)
-        if self.data_norm is None:
+        if self.data_norm_ is None:
             return 1.0 / n_features
-        return 1.0 / self.data_norm**2
+        return 1.0 / self.data_norm_**2
 
     def _feature_map(self):
         return RandomFourierMap(self.random_weights_, self.random_offset_)
@@ -481,10 +482,10 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
             self.__dict__.pop(name, None)
         if len(X.shape) == 2:  # before any pass over the data (other shapes: below)
             check_partitioned_hessian(X.shape[1] + bool(self.fit_intercept))
-        design = partitioned_design(self, X, y, data_norm=self.data_norm,
+        design = partitioned_design(self, X, y, data_norm=self._resolve_data_norm(),
                                     fit_intercept=self.fit_intercept,
                                     intercept_scaling=self.intercept_scaling)
-        row_norm = effective_data_norm(self.data_norm, self.fit_intercept,
+        row_norm = effective_data_norm(self.data_norm_, self.fit_intercept,
                                        self.intercept_scaling)
         rng = noise_generator(self.random_state)
         loss = self._make_loss()
@@ -509,6 +510,8 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
         """
         if self.kernel == "linear":
             self._check_privacy_params()
+        else:  # data_norm=None is allowed with random features
+            warn_large_delta(self.delta, type(self).__name__)
         if self.noise == "laplace" and self.delta > 0:
             raise ValueError("noise='laplace' is pure epsilon-DP: it needs delta=0; got "
                              f"delta={self.delta}.")
@@ -521,7 +524,7 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
         if self.kernel == "rbf":
             rng = noise_generator(self.random_state)
             # data_norm=None: rows capped at a huge norm all the same (x . omega finite)
-            X = clip_rows_to_norm(X, finite_clipping_norm(self.data_norm))
+            X = clip_rows_to_norm(X, finite_clipping_norm(self._resolve_data_norm(X)))
             gamma = self._gamma(X.shape[1])
             # the published map comes from its own public seed, never from random_state
             feature_map = draw_random_fourier_map(X.shape[1], self.n_components, gamma,
@@ -535,10 +538,10 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
         else:
             for name in ("random_weights_", "random_offset_"):
                 self.__dict__.pop(name, None)
-            design = solver_design(X, data_norm=self.data_norm,
+            design = solver_design(X, data_norm=self._resolve_data_norm(X),
                                    fit_intercept=self.fit_intercept,
                                    intercept_scaling=self.intercept_scaling)
-            row_norm = effective_data_norm(self.data_norm, self.fit_intercept,
+            row_norm = effective_data_norm(self.data_norm_, self.fit_intercept,
                                            self.intercept_scaling)
             if self.loss == "hinge":
                 check_liblinear_memory(design)  # before the noise stream is touched
@@ -550,11 +553,12 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
             targets = one_vs_rest_targets(y_idx, len(self.classes_))
             loss, dim = self._make_loss(), design.shape[1]
         k = len(targets)
-        share = dict(epsilon=self.epsilon / k, delta=self.delta / k,
+        epsilon = self._mechanism_epsilon()
+        share = dict(epsilon=epsilon / k, delta=self.delta / k,
                      neighboring=self.neighboring, row_norm=row_norm, tol=self.tol)
         # a noise-reduction path resolves C="auto" at its public C_epsilon, not at
         # its first (smallest) release
-        C_share = {**share, "epsilon": getattr(self, "_C_epsilon", None) or self.epsilon}
+        C_share = {**share, "epsilon": getattr(self, "_C_epsilon", None) or epsilon}
         C_share["epsilon"] /= k
         self.C_ = (auto_C(loss, law=self.noise, dim=dim,
                           margin_noise=AUTO_MARGIN_NOISE[self.kernel] / (2 * k if k > 1 else 1),
@@ -567,7 +571,7 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
     def _supports_noise_reduction(self):
         """Laplace (``noise="laplace"``) or Gaussian (``delta > 0``) noise has an exact
         coupling across scales; the Gamma-norm noise has none known to us."""
-        return self.noise == "laplace" or self.delta > 0
+        return (self.noise == "laplace" or self.delta > 0) and not self._private_norm()
 
     def _noise_reduction_path(self, X, y, C_epsilon=None):
         """One certified fit whose noise is released at increasing epsilons.
@@ -578,7 +582,8 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
         """
         if not self._supports_noise_reduction():
             raise ValueError("Noise reduction needs noise='laplace' (pure) or delta > 0 "
-                             "(Gaussian); the Gamma-norm noise has no exact coupling.")
+                             "(Gaussian); the Gamma-norm noise has no exact coupling. It also "
+                             "needs a public data_norm (not 'private').")
         return NoiseReductionPath(self, X, y, C_epsilon)
 
     def _n_coefficients(self):
@@ -588,7 +593,7 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
         if self.kernel != "rbf":
             return super()._prediction_input(X)
         X = validate_data(self, X, dtype=np.float64, reset=False, accept_sparse=("csr", "csc"))
-        X = clip_rows_to_norm(X, finite_clipping_norm(self.data_norm))
+        X = clip_rows_to_norm(X, finite_clipping_norm(self.data_norm_))
         return self._feature_map().transform(X)
 
 

@@ -14,10 +14,15 @@ from ._laplace import LaplaceDraw, draw_laplace, reduce_laplace_noise
 from ._noise import draw_noise, sample_noise
 from ._output_perturbation import (OutputPertCalibration, minimiser_sensitivity,
                                    output_perturbation_calibration)
+from ._quantile import (DATA_NORM_EPSILON_SHARE, NORM_QUANTILE, NORM_RANGE, private_quantile,
+                        quantile_intervals)
 
 __all__ = [
     "COVER_EPSILON_SHARE",
     "MAX_TOL",
+    "DATA_NORM_EPSILON_SHARE",
+    "NORM_QUANTILE",
+    "NORM_RANGE",
     "Budget",
     "EpsilonDerivatives",
     "SolverCover",
@@ -31,6 +36,8 @@ __all__ = [
     "draw_noise",
     "minimiser_sensitivity",
     "output_perturbation_calibration",
+    "private_quantile",
+    "quantile_intervals",
     "reduce_gaussian_noise",
     "reduce_laplace_noise",
     "sample_noise",

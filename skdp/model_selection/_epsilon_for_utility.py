@@ -360,13 +360,15 @@ default=None
     >>> from sklearn.datasets import make_classification
     >>> from skdp import EpsilonForUtility, ObjPertLogisticRegression
     >>> X, y = make_classification(n_samples=2000, n_features=5, random_state=0)
-    >>> search = EpsilonForUtility(ObjPertLogisticRegression(C=1.0), target_utility=0.85,
+    >>> search = EpsilonForUtility(ObjPertLogisticRegression(C=1.0, data_norm=1.0),
+    ...                            target_utility=0.85,
     ...                            random_state=0).fit(X, y)
     >>> search.best_estimator_.epsilon == search.epsilon_
     True
     >>> bool(search.privacy_report_["ex_post"]["epsilon"] <= search.epsilon_max)
     True
-    >>> analytic = EpsilonForUtility(ObjPertLogisticRegression(C=1.0), target_utility=0.85,
+    >>> analytic = EpsilonForUtility(ObjPertLogisticRegression(C=1.0, data_norm=1.0),
+    ...                            target_utility=0.85,
     ...                              selection="analytic", n_draws=3,
     ...                              random_state=0).fit(X, y)
     >>> analytic.n_fits_, analytic.best_estimator_.epsilon == analytic.epsilon_

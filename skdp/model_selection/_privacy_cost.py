@@ -473,11 +473,12 @@ def privacy_cost_of_search(search, *, cv=None):
     >>> from skdp import ObjPertLogisticRegression
     >>> from skdp.model_selection import privacy_cost_of_search
     >>> X, y = make_classification(n_samples=300, random_state=0)
-    >>> grid = GridSearchCV(ObjPertLogisticRegression(epsilon=0.5),
+    >>> grid = GridSearchCV(ObjPertLogisticRegression(epsilon=0.5, data_norm=1.0),
     ...                     {"C": [0.1, 1.0]}, cv=3).fit(X, y)
     >>> privacy_cost_of_search(grid)["total_epsilon"]  # 2 x 3 fits at 0.5 + refit at 0.5
     3.5
-    >>> seeded = GridSearchCV(ObjPertLogisticRegression(epsilon=0.5, random_state=0),
+    >>> seeded = GridSearchCV(ObjPertLogisticRegression(epsilon=0.5, data_norm=1.0,
+    ...                                                 random_state=0),
     ...                       {"C": [0.1, 1.0]}, cv=3).fit(X, y)
     >>> privacy_cost_of_search(seeded)["total_epsilon"]  # the fits share their noise
     inf
@@ -485,12 +486,13 @@ def privacy_cost_of_search(search, *, cv=None):
     With a public fold label, each row is in 2 of the 3 training folds:
 
     >>> folds = PredefinedSplit(np.arange(300) % 3)
-    >>> public = GridSearchCV(ObjPertLogisticRegression(epsilon=0.5),
+    >>> public = GridSearchCV(ObjPertLogisticRegression(epsilon=0.5, data_norm=1.0),
     ...                       {"C": [0.1, 1.0]}, cv=folds).fit(X, y)
     >>> report = privacy_cost_of_search(public)
     >>> report["total_epsilon"], report["per_row_epsilon"]  # 2 x 2 x 0.5 + 0.5
     (3.5, 2.5)
-    >>> result = cross_validate(ObjPertLogisticRegression(epsilon=0.5), X, y, cv=folds,
+    >>> result = cross_validate(ObjPertLogisticRegression(epsilon=0.5, data_norm=1.0), X, y,
+    ...                         cv=folds,
     ...                         return_estimator=True, return_indices=True)
     >>> report = privacy_cost_of_search(result, cv=folds)
     >>> report["total_epsilon"], report["per_row_epsilon"]

@@ -7,15 +7,34 @@ _SHARED_PARAMS = {
     "delta": """delta : float, default=0.0
         Probability with which the epsilon bound may fail, in [0, 1). ``0``
         selects the pure epsilon-DP mechanism; ``delta > 0`` the Gaussian one.
-        Choose it well below ``1 / n_samples``.""",
+        Choose it well below ``1 / n`` for a public upper bound ``n`` on the
+        number of rows. ``delta`` above 1e-3 raises a
+        :class:`~skdp.LargeDeltaWarning` at ``fit``: it is at least ``1 / n``
+        for every dataset of 1,000 rows or more, so the guarantee would allow
+        publishing a record whole. The test reads ``delta`` alone, because the
+        number of rows is private under add/remove (a warning that compared
+        ``delta`` with it would tell neighbouring datasets apart); a smaller
+        ``delta`` that is still above ``1 / n`` on a small dataset is not
+        caught.""",
     "neighboring": """neighboring : {"add_remove", "replace"}, default="add_remove"
         Neighbouring relation of the guarantee: datasets that differ by adding
         or removing one record, or by replacing one record (``n_samples`` public).
         Replacement doubles the gradient sensitivity.""",
-    "data_norm": """data_norm : float, default=1.0
+    "data_norm": """data_norm : float, "private" or "warn", default="warn"
         Public bound on the L2 norm of each feature row; longer rows are clipped
         to it (a per-row operation, so it costs no privacy). It must not be
-        computed from the private data: ``None`` is an error.""",
+        computed from the private data: ``None`` is an error. ``"private"``
+        chooses it inside the guarantee: the exponential mechanism picks about
+        the 0.9 quantile of the row norms in the public range ``[2**-10,
+        2**30]`` (about 1e-3 to 1e9), spending 10 % of ``epsilon``; the fit runs at the
+        other 90 %, ``epsilon_spent_`` is the total and ``data_norm_epsilon_``
+        the bound's share (``docs/privacy/data_norm.rst``); with probability
+        0.95 at least it lands between the 0.8 and 1.0 quantiles when
+        ``n_samples * epsilon`` is above about 1,600. ``"warn"``
+        (the default) clips to 1.0 and raises a :class:`~skdp.DataNormWarning`
+        from the parameter alone (never from the data): 1.0 suits rows scaled
+        into the unit ball, not raw features. The bound used is
+        ``data_norm_``.""",
     "fit_intercept": """fit_intercept : bool, default=True
         Whether to fit an intercept. It is a constant column of value
         ``intercept_scaling`` appended to ``X`` and penalised like every other
@@ -82,7 +101,15 @@ _SHARED_PARAMS = {
         Dimension of the vector.
     rng : numpy.random.Generator
         The noise stream.""",
-    "privacy_attrs": """epsilon_spent_ : float
+    "privacy_attrs": """data_norm_ : float
+        The bound the rows were clipped to (fit and prediction): ``data_norm``,
+        1.0 for ``"warn"``, or the private choice of ``"private"``.
+
+    data_norm_epsilon_ : float
+        Epsilon spent choosing ``data_norm_`` (0 unless ``data_norm="private"``);
+        part of ``epsilon_spent_``.
+
+    epsilon_spent_ : float
         Epsilon of the guarantee delivered by this fit.
 
     delta_spent_ : float

@@ -30,8 +30,8 @@ import numpy as np
 
 from ._docstrings import fill_doc
 
-# Spawn keys that separate the two streams derived from one seed.
-_NOISE_KEY, _PUBLIC_KEY = 0, 1
+# Spawn keys that separate the streams derived from one seed.
+_NOISE_KEY, _PUBLIC_KEY, _DATA_NORM_KEY = 0, 1, 2
 
 
 def _is_seed(random_state):
@@ -146,6 +146,28 @@ def public_generator(random_state):
     public : numpy.random.Generator
     """
     return privacy_streams(random_state)[1]
+
+
+@fill_doc(fragments=_STREAM_DOC)
+def data_norm_generator(random_state):
+    """The noise stream of a private ``data_norm`` (``data_norm="private"``).
+
+    ChaCha20 like :func:`noise_generator`, on a branch of its own: in
+    reproducibility mode it shares no output with the fit's noise stream, so the
+    choice of the bound and the fit's noise are independent draws, as their
+    composition assumes. ``None`` keys it with fresh bits from ``secrets``.
+
+    %(stream_seed)s
+
+    Returns
+    -------
+    noise : numpy.random.Generator
+    """
+    _check_random_state_type(random_state)
+    if random_state is None:
+        return _chacha(np.random.SeedSequence(secrets.randbits(256)))
+    root = _seed_sequence(random_state)
+    return _chacha(np.random.SeedSequence(root.entropy, spawn_key=(_DATA_NORM_KEY,)))
 
 
 def check_rng(random_state):

@@ -14,7 +14,7 @@ from sklearn.model_selection import GridSearchCV, cross_val_score
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import MaxAbsScaler
 
-from skdp import ConvergenceError, NAPPLasso, NAPPLassoClassifier
+from skdp import ConvergenceError, DataNormWarning, NAPPLasso, NAPPLassoClassifier
 from skdp.linear_model._napp._mechanism import build_problem, distance_bound, solve_release
 from skdp.mechanisms._napp import (
     napp_calibration,
@@ -652,10 +652,15 @@ def test_rows_inside_data_norm_are_untouched_and_longer_rows_clipped():
 
 
 def test_warnings_free_default_fit():
+    """Only the warning that data_norm was left at its default."""
     X, y = make_classification(n_samples=200, n_features=5, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
+        NAPPLassoClassifier(data_norm=1.0, random_state=0).fit(X, y)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         NAPPLassoClassifier(random_state=0).fit(X, y)
+    assert [w.category for w in caught] == [DataNormWarning]
 
 
 # -- the Poisson loss added to skdp.losses ----------------------------------------------------

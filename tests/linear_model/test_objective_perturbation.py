@@ -13,7 +13,7 @@ from sklearn.multiclass import OneVsRestClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import Normalizer, OneHotEncoder
 
-from skdp import ConvergenceError, ObjPertLogisticRegression
+from skdp import ConvergenceError, DataNormWarning, ObjPertLogisticRegression
 from skdp.solvers import glm_gradient, glm_hessian
 from skdp.losses import HuberHingeLoss, LogisticLoss
 
@@ -187,8 +187,8 @@ def test_fitted_estimator_keeps_no_noise_or_data(unit_ball_classification):
     X, y = unit_ball_classification
     est = ObjPertLogisticRegression(random_state=0).fit(X, y)
     fitted = {k for k in vars(est) if k.endswith("_") and not k.startswith("__")}
-    assert fitted == {"coef_", "intercept_", "classes_", "n_features_in_", "C_",
-                      "epsilon_spent_", "delta_spent_", "neighboring_"}
+    assert fitted == {"coef_", "intercept_", "classes_", "n_features_in_", "C_", "data_norm_",
+                      "data_norm_epsilon_", "epsilon_spent_", "delta_spent_", "neighboring_"}
     assert not [k for k in vars(est) if k.startswith("_") and not k.startswith("__")]
 
 
@@ -242,11 +242,15 @@ def test_utility_improves_with_epsilon_on_average():
     assert np.all(np.diff(losses) < 0)
 
 
-def test_default_fit_emits_no_warning(unit_ball_classification):
+def test_default_fit_emits_no_warning_but_the_data_norm_one(unit_ball_classification):
     X, y = unit_ball_classification
     with warnings.catch_warnings():
         warnings.simplefilter("error")
+        ObjPertLogisticRegression(data_norm=1.0, random_state=0).fit(X, y)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         ObjPertLogisticRegression(random_state=0).fit(X, y)
+    assert [w.category for w in caught] == [DataNormWarning]
 
 
 @pytest.mark.parametrize("loss", [LogisticLoss(), HuberHingeLoss(h=0.3)])

@@ -13,7 +13,7 @@ from sklearn.model_selection import GridSearchCV
 from sklearn.multiclass import OneVsRestClassifier
 from sklearn.svm import LinearSVC
 
-from skdp import ConvergenceError, OutputPertSVM
+from skdp import ConvergenceError, DataNormWarning, OutputPertSVM
 from skdp.accounting import analytic_gaussian_sigma
 from skdp.mechanisms import draw_gamma_norm, draw_noise, minimiser_sensitivity
 from skdp.solvers import certified_hinge_minimiser, glm_objective, hinge_duality_gap
@@ -580,8 +580,8 @@ def test_same_seed_same_model_other_seed_other_model(unit_ball_classification):
 
 def test_fitted_estimator_keeps_no_noise_or_data(unit_ball_classification):
     X, y = unit_ball_classification
-    common = {"coef_", "intercept_", "classes_", "n_features_in_", "C_",
-              "epsilon_spent_", "delta_spent_", "neighboring_"}
+    common = {"coef_", "intercept_", "classes_", "n_features_in_", "C_", "data_norm_",
+              "data_norm_epsilon_", "epsilon_spent_", "delta_spent_", "neighboring_"}
     for kw, extra in ((dict(), set()),
                       (dict(kernel="rbf", n_components=10), {"random_weights_",
                                                                "random_offset_"})):
@@ -653,12 +653,17 @@ def test_grid_search_and_pickle(unit_ball_classification):
     assert_allclose(restored.decision_function(X), grid.best_estimator_.decision_function(X))
 
 
-def test_default_fit_emits_no_warning(unit_ball_classification):
+def test_default_fit_emits_no_warning_but_the_data_norm_one(unit_ball_classification):
     X, y = unit_ball_classification
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        OutputPertSVM(random_state=0).fit(X, y)
-        OutputPertSVM(kernel="rbf", random_state=0).fit(X, y)
+        OutputPertSVM(data_norm=1.0, random_state=0).fit(X, y)
+        OutputPertSVM(kernel="rbf", data_norm=1.0, random_state=0).fit(X, y)
+    for kw in (dict(), dict(kernel="rbf")):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            OutputPertSVM(random_state=0, **kw).fit(X, y)
+        assert [w.category for w in caught] == [DataNormWarning]
 
 
 @pytest.mark.slow

@@ -195,7 +195,7 @@ def _napp_design(X, estimator):
     d = X.shape[1] + int(estimator.fit_intercept)
     check_allocation(8.0 * 3 * d * d,
                      f"NAPP's solver, with d x d Gram and Hessian matrices for {d} coefficients,")
-    return solver_design(X, data_norm=estimator.data_norm,
+    return solver_design(X, data_norm=estimator._resolve_data_norm(X),
                          fit_intercept=estimator.fit_intercept,
                          intercept_scaling=estimator.intercept_scaling)
 
@@ -279,7 +279,7 @@ class _BaseNAPP(PrivateLinearModel):
 
     def _run(self, design, targets, rng):
         """Run the configured mechanism once per problem; return the transient solutions."""
-        row_norm = effective_data_norm(self.data_norm, self.fit_intercept,
+        row_norm = effective_data_norm(self.data_norm_, self.fit_intercept,
                                        self.intercept_scaling)
         loss = self._make_loss()
         gradient_bound, hessian_bound = loss.bounds(row_norm, getattr(self, "y_bound", None),
@@ -288,7 +288,7 @@ class _BaseNAPP(PrivateLinearModel):
         solver = dict(tol=self.tol, max_iter=self.max_iter, napp_max_iter=self.napp_max_iter,
                       augmentation=self.augmentation, n_aug=self.n_aug, rng=rng)
         k = len(targets)
-        common = dict(epsilon=self.epsilon / k, delta=self.delta / k,
+        common = dict(epsilon=self._mechanism_epsilon() / k, delta=self.delta / k,
                       gradient_bound=gradient_bound, hessian_bound=hessian_bound,
                       coef_bound=self.coef_bound, eps_jacobian_frac=self.eps_jacobian_frac,
                       neighboring=self.neighboring, solver=solver, rng=rng)
@@ -355,7 +355,9 @@ class _BaseNAPP(PrivateLinearModel):
             "mechanism": self._mechanism_name(),
             "epsilon": float(self.epsilon),
             "delta": float(self.delta),
-            "epsilon_spent": float(per_problem * len(solutions)),
+            "epsilon_spent": float(per_problem * len(solutions) + self.data_norm_epsilon_),
+            "epsilon_data_norm": float(self.data_norm_epsilon_),
+            "data_norm": self.data_norm_,
             "neighboring": self.neighboring,
             "n_problems": len(solutions),
             "eps_jacobian": last["eps_jacobian"],
@@ -462,7 +464,7 @@ class NAPPLasso(RegressorMixin, _BaseNAPP):
 
     def __init__(self, *, alpha=1.0, loss="squared", penalty="l1", l1_ratio=0.5, q=1.5,
                  epsilon=1.0, delta=0.0, neighboring="add_remove", eps_jacobian_frac=0.5,
-                 retrieval="recycle", data_norm=1.0, y_bound=None, coef_bound=None,
+                 retrieval="recycle", data_norm="warn", y_bound=None, coef_bound=None,
                  fit_intercept=True, intercept_scaling=1.0, adaptive_two_stage=False,
                  stage1_frac=0.3, threshold=None, augmentation="expected", n_aug=None,
                  tol=1e-8, max_iter=100, napp_max_iter=10, random_state=None):
@@ -536,7 +538,7 @@ class NAPPLasso(RegressorMixin, _BaseNAPP):
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False, accept_sparse=("csr", "csc"))
-        eta = np.asarray(clip_rows_to_norm(X, self.data_norm) @ self.coef_) + self.intercept_
+        eta = np.asarray(clip_rows_to_norm(X, self.data_norm_) @ self.coef_) + self.intercept_
         return np.exp(eta) if self.loss == "poisson" else eta
 
 
@@ -597,7 +599,8 @@ class NAPPLassoClassifier(_LinearClassifierMixin, ClassifierMixin, _BaseNAPP):
     >>> from sklearn.datasets import make_classification
     >>> from skdp import NAPPLassoClassifier
     >>> X, y = make_classification(n_samples=200, n_features=4, random_state=0)
-    >>> clf = NAPPLassoClassifier(alpha=2.0, epsilon=1.0, random_state=0).fit(X, y)
+    >>> clf = NAPPLassoClassifier(alpha=2.0, epsilon=1.0, data_norm=5.0,
+    ...                           random_state=0).fit(X, y)
     >>> clf.coef_.shape, clf.classes_, clf.epsilon_spent_
     ((1, 4), array([0, 1]), 1.0)
     """
@@ -609,7 +612,7 @@ class NAPPLassoClassifier(_LinearClassifierMixin, ClassifierMixin, _BaseNAPP):
 
     def __init__(self, *, alpha=1.0, penalty="l1", l1_ratio=0.5, q=1.5, epsilon=1.0,
                  delta=0.0, neighboring="add_remove", eps_jacobian_frac=0.5,
-                 retrieval="recycle", data_norm=1.0, coef_bound=None, fit_intercept=True,
+                 retrieval="recycle", data_norm="warn", coef_bound=None, fit_intercept=True,
                  intercept_scaling=1.0, adaptive_two_stage=False, stage1_frac=0.3,
                  threshold=None, augmentation="expected", n_aug=None, tol=1e-8,
                  max_iter=100, napp_max_iter=10,
