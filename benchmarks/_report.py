@@ -435,8 +435,8 @@ def epsilon_for_utility(payload, timing=None):
 SELECTION_SUMMARY = (
     ("output perturbation, noise reduction", ("Laplace noise reduction", "Gaussian noise "
                                               "reduction"), ("private",), ("private+proxy",)),
-    ("objective perturbation, pure", ("objective perturbation (pure",), ("private",),
-     ("private+proxy",)),
+    ("objective perturbation, pure", ("objective perturbation (pure",),
+     ("private", "all rows"), ("private+proxy", "all rows+proxy")),
     ("objective perturbation, Gaussian", ("objective perturbation (Gaussian",), ("private",),
      ("private+proxy",)),
     ("DP-GD", ("DP-GD",), ("private", "all rows"), ("private+proxy", "all rows+proxy")),

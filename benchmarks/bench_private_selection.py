@@ -17,9 +17,10 @@ Methods, in one run:
   increasing epsilons, noise reduction, and cost the last rung's epsilon);
 * ``private+proxy``: the same, started from the analytic method on a public proxy
   (a fixed disjoint sample of the training file, never part of the private rows);
-* ``all rows`` and ``all rows+proxy`` (full-batch DP-GD only): ``test_rows="all"``,
-  every rung trained on all the private rows and tested on them by Gaussian tests
-  composed with the rungs in one Gaussian-DP odometer;
+* ``all rows`` and ``all rows+proxy`` (fresh pure rungs and full-batch DP-GD):
+  ``test_rows="all"``, every rung trained on all the private rows and tested on them,
+  by Laplace tests added to the pure rungs' sum or Gaussian tests in DP-GD's
+  Gaussian-DP odometer;
 * ``doubling``: the public doubling ladder (``steering="geometric"``), each rung
   tested by its own Laplace comparison like ``private``'s;
 * ``random stopping``: private selection over a grid with random stopping
@@ -40,8 +41,9 @@ user would otherwise run.
 
 Beside each ratio: the **test floor** over the oracle, the privacy cost of the test
 alone that tells the target from half a point below it with one-sided error 10 %
-(Laplace on the held-out part of ``m = 0.2 n`` rows: ``ln 5 / (0.005 m)``; the Gaussian
-test on all ``n`` rows: ``mu = z_0.9 / (0.005 n)`` at the search's delta); and per
+(Laplace on the held-out part of ``m = 0.2 n`` rows: ``ln 5 / (0.005 m)``, or on all
+``n`` rows: ``ln 5 / (0.005 n)``; the Gaussian test on all rows: ``mu = z_0.9 / (0.005
+n)`` at the search's delta); and per
 target the oracle fit's **own share** within half a point (its ``oracle_seeds`` fits at
 the oracle epsilon), the share a search's released models can be held to.
 
@@ -96,7 +98,8 @@ ESTIMATORS = {
 SHORT_NAMES = {"objpert": OBJPERT, "objpert_gaussian": OBJPERT_GAUSSIAN,
                "output": OUTPUT, "laplace": LAPLACE,
                "gaussian": GAUSSIAN, "dpgd": DPGD}
-PURE_METHODS = ("private", "private+proxy", "doubling", "random stopping", "analytic")
+PURE_METHODS = ("private", "private+proxy", "all rows", "all rows+proxy", "doubling",
+                "random stopping", "analytic")
 METHODS_OF = {
     # noise reduction needs no ladder of fits: "doubling" would rerun "private"
     LAPLACE: ("private", "private+proxy", "random stopping", "analytic"),
@@ -168,11 +171,11 @@ def _test_floor(method, make, n_private):
     every row (at the search's delta); None where no such test is run."""
     if method in ("random stopping", "analytic"):
         return None
-    if method.startswith("all rows"):
-        mu = norm.ppf(1 - FLOOR_ERROR) / (HALF_POINT * n_private)
+    rows = n_private if method.startswith("all rows") else VALIDATION_FRACTION * n_private
+    if method.startswith("all rows") and _is_gaussian(make):
+        mu = norm.ppf(1 - FLOOR_ERROR) / (HALF_POINT * rows)
         return float(gaussian_epsilon(_search_params(make)["delta_max"], mu))
-    held_out = VALIDATION_FRACTION * n_private
-    return float(np.log(0.5 / FLOOR_ERROR) / (HALF_POINT * held_out))
+    return float(np.log(0.5 / FLOOR_ERROR) / (HALF_POINT * rows))
 
 
 def _oracle(curve, target):

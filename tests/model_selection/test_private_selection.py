@@ -6,7 +6,8 @@ import pytest
 from scipy import stats
 from sklearn.datasets import make_classification
 
-from skdp import DPSGDClassifier, EpsilonForUtility, ObjPertLogisticRegression, OutputPertSVM
+from skdp import (DPSGDClassifier, EpsilonForUtility, ObjPertLogisticRegression, OutputPertSVM,
+                  UnreachableUtilityWarning)
 from skdp.accounting import gaussian_epsilon, gdp_mu
 from skdp.model_selection._private_selection import (
     count_epsilon,
@@ -652,7 +653,8 @@ def test_proxy_sets_the_first_rung_from_the_analytic_answer_on_its_own_stream():
     rows_epsilon = analytic.fit(X_public, y_public).epsilon_ * len(y_public)
     count = search.privacy_report_["transcript"]["noisy_validation_count"]
     first = search.measurements_[0]["epsilon"]
-    assert first == pytest.approx(rows_epsilon / (count * 0.8 / 0.2))
+    # PROXY_SAFETY above the answer, for the training part's estimated size
+    assert first == pytest.approx(1.3 * rows_epsilon / (count * 0.8 / 0.2))
 
 
 # -- noise reduction (Laplace output perturbation) --------------------------------------
@@ -916,7 +918,7 @@ def test_all_rows_tests_are_charged_to_the_rungs_odometer_by_hand(target):
     report = search.privacy_report_
     rungs = report["transcript"]["rungs"]
     mus = np.array([gdp_mu(r["epsilon"], 1e-6) for r in rungs])
-    count_mu = gdp_mu(0.2, 1e-6)  # the counts cost one rung at epsilon_start
+    count_mu = 0.7 * gdp_mu(0.2, 1e-6)  # the counts cost one test at epsilon_start
     assert [r["test_budget"] for r in rungs] == pytest.approx(0.7 * mus)
     realised = np.sqrt(count_mu**2 + np.sum(1.49 * mus**2))
     claim, _, level = _odometer_by_hand([0.2], 0.2, 2.0, 1e-5, 1e-6)
@@ -924,7 +926,7 @@ def test_all_rows_tests_are_charged_to_the_rungs_odometer_by_hand(target):
         level /= 1.1
     while level < realised:
         level *= 1.1
-    n_levels = 1 + int(np.ceil(np.log(gdp_mu(2.0, 1e-5) / count_mu) / np.log(1.1)))
+    n_levels = 1 + int(np.ceil(np.log(gdp_mu(2.0, 1e-5) / gdp_mu(0.2, 1e-6)) / np.log(1.1)))
     assert report["ex_post"] == {"epsilon": pytest.approx(gaussian_epsilon(1e-5 / n_levels,
                                                                            level)),
                                  "delta": 1e-5}
@@ -960,7 +962,8 @@ def test_all_rows_counts_and_tests_have_gaussian_noise_of_their_mu():
 
 def test_all_rows_is_refused_for_other_rungs_before_any_data_is_read():
     not_data = object()  # reading it would fail differently
-    for estimator, kw in [(ObjPertLogisticRegression(), {}),
+    for estimator, kw in [(ObjPertLogisticRegression(delta=1e-6), {}),  # basic odometer
+                          (OutputPertSVM(noise="laplace"), {}),  # Laplace noise reduction
                           (DPSGDClassifier(delta=1e-6), {}),  # Poisson: Renyi odometer
                           (DPSGDClassifier(delta=1e-6, sample_rate=1.0), {"checkpoints": True}),
                           (OutputPertSVM(delta=1e-6), {})]:  # Gaussian noise reduction
@@ -968,3 +971,46 @@ def test_all_rows_is_refused_for_other_rungs_before_any_data_is_read():
                                    delta_max=1e-5, **kw)
         with pytest.raises(ValueError, match="test_rows='all'"):
             search.fit(not_data, not_data)
+
+
+@pytest.mark.parametrize("target", [0.8, 0.95])
+def test_pure_all_rows_tests_add_to_the_rungs_sum_by_hand(target):
+    search = EpsilonForUtility(ObjPertLogisticRegression(), target_utility=target,
+                               epsilon_max=10.0, epsilon_start=0.5, steering="geometric",
+                               test_rows="all", test_ratio=0.2, random_state=4).fit(X, y)
+    report = search.privacy_report_
+    rungs = report["transcript"]["rungs"]
+    epsilons = [r["epsilon"] for r in rungs]
+    assert epsilons == pytest.approx([0.5 * 2**k for k in range(len(rungs))])
+    assert [r["test_budget"] for r in rungs] == pytest.approx(0.2 * np.array(epsilons))
+    count = 0.2 * 0.5  # one test of a rung at epsilon_start
+    total = count + 1.2 * sum(epsilons)
+    assert report["ex_post"] == {"epsilon": pytest.approx(total), "delta": 0.0}
+    assert report["parts"]["validation"]["count_epsilon"] == pytest.approx(count)
+    assert report["parts"]["validation"]["tests"] == pytest.approx(total - sum(epsilons))
+    assert report["a_priori"] == {"epsilon": 10.0, "delta": 0.0}
+    # every row counted: two Laplace label counts of scale 1 / count
+    assert abs(report["transcript"]["noisy_validation_count"] - len(y)) < 40 / count
+    # the released model is the last rung's
+    assert search.best_estimator_.epsilon_spent_ == pytest.approx(epsilons[-1])
+
+
+@pytest.mark.parametrize("test_rows, estimator, ratio", [
+    ("all", ObjPertLogisticRegression(), 0.05),
+    ("held_out", ObjPertLogisticRegression(), 1.0),
+    ("all", DPSGDClassifier(delta=1e-6, sample_rate=1.0, epochs=5,
+                            learning_rate_schedule="step"), 1.0)])
+def test_auto_test_ratio_by_route(test_rows, estimator, ratio):
+    search = EpsilonForUtility(estimator, target_utility=0.99, epsilon_max=2.0,
+                               delta_max=1e-5 if estimator.get_params().get("delta") else None,
+                               epsilon_start=0.5, test_rows=test_rows, max_rungs=1,
+                               random_state=0)
+    with pytest.warns(UnreachableUtilityWarning):
+        search.fit(X, y_hard)
+    (rung,) = search.measurements_
+    scale = rung["mu"] if "mu" in rung else rung["epsilon"]
+    budget = rung["test_budget"]
+    if test_rows == "held_out":  # less what the counts still owe, at least half
+        assert ratio * scale / 2 <= budget <= ratio * scale
+    else:
+        assert budget == pytest.approx(ratio * scale)
