@@ -430,7 +430,9 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
     sqrt(2) C R`` and ``c = 1/2`` with the Jacobian term multiplied by the rank
     ``K - 1`` of a record's Hessian (KST: extra ridge ``2 (K - 1) c C R^2 /
     epsilon``). One-vs-rest splits epsilon and delta evenly over the classes
-    (sequential composition). A fit that does
+    (sequential composition). A Gaussian fit under add/remove-one neighbours
+    (binary or one-vs-rest) also has a Renyi curve, :meth:`renyi_curve`, which
+    private selection and searches compose. A fit that does
     not reach ``tol`` raises and releases nothing. Not protected: the set of
     class labels unless ``classes`` is given, and the feature dimension.
     Floating-point attacks on the samplers are out of scope. Derivation:
@@ -513,8 +515,9 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
         Parameters
         ----------
         orders : array-like, default=None
-            Orders ``alpha > 1``; ``None``: the grid of
-            :data:`skdp.accounting._rdp.ORDERS`.
+            Orders ``alpha > 1``; ``None``: the accountant's grid
+            (``skdp.accounting._rdp.ORDERS``: 1.1 to 10.9 by 0.1, 11 to 63, 128 to
+            1024).
 
         Returns
         -------
