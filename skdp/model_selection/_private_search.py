@@ -445,9 +445,11 @@ class _BasePrivateSearch(ReleasedModelMixin, MetaEstimatorMixin, BaseEstimator):
         check_private_step_params(estimator, who=type(self).__name__)
         _, prefix = private_step(estimator)
         grid = self._grid()
-        final = private_step(estimator)[0]
+        from ..linear_model import ObjPertLogisticRegression
+
+        # under Renyi accounting these also set a Gaussian ObjPert candidate's curve
         extra = (RENYI_OBJPERT_COST_PARAMS if self.delta and
-                 type(final).__name__ == "ObjPertLogisticRegression" else ())
+                 type(private_step(estimator)[0]) is ObjPertLogisticRegression else ())
         return SearchPlan(estimator, _cost_variants(self._space(), prefix, grid, extra),
                           self.epsilon, self.delta, stopping_shape(self.stopping),
                           self._mean_trials(grid), self.score_share,

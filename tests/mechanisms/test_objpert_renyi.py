@@ -8,7 +8,7 @@ Renyi divergence between neighbouring datasets is an integral computed by quadra
 
 import numpy as np
 import pytest
-from scipy import integrate, stats
+from scipy import integrate, optimize, stats
 from scipy.special import expit
 
 from skdp.mechanisms._approximate_minima import split_budget
@@ -60,6 +60,28 @@ def test_spec_oracle_at_order_3_5():
         (alpha - 1) * (c0 + L**2 / (2 * s**2) + L * z / s)), 0.0, 40.0,
         epsabs=0, epsrel=1e-13)  # symmetric in z; the tail past 40 is below e^-790
     assert np.log(2 * half) / (alpha - 1) == pytest.approx(value, rel=1e-10)
+
+
+@pytest.mark.parametrize("epsilon, L, beta, ridge, sigma", [
+    (0.1, 1.0, 0.25, 10.0, 46.8005), (1.0, 1.0, 0.25, 1.0, 5.7454),
+    (1.0, 1.0, 0.25, 0.5, 12.5753), (1.0, np.sqrt(2), 0.5, 2.0, 8.1253),
+    (8.0, np.sqrt(2), 0.5, 2.0, 0.9535)])
+def test_spec_table_sigma_by_rdp_conversion(epsilon, L, beta, ridge, sigma):
+    """Spec section 5's column "sigma (RDP + improved conversion)" at delta 1e-5: the
+    smallest sigma whose curve (spec ``c0``) converts within epsilon (Canonne, Kamath &
+    Steinke 2020, Prop. 12) over a fine grid of orders. Within 1.2e-4 relative of the
+    table (whose order grid is coarser: never a larger sigma here)."""
+    orders = np.exp(np.linspace(np.log(1.01), np.log(300.0), 20000))
+    c0 = -np.log1p(-beta / ridge)
+
+    def converted(s):
+        rdp = gaussian_objective_rdp(orders, sensitivity=L, noise_std=s, log_jacobian=c0)
+        return np.min(rdp + np.log1p(-1 / orders) - (np.log(1e-5) + np.log(orders))
+                      / (orders - 1))
+
+    found = optimize.brentq(lambda s: converted(s) - epsilon, 0.3, 500.0, xtol=1e-10)
+    assert found == pytest.approx(sigma, rel=1.2e-4)
+    assert found <= sigma + 5e-5
 
 
 # (rows labelled +1 in D, C, ridge, sigma, |x|): the added row has label -1
