@@ -87,6 +87,18 @@ def _a_priori(obj, renyi, index):
     return float(epsilon), float(delta), rdp, "fit"
 
 
+def _check_renyi_classes(obj, y):
+    """Refuse, before any noise, a Gaussian objective-perturbation fit whose label set
+    has another size than its Renyi cost assumed (declared ``classes``, else two)."""
+    from ..model_selection._accounts import ObjPertRungCost, is_gaussian_objpert
+
+    final = _private_step(obj)
+    if is_gaussian_objpert(final):
+        from ..model_selection._private_selection import whole_label_set
+
+        ObjPertRungCost(final).check_classes(whole_label_set(final, y))
+
+
 def _seeds(obj):
     """The ``random_state`` values that decide a fit's noise (a meta-estimator's own
     and its private estimator's)."""
@@ -286,6 +298,8 @@ class PrivacyLedger:
         if not independent:
             raise ValueError(f"{what} cannot enter the ledger: {reason}. Use "
                              "random_state=None (fresh noise) for released fits.")
+        if self.composition == "renyi":
+            _check_renyi_classes(estimator, y)
         self._admit(what, epsilon, delta, rdp)
         entry = {"what": f"{what} ({kind})", "a_priori": (epsilon, delta),
                  "realised": (epsilon, delta), "rdp": rdp}

@@ -7,12 +7,13 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.base import ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import validate_data
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..base import neighboring_constraint
 from ..mechanisms import draw_noise
 from ..mechanisms._approximate_minima import COVER_EPSILON_SHARE, MAX_TOL, solver_cover
 from ..mechanisms._objective_perturbation import (_jacobian_multiplier, jacobian_share_C,
+                                                  kst_release_rdp,
                                                   objective_perturbation_calibration)
 from ..losses import SoftmaxLoss
 from ..solvers import glm_hessian_solve, newton_minimise
@@ -65,6 +66,62 @@ def auto_C(loss, *, epsilon, neighboring, row_norm, hessian_rank=1, pure=True):
                          neighboring=neighboring, hessian_rank=hessian_rank)
     per_unit = share / (_jacobian_multiplier(neighboring) * hessian_rank)
     return C, (C + 1.0 / hessian_bound) * per_unit
+
+
+def gaussian_renyi_curve(estimator, n_classes, orders=None, C=None):
+    """RDP of a Gaussian :class:`ObjPertLogisticRegression` fit, from its parameters.
+
+    The fit is one binary problem (two classes) or ``K = n_classes`` one-vs-rest
+    problems at ``(epsilon / K, delta / K)`` each on the same rows, whose curves
+    add (Mironov 2017, Prop. 1); each problem's is
+    :func:`~skdp.mechanisms._objective_perturbation.kst_release_rdp` with ``G = C R``,
+    ``beta_H = c C R^2`` and ridge 1. Public: parameters, ``C`` (``C_`` of a fit,
+    else the value of ``C="auto"``) and the number of classes.
+
+    Parameters
+    ----------
+    estimator : ObjPertLogisticRegression
+        With ``delta > 0`` and ``neighboring="add_remove"``.
+    n_classes : int
+        Number of classes, >= 2.
+    orders : array-like, default=None
+        Orders ``alpha > 1``; ``None``: :data:`~skdp.accounting._rdp.ORDERS`.
+    C : float, default=None
+        The fit's ``C``; ``None``: from the parameters.
+
+    Returns
+    -------
+    rdp : ndarray of shape orders.shape
+
+    Raises
+    ------
+    ValueError
+        For ``delta = 0`` (pure DP), replace-one neighbours, or a multinomial fit: no
+        Renyi curve is derived for them here.
+    """
+    from ..accounting._rdp import ORDERS
+
+    orders = ORDERS if orders is None else np.asarray(orders, dtype=float)
+    if not estimator.delta > 0:
+        raise ValueError("ObjPertLogisticRegression with delta=0 is pure DP: it has no "
+                         "Gaussian Renyi curve.")
+    if estimator._is_multinomial(n_classes):
+        raise ValueError("A multinomial (softmax) ObjPertLogisticRegression fit has no "
+                         "Renyi curve here: the bound needs one gradient direction per "
+                         "record. Use multi_class='ovr'.")
+    k = 1 if n_classes == 2 else int(n_classes)
+    row_norm = effective_data_norm(estimator.data_norm, estimator.fit_intercept,
+                                   estimator.intercept_scaling)
+    loss = estimator._make_loss()
+    if C is None:
+        C = (auto_C(loss, epsilon=estimator.epsilon / k, neighboring=estimator.neighboring,
+                    row_norm=row_norm, pure=False)[0]
+             if estimator.C == "auto" else float(estimator.C))
+    gradient_bound, hessian_bound = loss.bounds(row_norm)
+    return k * kst_release_rdp(orders, estimator.epsilon / k, estimator.delta / k,
+                               gradient_bound=C * gradient_bound,
+                               hessian_bound=C * hessian_bound, ridge=1.0,
+                               neighboring=estimator.neighboring)
 
 
 @dataclass
@@ -373,7 +430,9 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
     sqrt(2) C R`` and ``c = 1/2`` with the Jacobian term multiplied by the rank
     ``K - 1`` of a record's Hessian (KST: extra ridge ``2 (K - 1) c C R^2 /
     epsilon``). One-vs-rest splits epsilon and delta evenly over the classes
-    (sequential composition). A fit that does
+    (sequential composition). A Gaussian fit under add/remove-one neighbours
+    (binary or one-vs-rest) also has a Renyi curve, :meth:`renyi_curve`, which
+    private selection and searches compose. A fit that does
     not reach ``tol`` raises and releases nothing. Not protected: the set of
     class labels unless ``classes`` is given, and the feature dimension.
     Floating-point attacks on the samplers are out of scope. Derivation:
@@ -445,6 +504,35 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
         self.max_iter = max_iter
         self.classes = classes
         self.random_state = random_state
+
+    def renyi_curve(self, orders=None):
+        """The fit's Renyi DP curve (Gaussian variant, ``delta > 0``).
+
+        At each order ``alpha``, a bound on the Renyi divergence of order ``alpha``
+        between the releases on add/remove-one neighbouring datasets: per binary
+        problem ``c + alpha L^2 / (2 sigma^2) + log(2 Phi((alpha - 1) L / sigma)) /
+        (alpha - 1)`` (Redberg, Koskela & Wang 2023, with ``c = log(1 + beta / lambda)``)
+        plus the solver's cover, summed over one-vs-rest problems. Derivation:
+        ``docs/privacy/objective_perturbation.rst``.
+
+        Parameters
+        ----------
+        orders : array-like, default=None
+            Orders ``alpha > 1``; ``None``: the accountant's grid
+            (``skdp.accounting._rdp.ORDERS``: 1.1 to 10.9 by 0.1, 11 to 63, 128 to
+            1024).
+
+        Returns
+        -------
+        rdp : ndarray of shape orders.shape
+
+        Raises
+        ------
+        ValueError
+            With ``delta=0``, ``neighboring="replace"`` or a multinomial fit.
+        """
+        check_is_fitted(self, "C_")
+        return gaussian_renyi_curve(self, len(self.classes_), orders, C=self.C_)
 
     def _partitioned_refusal(self, with_derivative):
         return None  # two classes (checked with the labels), logistic or Huber loss

@@ -204,3 +204,115 @@ def objective_perturbation_calibration(epsilon, delta, *, gradient_bound, hessia
     d_extra_ridge, d_log_noise_scale = in_total_epsilon(calibration)
     return budget, replace(calibration, d_extra_ridge=d_extra_ridge,
                            d_log_noise_scale=d_log_noise_scale)
+
+
+# -- Renyi DP of the Gaussian variant (Redberg, Koskela & Wang 2023, adapted) --------------
+
+def gaussian_objective_rdp(orders, *, sensitivity, noise_std, log_jacobian):
+    """RDP of the exact minimiser of Gaussian objective perturbation, at each order.
+
+    ``c + alpha L^2 / (2 sigma^2) + log(2 Phi((alpha - 1) L / sigma)) / (alpha - 1)``
+    with ``L = sensitivity`` (the norm of one record's gradient, whose direction
+    does not depend on ``theta``: a margin loss), ``sigma = noise_std`` and ``c =
+    log_jacobian`` a bound on the log of the Jacobian ratio. Both directions of the
+    privacy loss under the numerator's law are at most ``c + L^2 / (2 sigma^2) + L
+    |Z| / sigma`` with ``Z`` standard normal, whose moment generating function gives
+    the formula (``docs/privacy/objective_perturbation.rst``, section 5). Redberg et
+    al. take ``c = -log(1 - beta / lambda)``; skdp uses ``log(1 + beta / lambda)``.
+
+    Parameters
+    ----------
+    orders : array-like
+        Orders ``alpha > 1``.
+    sensitivity : float
+        ``L``, > 0.
+    noise_std : float
+        ``sigma``; 0 gives an infinite curve.
+    log_jacobian : float
+        ``c``, >= 0.
+
+    Returns
+    -------
+    rdp : ndarray of shape orders.shape
+    """
+    from scipy.special import log_ndtr
+
+    orders = np.asarray(orders, dtype=float)
+    if noise_std == 0:
+        return np.full(orders.shape, np.inf)
+    ratio = sensitivity / noise_std
+    return (log_jacobian + orders * ratio**2 / 2
+            + (np.log(2.0) + log_ndtr((orders - 1.0) * ratio)) / (orders - 1.0))
+
+
+def cover_rdp(orders, epsilon_cover):
+    """RDP added by the solver's cover at each order: ``e (2 alpha - 1) / (2 (alpha - 1))``.
+
+    The released density is within ``exp(+-e / 2)`` of the density of the exact
+    minimiser plus the same noise (``e = epsilon_cover``, :mod:`._approximate_minima`),
+    pointwise: the integral ``int p^alpha p'^(1 - alpha)`` grows by at most
+    ``exp(alpha e / 2 + (alpha - 1) e / 2)``, and adding the noise to the exact
+    minimiser is post-processing.
+    """
+    orders = np.asarray(orders, dtype=float)
+    if np.isinf(epsilon_cover):
+        return np.zeros(orders.shape)
+    return epsilon_cover * (2.0 * orders - 1.0) / (2.0 * (orders - 1.0))
+
+
+def kst_release_rdp(orders, epsilon, delta, *, gradient_bound, hessian_bound, ridge,
+                    neighboring="add_remove", hessian_rank=1):
+    """RDP of one Gaussian (KST) objective-perturbation release, cover included.
+
+    The release of :func:`objective_perturbation_calibration` at ``(epsilon, delta)``
+    with ``delta > 0``: the KST noise ``sigma`` and extra ridge ``Delta`` at the
+    mechanism's share, the exact minimiser's curve :func:`gaussian_objective_rdp`
+    with ``L = gradient_bound``, ``c = log(1 + beta_H / (ridge + Delta))``, plus
+    :func:`cover_rdp` of the cover's share.
+
+    Parameters
+    ----------
+    orders : array-like
+        Orders ``alpha > 1``.
+    epsilon, delta : float
+        The release's budget (``delta > 0``).
+    gradient_bound, hessian_bound : float
+        Per-record bounds ``G`` and ``beta_H`` (sum form, ``C`` included).
+    ridge : float
+        The objective's own L2 curvature.
+    neighboring : {"add_remove"}, default="add_remove"
+    hessian_rank : {1}, default=1
+
+    Returns
+    -------
+    rdp : ndarray of shape orders.shape
+
+    Raises
+    ------
+    ValueError
+        For ``delta = 0``, the replace-one relation (its gradient difference spans two
+        directions) or a Hessian of rank above 1 (the softmax loss, whose gradient
+        direction moves with ``theta``): the bound is derived for neither.
+    """
+    if not delta > 0:
+        raise ValueError("The Renyi curve is of the Gaussian variant (delta > 0).")
+    if neighboring != "add_remove":
+        raise ValueError("The Renyi curve of Gaussian objective perturbation is derived "
+                         "for add/remove-one neighbours only, not neighboring="
+                         f"{neighboring!r}.")
+    if hessian_rank != 1:
+        raise ValueError("The Renyi curve of Gaussian objective perturbation needs a "
+                         "margin loss (one gradient direction per record); the softmax "
+                         "loss has none.")
+    orders = np.asarray(orders, dtype=float)
+    if np.isinf(epsilon):
+        return np.full(orders.shape, np.inf)
+    budget = split_budget(epsilon, delta)
+    calibration = kst_calibration(budget.epsilon_mechanism, budget.delta_mechanism,
+                                  gradient_bound=gradient_bound, hessian_bound=hessian_bound,
+                                  neighboring=neighboring)
+    total_ridge = ridge + calibration.extra_ridge
+    curve = gaussian_objective_rdp(orders, sensitivity=gradient_bound,
+                                   noise_std=calibration.noise_scale,
+                                   log_jacobian=float(np.log1p(hessian_bound / total_ridge)))
+    return curve + cover_rdp(orders, budget.epsilon_cover)

@@ -5,11 +5,12 @@ Two accounts of the training rows' spend in the private selection of epsilon
 :class:`~skdp.model_selection._private_selection.GaussianDPOdometer`: ``kind``,
 ``largest_rung()``, ``charge(epsilon_requested, model)`` and ``guarantee()``.
 
-* :class:`RenyiOdometer`: Poisson-sampled :class:`~skdp.DPSGDClassifier` rungs, by
-  fully adaptive Renyi filters, each at one public order (Feldman & Zrnic 2021);
-* :class:`ApproxDPOdometer`: any (epsilon, delta)-DP rungs (KST Gaussian
-  :class:`~skdp.ObjPertLogisticRegression`), by basic-composition filters (Rogers,
-  Roth, Ullman & Vadhan 2016).
+* :class:`RenyiOdometer`: Poisson-sampled :class:`~skdp.DPSGDClassifier` rungs and
+  Gaussian (KST) :class:`~skdp.ObjPertLogisticRegression` rungs, by fully adaptive
+  Renyi filters, each at one public order (Feldman & Zrnic 2021);
+* :class:`ApproxDPOdometer`: any other (epsilon, delta)-DP rungs (Gaussian objective
+  perturbation under replace-one neighbours or multinomial), by basic-composition
+  filters (Rogers, Roth, Ullman & Vadhan 2016).
 
 Both turn filters into an odometer the same way (Whitehouse, Ramdas, Rogers & Wu,
 ICML 2023, odometers from filters; the argument of ``GaussianDPOdometer``): a public
@@ -275,6 +276,89 @@ class DPSGDRungCost:
             self._rdp_cache[epsilon] = mechanism_rdp(z, self.sample_rate, self.n_steps, count)
         return self._rdp_cache[epsilon].copy()
 
+    @staticmethod
+    def certified(model):
+        """The fitted rung's RDP, from its mechanism (:func:`certified_rdp`)."""
+        return certified_rdp(model)
+
+    def check_classes(self, classes):
+        """Nothing to check: the cost does not depend on the label set."""
+
+
+# -- Gaussian objective-perturbation rungs: their public Renyi cost -----------------------
+
+def is_gaussian_objpert(final):
+    """Whether ``final`` is ``ObjPertLogisticRegression`` with ``delta > 0``."""
+    from ..linear_model import ObjPertLogisticRegression
+
+    return type(final) is ObjPertLogisticRegression and bool(final.get_params()["delta"])
+
+
+class ObjPertRungCost:
+    """The Renyi cost of a Gaussian objective-perturbation rung as a function of epsilon.
+
+    A rung is ``ObjPertLogisticRegression(epsilon=e, **params)`` with ``delta > 0``:
+    the KST calibration at ``e`` and its cover, whose curve is
+    :func:`~skdp.linear_model._objective_perturbation.gaussian_renyi_curve`
+    (Redberg, Koskela & Wang 2023 with ``c = log(1 + beta / lambda)``; one-vs-rest
+    problems add), computed from the public parameters and the number of classes:
+    the declared ``classes``, else two. The label set (public in skdp) is checked
+    against that number before any noise (:meth:`check_classes`).
+
+    Parameters
+    ----------
+    estimator : ObjPertLogisticRegression
+        The rungs' estimator (``delta > 0``, add/remove neighbours, not multinomial).
+
+    Raises
+    ------
+    ValueError
+        When the rungs have no Renyi curve (before any data).
+    """
+
+    def __init__(self, estimator):
+        from sklearn.base import clone
+
+        self.estimator = clone(estimator)
+        declared = self.estimator.get_params()["classes"]
+        self.n_classes = 2 if declared is None else len(declared)
+        self.delta = float(self.estimator.delta)
+        self._rdp_cache = {}
+        self.rdp(self.estimator.epsilon)  # refusals first
+
+    def rdp(self, epsilon):
+        """The rung's RDP at every order of :data:`~skdp.accounting._rdp.ORDERS`."""
+        from ..linear_model._objective_perturbation import gaussian_renyi_curve
+
+        epsilon = float(epsilon)
+        if epsilon not in self._rdp_cache:
+            rung = self.estimator.set_params(epsilon=epsilon)
+            self._rdp_cache[epsilon] = gaussian_renyi_curve(rung, self.n_classes)
+        return self._rdp_cache[epsilon].copy()
+
+    @staticmethod
+    def certified(model):
+        """The fitted rung's RDP, from its fitted ``C_`` and ``classes_``."""
+        if not hasattr(model, "renyi_curve"):
+            raise RuntimeError(f"the rung ({type(model).__name__}) has no Renyi curve")
+        return model.renyi_curve()
+
+    def check_classes(self, classes):
+        """Refuse, before any noise, a label set of another size than the cost's.
+
+        Raises
+        ------
+        ValueError
+            When ``len(classes)`` differs from the number the cost assumed.
+        """
+        if len(classes) != self.n_classes:
+            raise ValueError(
+                f"The Renyi cost of the Gaussian ObjPertLogisticRegression rungs was "
+                f"computed for {self.n_classes} classes (declared, or two when undeclared); "
+                f"the labels have {len(classes)}. Declare classes= (one-vs-rest: "
+                "multi_class='ovr') so that the cost is known before the data. Nothing "
+                "was fitted.")
+
 
 def mechanism_rdp(noise_multiplier, sample_rate, n_steps, count_noise_std):
     """RDP at :data:`~skdp.accounting._rdp.ORDERS` of a count and ``T`` sampled steps.
@@ -384,7 +468,8 @@ def renyi_default_delta_max(rung_delta, epsilon_max=None, epsilon_start=None,
 
 
 class RenyiOdometer:
-    """Training rows' spend for DP-SGD rungs: a ladder of Renyi filters, ex post.
+    """Training rows' spend for DP-SGD or Gaussian objective-perturbation rungs: a
+    ladder of Renyi filters, ex post.
 
     Filter (Feldman & Zrnic, "Individual privacy accounting via a Renyi filter",
     NeurIPS 2021, their Renyi filter theorem; also Lecuyer 2021): mechanisms chosen
@@ -392,7 +477,8 @@ class RenyiOdometer:
     outputs, stopped before the running sum ``sum_k rho_k`` would pass ``B``, compose
     to an ``(alpha, B)``-RDP mechanism, for one order ``alpha`` fixed in advance.
     Here rung ``k`` is a DP-SGD fit at ``epsilon_k``, and ``rho_k`` its RDP from its
-    public calibration (:class:`DPSGDRungCost`: the count and the steps).
+    public calibration (:class:`DPSGDRungCost`: the count and the steps), or a
+    Gaussian objective-perturbation fit (:class:`ObjPertRungCost`).
 
     Levels. The :func:`level_ladder` from ``epsilon_start`` to ``epsilon_max`` has
     ``J0`` levels ``E_j``; let ``d0 = delta_max / J0``. Level ``j``'s filter works at
@@ -484,6 +570,10 @@ class RenyiOdometer:
                                 for b, a in zip(self.budgets, self.orders)])
         self.spent, self.n_rungs = np.zeros(ORDERS.shape), 0
         self._largest = {}
+        if isinstance(cost, ObjPertRungCost):
+            self.kind = self.kind.replace(
+                "Poisson-sampled DP-SGD rungs", "Gaussian objective-perturbation rungs "
+                "(Renyi curve of Redberg, Koskela & Wang 2023, with the solver's cover)")
 
     def _orders(self, ladder, delta, single_order):
         if single_order:
@@ -492,20 +582,28 @@ class RenyiOdometer:
 
     @classmethod
     def for_estimator(cls, estimator, epsilon_max, delta_max=None, epsilon_start=None):
-        """The odometer for the rungs of ``estimator`` (a ``DPSGDClassifier``, alone or
-        last in a Pipeline): its ``delta``, ``sample_rate``, ``epochs``,
-        ``noise_multiplier``, ``count_noise_std`` and ``accountant``.
+        """The odometer for the rungs of ``estimator`` (alone or last in a Pipeline): a
+        ``DPSGDClassifier`` (its ``delta``, ``sample_rate``, ``epochs``,
+        ``noise_multiplier``, ``count_noise_std`` and ``accountant``) or a Gaussian
+        ``ObjPertLogisticRegression`` (:class:`ObjPertRungCost`).
         ``epsilon_start=None``: ``epsilon_max / 100``."""
         from ..linear_model import DPSGDClassifier
 
         final = _final_step(estimator)
-        if type(final) is not DPSGDClassifier:
-            raise ValueError(f"RenyiOdometer accounts DPSGDClassifier rungs, not "
-                             f"{type(final).__name__}.")
+        if type(final) is DPSGDClassifier:
+            cost = DPSGDRungCost.from_params(final.get_params())
+        elif is_gaussian_objpert(final):
+            cost = ObjPertRungCost(final)
+        else:
+            raise ValueError(f"RenyiOdometer accounts DPSGDClassifier and Gaussian "
+                             f"ObjPertLogisticRegression rungs, not {type(final).__name__}.")
         if epsilon_start is None:
             epsilon_start = epsilon_max / 100
-        return cls(epsilon_max, delta_max, DPSGDRungCost.from_params(final.get_params()),
-                   epsilon_start)
+        return cls(epsilon_max, delta_max, cost, epsilon_start)
+
+    def check_classes(self, classes):
+        """Refuse, before any noise, a label set the rungs' cost was not computed for."""
+        self.cost.check_classes(classes)
 
     def _room(self):
         """Each level's budget left at its order."""
@@ -596,7 +694,7 @@ class RenyiOdometer:
         """
         model = _final_step(model)
         charged = self.cost.rdp(epsilon_requested)
-        certified = certified_rdp(model)
+        certified = self.cost.certified(model)
         idx = self.order_indices
         if np.any(certified[idx] > charged[idx] * (1 + 1e-9)):
             raise RuntimeError("a rung certified a larger Renyi divergence than the "

@@ -119,7 +119,21 @@ def _planned_rdp(estimator, epsilon, delta, costs):
             return np.full(ORDERS.shape, np.inf)
     if delta == 0:
         return _pure_rdp(epsilon)
+    if _objpert_curve_known(estimator, estimator.get_params().get("classes")):
+        from ._accounts import ObjPertRungCost
+
+        return ObjPertRungCost(estimator).rdp(epsilon)
     return None
+
+
+def _objpert_curve_known(estimator, classes):
+    """Whether ``estimator`` is Gaussian objective perturbation with a Renyi curve for
+    this label set (``None``: unknown before the fit, so no curve)."""
+    from ._accounts import is_gaussian_objpert
+
+    return (classes is not None and is_gaussian_objpert(estimator)
+            and estimator.neighboring == "add_remove"
+            and not estimator._is_multinomial(len(classes)))
 
 
 def _fitted_rdp(estimator):
@@ -133,6 +147,8 @@ def _fitted_rdp(estimator):
         return certified_rdp(estimator)
     if float(estimator.delta_spent_) == 0:
         return _pure_rdp(epsilon)
+    if _objpert_curve_known(estimator, getattr(estimator, "classes_", None)):
+        return estimator.renyi_curve()
     return None
 
 
@@ -413,7 +429,8 @@ def privacy_cost_of_search(search, *, cv=None):
         ``renyi_epsilon`` when the latter exists (both are at ``total_delta``,
         the sum of the fits' deltas, at most 1); ``basic_epsilon``;
         ``renyi_epsilon`` and ``renyi_delta`` (None when not every fit is a
-        ``DPSGDClassifier`` or pure, or when all are pure); ``per_row_epsilon``
+        ``DPSGDClassifier``, a Gaussian ``ObjPertLogisticRegression`` with a Renyi
+        curve, or pure, or when all are pure); ``per_row_epsilon``
         and ``per_row_delta`` (None unless the folds are declared public) with
         a ``per_row`` explanation; ``n_fits``; per-fit ``fits`` (``epsilon``,
         ``delta``, ``purpose``, and ``params`` when known); a ``composition``
@@ -432,7 +449,10 @@ def privacy_cost_of_search(search, *, cv=None):
     curves come from the fitted mechanism (``noise_multiplier_``,
     ``sample_rate_``, ``n_steps_``, ``count_noise_std_``) for fitted
     estimators and from the parameters (``DPSGDRungCost``) for a search's
-    fits. When every fit is pure, the total delta is 0 and no Renyi figure
+    fits. A Gaussian ``ObjPertLogisticRegression`` under add/remove-one, not
+    multinomial, has the curve of its ``renyi_curve``: from the fitted model, or
+    from the parameters when ``classes`` is declared (otherwise its number of
+    problems is unknown and no Renyi figure is given). When every fit is pure, the total delta is 0 and no Renyi figure
     is given (the basic sum is the pure guarantee).
 
     Per-row composition, and when it holds. Under add/remove, let ``D' = D +
@@ -528,7 +548,8 @@ def privacy_cost_of_search(search, *, cv=None):
     elif renyi is not None:
         composition = (
             "basic sequential composition of independent fits, and Renyi composition: "
-            "every fit is Gaussian DP-SGD or pure epsilon-DP, with parameters fixed "
+            "every fit is Gaussian DP-SGD, Gaussian objective perturbation with a "
+            "Renyi curve, or pure epsilon-DP, with parameters fixed "
             "before the data are read (non-adaptive), so their Renyi curves add and the "
             "sum is converted at total_delta; total_epsilon is the smaller figure")
     else:

@@ -44,6 +44,7 @@ from ._private_selection import (
     coin_split,
     count_epsilon,
     private_step,
+    renyi_objpert,
     supports_noise_reduction,
     validate_private_input,
     whole_label_set,
@@ -74,9 +75,11 @@ def candidate_cost(final, renyi, infinite_budget=False):
     ``renyi=False``: its pure epsilon (refused when it has ``delta > 0`` or certifies
     no finite epsilon). ``renyi=True``: its RDP at :data:`ORDERS`, for
     :class:`~skdp.DPSGDClassifier` (any sampling rate, from its public calibration),
-    pure fits (``min(e, lambda e^2 / 2)``) and Gaussian output perturbation (``mu``-GDP
-    with ``mu`` its analytic calibration's, ``lambda mu^2 / 2``); other (epsilon,
-    delta) mechanisms have no Renyi curve and are refused.
+    pure fits (``min(e, lambda e^2 / 2)``), Gaussian output perturbation (``mu``-GDP
+    with ``mu`` its analytic calibration's, ``lambda mu^2 / 2``) and Gaussian
+    objective perturbation under add/remove neighbours, not multinomial
+    (:class:`~skdp.model_selection._accounts.ObjPertRungCost`); other (epsilon, delta)
+    mechanisms have no Renyi curve and are refused.
     """
     from ..linear_model import DPSGDClassifier
 
@@ -99,6 +102,10 @@ def candidate_cost(final, renyi, infinite_budget=False):
         return DPSGDRungCost.from_params(final.get_params()).rdp(epsilon)
     if not delta:
         return pure_rdp(epsilon)
+    if renyi_objpert(final):
+        from ._accounts import ObjPertRungCost
+
+        return ObjPertRungCost(final).rdp(epsilon)
     if supports_noise_reduction(final):
         from ..accounting import gdp_mu
 
@@ -106,7 +113,8 @@ def candidate_cost(final, renyi, infinite_budget=False):
     raise ValueError(
         f"{name} with delta={delta:g} is (epsilon, delta)-DP with no Renyi curve, which "
         "the search's accounting needs: use delta=0 (pure DP) for it, or "
-        "DPSGDClassifier. Nothing was fitted.")
+        "DPSGDClassifier (Gaussian ObjPertLogisticRegression has one with "
+        "neighboring='add_remove', not multinomial). Nothing was fitted.")
 
 
 # -- the plan: every noise scale and the a priori guarantee, from public parameters -----
@@ -298,9 +306,16 @@ def _draw_candidate(space, rng, grid):
     return candidate
 
 
-def _cost_variants(space, prefix, grid):
-    """Every combination of the cost-relevant parameters a candidate can take."""
-    cost_names = {prefix + name for name in COST_PARAMS}
+RENYI_OBJPERT_COST_PARAMS = ("C", "loss", "huber_h", "multi_class", "fit_intercept",
+                             "intercept_scaling", "data_norm", "classes")
+"""Parameters that also change a Gaussian ``ObjPertLogisticRegression`` fit's Renyi curve
+(its ratio of curvature to ridge, its gradient bound and its number of problems)."""
+
+
+def _cost_variants(space, prefix, grid, extra_names=()):
+    """Every combination of the cost-relevant parameters a candidate can take
+    (``COST_PARAMS`` and ``extra_names``)."""
+    cost_names = {prefix + name for name in COST_PARAMS + tuple(extra_names)}
     if grid is not None:
         variants = [{k: v for k, v in c.items() if k in cost_names} for c in grid]
     else:
@@ -324,6 +339,20 @@ def _cost_variants(space, prefix, grid):
         if variant not in unique:
             unique.append(variant)
     return unique or [{}]
+
+
+def _check_renyi_classes(plan, classes):
+    """Refuse, before any noise, a label set of another size than the Renyi plan's
+    Gaussian objective-perturbation candidates assumed (declared ``classes``, else
+    two)."""
+    if not plan.renyi:
+        return
+    for variant in plan.variants:
+        final = plan._final(variant)
+        if renyi_objpert(final):
+            from ._accounts import ObjPertRungCost
+
+            ObjPertRungCost(final).check_classes(classes)
 
 
 def _check_fresh_noise(random_states, user_random_state):
@@ -416,7 +445,12 @@ class _BasePrivateSearch(ReleasedModelMixin, MetaEstimatorMixin, BaseEstimator):
         check_private_step_params(estimator, who=type(self).__name__)
         _, prefix = private_step(estimator)
         grid = self._grid()
-        return SearchPlan(estimator, _cost_variants(self._space(), prefix, grid),
+        from ..linear_model import ObjPertLogisticRegression
+
+        # under Renyi accounting these also set a Gaussian ObjPert candidate's curve
+        extra = (RENYI_OBJPERT_COST_PARAMS if self.delta and
+                 type(private_step(estimator)[0]) is ObjPertLogisticRegression else ())
+        return SearchPlan(estimator, _cost_variants(self._space(), prefix, grid, extra),
                           self.epsilon, self.delta, stopping_shape(self.stopping),
                           self._mean_trials(grid), self.score_share,
                           self.validation_fraction is not None)
@@ -444,6 +478,7 @@ class _BasePrivateSearch(ReleasedModelMixin, MetaEstimatorMixin, BaseEstimator):
         extra = {}
         if is_classifier(estimator) and "classes" in final.get_params():
             extra[prefix + "classes"] = whole_label_set(final, y)
+            _check_renyi_classes(plan, extra[prefix + "classes"])
         user_random_state = final.get_params().get("random_state")
         streams = _SelectionStreams(self.random_state, user_random_state)
         noise_rng = streams.noise()

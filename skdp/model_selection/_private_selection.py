@@ -645,6 +645,20 @@ def _certified_mu(model):
     return gdp_mu(model.epsilon_spent_, model.delta_spent_)
 
 
+def renyi_objpert(final):
+    """Whether ``final`` is Gaussian objective perturbation with a Renyi curve here:
+    ``ObjPertLogisticRegression`` with ``delta > 0``, add/remove-one neighbours, and not
+    multinomial for its declared classes (undeclared: two, checked before any noise)."""
+    from ._accounts import is_gaussian_objpert
+
+    if not is_gaussian_objpert(final):
+        return False
+    params = final.get_params()
+    declared = params["classes"]
+    return params["neighboring"] == "add_remove" and (
+        declared is None or not final._is_multinomial(len(declared)))
+
+
 def training_account(estimator, epsilon_max, delta_max, epsilon_start=None, max_rungs=8,
                      checkpoints=False):
     """The account of the training rows for the rungs of ``estimator``.
@@ -654,8 +668,9 @@ def training_account(estimator, epsilon_max, delta_max, epsilon_start=None, max_
     the realised sum (:class:`PureDPAccount`), or the last rung under noise reduction
     (:class:`NoiseReductionAccount`). Rungs with ``delta > 0``: full-batch
     :class:`~skdp.DPSGDClassifier` and Gaussian noise reduction by the Gaussian-DP
-    odometer, Poisson-sampled ``DPSGDClassifier`` by the Renyi odometer, any other by
-    the basic-composition odometer, whose ``J`` levels and ``max_rungs`` rungs each
+    odometer, Poisson-sampled ``DPSGDClassifier`` and Gaussian
+    :class:`~skdp.ObjPertLogisticRegression` with a Renyi curve (:func:`renyi_objpert`)
+    by the Renyi odometer, any other by the basic-composition odometer, whose ``J`` levels and ``max_rungs`` rungs each
     get ``delta_max / (J max_rungs)``. ``delta_max=None``: the estimator's own
     ``delta``, so the whole search has the delta chosen for one fit. Everything is
     read from public parameters; refusals come before any data is read.
@@ -686,6 +701,9 @@ def training_account(estimator, epsilon_max, delta_max, epsilon_start=None, max_
                 "Private selection with Poisson-sampled DPSGDClassifier rungs charges each "
                 "rung's Renyi DP before it runs; accountant='pld' makes that a minute per "
                 "rung. Use accountant='auto' (the default) or 'rdp'.")
+        return RenyiOdometer.for_estimator(estimator, epsilon_max, delta_max,
+                                           epsilon_start), {}
+    if renyi_objpert(final):
         return RenyiOdometer.for_estimator(estimator, epsilon_max, delta_max,
                                            epsilon_start), {}
     n_levels = len(level_ladder(epsilon_max, epsilon_start))
@@ -1185,9 +1203,9 @@ def select_epsilon_privately(estimator, X, y, *, target, epsilon_max, epsilon_st
         accounted as noise reduction.
     test_rows : {"held_out", "all"}, default="held_out"
         ``"held_out"``: the tests read the validation part only (Laplace, in parallel
-        with the rungs). ``"all"``: no row is held out; the counts and Gaussian tests
-        read every row and are charged with the rungs to one Gaussian-DP odometer
-        (:class:`GaussianTests`; fresh full-batch DP-GD rungs only, see
+        with the rungs). ``"all"``: no row is held out; the counts and tests read every
+        row and are charged with the rungs to their account (fresh pure rungs:
+        :class:`PureTests`; fresh full-batch DP-GD rungs: :class:`GaussianTests`; see
         :func:`check_test_rows`); ``validation_fraction`` unused.
 
     Returns
@@ -1207,6 +1225,8 @@ def select_epsilon_privately(estimator, X, y, *, target, epsilon_max, epsilon_st
                       else 1.0)
     tests = (tests_on_all_rows(account, test_ratio, min(epsilon_start, epsilon_max))
              if joint else ValidationAccount(epsilon_max, test_ratio, increments=reduction))
+    if classes is not None and hasattr(account, "check_classes"):
+        account.check_classes(classes)  # a Renyi cost's number of classes, before any noise
     user_random_state = private_step_params(estimator).get("random_state")
     streams = _SelectionStreams(random_state, user_random_state)
     noise_rng = streams.noise()

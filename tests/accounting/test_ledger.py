@@ -106,7 +106,8 @@ def test_renyi_ledger_admits_exactly_what_its_filter_allows(monkeypatch):
         ledger.fit(DPSGDClassifier(epsilon=1.0, epochs=1), X, y)
     assert ledger.spent[0] <= 3.0
     with pytest.raises(ValueError, match="no Renyi curve"):
-        ledger.fit(ObjPertLogisticRegression(epsilon=0.01, delta=1e-7), X, y)
+        ledger.fit(ObjPertLogisticRegression(epsilon=0.01, delta=1e-7, neighboring="replace"),
+                   X, y)
 
 
 def test_renyi_ledger_charges_a_private_search_its_whole_curve():

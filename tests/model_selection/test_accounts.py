@@ -259,8 +259,11 @@ def test_renyi_charge_of_a_real_fit_in_a_pipeline():
     figures = odometer.charge(1.0, estimator.fit(X, y))
     assert figures["rdp_certified"] == figures["rdp"]
     assert figures["epsilon_spent"] <= 1.0 and figures["delta_spent"] == 1e-5
-    with pytest.raises(ValueError, match="DPSGDClassifier rungs"):
-        RenyiOdometer.for_estimator(ObjPertLogisticRegression(delta=1e-6), 8.0)
+    with pytest.raises(ValueError, match="DPSGDClassifier and Gaussian"):
+        RenyiOdometer.for_estimator(ObjPertLogisticRegression(delta=0.0), 8.0)
+    with pytest.raises(ValueError, match="add/remove-one"):
+        RenyiOdometer.for_estimator(ObjPertLogisticRegression(delta=1e-6,
+                                                              neighboring="replace"), 8.0)
 
 
 def test_renyi_default_delta_max_is_the_rungs_delta():

@@ -211,7 +211,9 @@ def test_cross_validate_result_is_n_splits_fits():
                             return_estimator=True)
     report = privacy_cost_of_search(result)
     assert report["n_fits"] == 4
-    assert report["total_epsilon"] == pytest.approx(4 * 0.3)
+    assert report["basic_epsilon"] == pytest.approx(4 * 0.3)
+    # Gaussian objective perturbation's Renyi curves compose far below the basic sum
+    assert report["total_epsilon"] == report["renyi_epsilon"] < 0.5
     assert report["total_delta"] == pytest.approx(4 * 1e-6)
     assert report["per_row_epsilon"] is None and "not declared public" in report["per_row"]
     pipelines = cross_validate(_public_pipeline(epsilon=0.2), X, y, cv=3,
@@ -459,8 +461,14 @@ def test_renyi_composition_of_fitted_dpsgd_and_pure_fits():
     assert report["total_epsilon"] == min(report["renyi_epsilon"], report["basic_epsilon"])
     # all pure: no delta to convert at, so no Renyi figure
     assert privacy_cost_of_search([pure, pure])["renyi_epsilon"] is None
-    # a Gaussian objective perturbation fit has no curve here: the basic sum only
+    # a Gaussian objective perturbation fit adds its own curve
     gaussian = ObjPertLogisticRegression(epsilon=0.5, delta=1e-6).fit(X, y)
     report = privacy_cost_of_search(dpsgd + [gaussian])
+    mixed = curve - np.minimum(0.05, ORDERS * 0.05**2 / 2) + gaussian.renyi_curve()
+    assert report["renyi_epsilon"] == pytest.approx(rdp_to_epsilon(mixed, 4e-6), rel=1e-9)
+    # under replace-one it has no curve here: the basic sum only
+    gaussian = ObjPertLogisticRegression(epsilon=0.5, delta=1e-6,
+                                         neighboring="replace").fit(X, y)
+    report = privacy_cost_of_search([pure, gaussian])
     assert report["renyi_epsilon"] is None
-    assert report["total_epsilon"] == pytest.approx(sum(f.epsilon_spent_ for f in dpsgd) + 0.5)
+    assert report["total_epsilon"] == pytest.approx(0.05 + 0.5)

@@ -176,10 +176,10 @@ def test_refusals_before_any_fit(monkeypatch):
 
     monkeypatch.setattr(ObjPertLogisticRegression, "fit", no_fit)
     monkeypatch.setattr(OutputPertSVM, "fit", no_fit)
-    # an (epsilon, delta) mechanism without a Renyi curve
+    # an (epsilon, delta) mechanism without a Renyi curve (replace-one neighbours)
     with pytest.raises(ValueError, match="no Renyi curve"):
-        PrivateGridSearchCV(ObjPertLogisticRegression(delta=1e-6), GRID,
-                            delta=1e-5).fit(X, y)
+        PrivateGridSearchCV(ObjPertLogisticRegression(delta=1e-6, neighboring="replace"),
+                            GRID, delta=1e-5).fit(X, y)
     # a delta > 0 estimator in a pure search
     with pytest.raises(ValueError, match="not pure DP"):
         PrivateGridSearchCV(ObjPertLogisticRegression(delta=1e-6), GRID).fit(X, y)

@@ -858,13 +858,13 @@ def test_default_dpsgd_rungs_go_through_the_renyi_odometer():
 
 
 def test_gaussian_objective_perturbation_rungs_share_the_search_delta():
-    """KST rungs have no GDP or RDP bound: basic-composition filters at J levels, each
-    rung at delta_max / (J max_rungs), so that the union over the levels is delta_max,
-    the estimator's own delta by default."""
+    """KST rungs under replace-one have no GDP or RDP bound here: basic-composition
+    filters at J levels, each rung at delta_max / (J max_rungs), so that the union over
+    the levels is delta_max, the estimator's own delta by default."""
     from skdp.model_selection._accounts import level_ladder
 
-    search = EpsilonForUtility(ObjPertLogisticRegression(delta=1e-5), target_utility=0.85,
-                               random_state=0, max_rungs=5).fit(X, y)
+    search = EpsilonForUtility(ObjPertLogisticRegression(delta=1e-5, neighboring="replace"),
+                               target_utility=0.85, random_state=0, max_rungs=5).fit(X, y)
     report = search.privacy_report_
     rung_delta = 1e-5 / (len(level_ladder(10.0, 0.1)) * 5)
     assert [f["delta"] for f in report["fits"]] == pytest.approx([rung_delta] * len(
