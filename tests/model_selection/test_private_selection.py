@@ -962,7 +962,7 @@ def test_all_rows_counts_and_tests_have_gaussian_noise_of_their_mu():
 
 def test_all_rows_is_refused_for_other_rungs_before_any_data_is_read():
     not_data = object()  # reading it would fail differently
-    for estimator, kw in [(ObjPertLogisticRegression(delta=1e-6), {}),  # basic odometer
+    for estimator, kw in [(ObjPertLogisticRegression(delta=1e-6), {}),  # Renyi odometer
                           (OutputPertSVM(noise="laplace"), {}),  # Laplace noise reduction
                           (DPSGDClassifier(delta=1e-6), {}),  # Poisson: Renyi odometer
                           (DPSGDClassifier(delta=1e-6, sample_rate=1.0), {"checkpoints": True}),
