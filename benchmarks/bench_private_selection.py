@@ -88,12 +88,12 @@ OBJPERT, OBJPERT_GAUSSIAN, OUTPUT, LAPLACE, GAUSSIAN, DPGD = (
     "1e-5, C=0.03)",
     "DP-GD (delta=1e-6 per rung, odometer delta 1e-5)")
 ESTIMATORS = {
-    OBJPERT: lambda: ObjPertLogisticRegression(C=1.0),
-    OBJPERT_GAUSSIAN: lambda: ObjPertLogisticRegression(C=1.0, delta=1e-6),
-    OUTPUT: lambda: OutputPertSVM(C=0.03),
-    LAPLACE: lambda: OutputPertSVM(C=0.03, noise="laplace"),
-    GAUSSIAN: lambda: OutputPertSVM(C=0.03, delta=1e-6),
-    DPGD: lambda: DPSGDClassifier(delta=1e-6, sample_rate=1.0, epochs=200),
+    OBJPERT: lambda: ObjPertLogisticRegression(C=1.0, data_norm=1.0),
+    OBJPERT_GAUSSIAN: lambda: ObjPertLogisticRegression(C=1.0, delta=1e-6, data_norm=1.0),
+    OUTPUT: lambda: OutputPertSVM(C=0.03, data_norm=1.0),
+    LAPLACE: lambda: OutputPertSVM(C=0.03, noise="laplace", data_norm=1.0),
+    GAUSSIAN: lambda: OutputPertSVM(C=0.03, delta=1e-6, data_norm=1.0),
+    DPGD: lambda: DPSGDClassifier(delta=1e-6, sample_rate=1.0, epochs=200, data_norm=1.0),
 }
 SHORT_NAMES = {"objpert": OBJPERT, "objpert_gaussian": OBJPERT_GAUSSIAN,
                "output": OUTPUT, "laplace": LAPLACE,
@@ -134,15 +134,24 @@ def _score(make, epsilon, seed, X, y, X_test, y_test):
     return float(model.score(X_test, y_test))
 
 
-def _mean_score(make, epsilon, seeds, X, y, X_test, y_test):
-    return float(np.mean([_score(make, epsilon, s, X, y, X_test, y_test) for s in seeds]))
+def _seed_score(seed, label, epsilon, X, y, X_test, y_test):
+    return _score(ESTIMATORS[label], epsilon, seed, X, y, X_test, y_test)
 
 
-def _oracle_curve(make, X, y, X_test, y_test, seeds, targets):
+def _scores(label, epsilon, seeds, X, y, X_test, y_test, n_jobs=1):
+    return np.asarray(_common.map_seeds(_seed_score, seeds, n_jobs, label=label,
+                                        epsilon=float(epsilon), X=X, y=y, X_test=X_test,
+                                        y_test=y_test))
+
+
+def _oracle_curve(label, X, y, X_test, y_test, seeds, targets, n_jobs=1):
     """Mean test accuracy per grid epsilon (nan where the budget is refused): five seeds
     over the grid, then every seed at the two grid points around each target's
     crossing (and the next ones out while the crossing moves)."""
-    curve = [_mean_score(make, e, seeds[:5], X, y, X_test, y_test) for e in GRID]
+    def mean(epsilon, some):
+        return float(np.mean(_scores(label, epsilon, some, X, y, X_test, y_test, n_jobs)))
+
+    curve = [mean(e, seeds[:5]) for e in GRID]
     done = set()
     for target in targets:
         while True:
@@ -154,15 +163,15 @@ def _oracle_curve(make, X, y, X_test, y_test, seeds, targets):
             if not todo:
                 break
             for j in todo:
-                curve[j] = _mean_score(make, GRID[j], seeds, X, y, X_test, y_test)
+                curve[j] = mean(GRID[j], seeds)
                 done.add(j)
     return curve
 
 
-def _oracle_share(make, epsilon, target, seeds, X, y, X_test, y_test):
+def _oracle_share(label, epsilon, target, seeds, X, y, X_test, y_test, n_jobs=1):
     """The oracle fit's own share within half a point of the target, at its epsilon."""
-    scores = [_score(make, epsilon, s, X, y, X_test, y_test) for s in seeds]
-    return float(np.mean(np.asarray(scores) >= target - HALF_POINT))
+    scores = _scores(label, epsilon, seeds, X, y, X_test, y_test, n_jobs)
+    return float(np.mean(scores >= target - HALF_POINT))
 
 
 def _test_floor(method, make, n_private):
@@ -262,6 +271,10 @@ METHODS = {
 }
 
 
+def _search_run(seed, method, label, target, data):
+    return METHODS[method](ESTIMATORS[label], target, seed, data)
+
+
 def _summary(runs, oracle, target, reference_oracle=None, floor=None):
     losses = np.array([r[0] for r in runs], dtype=float)
     accs = [r[1] for r in runs]
@@ -283,10 +296,12 @@ def _summary(runs, oracle, target, reference_oracle=None, floor=None):
     }
 
 
-def run(dataset, reps, oracle_seeds, methods, checkpoint=None, labels=None, out=None):
+def run(dataset, reps, oracle_seeds, methods, checkpoint=None, labels=None, out=None,
+        n_jobs=1):
     """The rows of one dataset; ``checkpoint(rows so far)`` after each estimator, so
     that a run that dies keeps what it finished. ``labels``: only these estimators,
-    replacing their rows in ``out`` (the rows of an earlier run)."""
+    replacing their rows in ``out`` (the rows of an earlier run). ``n_jobs``: the
+    seeds of each cell on that many workers (the results do not depend on it)."""
     data = _load(dataset)
     X, y, _, _, X_test, y_test = data
     out = {label: rows for label, rows in (out or {}).items() if label in ESTIMATORS}
@@ -294,7 +309,7 @@ def run(dataset, reps, oracle_seeds, methods, checkpoint=None, labels=None, out=
         if labels is not None and label not in labels:
             continue
         seeds = list(range(oracle_seeds))
-        curve = _oracle_curve(make, X, y, X_test, y_test, seeds, TARGETS[dataset])
+        curve = _oracle_curve(label, X, y, X_test, y_test, seeds, TARGETS[dataset], n_jobs)
         rows = {}
         for target in TARGETS[dataset]:
             oracle = _oracle(curve, target)
@@ -305,9 +320,10 @@ def run(dataset, reps, oracle_seeds, methods, checkpoint=None, labels=None, out=
             if oracle is None:
                 continue
             rows[str(target)]["oracle_within_half_point"] = _oracle_share(
-                make, oracle, target, seeds, X, y, X_test, y_test)
+                label, oracle, target, seeds, X, y, X_test, y_test, n_jobs)
             for name in (m for m in METHODS_OF.get(label, PURE_METHODS) if m in methods):
-                runs = [METHODS[name](make, target, 1000 + r, data) for r in range(reps)]
+                runs = _common.map_seeds(_search_run, range(1000, 1000 + reps), n_jobs,
+                                         method=name, label=label, target=target, data=data)
                 rows[str(target)]["methods"][name] = {
                     **_summary(runs, oracle, target, reference,
                                _test_floor(name, make, len(y))),
@@ -354,6 +370,8 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--datasets", nargs="+", default=list(TARGETS))
     parser.add_argument("--reps", type=int, default=20)
+    parser.add_argument("--n-jobs", type=int, default=1,
+                        help="workers for the seeds of each cell (results unchanged)")
     parser.add_argument("--merge", action="store_true",
                         help="run nothing: merge the per-dataset JSON files of separate "
                              "runs (--datasets X) into one, with its figure")
@@ -384,7 +402,7 @@ def main(argv=None):
             if labels is not None:
                 part = _common.RESULTS_DIR / f"{name}_{dataset}.json"
                 earlier = json.loads(part.read_text())["datasets"][dataset]
-            run(dataset, reps, seeds, list(METHODS), checkpoint, labels, earlier)
+            run(dataset, reps, seeds, list(METHODS), checkpoint, labels, earlier, args.n_jobs)
     path = _common.write_results(name, payload)
     plot(payload, path.with_suffix(".png"))
 
