@@ -184,7 +184,7 @@ class EpsilonForUtility(ReleasedModelMixin, MetaEstimatorMixin, BaseEstimator):
         Adult, much cheaper with the default 10 epochs (target 0.80, cap 10: realised
         epsilon 0.24 against 1.1, median of five seeds, every model released against
         four of five: ``examples/selection_checkpoints.py``), dearer with 200 epochs
-        (target 0.80, cap 1: 4.4 against 1.9 times the oracle epsilon), where the
+        (target 0.80, cap 1: 5.8 against 2.5 times the oracle epsilon 0.033), where the
         long runs' noise accumulates. Refused for other estimators.
 
     test_rows : {"held_out", "all"}, default="held_out"
