@@ -25,6 +25,7 @@ from ..utils._random import noise_generator
 from ..utils._sklearn_compat import Interval, StrOptions
 from ..utils.validation import effective_data_norm
 from ._base import (
+    DEFAULT_DATA_NORM,
     PrivateLinearModel,
     _LinearClassifierMixin,
     _MultinomialMixin,
@@ -109,8 +110,14 @@ def gaussian_renyi_curve(estimator, n_classes, orders=None, C=None):
         raise ValueError("A multinomial (softmax) ObjPertLogisticRegression fit has no "
                          "Renyi curve here: the bound needs one gradient direction per "
                          "record. Use multi_class='ovr'.")
+    data_norm = estimator.data_norm
+    if isinstance(data_norm, str):
+        if data_norm == "private":
+            raise ValueError("data_norm='private' chooses the bound from the rows: the Renyi "
+                             "curve needs a public numeric data_norm.")
+        data_norm = DEFAULT_DATA_NORM  # "warn"
     k = 1 if n_classes == 2 else int(n_classes)
-    row_norm = effective_data_norm(estimator.data_norm, estimator.fit_intercept,
+    row_norm = effective_data_norm(data_norm, estimator.fit_intercept,
                                    estimator.intercept_scaling)
     loss = estimator._make_loss()
     if C is None:

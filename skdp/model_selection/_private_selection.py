@@ -385,6 +385,13 @@ def check_private_step_params(estimator, who="EpsilonForUtility"):
             f"{type(final).__name__} with these parameters certifies no finite epsilon (a "
             "research mode, or not an skdp private estimator): private selection cannot "
             "account for its fits. Nothing was fitted.")
+    params = final.get_params()
+    if params.get("data_norm") == "private" and params.get("delta", 0.0) > 0:
+        raise ValueError(
+            f"{who} charges a rung with delta > 0 its Gaussian or Renyi cost from its public "
+            "calibration, which leaves out the pure epsilon that data_norm='private' spends "
+            "on the bound: pass a numeric data_norm (a public bound on the rows' L2 norm). "
+            "Nothing was fitted.")
     if isinstance(estimator, Pipeline):
         from ._public_steps import check_public_preprocessing
 

@@ -1014,3 +1014,14 @@ def test_auto_test_ratio_by_route(test_rows, estimator, ratio):
         assert ratio * scale / 2 <= budget <= ratio * scale
     else:
         assert budget == pytest.approx(ratio * scale)
+
+
+@pytest.mark.parametrize("estimator", [DPSGDClassifier(delta=1e-6, data_norm="private"),
+                                       ObjPertLogisticRegression(delta=1e-6,
+                                                                 data_norm="private")])
+def test_a_private_row_bound_with_gaussian_rungs_is_refused_before_any_work(estimator):
+    """A Gaussian or Renyi charge from the rung's public calibration would leave out the
+    pure epsilon the private bound spends; pure rungs charge their whole epsilon_spent_."""
+    not_data = object()
+    with pytest.raises(ValueError, match="data_norm='private'"):
+        EpsilonForUtility(estimator, epsilon_max=1.0, delta_max=1e-5).fit(not_data, not_data)
