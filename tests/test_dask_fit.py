@@ -117,6 +117,43 @@ def test_objective_perturbation_within_certified_distance(data, chunks, loss, de
     assert partitioned.C_ == memory.C_ and partitioned.epsilon_spent_ == memory.epsilon_spent_
 
 
+@pytest.fixture(scope="module")
+def three_classes(data):
+    X, _ = data
+    _, y = make_classification(n_samples=N_ROWS, n_features=5, n_informative=3,
+                               n_classes=3, random_state=1)
+    return X, np.array(["a", "b", "c"])[y]
+
+
+@pytest.mark.parametrize("chunks", CHUNKINGS.values(), ids=CHUNKINGS.keys())
+@pytest.mark.parametrize("loss, delta", [("logistic", 0.0), ("huber", 1e-6)])
+def test_objective_perturbation_one_vs_rest(three_classes, chunks, loss, delta):
+    """Three classes, one binary problem per class over the same partitions (each maps
+    its own labels to +-1 against class k), each with epsilon / 3: every problem
+    within the certified distance of the in-memory one."""
+    X, y = three_classes
+    kw = dict(multi_class="ovr", loss=loss, delta=delta, random_state=4)
+    memory = ObjPertLogisticRegression(**kw).fit(X, y)
+    partitioned = ObjPertLogisticRegression(**kw).fit(*_dask(X, y, chunks))
+    assert partitioned.classes_.tolist() == ["a", "b", "c"]
+    gaps = np.linalg.norm(np.column_stack([partitioned.coef_ - memory.coef_,
+                                           partitioned.intercept_ - memory.intercept_]),
+                          axis=1)
+    assert gaps.shape == (3,) and np.all(gaps <= 2 * memory.tol)
+    assert partitioned.C_ == memory.C_ and partitioned.epsilon_spent_ == memory.epsilon_spent_
+    # the released problems differ from each other (not one problem three times)
+    assert np.ptp(partitioned.coef_, axis=0).max() > 1e-3
+
+
+def test_softmax_refused_before_any_pass(three_classes, no_noise):
+    X, y = three_classes
+    for estimator in (ObjPertLogisticRegression(classes=["a", "b", "c"]),
+                      ObjPertLogisticRegression(multi_class="multinomial",
+                                                classes=["a", "b", "c"])):
+        with pytest.raises(ValueError, match="one softmax problem.*multi_class='ovr'"):
+            estimator.fit(*_unreadable(X, y, 60))
+
+
 def _output_gap(partitioned, memory):
     return np.linalg.norm(np.append(partitioned.coef_ - memory.coef_,
                                     partitioned.intercept_ - memory.intercept_))
@@ -403,7 +440,7 @@ def _refusals(data):
          "binary classification"),
         (_dpgd(), (Xd, da.from_array(X3, chunks=(Xd.chunks[0],))), "binary classification"),
         (ObjPertLogisticRegression(), (Xd, da.from_array(X3, chunks=(Xd.chunks[0],))),
-         "binary classification"),
+         "one softmax problem, which does not fit on a dask array.*multi_class='ovr'"),
         (_dpgd(), (Xd, da.from_array(y, chunks=50)), "same row chunks"),
         (ObjPertLogisticRegression(), _dask(nan, y, 60), "NaN or infinity"),
         (_dpgd(classes=["no", "maybe"]), (Xd, yd), "outside the declared classes"),
@@ -445,7 +482,8 @@ def test_option_refusals_read_no_partition(data, no_noise, estimator, message):
 
 
 def test_other_estimators_refused_before_any_noise(data, no_noise):
-    from skdp import NAPPLasso, NAPPLassoClassifier
+    from skdp import NAPPLasso
+    from skdp.research import ResearchNAPPLasso, ResearchNAPPLassoClassifier
 
     X, y = data
     Xd, yd = _unreadable(X, y, 60)
@@ -454,11 +492,14 @@ def test_other_estimators_refused_before_any_noise(data, no_noise):
         OutputPertSVM().fit(Xd, yd)
     with pytest.raises(ValueError, match="fit_release\\(\\) needs the data in memory"):
         OutputPertSVM(loss="logistic", C=1.0).fit_release(Xd, yd)
-    for napp in (NAPPLasso(), NAPPLassoClassifier()):
-        with pytest.raises(ValueError, match=f"{type(napp).__name__} does not fit on a dask"):
-            napp.fit(Xd, yd)
-    with pytest.raises(ValueError, match="fit_release\\(\\) needs the data in memory"):
-        ObjPertLogisticRegression().fit_release(Xd, yd)
+    for research in (ResearchNAPPLasso(y_bound=1.0, coef_bound=1.0),
+                     ResearchNAPPLassoClassifier()):
+        with pytest.raises(ValueError, match=f"{type(research).__name__} \\(a research "
+                                             "variant, not private\\) does not fit on a dask"):
+            research.fit(Xd, yd)
+    for estimator in (ObjPertLogisticRegression(), NAPPLasso(y_bound=1.0, coef_bound=1.0)):
+        with pytest.raises(ValueError, match="fit_release\\(\\) needs the data in memory"):
+            estimator.fit_release(Xd, yd)
 
 
 def test_sparse_chunks_refused(data, no_noise):
@@ -495,6 +536,8 @@ def test_dask_dataframe(data):
 
 
 def test_local_cluster_smoke(data):
+    from skdp import NAPPLassoClassifier
+
     distributed = pytest.importorskip("dask.distributed")
     X, y = data
     try:
@@ -508,6 +551,12 @@ def test_local_cluster_smoke(data):
         dpgd = DPSGDClassifier(sample_rate=1.0, epochs=5, random_state=1).fit(
             *_dask(X, y, 60))
         dpsgd = DPSGDClassifier(epochs=2, random_state=1).fit(*_dask(X, y, 60))
+        svm = OutputPertSVM(loss="huber", C=1.0, tol=1e-8, random_state=1).fit(*_dask(X, y, 60))
+        napp = NAPPLassoClassifier(alpha=2.0, random_state=1).fit(*_dask(X, y, 60))
+    assert _output_gap(svm, OutputPertSVM(loss="huber", C=1.0, tol=1e-8, random_state=1)
+                       .fit(X, y)) <= 2 * _certified_slack(svm)
+    napp_memory = NAPPLassoClassifier(alpha=2.0, random_state=1).fit(X, y)
+    assert _output_gap(napp, napp_memory) <= 1e-10
     np.testing.assert_allclose(
         dpsgd.coef_, DPSGDClassifier(epochs=2, random_state=1).fit(X, y).coef_, rtol=1e-10)
     memory = ObjPertLogisticRegression(random_state=1).fit(X, y)

@@ -1,5 +1,6 @@
 """The private linear models' base (``fit`` written once) and the pieces they share."""
 
+from functools import partial
 from numbers import Real
 
 import numpy as np
@@ -15,7 +16,7 @@ from ..exceptions import ConvergenceError
 from ..losses import make_loss
 from ..utils._docstrings import fill_doc
 from ..solvers._design import ScaledDesign, WideRows, canonical_csr
-from ..solvers._partitioned import is_dask_collection
+from ..solvers._partitioned import is_dask_collection, kept_values
 from ..utils._memory import check_allocation
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ..utils.validation import (augment_intercept, check_data_norm, clip_rows_to_norm,
@@ -66,31 +67,60 @@ def solver_design(X, *, data_norm, fit_intercept, intercept_scaling):
 
 PARTITIONED_SUPPORT = (
     "A fit on a dask array is supported by DPSGDClassifier (Poisson-sampled DP-SGD or "
-    "full-batch DP-GD), ObjPertLogisticRegression and OutputPertSVM(kernel='linear', "
-    "loss='logistic' or 'huber'), for two classes, dense chunks, through fit() (no "
+    "full-batch DP-GD, two classes), ObjPertLogisticRegression (two classes, or "
+    "multi_class='ovr'), OutputPertSVM(kernel='linear', loss='logistic' or 'huber', two "
+    "classes), NAPPLasso and NAPPLassoClassifier, for dense chunks, through fit() (no "
     "fit_release); fit in memory otherwise.")
 """What a fit on partitioned data supports (named by every refusal)."""
 
 
-def partitioned_design(estimator, X, y, *, data_norm, fit_intercept, intercept_scaling):
+def partitioned_design(estimator, X, y, *, data_norm, fit_intercept, intercept_scaling,
+                       max_classes=2):
     """Validate a dask ``(X, y)`` as a map-reduce and return its
     :class:`~skdp.solvers._partitioned.PartitionedDesign` (nothing is computed on the
-    driver but row counts, flags and label sets; no noise is drawn). Sets
-    ``n_features_in_``, ``feature_names_in_`` (a dask DataFrame) and ``classes_``: the
-    declared ``classes`` or the union of the partitions' labels (then treated as
-    public, as in memory)."""
+    driver but flags and label sets; no noise is drawn). Sets ``n_features_in_``,
+    ``feature_names_in_`` (a dask DataFrame) and ``classes_``: the declared
+    ``classes`` or the union of the partitions' labels (then treated as public, as in
+    memory); at most ``max_classes`` of them. The design's targets are +-1 with
+    ``classes_[-1]`` as +1 (two classes; :meth:`~skdp.solvers._partitioned.
+    PartitionedDesign.with_targets` gives one-vs-rest's)."""
     from ..solvers._partitioned import PartitionedDesign, check_partitioned_input
 
     check_data_norm(data_norm)
-    X, y, classes, names = check_partitioned_input(X, y, estimator.classes)
+    X, y, classes, _, names = check_partitioned_input(X, y, estimator.classes,
+                                                      max_classes=max_classes)
+    _set_partitioned_features(estimator, X, names)
+    estimator.classes_ = classes
+    intercept = float(intercept_scaling) if fit_intercept else None
+    return PartitionedDesign(X, y, classes, data_norm, intercept)
+
+
+def partitioned_regression_design(estimator, X, y, *, data_norm, fit_intercept,
+                                  intercept_scaling, low, high, nonnegative=False):
+    """:func:`partitioned_design` for a regression: the targets are clipped to the
+    public ``[low, high]`` inside each partition; ``nonnegative`` refuses a negative
+    target (before any noise)."""
+    from ..solvers._partitioned import (PartitionedDesign, check_partitioned_input,
+                                        clipped_values)
+
+    check_data_norm(data_norm)
+    X, y, _, negative, names = check_partitioned_input(X, y, regression=True)
+    if nonnegative and negative:
+        raise ValueError("Some value(s) of y are negative: the Poisson loss needs counts "
+                         "y >= 0.")
+    _set_partitioned_features(estimator, X, names)
+    intercept = float(intercept_scaling) if fit_intercept else None
+    return PartitionedDesign(X, y, None, data_norm, intercept,
+                             encode=partial(clipped_values, low=low, high=high),
+                             targets=kept_values)
+
+
+def _set_partitioned_features(estimator, X, names):
     estimator.n_features_in_ = int(X.shape[1])
     if names is not None:
         estimator.feature_names_in_ = names
     elif hasattr(estimator, "feature_names_in_"):
         del estimator.feature_names_in_
-    estimator.classes_ = classes
-    intercept = float(intercept_scaling) if fit_intercept else None
-    return PartitionedDesign(X, y, classes, data_norm, intercept)
 
 
 def release_nothing(estimator):

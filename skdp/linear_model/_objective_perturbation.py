@@ -17,7 +17,7 @@ from ..mechanisms._objective_perturbation import (_jacobian_multiplier, jacobian
 from ..losses import SoftmaxLoss
 from ..solvers import glm_hessian_solve, newton_minimise
 from ..solvers._partitioned import (check_partitioned_hessian, is_dask_collection,
-                                   partitioned_newton_minimise)
+                                   one_vs_rest, partitioned_newton_minimise)
 from ..solvers._multinomial import multinomial_hessian_solve, multinomial_minimise
 from ..utils._docstrings import fill_doc
 from ..utils._random import noise_generator
@@ -458,9 +458,13 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
         if partitioned:  # checked as a map-reduce; each partition maps its own labels
             if len(X.shape) == 2:  # before any pass over the data (other shapes: below)
                 check_partitioned_hessian(X.shape[1] + bool(self.fit_intercept))
+            if self.classes is not None:
+                self._refuse_partitioned_multinomial(len(np.unique(self.classes)))
             design = partitioned_design(self, X, y, data_norm=self.data_norm,
                                         fit_intercept=self.fit_intercept,
-                                        intercept_scaling=self.intercept_scaling)
+                                        intercept_scaling=self.intercept_scaling,
+                                        max_classes=np.inf)
+            self._refuse_partitioned_multinomial(len(self.classes_))
             y_idx, multinomial = None, False
         else:
             X, y = validate_data(self, X, y, dtype=np.float64, accept_sparse=("csr", "csc"))
@@ -489,8 +493,21 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
             one_hot = np.eye(n_classes)[y_idx]
             return [_multinomial_objective_perturbation(design, one_hot, epsilon=self.epsilon,
                                                         delta=self.delta, **common)]
-        # a partitioned design holds its labels (two classes, one problem)
-        targets = [None] if partitioned else one_vs_rest_targets(y_idx, n_classes)
-        return [_objective_perturbation(design, target, loss, epsilon=self.epsilon / k,
+        if partitioned:   # the partitions hold the labels: one view per problem
+            problems = [(design, None)] if n_classes == 2 else [
+                (design.with_targets(partial(one_vs_rest, positive=c)), None)
+                for c in range(n_classes)]
+        else:
+            problems = [(design, target) for target in one_vs_rest_targets(y_idx, n_classes)]
+        return [_objective_perturbation(rows, target, loss, epsilon=self.epsilon / k,
                                         delta=self.delta / k, n_problems=k, **common)
-                for target in targets]
+                for rows, target in problems]
+
+    def _refuse_partitioned_multinomial(self, n_classes):
+        """Refuse, before any noise, a softmax fit on a dask array."""
+        if self._is_multinomial(n_classes):
+            raise ValueError(
+                f"ObjPertLogisticRegression(multi_class={self.multi_class!r}) fits "
+                f"{n_classes} classes as one softmax problem, which does not fit on a dask "
+                "array yet; use multi_class='ovr' (one binary problem per class, each "
+                "with epsilon / n_classes), or fit in memory.")

@@ -20,6 +20,9 @@ dask is imported only when a dask collection is given (:func:`is_dask_collection
 reads the type's module without importing dask).
 """
 
+import copy
+from functools import partial
+
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 
@@ -55,19 +58,41 @@ def block_design(X, data_norm, intercept):
 def binary_targets(y, classes):
     """+-1 targets of the labels ``y`` against the two public ``classes`` (sorted):
     ``classes[1]`` is +1, as :func:`skdp.linear_model._base.one_vs_rest_targets`."""
-    return np.where(np.searchsorted(classes, np.asarray(y)) == 1, 1.0, -1.0)
+    return one_vs_rest(class_indices(y, classes), 1)
+
+
+def class_indices(y, classes):
+    """The index of each label of ``y`` in the public, sorted ``classes`` (the labels
+    a partition keeps for a classifier's fit)."""
+    return np.searchsorted(classes, np.asarray(y))
+
+
+def one_vs_rest(labels, positive):
+    """+-1 targets of class indices: ``positive`` is +1, every other class -1."""
+    return np.where(labels == positive, 1.0, -1.0)
+
+
+def clipped_values(y, low, high):
+    """Numeric targets clipped to the public ``[low, high]`` (a regression's)."""
+    return np.clip(np.asarray(y, dtype=np.float64), low, high)
+
+
+def kept_values(values):
+    """The kept labels as the kernels' targets (a regression's clipped targets)."""
+    return values
 
 
 class _PreparedRows:
     """What one partition's clipping gives, kept on its worker for one fit: the row
     factors, the wide rows' clipped values, the largest row norm, the row norms of the
-    design and the +-1 targets (``O(rows)``, never ``X``'s values)."""
+    design and the encoded labels (``encode(y)``: class indices, or clipped targets)
+    (``O(rows)``, never ``X``'s values)."""
 
-    def __init__(self, X, y, classes, data_norm, intercept):
+    def __init__(self, X, y, encode, data_norm, intercept):
         design = block_design(X, data_norm, intercept)
         self.scale, self.largest, self.wide = design.scale, design._max_row_norm, design.wide
         self.norms = design.row_norms()
-        self.targets = binary_targets(y, classes)
+        self.labels = encode(y)
 
 
 class _PreparedDesign(ScaledDesign):
@@ -87,12 +112,24 @@ class _PreparedDesign(ScaledDesign):
         return float(np.sum(weights * self._norms))   # no BLAS call (thread wake-ups)
 
 
-def _run_kernel(X, prepared, intercept, kernel, args):
-    return kernel(_PreparedDesign(X, prepared, intercept), prepared.targets, *args)
+def _partition_view(X, prepared, view):
+    """A partition's design and targets as ``view`` = ``(intercept, targets, columns)``
+    presents them: ``targets`` maps its kept labels, ``columns`` (or ``None``) selects
+    columns of the design."""
+    intercept, targets, columns = view
+    design = _PreparedDesign(X, prepared, intercept)
+    if columns is not None:
+        design = design.columns(columns)
+    return design, targets(prepared.labels)
 
 
-def _run_row_kernel(X, prepared, intercept, start, kernel, args):
-    return kernel(_PreparedDesign(X, prepared, intercept), prepared.targets, start, *args)
+def _run_kernel(X, prepared, view, kernel, args):
+    return kernel(*_partition_view(X, prepared, view), *args)
+
+
+def _run_row_kernel(X, prepared, view, start, kernel, args):
+    design, targets = _partition_view(X, prepared, view)
+    return kernel(design, targets, start, *args)
 
 
 def _add(total, part):
@@ -110,47 +147,106 @@ def _sum_in_order(parts):
 
 
 class PartitionedDesign:
-    """``[s_i x_i, c]`` for a dask array ``X`` partitioned by rows, with the binary
-    labels ``y`` partitioned alike.
+    """``[s_i x_i, c]`` for a dask array ``X`` partitioned by rows, with the labels
+    ``y`` partitioned alike.
 
     Parameters
     ----------
     X : dask.array.Array of shape (n_samples, n_features)
         Dense float rows, chunked by rows only (one column chunk), known chunk sizes.
     y : dask.array.Array of shape (n_samples,)
-        The labels, with the row chunks of ``X``.
-    classes : ndarray of shape (2,)
-        The public, sorted label set.
+        The labels (or a regression's targets), with the row chunks of ``X``.
+    classes : ndarray or None
+        The public, sorted label set (``None`` for a regression: give ``encode``).
     data_norm : float
         The clipping norm (finite).
     intercept : float or None
         The intercept column's value; ``None`` without an intercept.
+    encode : callable, default=None
+        What a partition keeps of its labels, ``encode(y_p)``, computed once per fit
+        inside the partition (picklable). ``None``: the class indices in ``classes``
+        (:func:`class_indices`).
+    targets : callable, default=None
+        The kernels' targets from the kept labels, ``targets(labels_p)``, inside the
+        partition (picklable). ``None``: +-1 with ``classes[-1]`` as +1 (two classes;
+        :func:`one_vs_rest`).
+
+    Notes
+    -----
+    :meth:`with_targets` and :meth:`columns` give views of the same partitions (the
+    clipped rows prepared once, shared): one problem of one-vs-rest, or the design of
+    some columns.
     """
 
     partitioned = True
     sparse = False
 
-    def __init__(self, X, y, classes, data_norm, intercept):
-        self.X, self.y, self.classes = X, y, np.asarray(classes)
+    def __init__(self, X, y, classes, data_norm, intercept, *, encode=None, targets=None):
+        self.X, self.y = X, y
+        self.classes = None if classes is None else np.asarray(classes)
         self.data_norm, self.intercept = float(data_norm), intercept
         self.shape = (int(X.shape[0]), int(X.shape[1]) + (intercept is not None))
         self.n_partitions = len(X.chunks[0])
         self._blocks = list(zip(X.to_delayed().ravel(), y.to_delayed().ravel()))
         # each partition's first global row (public: the chunk sizes are known)
         self.row_starts = np.concatenate([[0], np.cumsum(X.chunks[0])[:-1]]).astype(int)
-        self._prepared = None
+        self._encode = encode if encode is not None else partial(class_indices,
+                                                                 classes=self.classes)
+        if targets is None:
+            targets = partial(one_vs_rest, positive=len(self.classes) - 1)
+        self._targets, self._columns = targets, None
+        self._shared = {"prepared": None}   # shared by the views of this design
 
     def _prepare(self):
         """Clip every partition once per fit: its :class:`_PreparedRows` are persisted
-        where it lives (on its worker) and freed with this design."""
+        where it lives (on its worker) and freed with this design and its views."""
         import dask
 
-        if self._prepared is None:
+        if self._shared["prepared"] is None:
             prepare = dask.delayed(_PreparedRows, pure=True)
-            self._prepared = dask.persist(*[
-                prepare(xb, yb, self.classes, self.data_norm, self.intercept)
+            self._shared["prepared"] = dask.persist(*[
+                prepare(xb, yb, self._encode, self.data_norm, self.intercept)
                 for xb, yb in self._blocks])
-        return self._prepared
+        return self._shared["prepared"]
+
+    def with_targets(self, targets):
+        """The same partitions with other kernel targets, ``targets(labels_p)`` (one
+        problem of one-vs-rest: ``partial(one_vs_rest, positive=k)``).
+
+        Parameters
+        ----------
+        targets : callable
+            Picklable, applied inside each partition to its kept labels.
+
+        Returns
+        -------
+        design : PartitionedDesign
+            A view sharing this design's prepared partitions.
+        """
+        view = copy.copy(self)
+        view._targets = targets
+        return view
+
+    def columns(self, index):
+        """The design of some columns (increasing indices into the design's columns,
+        the intercept column last), as :meth:`ScaledDesign.columns` inside each
+        partition.
+
+        Parameters
+        ----------
+        index : array-like of int
+
+        Returns
+        -------
+        design : PartitionedDesign
+            A view sharing this design's prepared partitions.
+        """
+        if self._columns is not None:
+            raise ValueError("columns() of a column view is not supported.")
+        view = copy.copy(self)
+        view._columns = np.asarray(index, dtype=np.intp)
+        view.shape = (self.shape[0], len(view._columns))
+        return view
 
     def partials(self, kernel, *args, with_rows=False):
         """``[kernel(design_p, targets_p, *args) for p in partitions]``, in partition
@@ -164,14 +260,15 @@ class PartitionedDesign:
         """
         import dask
 
+        view = (self.intercept, self._targets, self._columns)
         if with_rows:
             run = dask.delayed(_run_row_kernel, pure=True)
-            tasks = [run(xb, prepared, self.intercept, int(start), kernel, args)
+            tasks = [run(xb, prepared, view, int(start), kernel, args)
                      for (xb, _), prepared, start in zip(self._blocks, self._prepare(),
                                                          self.row_starts)]
         else:
             run = dask.delayed(_run_kernel, pure=True)
-            tasks = [run(xb, prepared, self.intercept, kernel, args)
+            tasks = [run(xb, prepared, view, kernel, args)
                      for (xb, _), prepared in zip(self._blocks, self._prepare())]
         return list(dask.compute(*tasks))
 
@@ -446,6 +543,36 @@ def partitioned_newton_minimise(design, loss, *, C, ridge, linear, tol, max_iter
 
 
 # --------------------------------------------------------------------------------------
+# The data term of NAPP's composite objective over partitions
+# --------------------------------------------------------------------------------------
+
+def zero_pass(design, y, loss, quadratic):
+    """One partition's loss sum and data gradient at ``theta = 0`` and, when the loss's
+    curvature is constant (``quadratic``), its Gram matrix ``Z^T diag(l''(0)) Z`` (else an
+    empty array): the data term of a squared loss whole, in one pass."""
+    zeros = np.zeros(design.shape[0])
+    value = np.array([float(np.sum(loss.loss(zeros, y)))])
+    gram = design.weighted_gram(loss.d2z(zeros, y)) if quadratic else np.zeros(0)
+    return value, design.transpose_product(loss.dz(zeros, y)), gram
+
+
+def loss_value_pass(design, y, theta, loss):
+    """One partition's ``sum_i l(<z_i, theta>, y_i)`` (``inf`` where it overflows)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.array([float(np.sum(loss.loss(design @ theta, y)))])
+
+
+def loss_gradient_pass(design, y, theta, loss):
+    """One partition's ``Z^T l'(Z theta)``."""
+    return design.transpose_product(loss.dz(design @ theta, y))
+
+
+def loss_hessian_pass(design, y, theta, loss):
+    """One partition's ``Z^T diag(l''(Z theta)) Z``."""
+    return design.weighted_gram(loss.d2z(design @ theta, y))
+
+
+# --------------------------------------------------------------------------------------
 # Input checks as a map-reduce, before any noise
 # --------------------------------------------------------------------------------------
 
@@ -460,6 +587,14 @@ def _check_block(X, y, declared):
     else:
         labels = np.unique(y[~np.isin(y, declared)])[:1]  # one offending label at most
     return finite, labels
+
+
+def _check_numeric_block(X, y):
+    """One partition's input facts for a regression: whether every value of ``X`` and
+    ``y`` is finite, and whether some target is negative."""
+    X, y = np.asarray(X), np.asarray(y, dtype=np.float64)
+    finite = bool(np.isfinite(X).all()) if X.dtype.kind in "fc" else True
+    return finite and bool(np.isfinite(y).all()), bool(np.any(y < 0))
 
 
 def _as_dask_arrays(X, y):
@@ -486,22 +621,36 @@ def _as_dask_arrays(X, y):
     return X, y, names
 
 
-def check_partitioned_input(X, y, classes=None):
+def check_partitioned_input(X, y, classes=None, *, max_classes=2,
+                            regression=False):
     """Validate a partitioned ``(X, y)`` before any noise; return the design's inputs.
 
     Refuses (``ValueError``): ``X`` not 2-D or ``y`` not 1-D; unknown chunk sizes;
     sparse or non-float chunks; row chunks of ``X`` and ``y`` that differ; no rows;
     non-finite values in any partition; labels outside the declared ``classes``; a
     label set (declared, or the union over partitions, then treated as public) of
-    other than two classes. The checks are one pass over the partitions; only a flag
-    and a label set per partition reach the driver.
+    fewer than two classes or more than ``max_classes``. A ``regression``: non-finite
+    targets. The checks are one pass over the partitions; only flags and a label set
+    per partition reach the driver.
+
+    Parameters
+    ----------
+    X, y : dask collections (``y`` may be in memory)
+    classes : array-like or None, default=None
+        The declared label set (a classifier's ``classes``).
+    max_classes : int, default=2
+        The most classes the estimator fits on a dask array.
+    regression : bool, default=False
+        Numeric targets (no labels).
 
     Returns
     -------
     X : dask.array.Array
         One column chunk.
     y : dask.array.Array
-    classes : ndarray of shape (2,)
+    classes : ndarray of shape (n_classes,), or None for a regression
+    negative : bool
+        Whether some target is negative (a regression's; ``False`` otherwise).
     feature_names : ndarray or None
     """
     import dask
@@ -531,7 +680,9 @@ def check_partitioned_input(X, y, classes=None):
     if declared is not None:  # a declared label set is refused before any pass
         if len(declared) != len(classes):
             raise ValueError(f"classes={list(classes)!r} holds repeated labels.")
-        _check_binary(declared)
+        _check_classes(declared, max_classes)
+    if regression:
+        return _check_numeric(X, y, names)
     check = dask.delayed(_check_block, pure=True)
     facts = dask.compute(*[check(xb, yb, declared) for xb, yb in
                            zip(X.to_delayed().ravel(), y.to_delayed().ravel())])
@@ -545,16 +696,30 @@ def check_partitioned_input(X, y, classes=None):
         labels = declared
     else:
         labels = np.unique(np.concatenate([labels for _, labels in facts]))
-    _check_binary(labels)
-    return X, y, labels, names
+    _check_classes(labels, max_classes)
+    return X, y, labels, False, names
 
 
-def _check_binary(labels):
+def _check_numeric(X, y, names):
+    """The map-reduce of a regression's input checks (:func:`_check_numeric_block`)."""
+    import dask
+
+    if y.dtype.kind not in "fiub":
+        raise ValueError(f"y must hold numbers for a regression; got dtype {y.dtype}.")
+    check = dask.delayed(_check_numeric_block, pure=True)
+    facts = dask.compute(*[check(xb, yb) for xb, yb in
+                           zip(X.to_delayed().ravel(), y.to_delayed().ravel())])
+    if not all(finite for finite, _ in facts):
+        raise ValueError("Input X or y contains NaN or infinity.")
+    return X, y, None, any(negative for _, negative in facts), names
+
+
+def _check_classes(labels, max_classes):
     if len(labels) < 2:
         raise ValueError(
             "This solver needs samples of at least 2 classes in the data, but the data "
             f"contains only one class: {labels[0]!r}.")
-    if len(labels) > 2:
+    if len(labels) > max_classes:
         raise ValueError(
-            "A fit on a dask array supports binary classification only (found "
-            f"{len(labels)} classes); fit in memory for more classes.")
+            "A fit on a dask array with this estimator supports binary classification "
+            f"only (found {len(labels)} classes); fit in memory for more classes.")

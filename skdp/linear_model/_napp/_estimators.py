@@ -1,5 +1,6 @@
 """NAPP: the noise-augmented private lasso (Li & Liu), in forms whose guarantee holds."""
 
+from functools import partial
 from numbers import Integral, Real
 
 import numpy as np
@@ -14,6 +15,7 @@ from ...utils._docstrings import _SHARED_PARAMS, fill_doc
 from ...utils._memory import check_allocation
 from ...utils._random import noise_generator
 from ...utils._sklearn_compat import Interval, StrOptions
+from ...solvers._partitioned import is_dask_collection, one_vs_rest
 from ...utils.validation import clip_rows_to_norm, effective_data_norm
 from .._base import (
     PrivateLinearModel,
@@ -21,6 +23,8 @@ from .._base import (
     classes_constraint,
     encode_labels,
     one_vs_rest_targets,
+    partitioned_design,
+    partitioned_regression_design,
     solver_design,
 )
 from ._mechanism import napp_release, napp_two_stage
@@ -192,12 +196,18 @@ def _napp_design(X, estimator):
     in place, dense or CSR), once the ``d x d`` arrays NAPP's solvers hold at once (at
     most three: a Gram matrix, a Hessian and the block factorised in place) are known
     to fit in memory: refused before any work when they would not."""
-    d = X.shape[1] + int(estimator.fit_intercept)
-    check_allocation(8.0 * 3 * d * d,
-                     f"NAPP's solver, with d x d Gram and Hessian matrices for {d} coefficients,")
+    _check_napp_allocation(X.shape[1] + int(estimator.fit_intercept))
     return solver_design(X, data_norm=estimator.data_norm,
                          fit_intercept=estimator.fit_intercept,
                          intercept_scaling=estimator.intercept_scaling)
+
+
+def _check_napp_allocation(d):
+    """Refuse, before any work, ``d x d`` matrices NAPP's solvers cannot hold (at most
+    three at once: a Gram matrix, a Hessian and the block factorised in place; on a dask
+    array the driver holds them, and each worker one partial Gram matrix)."""
+    check_allocation(8.0 * 3 * d * d,
+                     f"NAPP's solver, with d x d Gram and Hessian matrices for {d} coefficients,")
 
 
 def _grouped(names):
@@ -277,8 +287,24 @@ class _BaseNAPP(PrivateLinearModel):
     def _penalty(self):
         return make_penalty(self.penalty, self.alpha, l1_ratio=self.l1_ratio, q=self.q)
 
-    def _run(self, design, targets, rng):
-        """Run the configured mechanism once per problem; return the transient solutions."""
+    def _partitioned_refusal(self, with_derivative):
+        return None   # every loss, penalty and option (the d x d matrices checked in fit)
+
+    def _partitioned(self, X, y):
+        """Whether ``(X, y)`` is a fit on a dask array; then refuse, before any pass over
+        the data, what the parameters alone rule out (bounds, the d x d matrices)."""
+        if not (is_dask_collection(X) or is_dask_collection(y)):
+            return False
+        if len(X.shape) == 2:   # other shapes: refused by the input checks
+            n_coefficients = X.shape[1] + int(self.fit_intercept)
+            self._check_params(n_coefficients)
+            _check_napp_allocation(n_coefficients)
+        return True
+
+    def _run(self, problems, rng):
+        """Run the configured mechanism once per problem ``(design, targets)`` (a
+        partitioned design holds its targets: ``None``); return the transient
+        solutions."""
         row_norm = effective_data_norm(self.data_norm, self.fit_intercept,
                                        self.intercept_scaling)
         loss = self._make_loss()
@@ -287,13 +313,13 @@ class _BaseNAPP(PrivateLinearModel):
         penalty = self._penalty()
         solver = dict(tol=self.tol, max_iter=self.max_iter, napp_max_iter=self.napp_max_iter,
                       augmentation=self.augmentation, n_aug=self.n_aug, rng=rng)
-        k = len(targets)
+        k = len(problems)
         common = dict(epsilon=self.epsilon / k, delta=self.delta / k,
                       gradient_bound=gradient_bound, hessian_bound=hessian_bound,
                       coef_bound=self.coef_bound, eps_jacobian_frac=self.eps_jacobian_frac,
                       neighboring=self.neighboring, solver=solver, rng=rng)
         return [self._release_problem(design, target, loss, penalty, common)
-                for target in targets]
+                for design, target in problems]
 
     def _release_problem(self, X, y, loss, penalty, common):
         """The mechanism on one problem (a subclass may swap it)."""
@@ -505,6 +531,13 @@ class NAPPLasso(RegressorMixin, _BaseNAPP):
         The solutions hold the noise draws and the clipped design; the fitted
         estimator never keeps them.
         """
+        if self._partitioned(X, y):   # checked as a map-reduce, clipped in partitions
+            poisson = self.loss == "poisson"
+            design = partitioned_regression_design(
+                self, X, y, data_norm=self.data_norm, fit_intercept=self.fit_intercept,
+                intercept_scaling=self.intercept_scaling,
+                low=0.0 if poisson else -self.y_bound, high=self.y_bound, nonnegative=poisson)
+            return self._run([(design, None)], noise_generator(self.random_state))
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True,
                              accept_sparse=("csr", "csc"))
         self._check_params(X.shape[1] + int(self.fit_intercept))
@@ -517,7 +550,7 @@ class NAPPLasso(RegressorMixin, _BaseNAPP):
             y = np.clip(y, -self.y_bound, self.y_bound)
         design = _napp_design(X, self)
         rng = noise_generator(self.random_state)
-        return self._run(design, [y], rng)
+        return self._run([(design, y)], rng)
 
     def _set_fitted(self, solutions):
         super()._set_fitted(solutions)
@@ -644,6 +677,16 @@ class NAPPLassoClassifier(_LinearClassifierMixin, ClassifierMixin, _BaseNAPP):
         Returns the transient solutions (noise draws, clipped design), which
         the fitted estimator never keeps.
         """
+        if self._partitioned(X, y):   # checked as a map-reduce; labels mapped in partitions
+            design = partitioned_design(self, X, y, data_norm=self.data_norm,
+                                        fit_intercept=self.fit_intercept,
+                                        intercept_scaling=self.intercept_scaling,
+                                        max_classes=np.inf)
+            n_classes = len(self.classes_)
+            problems = [(design, None)] if n_classes == 2 else [
+                (design.with_targets(partial(one_vs_rest, positive=c)), None)
+                for c in range(n_classes)]
+            return self._run(problems, noise_generator(self.random_state))
         X, y = validate_data(self, X, y, dtype=np.float64, accept_sparse=("csr", "csc"))
         check_classification_targets(y)
         self._check_params(X.shape[1] + int(self.fit_intercept))
@@ -651,4 +694,4 @@ class NAPPLassoClassifier(_LinearClassifierMixin, ClassifierMixin, _BaseNAPP):
         design = _napp_design(X, self)
         targets = one_vs_rest_targets(y_idx, len(self.classes_))
         rng = noise_generator(self.random_state)
-        return self._run(design, targets, rng)
+        return self._run([(design, target) for target in targets], rng)
