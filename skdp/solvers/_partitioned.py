@@ -146,6 +146,14 @@ def _sum_in_order(parts):
     return total
 
 
+def _row_blocks(X, y):
+    """The row blocks of ``X`` and ``y`` as delayed objects, their graphs as given (not
+    optimised: ``y`` computed from ``X``, or both from one DataFrame, keep one task per
+    key in every pass, where separately fused graphs would give a key two definitions)."""
+    return (X.to_delayed(optimize_graph=False).ravel(),
+            y.to_delayed(optimize_graph=False).ravel())
+
+
 class PartitionedDesign:
     """``[s_i x_i, c]`` for a dask array ``X`` partitioned by rows, with the labels
     ``y`` partitioned alike.
@@ -187,7 +195,7 @@ class PartitionedDesign:
         self.data_norm, self.intercept = float(data_norm), intercept
         self.shape = (int(X.shape[0]), int(X.shape[1]) + (intercept is not None))
         self.n_partitions = len(X.chunks[0])
-        self._blocks = list(zip(X.to_delayed().ravel(), y.to_delayed().ravel()))
+        self._blocks = list(zip(*_row_blocks(X, y)))
         # each partition's first global row (public: the chunk sizes are known)
         self.row_starts = np.concatenate([[0], np.cumsum(X.chunks[0])[:-1]]).astype(int)
         self._encode = encode if encode is not None else partial(class_indices,
@@ -685,7 +693,7 @@ def check_partitioned_input(X, y, classes=None, *, max_classes=2,
         return _check_numeric(X, y, names)
     check = dask.delayed(_check_block, pure=True)
     facts = dask.compute(*[check(xb, yb, declared) for xb, yb in
-                           zip(X.to_delayed().ravel(), y.to_delayed().ravel())])
+                           zip(*_row_blocks(X, y))])
     if not all(finite for finite, _ in facts):
         raise ValueError("Input X contains NaN or infinity.")
     if declared is not None:
@@ -708,7 +716,7 @@ def _check_numeric(X, y, names):
         raise ValueError(f"y must hold numbers for a regression; got dtype {y.dtype}.")
     check = dask.delayed(_check_numeric_block, pure=True)
     facts = dask.compute(*[check(xb, yb) for xb, yb in
-                           zip(X.to_delayed().ravel(), y.to_delayed().ravel())])
+                           zip(*_row_blocks(X, y))])
     if not all(finite for finite, _ in facts):
         raise ValueError("Input X or y contains NaN or infinity.")
     return X, y, None, any(negative for _, negative in facts), names
