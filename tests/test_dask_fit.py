@@ -392,15 +392,50 @@ def test_wide_row_is_clipped_inside_its_partition(data):
     np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-9)
 
 
-def test_prediction_is_lazy_and_equal(data):
+def _fitted_models(data, three_classes):
+    from skdp import NAPPLasso, NAPPLassoClassifier
+
     X, y = data
-    clf = ObjPertLogisticRegression(random_state=0).fit(*_dask(X, y, 60))
-    Xd = da.from_array(X, chunks=(70, -1))
-    scores = clf.decision_function(Xd)
-    assert isinstance(scores, da.Array)
-    np.testing.assert_array_equal(scores.compute(), clf.decision_function(X))
-    np.testing.assert_array_equal(clf.predict(Xd).compute(), clf.predict(X))
-    np.testing.assert_array_equal(clf.predict_proba(Xd).compute(), clf.predict_proba(X))
+    X3, y3 = three_classes
+    return [
+        ("objpert", ObjPertLogisticRegression(random_state=0).fit(*_dask(X, y, 60)), X, y),
+        ("dpsgd", DPSGDClassifier(epochs=2, random_state=0).fit(X, y), X, y),
+        ("huber svm", OutputPertSVM(loss="huber", C=1.0, random_state=0).fit(X, y), X, y),
+        ("rbf svm", OutputPertSVM(kernel="rbf", loss="logistic", C=1.0, random_state=0)
+         .fit(X, y), X, y),
+        ("softmax", ObjPertLogisticRegression(random_state=0).fit(X3, y3), X3, y3),
+        ("ovr", ObjPertLogisticRegression(multi_class="ovr", random_state=0)
+         .fit(*_dask(X3, y3, 60)), X3, y3),
+        ("napp classifier", NAPPLassoClassifier(random_state=0).fit(X3, y3), X3, y3),
+        ("napp lasso", NAPPLasso(y_bound=3.0, coef_bound=10.0, epsilon=50.0, random_state=0)
+         .fit(X, X[:, 0] - X[:, 1]), X, X[:, 0] - X[:, 1]),
+    ]
+
+
+@pytest.mark.parametrize("case", range(8))
+def test_prediction_and_score_are_lazy_and_equal(data, three_classes, case):
+    """On dask input, predict, decision_function, predict_proba and score build dask
+    arrays without computing a partition; computed, they equal the in-memory values."""
+    name, model, X, y = _fitted_models(data, three_classes)[case]
+    Xd, yd = _dask(X, y, CHUNKINGS["uneven"])
+    X_boom, y_boom = _unreadable(X, y, CHUNKINGS["uneven"])
+    weights = np.linspace(0.5, 2.0, len(y))
+    methods = [m for m in ("predict", "decision_function", "predict_proba")
+               if hasattr(model, m)]
+    for method in methods:
+        lazy = getattr(model, method)(X_boom)     # a partition computed would raise
+        assert isinstance(lazy, da.Array), method
+        result, expected = getattr(model, method)(Xd).compute(), getattr(model, method)(X)
+        if method == "predict" and name != "napp lasso":
+            np.testing.assert_array_equal(result, expected)
+        else:   # a one-row block's product is summed in another order
+            np.testing.assert_allclose(result, expected, rtol=1e-13, atol=1e-15)
+    assert isinstance(model.score(X_boom, y_boom), da.Array)
+    for args in [(Xd, yd), (Xd, y), (X, yd)]:
+        for kw in ({}, {"sample_weight": weights}, {"sample_weight": da.from_array(weights)}):
+            score = model.score(*args, **kw)
+            assert isinstance(score, da.Array) and score.ndim == 0
+            assert float(score) == pytest.approx(model.score(X, y, **kw), rel=1e-12, abs=1e-15)
 
 
 def test_labels_in_memory(data):

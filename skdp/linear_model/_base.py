@@ -388,7 +388,7 @@ class _LinearClassifierMixin:
         check_is_fitted(self)
         if is_dask_collection(X):
             width = None if self.coef_.shape[0] == 1 else self.coef_.shape[0]
-            return self._by_partitions(self.decision_function, X, width, float)
+            return by_partitions(self.decision_function, X, width, float)
         scores = np.asarray(self._prediction_input(X) @ self.coef_.T) + self.intercept_
         return scores.ravel() if scores.shape[1] == 1 else scores
 
@@ -403,7 +403,7 @@ class _LinearClassifierMixin:
         """
         if is_dask_collection(X):
             check_is_fitted(self)
-            return self._by_partitions(self.predict, X, None, self.classes_.dtype)
+            return by_partitions(self.predict, X, None, self.classes_.dtype)
         scores = self.decision_function(X)
         if scores.ndim == 1:
             indices = (scores > 0).astype(int)
@@ -411,17 +411,28 @@ class _LinearClassifierMixin:
             indices = scores.argmax(axis=1)
         return self.classes_[indices]
 
-    @staticmethod
-    def _by_partitions(method, X, width, dtype):
-        """``method`` on every row partition of a dask ``X``, lazily (a dask array of
-        ``width`` columns, or one dimension when ``width`` is None)."""
-        if hasattr(X, "to_dask_array"):
-            X = X.to_dask_array(lengths=True)
-        if X.ndim == 2 and len(X.chunks[1]) > 1:
-            X = X.rechunk({1: -1})
-        if width is None:
-            return X.map_blocks(method, drop_axis=1, dtype=dtype)
-        return X.map_blocks(method, chunks=(X.chunks[0], (width,)), dtype=dtype)
+    def score(self, X, y, sample_weight=None):
+        """Mean accuracy on ``(X, y)``; lazy (a 0-d dask array) on dask input.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+            The rows (clipped to ``data_norm``, as in the fit).
+        y : array-like or dask array of shape (n_samples,)
+            The true labels.
+        sample_weight : array-like or dask array of shape (n_samples,), default=None
+            Weights of the rows.
+
+        Returns
+        -------
+        score : float or dask array
+            The (weighted) share of rows whose prediction is their label.
+        """
+        if not (is_dask_collection(X) or is_dask_collection(y)):
+            return super().score(X, y, sample_weight=sample_weight)
+        predicted = self.predict(X if is_dask_collection(X) else _dask_rows(X, None))
+        hits = predicted == _dask_rows(y, predicted)
+        return _lazy_mean(hits, sample_weight, predicted)
 
     def _has_proba(self):
         """Probabilities exist for the likelihood (logistic) loss only."""
@@ -446,7 +457,7 @@ class _LinearClassifierMixin:
         """
         if is_dask_collection(X):
             check_is_fitted(self)
-            return self._by_partitions(self.predict_proba, X, len(self.classes_), float)
+            return by_partitions(self.predict_proba, X, len(self.classes_), float)
         return self._probabilities(self.decision_function(X))
 
     @available_if(lambda self: self._has_proba())
@@ -461,6 +472,43 @@ class _LinearClassifierMixin:
         """
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))
+
+
+def by_partitions(method, X, width, dtype):
+    """``method`` on every row partition of a dask ``X``, lazily: a dask array of
+    ``width`` columns, or one dimension when ``width`` is None (a fitted model's
+    predictions, computed where the rows live)."""
+    if hasattr(X, "to_dask_array"):
+        X = X.to_dask_array(lengths=True)
+    if X.ndim == 2 and len(X.chunks[1]) > 1:
+        X = X.rechunk({1: -1})
+    if width is None:
+        return X.map_blocks(method, drop_axis=1, dtype=dtype)
+    return X.map_blocks(method, chunks=(X.chunks[0], (width,)), dtype=dtype)
+
+
+def _dask_rows(values, like):
+    """``values`` (a dask collection or in memory) as a dask array with the row chunks
+    of the dask array ``like`` (or one chunk when ``like`` is None)."""
+    import dask.array as da
+
+    if hasattr(values, "to_dask_array"):
+        values = values.to_dask_array(lengths=True)
+    if not isinstance(values, da.Array):
+        values = np.asarray(values)
+        return da.from_array(values, chunks=(-1,) + (-1,) * (values.ndim - 1)
+                             if like is None else (like.chunks[0],) + values.shape[1:])
+    if like is not None and values.chunks[0] != like.chunks[0]:
+        values = values.rechunk({0: like.chunks[0]})
+    return values
+
+
+def _lazy_mean(values, sample_weight, like):
+    """The (weighted) mean of the dask array ``values``, lazily (a 0-d dask array)."""
+    if sample_weight is None:
+        return values.mean()
+    weights = _dask_rows(sample_weight, like)
+    return (values * weights).sum() / weights.sum()
 
 
 class _MultinomialMixin:

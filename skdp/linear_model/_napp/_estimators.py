@@ -23,6 +23,9 @@ from .._base import (
     classes_constraint,
     encode_labels,
     one_vs_rest_targets,
+    _dask_rows,
+    _lazy_mean,
+    by_partitions,
     partitioned_design,
     partitioned_regression_design,
     solver_design,
@@ -568,9 +571,38 @@ class NAPPLasso(RegressorMixin, _BaseNAPP):
             ``X @ coef_ + intercept_``, or its exponential for the Poisson loss.
         """
         check_is_fitted(self)
+        if is_dask_collection(X):   # lazily, partition by partition
+            return by_partitions(self.predict, X, None, float)
         X = validate_data(self, X, dtype=np.float64, reset=False, accept_sparse=("csr", "csc"))
         eta = np.asarray(clip_rows_to_norm(X, self.data_norm) @ self.coef_) + self.intercept_
         return np.exp(eta) if self.loss == "poisson" else eta
+
+    def score(self, X, y, sample_weight=None):
+        """Coefficient of determination ``R^2`` of :meth:`predict` on ``(X, y)``; lazy
+        (a 0-d dask array) on dask input.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+            The rows.
+        y : array-like or dask array of shape (n_samples,)
+            The true targets.
+        sample_weight : array-like or dask array of shape (n_samples,), default=None
+            Weights of the rows.
+
+        Returns
+        -------
+        score : float or dask array
+            ``1 - sum w (y - y_pred)^2 / sum w (y - mean_w y)^2``.
+        """
+        if not (is_dask_collection(X) or is_dask_collection(y)):
+            return super().score(X, y, sample_weight=sample_weight)
+        predicted = self.predict(X if is_dask_collection(X) else _dask_rows(X, None))
+        y = _dask_rows(y, predicted).astype(float)
+        residual = _lazy_mean((y - predicted) ** 2, sample_weight, predicted)
+        spread = _lazy_mean((y - _lazy_mean(y, sample_weight, predicted)) ** 2,
+                            sample_weight, predicted)
+        return 1.0 - residual / spread
 
 
 @_napp_doc
