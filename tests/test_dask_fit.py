@@ -145,13 +145,67 @@ def test_objective_perturbation_one_vs_rest(three_classes, chunks, loss, delta):
     assert np.ptp(partitioned.coef_, axis=0).max() > 1e-3
 
 
-def test_softmax_refused_before_any_pass(three_classes, no_noise):
+@pytest.mark.parametrize("chunks", CHUNKINGS.values(), ids=CHUNKINGS.keys())
+@pytest.mark.parametrize("kw", [dict(), dict(delta=1e-6, fit_intercept=False, C=3.0)],
+                         ids=["pure", "gaussian"])
+def test_softmax_within_certified_distance(three_classes, chunks, kw):
+    """The softmax problem (multi_class='auto', three classes): each partition maps its
+    labels to one-hot rows; the Newton-CG iterates, products and certificate are
+    reductions over the partitions; the noise is the in-memory draw."""
     X, y = three_classes
-    for estimator in (ObjPertLogisticRegression(classes=["a", "b", "c"]),
-                      ObjPertLogisticRegression(multi_class="multinomial",
-                                                classes=["a", "b", "c"])):
-        with pytest.raises(ValueError, match="one softmax problem.*multi_class='ovr'"):
-            estimator.fit(*_unreadable(X, y, 60))
+    kw = dict(random_state=4, **kw)
+    memory = ObjPertLogisticRegression(**kw).fit(X, y)
+    partitioned = ObjPertLogisticRegression(**kw).fit(*_dask(X, y, chunks))
+    assert partitioned.coef_.shape == (3, 5)
+    assert _output_gap(partitioned, memory) <= 2 * memory.tol
+    assert partitioned.C_ == memory.C_ and partitioned.epsilon_spent_ == memory.epsilon_spent_
+
+
+def test_softmax_wide_by_diagonal_preconditioner():
+    """Above 120 K coefficients the in-memory rule preconditions by the Hessian's
+    diagonal (one more reduction per Newton step), not the Gram matrix."""
+    from skdp.solvers._partitioned import PartitionedDesign
+
+    X, y = make_classification(n_samples=200, n_features=400, n_informative=10,
+                               n_classes=3, random_state=0)
+    memory = ObjPertLogisticRegression(C=5.0, random_state=2).fit(X, y)
+    passes = []
+    reduce = PartitionedDesign.reduce
+
+    def recorded(self, kernel, *args, **kwargs):
+        passes.append(kernel.__name__)
+        return reduce(self, kernel, *args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(PartitionedDesign, "reduce", recorded)
+        partitioned = ObjPertLogisticRegression(C=5.0, random_state=2).fit(
+            *_dask(X, y, (1, 80, 119)))
+    assert {"_iterate_pass", "_hessian_product_pass"} <= set(passes)
+    assert "_gram_pass" not in passes
+    assert _output_gap(partitioned, memory) <= 2 * memory.tol
+
+
+def test_softmax_certificate_fallback(fallback_data, monkeypatch):
+    """Where the rounding estimate alone exceeds tol, the double-double fallback runs
+    over the partitions (each partition's accurate partial gradient and bound)."""
+    from skdp.solvers import _partitioned_softmax
+
+    X, y = fallback_data
+    noise = np.random.default_rng(1).standard_normal(len(X))
+    y = np.digitize(X[:, 1] + 0.3 * noise, [-0.2, 0.2])   # three classes, not separable
+    calls = []
+    original = _partitioned_softmax._accurate_gradient
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(_partitioned_softmax, "_accurate_gradient", counted)
+    kw = dict(C=3000.0, random_state=5)
+    memory = ObjPertLogisticRegression(**kw).fit(X, y)
+    partitioned = ObjPertLogisticRegression(**kw).fit(*_dask(X, y, (1, 9000, 14_999)))
+    assert calls
+    assert _output_gap(partitioned, memory) <= 2 * memory.tol
 
 
 def _output_gap(partitioned, memory):
@@ -474,8 +528,8 @@ def _refusals(data):
         (DPSGDClassifier(random_state=0), (Xd, da.from_array(X3, chunks=(Xd.chunks[0],))),
          "binary classification"),
         (_dpgd(), (Xd, da.from_array(X3, chunks=(Xd.chunks[0],))), "binary classification"),
-        (ObjPertLogisticRegression(), (Xd, da.from_array(X3, chunks=(Xd.chunks[0],))),
-         "one softmax problem, which does not fit on a dask array.*multi_class='ovr'"),
+        (ObjPertLogisticRegression(loss="huber", multi_class="multinomial"),
+         (Xd, da.from_array(X3, chunks=(Xd.chunks[0],))), "needs loss='logistic'"),
         (_dpgd(), (Xd, da.from_array(y, chunks=50)), "same row chunks"),
         (ObjPertLogisticRegression(), _dask(nan, y, 60), "NaN or infinity"),
         (_dpgd(classes=["no", "maybe"]), (Xd, yd), "outside the declared classes"),

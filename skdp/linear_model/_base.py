@@ -67,8 +67,8 @@ def solver_design(X, *, data_norm, fit_intercept, intercept_scaling):
 
 PARTITIONED_SUPPORT = (
     "A fit on a dask array is supported by DPSGDClassifier (Poisson-sampled DP-SGD or "
-    "full-batch DP-GD, two classes), ObjPertLogisticRegression (two classes, or "
-    "multi_class='ovr'), OutputPertSVM(kernel='linear', loss='logistic' or 'huber', two "
+    "full-batch DP-GD, two classes), ObjPertLogisticRegression (binary, one-vs-rest or "
+    "softmax), OutputPertSVM(kernel='linear', loss='logistic' or 'huber', two "
     "classes), NAPPLasso and NAPPLassoClassifier, for dense chunks, through fit() (no "
     "fit_release); fit in memory otherwise.")
 """What a fit on partitioned data supports (named by every refusal)."""

@@ -19,6 +19,7 @@ from ..solvers import glm_hessian_solve, newton_minimise
 from ..solvers._partitioned import (check_partitioned_hessian, is_dask_collection,
                                    one_vs_rest, partitioned_newton_minimise)
 from ..solvers._multinomial import multinomial_hessian_solve, multinomial_minimise
+from ..solvers._partitioned_softmax import one_hot, partitioned_multinomial_minimise
 from ..utils._docstrings import fill_doc
 from ..utils._random import noise_generator
 from ..utils._sklearn_compat import Interval, StrOptions
@@ -218,7 +219,7 @@ class MultinomialObjPertSolution(ObjPertSolution):
 
 def _multinomial_objective_perturbation(X, Y, *, C, epsilon, delta, neighboring, delta_rule,
                                         row_norm, tol, max_iter, rng, eps_jacobian_frac=0.5,
-                                        C_rate=0.0):
+                                        C_rate=0.0, n_classes=None):
     """Minimise ``C sum_i softmax_loss(Theta x_i, y_i) + (1 + Delta)/2 ||Theta||^2 +
     <B, Theta>`` over ``Theta`` of shape ``(K, d)``, then add the cover's noise.
 
@@ -226,11 +227,12 @@ def _multinomial_objective_perturbation(X, Y, *, C, epsilon, delta, neighboring,
     per-record bounds: gradient Frobenius norm ``G = sqrt(2) C R``, Hessian
     eigenvalues at most ``beta_H = C R**2 / 2`` and rank at most ``K - 1``, which
     multiplies the Jacobian term (``docs/privacy/objective_perturbation.rst``). One
-    problem spends the whole budget: no split over classes.
+    problem spends the whole budget: no split over classes. A partitioned ``X`` holds
+    its one-hot labels (``Y`` is then ``None`` and ``n_classes`` given).
     """
     loss = SoftmaxLoss()
     ridge = 1.0
-    n_classes = Y.shape[1]
+    n_classes = Y.shape[1] if n_classes is None else n_classes
     calibrate = partial(_calibration_at, epsilon, delta, loss.bounds(row_norm), ridge=ridge,
                         neighboring=neighboring, delta_rule=delta_rule,
                         eps_jacobian_frac=eps_jacobian_frac, hessian_rank=n_classes - 1)
@@ -241,8 +243,12 @@ def _multinomial_objective_perturbation(X, Y, *, C, epsilon, delta, neighboring,
     noise = np.zeros(shape) if draw is None else draw.vector(calibration.noise_scale).reshape(
         shape)
     total_ridge = ridge + calibration.extra_ridge
-    result = multinomial_minimise(X, Y, C=C, ridge=total_ridge, linear=noise, tol=tol,
-                                  max_iter=max_iter)
+    if getattr(X, "partitioned", False):  # the same solve, its passes over partitions
+        result = partitioned_multinomial_minimise(X, n_classes, C=C, ridge=total_ridge,
+                                                  linear=noise, tol=tol, max_iter=max_iter)
+    else:
+        result = multinomial_minimise(X, Y, C=C, ridge=total_ridge, linear=noise, tol=tol,
+                                      max_iter=max_iter)
     cover = solver_cover(tol, total_ridge, budget.epsilon_cover)
     cover_draw = None if draw is None else cover.draw(dim, rng)
     released = result.theta if draw is None else \
@@ -444,7 +450,7 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
         self.random_state = random_state
 
     def _partitioned_refusal(self, with_derivative):
-        return None  # two classes (checked with the labels), logistic or Huber loss
+        return None  # binary, one-vs-rest or softmax; logistic or Huber loss
 
     def _releases(self, X, y, with_derivative=False):
         """Validate, then run the mechanism once (two classes, or a multinomial fit)
@@ -458,14 +464,11 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
         if partitioned:  # checked as a map-reduce; each partition maps its own labels
             if len(X.shape) == 2:  # before any pass over the data (other shapes: below)
                 check_partitioned_hessian(X.shape[1] + bool(self.fit_intercept))
-            if self.classes is not None:
-                self._refuse_partitioned_multinomial(len(np.unique(self.classes)))
             design = partitioned_design(self, X, y, data_norm=self.data_norm,
                                         fit_intercept=self.fit_intercept,
                                         intercept_scaling=self.intercept_scaling,
                                         max_classes=np.inf)
-            self._refuse_partitioned_multinomial(len(self.classes_))
-            y_idx, multinomial = None, False
+            y_idx, multinomial = None, self._is_multinomial(len(self.classes_))
         else:
             X, y = validate_data(self, X, y, dtype=np.float64, accept_sparse=("csr", "csc"))
             check_classification_targets(y)
@@ -489,9 +492,14 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
                       delta_rule=self.delta_rule,
                       eps_jacobian_frac=self.eps_jacobian_frac, row_norm=row_norm,
                       tol=self.tol, max_iter=self.max_iter, rng=rng)
+        if multinomial and partitioned:   # each partition maps its labels to one-hot rows
+            rows = design.with_targets(partial(one_hot, n_classes=n_classes))
+            return [_multinomial_objective_perturbation(rows, None, epsilon=self.epsilon,
+                                                        delta=self.delta, n_classes=n_classes,
+                                                        **common)]
         if multinomial:
-            one_hot = np.eye(n_classes)[y_idx]
-            return [_multinomial_objective_perturbation(design, one_hot, epsilon=self.epsilon,
+            return [_multinomial_objective_perturbation(design, np.eye(n_classes)[y_idx],
+                                                        epsilon=self.epsilon,
                                                         delta=self.delta, **common)]
         if partitioned:   # the partitions hold the labels: one view per problem
             problems = [(design, None)] if n_classes == 2 else [
@@ -502,12 +510,3 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
         return [_objective_perturbation(rows, target, loss, epsilon=self.epsilon / k,
                                         delta=self.delta / k, n_problems=k, **common)
                 for rows, target in problems]
-
-    def _refuse_partitioned_multinomial(self, n_classes):
-        """Refuse, before any noise, a softmax fit on a dask array."""
-        if self._is_multinomial(n_classes):
-            raise ValueError(
-                f"ObjPertLogisticRegression(multi_class={self.multi_class!r}) fits "
-                f"{n_classes} classes as one softmax problem, which does not fit on a dask "
-                "array yet; use multi_class='ovr' (one binary problem per class, each "
-                "with epsilon / n_classes), or fit in memory.")
