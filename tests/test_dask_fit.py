@@ -591,13 +591,60 @@ def test_other_estimators_refused_before_any_noise(data, no_noise):
             estimator.fit_release(Xd, yd)
 
 
-def test_sparse_chunks_refused(data, no_noise):
-    sparse = pytest.importorskip("scipy.sparse")
+@pytest.fixture(scope="module")
+def sparse_data(data):
+    """The rows with about 40 % of their entries zero, CSR in memory and in chunks
+    (the wide row and the one-row chunk's far row kept)."""
     X, y = data
-    Xd, yd = _dask(X, y, 60)
-    Xs = Xd.map_blocks(sparse.csr_matrix, meta=sparse.csr_matrix((0, 0)))
-    with pytest.raises(ValueError, match="dense numpy chunks only"):
-        ObjPertLogisticRegression().fit(Xs, yd)
+    X = np.where(np.abs(X) < 0.5, 0.0, X)
+    return X, y
+
+
+def _csr_dask(X, y, chunks):
+    sparse = pytest.importorskip("scipy.sparse")
+    Xd, yd = _dask(X, y, chunks)
+    return Xd.map_blocks(sparse.csr_matrix, meta=sparse.csr_matrix((0, 0))), yd
+
+
+def _sparse_cases():
+    return [
+        ("dpgd", _dpgd(), 1e-10),
+        ("dpsgd", DPSGDClassifier(epochs=2, random_state=3), 1e-10),
+        ("objpert", ObjPertLogisticRegression(C=5.0, random_state=11), None),
+        ("output huber", OutputPertSVM(loss="huber", C=5.0, tol=1e-8, random_state=11), None),
+    ]
+
+
+@pytest.mark.parametrize("chunks", CHUNKINGS.values(), ids=CHUNKINGS.keys())
+@pytest.mark.parametrize("case", range(4), ids=[c[0] for c in _sparse_cases()])
+def test_csr_chunks_equal_in_memory_csr(sparse_data, chunks, case):
+    """CSR blocks: each partition reads its block in CSR form (canonical, float64) as
+    the in-memory fit reads a CSR X; the same models as the in-memory fit on the CSR
+    matrix."""
+    sparse = pytest.importorskip("scipy.sparse")
+    X, y = sparse_data
+    name, estimator, rtol = _sparse_cases()[case]
+    memory = copy.deepcopy(estimator).fit(sparse.csr_matrix(X), y)
+    partitioned = copy.deepcopy(estimator).fit(*_csr_dask(X, y, chunks))
+    if rtol is not None:
+        np.testing.assert_allclose(partitioned.coef_, memory.coef_, rtol=rtol, atol=0)
+    else:
+        slack = (2 * memory.tol if name == "objpert" else 2 * _certified_slack(memory))
+        assert _output_gap(partitioned, memory) <= slack
+    assert partitioned.epsilon_spent_ == memory.epsilon_spent_
+    # predictions on CSR chunks: lazy, the in-memory values
+    Xd, _ = _csr_dask(X, y, chunks)
+    np.testing.assert_array_equal(partitioned.predict(Xd).compute(), partitioned.predict(X))
+
+
+def test_csr_chunks_softmax(three_classes):
+    sparse = pytest.importorskip("scipy.sparse")
+    X, y = three_classes
+    X = np.where(np.abs(X) < 0.5, 0.0, X)
+    memory = ObjPertLogisticRegression(random_state=4).fit(sparse.csr_matrix(X), y)
+    partitioned = ObjPertLogisticRegression(random_state=4).fit(
+        *_csr_dask(X, y, CHUNKINGS["one-row chunk"]))
+    assert _output_gap(partitioned, memory) <= 2 * memory.tol
 
 
 def test_refused_hessian_too_large(no_noise, monkeypatch):

@@ -209,3 +209,16 @@ def test_input_refusals_before_any_noise(regression, no_noise):
         _lasso(loss="poisson", y_bound=4.0, coef_bound=2.0).fit(*_dask(X, y, 60))
     with pytest.raises(ValueError, match="y must hold numbers"):
         _lasso().fit(*_dask(X, np.where(y > 0, "p", "n"), 60))
+
+
+@pytest.mark.parametrize("chunks", CHUNKINGS.values(), ids=CHUNKINGS.keys())
+def test_csr_chunks(regression, chunks):
+    """CSR blocks: the Gram pass of each partition on its block in CSR form."""
+    sparse = pytest.importorskip("scipy.sparse")
+    X, y = regression
+    X = np.where(np.abs(X) < 0.2, 0.0, X)
+    memory = _lasso().fit(sparse.csr_matrix(X), y)
+    Xd, yd = _dask(X, y, chunks)
+    partitioned = _lasso().fit(Xd.map_blocks(sparse.csr_matrix,
+                                             meta=sparse.csr_matrix((0, 0))), yd)
+    _assert_same_release(partitioned, memory)

@@ -69,8 +69,8 @@ PARTITIONED_SUPPORT = (
     "A fit on a dask array is supported by DPSGDClassifier (Poisson-sampled DP-SGD or "
     "full-batch DP-GD, two classes), ObjPertLogisticRegression (binary, one-vs-rest or "
     "softmax), OutputPertSVM(kernel='linear', loss='logistic' or 'huber', two "
-    "classes), NAPPLasso and NAPPLassoClassifier, for dense chunks, through fit() (no "
-    "fit_release); fit in memory otherwise.")
+    "classes), NAPPLasso and NAPPLassoClassifier, for numpy or scipy.sparse chunks, "
+    "through fit() (no fit_release); fit in memory otherwise.")
 """What a fit on partitioned data supports (named by every refusal)."""
 
 

@@ -24,11 +24,12 @@ import copy
 from functools import partial
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.linalg import cho_factor, cho_solve
 
 from ..utils.validation import row_clipping
 from ._check import check_loss
-from ._design import ScaledDesign, WideRows
+from ._design import ScaledDesign, WideRows, canonical_csr
 
 # The largest Hessian (entries) the partitioned Newton solver forms: a d x d partial
 # sum per partition and on the driver (128 MiB). The solver forms it only where the
@@ -43,11 +44,19 @@ def is_dask_collection(obj):
     return type(obj).__module__.split(".")[0] in ("dask", "dask_expr")
 
 
+def _float_rows(X):
+    """A partition's rows as the in-memory solvers read them: float64, dense, or CSR
+    without duplicate entries (:func:`~skdp.solvers._design.canonical_csr`)."""
+    if sp.issparse(X):
+        return canonical_csr(X).astype(np.float64, copy=False)
+    return np.asarray(X, dtype=np.float64)
+
+
 def block_design(X, data_norm, intercept):
     """The :class:`ScaledDesign` of one partition: its rows clipped to ``data_norm``
     (wide rows held clipped beside it), the intercept column implicit. The same per-row
     values as :func:`skdp.linear_model._base.solver_design` on the whole array."""
-    X = np.asarray(X, dtype=np.float64)
+    X = _float_rows(X)
     clipping = row_clipping(X, data_norm)
     factors = clipping.factors
     largest = float(np.hypot(clipping.norms.max(initial=0.0), intercept or 0.0))
@@ -101,8 +110,8 @@ class _PreparedDesign(ScaledDesign):
     clipping the rows again."""
 
     def __init__(self, X, prepared, intercept):
-        super().__init__(np.asarray(X, dtype=np.float64), prepared.scale, intercept,
-                         prepared.largest, prepared.wide)
+        super().__init__(_float_rows(X), prepared.scale, intercept, prepared.largest,
+                         prepared.wide)
         self._norms = prepared.norms
 
     def row_norms(self):
@@ -187,10 +196,10 @@ class PartitionedDesign:
     """
 
     partitioned = True
-    sparse = False
 
     def __init__(self, X, y, classes, data_norm, intercept, *, encode=None, targets=None):
         self.X, self.y = X, y
+        self.sparse = sp.issparse(getattr(X, "_meta", None))
         self.classes = None if classes is None else np.asarray(classes)
         self.data_norm, self.intercept = float(data_norm), intercept
         self.shape = (int(X.shape[0]), int(X.shape[1]) + (intercept is not None))
@@ -306,11 +315,10 @@ class InMemoryReductions:
     """
 
     partitioned = False
-    sparse = False
 
     def __init__(self, design, targets):
         self.design, self.targets = design, np.asarray(targets, dtype=float)
-        self.shape = design.shape
+        self.shape, self.sparse = design.shape, design.sparse
 
     def partials(self, kernel, *args, with_rows=False):
         """``[kernel(design, targets, *args)]``: one partition (``with_rows``: its
@@ -584,11 +592,17 @@ def loss_hessian_pass(design, y, theta, loss):
 # Input checks as a map-reduce, before any noise
 # --------------------------------------------------------------------------------------
 
+def _finite(X):
+    """Whether every value of a partition (dense, or a sparse one's stored values) is
+    finite."""
+    values = X.data if sp.issparse(X) else np.asarray(X)
+    return bool(np.isfinite(values).all()) if values.dtype.kind in "fc" else True
+
+
 def _check_block(X, y, declared):
     """One partition's input facts: whether every value is finite, and its labels (their
     distinct values, or one label outside ``declared`` if any)."""
-    X = np.asarray(X)
-    finite = bool(np.isfinite(X).all()) if X.dtype.kind in "fc" else True
+    finite = _finite(X)
     y = np.asarray(y)
     if declared is None:
         labels = np.unique(y)
@@ -600,8 +614,8 @@ def _check_block(X, y, declared):
 def _check_numeric_block(X, y):
     """One partition's input facts for a regression: whether every value of ``X`` and
     ``y`` is finite, and whether some target is negative."""
-    X, y = np.asarray(X), np.asarray(y, dtype=np.float64)
-    finite = bool(np.isfinite(X).all()) if X.dtype.kind in "fc" else True
+    y = np.asarray(y, dtype=np.float64)
+    finite = _finite(X)
     return finite and bool(np.isfinite(y).all()), bool(np.any(y < 0))
 
 
@@ -634,7 +648,7 @@ def check_partitioned_input(X, y, classes=None, *, max_classes=2,
     """Validate a partitioned ``(X, y)`` before any noise; return the design's inputs.
 
     Refuses (``ValueError``): ``X`` not 2-D or ``y`` not 1-D; unknown chunk sizes;
-    sparse or non-float chunks; row chunks of ``X`` and ``y`` that differ; no rows;
+    chunks other than numpy or scipy.sparse, or not numeric; row chunks of ``X`` and ``y`` that differ; no rows;
     non-finite values in any partition; labels outside the declared ``classes``; a
     label set (declared, or the union over partitions, then treated as public) of
     fewer than two classes or more than ``max_classes``. A ``regression``: non-finite
@@ -672,9 +686,9 @@ def check_partitioned_input(X, y, classes=None, *, max_classes=2,
         raise ValueError("X and y need known chunk sizes (call compute_chunk_sizes(), or "
                          "to_dask_array(lengths=True) on a DataFrame).")
     meta = getattr(X, "_meta", None)
-    if meta is not None and not isinstance(meta, np.ndarray):
-        raise ValueError("A fit on a dask array supports dense numpy chunks only (sparse "
-                         f"chunks of type {type(meta).__name__} are refused).")
+    if meta is not None and not (isinstance(meta, np.ndarray) or sp.issparse(meta)):
+        raise ValueError("A fit on a dask array supports numpy or scipy.sparse chunks "
+                         f"(chunks of type {type(meta).__name__} are refused).")
     if X.dtype.kind not in "fiub":
         raise ValueError(f"X must hold numbers; got dtype {X.dtype}.")
     if tuple(X.chunks[0]) != tuple(y.chunks[0]):

@@ -96,8 +96,8 @@ class _PartitionedSoftmax:
         n, d = design.shape
         self.n_rows, self.shape = n, (n_classes, d)
         # the in-memory rule (shapes only): the Gram preconditioner, formed once
-        self.gram = (design.reduce(_gram_pass) if d * d <= _MAX_HESSIAN_ENTRIES
-                     and d <= 120 * n_classes else None)
+        self.gram = (design.reduce(_gram_pass) if not design.sparse
+                     and d * d <= _MAX_HESSIAN_ENTRIES and d <= 120 * n_classes else None)
         self._eigen = None
 
     def evaluate(self, theta):
