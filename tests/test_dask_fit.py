@@ -235,6 +235,20 @@ def test_output_perturbation_within_certified_distance(data, chunks, loss, tol):
     assert not hasattr(partitioned, "random_weights_")
 
 
+@pytest.mark.parametrize("chunks", CHUNKINGS.values(), ids=CHUNKINGS.keys())
+@pytest.mark.parametrize("kw", [dict(loss="logistic"), dict(loss="huber"),
+                                dict(loss="logistic", multi_class="ovr", delta=1e-6)],
+                         ids=["softmax", "huber one-vs-rest", "logistic one-vs-rest"])
+def test_output_perturbation_several_classes(three_classes, chunks, kw):
+    X, y = three_classes
+    kw = dict(C=5.0, tol=1e-8, random_state=3, **kw)
+    memory = OutputPertSVM(**kw).fit(X, y)
+    partitioned = OutputPertSVM(**kw).fit(*_dask(X, y, chunks))
+    assert partitioned.coef_.shape == (3, 5)
+    assert _output_gap(partitioned, memory) <= 2 * _certified_slack(memory)
+    assert partitioned.C_ == memory.C_ and partitioned.epsilon_spent_ == memory.epsilon_spent_
+
+
 @pytest.mark.parametrize("options", [dict(delta=1e-6), dict(noise="laplace"),
                                      dict(C="auto", epsilon=3.0),
                                      dict(fit_intercept=False, loss="huber")],
@@ -254,8 +268,6 @@ def test_output_perturbation_options(data, options):
     (OutputPertSVM(), "loss='hinge'\\) does not fit on a dask array.*all rows in one "
                       "process.*loss='logistic' or loss='huber'"),
     (OutputPertSVM(kernel="rbf", loss="logistic"), "kernel='rbf'\\) does not fit"),
-    (OutputPertSVM(loss="logistic", classes=["no", "yes", "maybe"]),
-     "binary classification only"),
 ])
 def test_output_perturbation_refusals_read_no_partition(data, no_noise, estimator, message):
     with pytest.raises(ValueError, match=message):
@@ -362,6 +374,24 @@ def test_dpgd_other_losses(data, loss):
     memory = _dpgd(loss=loss).fit(X, y)
     partitioned = _dpgd(loss=loss).fit(*_dask(X, y, CHUNKINGS["uneven"]))
     np.testing.assert_allclose(partitioned.coef_, memory.coef_, rtol=1e-10, atol=0)
+
+
+@pytest.mark.parametrize("chunks", CHUNKINGS.values(), ids=CHUNKINGS.keys())
+@pytest.mark.parametrize("kw", [dict(sample_rate=1.0, epochs=20), dict(),
+                                dict(loss="huber", epochs=2)],
+                         ids=["DP-GD softmax", "DP-SGD softmax", "DP-SGD huber columns"])
+def test_dpsgd_several_classes(three_classes, chunks, kw):
+    """Three classes: each partition maps its labels to the in-memory targets (one-hot
+    rows for the softmax loss, +-1 columns otherwise); the same batches and noise."""
+    X, y = three_classes
+    kw = dict(random_state=3, **kw)
+    memory = DPSGDClassifier(**kw).fit(X, y)
+    partitioned = DPSGDClassifier(**kw).fit(*_dask(X, y, chunks))
+    assert partitioned.coef_.shape == (3, 5)
+    np.testing.assert_allclose(partitioned.coef_, memory.coef_, rtol=1e-10, atol=0)
+    np.testing.assert_allclose(partitioned.intercept_, memory.intercept_, rtol=1e-10,
+                               atol=1e-300)
+    assert partitioned.epsilon_spent_ == memory.epsilon_spent_
 
 
 # -- the counter-addressed Poisson sampler ----------------------------------------------
@@ -525,9 +555,10 @@ def _refusals(data):
     nan = X.copy()
     nan[250, 1] = np.nan
     return [
-        (DPSGDClassifier(random_state=0), (Xd, da.from_array(X3, chunks=(Xd.chunks[0],))),
-         "binary classification"),
-        (_dpgd(), (Xd, da.from_array(X3, chunks=(Xd.chunks[0],))), "binary classification"),
+        (OutputPertSVM(loss="huber", multi_class="multinomial"),
+         (Xd, da.from_array(X3, chunks=(Xd.chunks[0],))), "needs loss='logistic'"),
+        (_dpgd(), (Xd, da.from_array(np.full(N_ROWS, "yes"), chunks=(Xd.chunks[0],))),
+         "only one class"),
         (ObjPertLogisticRegression(loss="huber", multi_class="multinomial"),
          (Xd, da.from_array(X3, chunks=(Xd.chunks[0],))), "needs loss='logistic'"),
         (_dpgd(), (Xd, da.from_array(y, chunks=50)), "same row chunks"),
@@ -560,9 +591,7 @@ def _unreadable(X, y, chunks):
 
 
 @pytest.mark.parametrize("estimator, message", [
-    (DPSGDClassifier(classes=["no", "yes", "maybe"]), "binary classification only"),
-    (DPSGDClassifier(sample_rate=1.0, classes=["no", "yes", "maybe"]),
-     "binary classification only"),
+    (DPSGDClassifier(classes=["no", "no"]), "repeated labels"),
     (ObjPertLogisticRegression(classes=["a", "a"]), "repeated labels"),
 ])
 def test_option_refusals_read_no_partition(data, no_noise, estimator, message):

@@ -67,15 +67,15 @@ def solver_design(X, *, data_norm, fit_intercept, intercept_scaling):
 
 PARTITIONED_SUPPORT = (
     "A fit on a dask array is supported by DPSGDClassifier (Poisson-sampled DP-SGD or "
-    "full-batch DP-GD, two classes), ObjPertLogisticRegression (binary, one-vs-rest or "
-    "softmax), OutputPertSVM(kernel='linear', loss='logistic' or 'huber', two "
-    "classes), NAPPLasso and NAPPLassoClassifier, for numpy or scipy.sparse chunks, "
+    "full-batch DP-GD, any number of classes), ObjPertLogisticRegression (binary, one-vs-rest or "
+    "softmax), OutputPertSVM(kernel='linear', loss='logistic' or 'huber'), NAPPLasso "
+    "and NAPPLassoClassifier, for numpy or scipy.sparse chunks, "
     "through fit() (no fit_release); fit in memory otherwise.")
 """What a fit on partitioned data supports (named by every refusal)."""
 
 
 def partitioned_design(estimator, X, y, *, data_norm, fit_intercept, intercept_scaling,
-                       max_classes=2):
+                       max_classes=np.inf):
     """Validate a dask ``(X, y)`` as a map-reduce and return its
     :class:`~skdp.solvers._partitioned.PartitionedDesign` (nothing is computed on the
     driver but flags and label sets; no noise is drawn). Sets ``n_features_in_``,

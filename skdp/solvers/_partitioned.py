@@ -81,6 +81,11 @@ def one_vs_rest(labels, positive):
     return np.where(labels == positive, 1.0, -1.0)
 
 
+def signed_columns(labels, n_classes):
+    """+-1 targets of class indices, one column per class (+1 in the row's class)."""
+    return np.where(labels[:, None] == np.arange(n_classes), 1.0, -1.0)
+
+
 def clipped_values(y, low, high):
     """Numeric targets clipped to the public ``[low, high]`` (a regression's)."""
     return np.clip(np.asarray(y, dtype=np.float64), low, high)
@@ -212,6 +217,7 @@ class PartitionedDesign:
         if targets is None:
             targets = partial(one_vs_rest, positive=len(self.classes) - 1)
         self._targets, self._columns = targets, None
+        self.target_width = 1   # columns of the kernels' targets (with_targets)
         self._shared = {"prepared": None}   # shared by the views of this design
 
     def _prepare(self):
@@ -226,7 +232,7 @@ class PartitionedDesign:
                 for xb, yb in self._blocks])
         return self._shared["prepared"]
 
-    def with_targets(self, targets):
+    def with_targets(self, targets, width=1):
         """The same partitions with other kernel targets, ``targets(labels_p)`` (one
         problem of one-vs-rest: ``partial(one_vs_rest, positive=k)``).
 
@@ -234,6 +240,8 @@ class PartitionedDesign:
         ----------
         targets : callable
             Picklable, applied inside each partition to its kept labels.
+        width : int, default=1
+            The number of target columns (:attr:`target_width`).
 
         Returns
         -------
@@ -241,7 +249,7 @@ class PartitionedDesign:
             A view sharing this design's prepared partitions.
         """
         view = copy.copy(self)
-        view._targets = targets
+        view._targets, view.target_width = targets, int(width)
         return view
 
     def columns(self, index):
@@ -643,7 +651,7 @@ def _as_dask_arrays(X, y):
     return X, y, names
 
 
-def check_partitioned_input(X, y, classes=None, *, max_classes=2,
+def check_partitioned_input(X, y, classes=None, *, max_classes=np.inf,
                             regression=False):
     """Validate a partitioned ``(X, y)`` before any noise; return the design's inputs.
 
@@ -660,7 +668,7 @@ def check_partitioned_input(X, y, classes=None, *, max_classes=2,
     X, y : dask collections (``y`` may be in memory)
     classes : array-like or None, default=None
         The declared label set (a classifier's ``classes``).
-    max_classes : int, default=2
+    max_classes : int, default=np.inf
         The most classes the estimator fits on a dask array.
     regression : bool, default=False
         Numeric targets (no labels).
