@@ -89,8 +89,8 @@ def _run_child(n_rows, n_features, chunk, slow=False):
         [sys.executable, "-c", _CHILD, str(n_rows), str(n_features), str(chunk),
          str(HEADROOM), str(int(slow))],
         capture_output=True, text=True, timeout=600,
-        env={"MALLOC_ARENA_MAX": "1", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-             "PATH": "/usr/bin:/bin"})
+        env={"MALLOC_ARENA_MAX": "1", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
+             "MKL_NUM_THREADS": "1", "PATH": "/usr/bin:/bin"})
     if result.returncode != 0 and "Address already in use" in result.stderr:
         pytest.skip("cannot start a dask LocalCluster here")
     assert result.returncode == 0, result.stderr[-3000:]
