@@ -657,9 +657,9 @@ def check_partitioned_input(X, y, classes=None, *, max_classes=np.inf,
 
     Refuses (``ValueError``): ``X`` not 2-D or ``y`` not 1-D; unknown chunk sizes;
     chunks other than numpy or scipy.sparse, or not numeric; row chunks of ``X`` and
-    ``y`` that differ; no rows; non-finite values in any partition; labels outside the declared ``classes``; a
-    label set (declared, or the union over partitions, then treated as public) of
-    fewer than two classes or more than ``max_classes``. A ``regression``: non-finite
+    ``y`` that differ; no rows; non-finite values in any partition; labels outside the
+    declared ``classes``; a label set (declared, or the union over partitions, then
+    treated as public) of fewer than two classes or more than ``max_classes``. A ``regression``: non-finite
     targets. The checks are one pass over the partitions; only flags and a label set
     per partition reach the driver.
 
