@@ -25,7 +25,9 @@ It is solved in three steps:
 
 A loss of constant curvature (the squared loss) makes the data term a quadratic:
 its Gram matrix is computed once, and every value, gradient and Hessian after
-that costs ``O(d^2)`` without reading ``X``.
+that costs ``O(d^2)`` without reading ``X``. Rows in partitions (a dask array) are
+read by reductions over them: once for that Gram matrix, else once per value,
+gradient or Hessian.
 """
 
 from dataclasses import dataclass, field
@@ -60,10 +62,11 @@ class CompositeProblem:
 
     Attributes
     ----------
-    X : ndarray, sparse matrix or ScaledDesign
-        The design (see :mod:`skdp.solvers._design`).
-    y : ndarray
-        The targets.
+    X : ndarray, sparse matrix, ScaledDesign or PartitionedDesign
+        The design (see :mod:`skdp.solvers._design`), or rows in partitions that hold
+        their targets (:mod:`skdp.solvers._partitioned`).
+    y : ndarray or None
+        The targets (``None`` with a partitioned design).
     loss : object
         See :data:`~skdp.solvers.REQUIRED_LOSS_ATTRIBUTES`.
     linear : ndarray of shape (n_coefficients,)

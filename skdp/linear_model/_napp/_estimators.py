@@ -11,11 +11,11 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ...base import PrivacyParamsMixin, neighboring_constraint
 from ...mechanisms._approximate_minima import COVER_EPSILON_SHARE, MAX_TOL, in_total_epsilon
 from ...penalties import make_penalty
+from ...solvers._partitioned import is_dask_collection, one_vs_rest
 from ...utils._docstrings import _SHARED_PARAMS, fill_doc
 from ...utils._memory import check_allocation
 from ...utils._random import noise_generator
 from ...utils._sklearn_compat import Interval, StrOptions
-from ...solvers._partitioned import is_dask_collection, one_vs_rest
 from ...utils.validation import clip_rows_to_norm, effective_data_norm
 from .._base import (
     PrivateLinearModel,
