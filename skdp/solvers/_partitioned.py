@@ -8,8 +8,8 @@ rows included), the public intercept column is applied inside the products
 (:class:`~skdp.solvers._design.ScaledDesign` over the partition, dense or CSR), and
 the labels are encoded against the public class set (or a regression's targets
 clipped to their public bound) and mapped to the kernels' targets: +-1 for a binary
-or one-vs-rest problem, one-hot rows for the softmax (:meth:`PartitionedDesign.
-with_targets`). A kernel gets that partition's design
+or one-vs-rest problem, one-hot rows for the softmax
+(:meth:`PartitionedDesign.with_targets`). A kernel gets that partition's design
 and targets and returns its partial sums; the driver adds them in partition order
 (:meth:`PartitionedDesign.reduce`), so a fit is deterministic for one chunking.
 
