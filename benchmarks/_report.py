@@ -1056,7 +1056,12 @@ def scale_out(payload, timing=None):
               f"C = 1, max_iter {params['dask_ml_max_iter']}) is the non-private "
               "reference. Memory: peak resident set (VmHWM, reset before each fit) of the "
               "driver and of each worker process. Accuracy on "
-              f"{params['test_rows']:,} rows generated apart.", ""]
+              f"{params['test_rows']:,} rows generated apart. The two cores were shared "
+              "with other jobs during the run: times vary from run to run.", ""]
+    versions = params.get("scale_out_versions")
+    if versions:
+        lines[-2] += " Scale-out stack: " + ", ".join(
+            f"{k} {v}" for k, v in versions.items() if v) + "."
     rows, failures = [], []
     for name, fit in payload["fits"].items():
         if fit.get("error"):
@@ -1070,7 +1075,7 @@ def scale_out(payload, timing=None):
                      " / ".join(fmt(p, 0) for p in fit["worker_peak_mb"])])
     lines += table(["fit", "seconds", "passes", "seconds per pass", "test accuracy",
                     "driver peak MB", "driver growth MB", "worker peaks MB"], rows)
-    lines += [""] + (["Fits that failed: " + "; ".join(failures) + "."] if failures else [])
+    lines += (["Fits that failed: " + "; ".join(failures) + ".", ""] if failures else [])
     lines += ["Passes: the reductions over the partitions, plus the input check and the "
               "clipping pass; seconds per pass divide the whole fit (the noise calibration "
               "included) by them.", ""]
@@ -1089,8 +1094,7 @@ def scale_out(payload, timing=None):
         header += [f"{kind} s", "per row vs numpy"]
     lines += ["Seconds per pass, one pass at a time (best of 3; 1 on all the rows), and "
               "per row against numpy on rows in the driver's memory:", ""]
-    lines += table(header, rows) + [""]
-    return lines
+    return lines + table(header, rows)
 
 
 def paper_table(payload, timing=None):

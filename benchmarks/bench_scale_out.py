@@ -323,6 +323,19 @@ def plot(payload, path):
     plt.close(fig)
 
 
+def scale_out_versions():
+    """The versions of the scale-out stack (not in the common environment record)."""
+    from importlib import metadata
+
+    versions = {}
+    for package in ("dask", "distributed", "dask-ml", "dask-glm", "zarr"):
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            versions[package] = None
+    return versions
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a few thousand rows")
@@ -353,7 +366,8 @@ def main(argv=None):
         shutil.rmtree(store, ignore_errors=True)
     payload = {
         "params": {**config, "epsilon": EPSILON, "delta": DELTA, "seeds": [0],
-                   "neighboring": "add_remove", "store": "zarr, uncompressed, on local disk"},
+                   "neighboring": "add_remove", "store": "zarr, uncompressed, on local disk",
+                   "scale_out_versions": scale_out_versions()},
         "data_gb": config["rows"] * config["features"] * 8 / 1e9,
         "store_write_s": write_s, "store_bytes": disk_bytes,
         "fits": fits, "pass_times": passes,
