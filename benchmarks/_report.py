@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 
 BENCHMARKS = ("objective_perturbation", "output_perturbation", "dpsgd", "napp", "scaling",
-              "paper_table", "defaults", "epsilon_for_utility", "private_selection",
+              "scale_out", "paper_table", "defaults", "epsilon_for_utility", "private_selection",
               "selection_cap", "private_search")
 NOT_RECORDED = "not recorded"
 DASH = "—"
@@ -1076,6 +1076,67 @@ def _scaling_floors(results):
 
 
 
+def scale_out(payload, timing=None):
+    """``bench_scale_out.py``: one private fit on a dask array read from zarr."""
+    params = payload["params"]
+    lines = setting(payload, _seed_list(params.get("seeds")),
+                    params.get("neighboring", NOT_RECORDED)) + [""]
+    gib = params["memory_limit_gib"]
+    lines += [f"Data: {params['rows']:,} x {params['features']} float64 "
+              f"({payload['data_gb']:.2f} GB; {payload['store_bytes'] / 1e9:.2f} GB on disk, "
+              f"{params['store']}, written by the workers in "
+              f"{payload['store_write_s']:.0f} s; chunks of {params['chunk_rows']:,} rows), "
+              "generated block by block on the workers: no process ever holds it. "
+              f"Cluster: dask LocalCluster, {params['workers']} worker processes of one "
+              f"thread, each with memory_limit {gib:g} GiB "
+              f"({params['workers'] * gib * 2**30 / 1e9:.1f} GB in all, against "
+              f"{payload['data_gb']:.1f} GB of data); every pass reads every block from the "
+              f"store again. Privacy: epsilon {fmt_eps(params['epsilon'])} (DP-SGD: delta "
+              f"{params['delta']:g}), data_norm 1; dask-ml's LogisticRegression (L-BFGS, "
+              f"C = 1, max_iter {params['dask_ml_max_iter']}) is the non-private "
+              "reference. Memory: peak resident set (VmHWM, reset before each fit) of the "
+              "driver and of each worker process. Accuracy on "
+              f"{params['test_rows']:,} rows generated apart. The two cores were shared "
+              "with other jobs during the run: times vary from run to run.", ""]
+    versions = params.get("scale_out_versions")
+    if versions:
+        lines[-2] += " Scale-out stack: " + ", ".join(
+            f"{k} {v}" for k, v in versions.items() if v) + "."
+    rows, failures = [], []
+    for name, fit in payload["fits"].items():
+        if fit.get("error"):
+            failures.append(f"{name}: {fit['error']}")
+            continue
+        passes = fit.get("passes")
+        rows.append([name, fmt(fit["time_s"], 1), DASH if passes is None else str(passes),
+                     DASH if passes is None else fmt(fit["time_per_pass_s"], 2),
+                     fmt(fit["test_accuracy"]), fmt(fit["driver_peak_mb"], 0),
+                     fmt(fit["driver_growth_mb"], 1),
+                     " / ".join(fmt(p, 0) for p in fit["worker_peak_mb"])])
+    lines += table(["fit", "seconds", "passes", "seconds per pass", "test accuracy",
+                    "driver peak MB", "driver growth MB", "worker peaks MB"], rows)
+    lines += (["Fits that failed: " + "; ".join(failures) + ".", ""] if failures else [])
+    lines += ["Passes: the reductions over the partitions, plus the input check and the "
+              "clipping pass; seconds per pass divide the whole fit (the noise calibration "
+              "included) by them.", ""]
+    places = payload["pass_times"]
+    kinds = [k for k in next(iter(places.values())) if k != "rows"]
+    reference = places.get("numpy, rows in the driver's memory")
+    rows = []
+    for place, row in places.items():
+        cells = [place, f"{row['rows']:,}"]
+        for kind in kinds:
+            ratio = (row[kind] / row["rows"]) / (reference[kind] / reference["rows"])
+            cells += [fmt(row[kind], 3), fmt(ratio, 2)]
+        rows.append(cells)
+    header = ["rows live", "rows"]
+    for kind in kinds:
+        header += [f"{kind} s", "per row vs numpy"]
+    lines += ["Seconds per pass, one pass at a time (best of 3; 1 on all the rows), and "
+              "per row against numpy on rows in the driver's memory:", ""]
+    return lines + table(header, rows)
+
+
 def paper_table(payload, timing=None):
     """``bench_paper_table.py``: accuracy per method and dataset, next to Yu et al.'s Table 2."""
     params = payload.get("params", {})
@@ -1185,6 +1246,8 @@ SECTIONS = {
                        private_search),
     "scaling": ("Fit time and memory against scikit-learn (wide, tall and sparse designs)",
                 scaling),
+    "scale_out": ("One private fit on data no process holds: a dask array read from zarr "
+                  "on a LocalCluster", scale_out),
     "paper_table": ("Yu et al. 2020, Table 2, reproduced (Adult, KDDCup99, MNIST; "
                     "Gisette- and RCV1-shaped stand-ins)", paper_table),
     "defaults": ("Defaults against the best of a grid (Adult, KDDCup99, MNIST)", defaults),

@@ -125,6 +125,51 @@ def test_dpsgd_and_napp_numbers_are_the_json_numbers(report, committed):
 
 
 
+def test_scale_out_numbers_are_the_json_numbers(report, committed):
+    payload = committed["scale_out"]
+    params, text = payload["params"], _section(report, "scale_out")
+    # the claim of the section: data beyond every process's memory limit, and every
+    # worker within it
+    assert payload["data_gb"] == params["rows"] * params["features"] * 8 / 1e9
+    limit_mb = params["memory_limit_gib"] * 1024
+    assert payload["data_gb"] * 1e9 > params["workers"] * limit_mb * 2**20
+    for name, fit in payload["fits"].items():
+        if "error" in fit:
+            continue
+        assert max(fit["worker_peak_mb"]) < limit_mb, name
+        cells = _row(text, [name])
+        assert cells[1] == fmt(fit["time_s"], 1) and cells[4] == fmt(fit["test_accuracy"])
+        assert cells[-1] == " / ".join(fmt(p, 0) for p in fit["worker_peak_mb"])
+    for place, row in payload["pass_times"].items():
+        assert _row(text, [place])[1] == f"{row['rows']:,}"
+
+
+@pytest.mark.slow
+def test_quick_run_of_the_scale_out_benchmark(tmp_path):
+    """``python -m benchmarks.bench_scale_out --quick``: 40,000 x 20 rows on two worker
+    processes (30-60 s on a 2-core machine)."""
+    pytest.importorskip("dask_ml")
+    pytest.importorskip("zarr")
+    result = subprocess.run(
+        [sys.executable, "-m", "benchmarks.bench_scale_out", "--quick"], cwd=REPO,
+        capture_output=True, text=True, timeout=900,
+        env={**os.environ, "SKDP_BENCHMARK_RESULTS": str(tmp_path),
+             "SKDP_BENCH_SCALE_OUT_DATA": str(tmp_path / "store")})
+    assert result.returncode == 0, result.stderr[-3000:]
+    payload = json.loads((tmp_path / "scale_out_quick.json").read_text())
+    assert not (tmp_path / "store" / "quick").exists()      # the store is deleted
+    assert (tmp_path / "scale_out_quick.png").stat().st_size > 10_000
+    fits = payload["fits"]
+    assert set(fits) == {"DPSGDClassifier", "ObjPertLogisticRegression", "NAPPLasso",
+                         "dask-ml LogisticRegression"}
+    for name, fit in fits.items():
+        assert "error" not in fit, (name, fit)
+        assert fit["test_accuracy"] > 0.7, name
+    assert fits["NAPPLasso"]["passes"] == 3    # check, clipping, one Gram pass
+    report = _report.render_report(tmp_path, quick=True, names=("scale_out",))
+    assert "Section incomplete" not in report and "No results" not in report
+
+
 def test_scaling_numbers_are_the_json_numbers(report, committed):
     text = _section(report, "scaling")
     for case, pairs in committed["scaling"]["results"].items():

@@ -117,6 +117,97 @@ def test_objective_perturbation_within_certified_distance(data, chunks, loss, de
     assert partitioned.C_ == memory.C_ and partitioned.epsilon_spent_ == memory.epsilon_spent_
 
 
+@pytest.fixture(scope="module")
+def three_classes(data):
+    X, _ = data
+    _, y = make_classification(n_samples=N_ROWS, n_features=5, n_informative=3,
+                               n_classes=3, random_state=1)
+    return X, np.array(["a", "b", "c"])[y]
+
+
+@pytest.mark.parametrize("chunks", CHUNKINGS.values(), ids=CHUNKINGS.keys())
+@pytest.mark.parametrize("loss, delta", [("logistic", 0.0), ("huber", 1e-6)])
+def test_objective_perturbation_one_vs_rest(three_classes, chunks, loss, delta):
+    """Three classes, one binary problem per class over the same partitions (each maps
+    its own labels to +-1 against class k), each with epsilon / 3: every problem
+    within the certified distance of the in-memory one."""
+    X, y = three_classes
+    kw = dict(multi_class="ovr", loss=loss, delta=delta, random_state=4)
+    memory = ObjPertLogisticRegression(**kw).fit(X, y)
+    partitioned = ObjPertLogisticRegression(**kw).fit(*_dask(X, y, chunks))
+    assert partitioned.classes_.tolist() == ["a", "b", "c"]
+    gaps = np.linalg.norm(np.column_stack([partitioned.coef_ - memory.coef_,
+                                           partitioned.intercept_ - memory.intercept_]),
+                          axis=1)
+    assert gaps.shape == (3,) and np.all(gaps <= 2 * memory.tol)
+    assert partitioned.C_ == memory.C_ and partitioned.epsilon_spent_ == memory.epsilon_spent_
+    # the released problems differ from each other (not one problem three times)
+    assert np.ptp(partitioned.coef_, axis=0).max() > 1e-3
+
+
+@pytest.mark.parametrize("chunks", CHUNKINGS.values(), ids=CHUNKINGS.keys())
+@pytest.mark.parametrize("kw", [dict(), dict(delta=1e-6, fit_intercept=False, C=3.0)],
+                         ids=["pure", "gaussian"])
+def test_softmax_within_certified_distance(three_classes, chunks, kw):
+    """The softmax problem (multi_class='auto', three classes): each partition maps its
+    labels to one-hot rows; the Newton-CG iterates, products and certificate are
+    reductions over the partitions; the noise is the in-memory draw."""
+    X, y = three_classes
+    kw = dict(random_state=4, **kw)
+    memory = ObjPertLogisticRegression(**kw).fit(X, y)
+    partitioned = ObjPertLogisticRegression(**kw).fit(*_dask(X, y, chunks))
+    assert partitioned.coef_.shape == (3, 5)
+    assert _output_gap(partitioned, memory) <= 2 * memory.tol
+    assert partitioned.C_ == memory.C_ and partitioned.epsilon_spent_ == memory.epsilon_spent_
+
+
+def test_softmax_wide_by_diagonal_preconditioner():
+    """Above 120 K coefficients the in-memory rule preconditions by the Hessian's
+    diagonal (one more reduction per Newton step), not the Gram matrix."""
+    from skdp.solvers._partitioned import PartitionedDesign
+
+    X, y = make_classification(n_samples=200, n_features=400, n_informative=10,
+                               n_classes=3, random_state=0)
+    memory = ObjPertLogisticRegression(C=5.0, random_state=2).fit(X, y)
+    passes = []
+    reduce = PartitionedDesign.reduce
+
+    def recorded(self, kernel, *args, **kwargs):
+        passes.append(kernel.__name__)
+        return reduce(self, kernel, *args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(PartitionedDesign, "reduce", recorded)
+        partitioned = ObjPertLogisticRegression(C=5.0, random_state=2).fit(
+            *_dask(X, y, (1, 80, 119)))
+    assert {"_iterate_pass", "_hessian_product_pass"} <= set(passes)
+    assert "_gram_pass" not in passes
+    assert _output_gap(partitioned, memory) <= 2 * memory.tol
+
+
+def test_softmax_certificate_fallback(fallback_data, monkeypatch):
+    """Where the rounding estimate alone exceeds tol, the double-double fallback runs
+    over the partitions (each partition's accurate partial gradient and bound)."""
+    from skdp.solvers import _partitioned_softmax
+
+    X, y = fallback_data
+    noise = np.random.default_rng(1).standard_normal(len(X))
+    y = np.digitize(X[:, 1] + 0.3 * noise, [-0.2, 0.2])   # three classes, not separable
+    calls = []
+    original = _partitioned_softmax._accurate_gradient
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(_partitioned_softmax, "_accurate_gradient", counted)
+    kw = dict(C=3000.0, random_state=5)
+    memory = ObjPertLogisticRegression(**kw).fit(X, y)
+    partitioned = ObjPertLogisticRegression(**kw).fit(*_dask(X, y, (1, 9000, 14_999)))
+    assert calls
+    assert _output_gap(partitioned, memory) <= 2 * memory.tol
+
+
 def _output_gap(partitioned, memory):
     return np.linalg.norm(np.append(partitioned.coef_ - memory.coef_,
                                     partitioned.intercept_ - memory.intercept_))
@@ -144,6 +235,20 @@ def test_output_perturbation_within_certified_distance(data, chunks, loss, tol):
     assert not hasattr(partitioned, "random_weights_")
 
 
+@pytest.mark.parametrize("chunks", CHUNKINGS.values(), ids=CHUNKINGS.keys())
+@pytest.mark.parametrize("kw", [dict(loss="logistic"), dict(loss="huber"),
+                                dict(loss="logistic", multi_class="ovr", delta=1e-6)],
+                         ids=["softmax", "huber one-vs-rest", "logistic one-vs-rest"])
+def test_output_perturbation_several_classes(three_classes, chunks, kw):
+    X, y = three_classes
+    kw = dict(C=5.0, tol=1e-8, random_state=3, **kw)
+    memory = OutputPertSVM(**kw).fit(X, y)
+    partitioned = OutputPertSVM(**kw).fit(*_dask(X, y, chunks))
+    assert partitioned.coef_.shape == (3, 5)
+    assert _output_gap(partitioned, memory) <= 2 * _certified_slack(memory)
+    assert partitioned.C_ == memory.C_ and partitioned.epsilon_spent_ == memory.epsilon_spent_
+
+
 @pytest.mark.parametrize("options", [dict(delta=1e-6), dict(noise="laplace"),
                                      dict(C="auto", epsilon=3.0),
                                      dict(fit_intercept=False, loss="huber")],
@@ -163,8 +268,6 @@ def test_output_perturbation_options(data, options):
     (OutputPertSVM(), "loss='hinge'\\) does not fit on a dask array.*all rows in one "
                       "process.*loss='logistic' or loss='huber'"),
     (OutputPertSVM(kernel="rbf", loss="logistic"), "kernel='rbf'\\) does not fit"),
-    (OutputPertSVM(loss="logistic", classes=["no", "yes", "maybe"]),
-     "binary classification only"),
 ])
 def test_output_perturbation_refusals_read_no_partition(data, no_noise, estimator, message):
     with pytest.raises(ValueError, match=message):
@@ -273,6 +376,24 @@ def test_dpgd_other_losses(data, loss):
     np.testing.assert_allclose(partitioned.coef_, memory.coef_, rtol=1e-10, atol=0)
 
 
+@pytest.mark.parametrize("chunks", CHUNKINGS.values(), ids=CHUNKINGS.keys())
+@pytest.mark.parametrize("kw", [dict(sample_rate=1.0, epochs=20), dict(),
+                                dict(loss="huber", epochs=2)],
+                         ids=["DP-GD softmax", "DP-SGD softmax", "DP-SGD huber columns"])
+def test_dpsgd_several_classes(three_classes, chunks, kw):
+    """Three classes: each partition maps its labels to the in-memory targets (one-hot
+    rows for the softmax loss, +-1 columns otherwise); the same batches and noise."""
+    X, y = three_classes
+    kw = dict(random_state=3, **kw)
+    memory = DPSGDClassifier(**kw).fit(X, y)
+    partitioned = DPSGDClassifier(**kw).fit(*_dask(X, y, chunks))
+    assert partitioned.coef_.shape == (3, 5)
+    np.testing.assert_allclose(partitioned.coef_, memory.coef_, rtol=1e-10, atol=0)
+    np.testing.assert_allclose(partitioned.intercept_, memory.intercept_, rtol=1e-10,
+                               atol=1e-300)
+    assert partitioned.epsilon_spent_ == memory.epsilon_spent_
+
+
 # -- the counter-addressed Poisson sampler ----------------------------------------------
 
 @pytest.mark.parametrize("n, bounds", [
@@ -355,15 +476,50 @@ def test_wide_row_is_clipped_inside_its_partition(data):
     np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-9)
 
 
-def test_prediction_is_lazy_and_equal(data):
+def _fitted_models(data, three_classes):
+    from skdp import NAPPLasso, NAPPLassoClassifier
+
     X, y = data
-    clf = ObjPertLogisticRegression(random_state=0).fit(*_dask(X, y, 60))
-    Xd = da.from_array(X, chunks=(70, -1))
-    scores = clf.decision_function(Xd)
-    assert isinstance(scores, da.Array)
-    np.testing.assert_array_equal(scores.compute(), clf.decision_function(X))
-    np.testing.assert_array_equal(clf.predict(Xd).compute(), clf.predict(X))
-    np.testing.assert_array_equal(clf.predict_proba(Xd).compute(), clf.predict_proba(X))
+    X3, y3 = three_classes
+    return [
+        ("objpert", ObjPertLogisticRegression(random_state=0).fit(*_dask(X, y, 60)), X, y),
+        ("dpsgd", DPSGDClassifier(epochs=2, random_state=0).fit(X, y), X, y),
+        ("huber svm", OutputPertSVM(loss="huber", C=1.0, random_state=0).fit(X, y), X, y),
+        ("rbf svm", OutputPertSVM(kernel="rbf", loss="logistic", C=1.0, random_state=0)
+         .fit(X, y), X, y),
+        ("softmax", ObjPertLogisticRegression(random_state=0).fit(X3, y3), X3, y3),
+        ("ovr", ObjPertLogisticRegression(multi_class="ovr", random_state=0)
+         .fit(*_dask(X3, y3, 60)), X3, y3),
+        ("napp classifier", NAPPLassoClassifier(random_state=0).fit(X3, y3), X3, y3),
+        ("napp lasso", NAPPLasso(y_bound=3.0, coef_bound=10.0, epsilon=50.0, random_state=0)
+         .fit(X, X[:, 0] - X[:, 1]), X, X[:, 0] - X[:, 1]),
+    ]
+
+
+@pytest.mark.parametrize("case", range(8))
+def test_prediction_and_score_are_lazy_and_equal(data, three_classes, case):
+    """On dask input, predict, decision_function, predict_proba and score build dask
+    arrays without computing a partition; computed, they equal the in-memory values."""
+    name, model, X, y = _fitted_models(data, three_classes)[case]
+    Xd, yd = _dask(X, y, CHUNKINGS["uneven"])
+    X_boom, y_boom = _unreadable(X, y, CHUNKINGS["uneven"])
+    weights = np.linspace(0.5, 2.0, len(y))
+    methods = [m for m in ("predict", "decision_function", "predict_proba")
+               if hasattr(model, m)]
+    for method in methods:
+        lazy = getattr(model, method)(X_boom)     # a partition computed would raise
+        assert isinstance(lazy, da.Array), method
+        result, expected = getattr(model, method)(Xd).compute(), getattr(model, method)(X)
+        if method == "predict" and name != "napp lasso":
+            np.testing.assert_array_equal(result, expected)
+        else:   # a one-row block's product is summed in another order
+            np.testing.assert_allclose(result, expected, rtol=1e-13, atol=1e-15)
+    assert isinstance(model.score(X_boom, y_boom), da.Array)
+    for args in [(Xd, yd), (Xd, y), (X, yd)]:
+        for kw in ({}, {"sample_weight": weights}, {"sample_weight": da.from_array(weights)}):
+            score = model.score(*args, **kw)
+            assert isinstance(score, da.Array) and score.ndim == 0
+            assert float(score) == pytest.approx(model.score(X, y, **kw), rel=1e-12, abs=1e-15)
 
 
 def test_labels_in_memory(data):
@@ -399,11 +555,12 @@ def _refusals(data):
     nan = X.copy()
     nan[250, 1] = np.nan
     return [
-        (DPSGDClassifier(random_state=0), (Xd, da.from_array(X3, chunks=(Xd.chunks[0],))),
-         "binary classification"),
-        (_dpgd(), (Xd, da.from_array(X3, chunks=(Xd.chunks[0],))), "binary classification"),
-        (ObjPertLogisticRegression(), (Xd, da.from_array(X3, chunks=(Xd.chunks[0],))),
-         "binary classification"),
+        (OutputPertSVM(loss="huber", multi_class="multinomial"),
+         (Xd, da.from_array(X3, chunks=(Xd.chunks[0],))), "needs loss='logistic'"),
+        (_dpgd(), (Xd, da.from_array(np.full(N_ROWS, "yes"), chunks=(Xd.chunks[0],))),
+         "only one class"),
+        (ObjPertLogisticRegression(loss="huber", multi_class="multinomial"),
+         (Xd, da.from_array(X3, chunks=(Xd.chunks[0],))), "needs loss='logistic'"),
         (_dpgd(), (Xd, da.from_array(y, chunks=50)), "same row chunks"),
         (ObjPertLogisticRegression(), _dask(nan, y, 60), "NaN or infinity"),
         (_dpgd(classes=["no", "maybe"]), (Xd, yd), "outside the declared classes"),
@@ -434,9 +591,7 @@ def _unreadable(X, y, chunks):
 
 
 @pytest.mark.parametrize("estimator, message", [
-    (DPSGDClassifier(classes=["no", "yes", "maybe"]), "binary classification only"),
-    (DPSGDClassifier(sample_rate=1.0, classes=["no", "yes", "maybe"]),
-     "binary classification only"),
+    (DPSGDClassifier(classes=["no", "no"]), "repeated labels"),
     (ObjPertLogisticRegression(classes=["a", "a"]), "repeated labels"),
 ])
 def test_option_refusals_read_no_partition(data, no_noise, estimator, message):
@@ -445,7 +600,8 @@ def test_option_refusals_read_no_partition(data, no_noise, estimator, message):
 
 
 def test_other_estimators_refused_before_any_noise(data, no_noise):
-    from skdp import NAPPLasso, NAPPLassoClassifier
+    from skdp import NAPPLasso
+    from skdp.research import ResearchNAPPLasso, ResearchNAPPLassoClassifier
 
     X, y = data
     Xd, yd = _unreadable(X, y, 60)
@@ -454,20 +610,70 @@ def test_other_estimators_refused_before_any_noise(data, no_noise):
         OutputPertSVM().fit(Xd, yd)
     with pytest.raises(ValueError, match="fit_release\\(\\) needs the data in memory"):
         OutputPertSVM(loss="logistic", C=1.0).fit_release(Xd, yd)
-    for napp in (NAPPLasso(), NAPPLassoClassifier()):
-        with pytest.raises(ValueError, match=f"{type(napp).__name__} does not fit on a dask"):
-            napp.fit(Xd, yd)
-    with pytest.raises(ValueError, match="fit_release\\(\\) needs the data in memory"):
-        ObjPertLogisticRegression().fit_release(Xd, yd)
+    for research in (ResearchNAPPLasso(y_bound=1.0, coef_bound=1.0),
+                     ResearchNAPPLassoClassifier()):
+        with pytest.raises(ValueError, match=f"{type(research).__name__} \\(a research "
+                                             "variant, not private\\) does not fit on a dask"):
+            research.fit(Xd, yd)
+    for estimator in (ObjPertLogisticRegression(), NAPPLasso(y_bound=1.0, coef_bound=1.0)):
+        with pytest.raises(ValueError, match="fit_release\\(\\) needs the data in memory"):
+            estimator.fit_release(Xd, yd)
 
 
-def test_sparse_chunks_refused(data, no_noise):
-    sparse = pytest.importorskip("scipy.sparse")
+@pytest.fixture(scope="module")
+def sparse_data(data):
+    """The rows with about 40 % of their entries zero, CSR in memory and in chunks
+    (the wide row and the one-row chunk's far row kept)."""
     X, y = data
-    Xd, yd = _dask(X, y, 60)
-    Xs = Xd.map_blocks(sparse.csr_matrix, meta=sparse.csr_matrix((0, 0)))
-    with pytest.raises(ValueError, match="dense numpy chunks only"):
-        ObjPertLogisticRegression().fit(Xs, yd)
+    X = np.where(np.abs(X) < 0.5, 0.0, X)
+    return X, y
+
+
+def _csr_dask(X, y, chunks):
+    sparse = pytest.importorskip("scipy.sparse")
+    Xd, yd = _dask(X, y, chunks)
+    return Xd.map_blocks(sparse.csr_matrix, meta=sparse.csr_matrix((0, 0))), yd
+
+
+def _sparse_cases():
+    return [
+        ("dpgd", _dpgd(), 1e-10),
+        ("dpsgd", DPSGDClassifier(epochs=2, random_state=3), 1e-10),
+        ("objpert", ObjPertLogisticRegression(C=5.0, random_state=11), None),
+        ("output huber", OutputPertSVM(loss="huber", C=5.0, tol=1e-8, random_state=11), None),
+    ]
+
+
+@pytest.mark.parametrize("chunks", CHUNKINGS.values(), ids=CHUNKINGS.keys())
+@pytest.mark.parametrize("case", range(4), ids=[c[0] for c in _sparse_cases()])
+def test_csr_chunks_equal_in_memory_csr(sparse_data, chunks, case):
+    """CSR blocks: each partition reads its block in CSR form (canonical, float64) as
+    the in-memory fit reads a CSR X; the same models as the in-memory fit on the CSR
+    matrix."""
+    sparse = pytest.importorskip("scipy.sparse")
+    X, y = sparse_data
+    name, estimator, rtol = _sparse_cases()[case]
+    memory = copy.deepcopy(estimator).fit(sparse.csr_matrix(X), y)
+    partitioned = copy.deepcopy(estimator).fit(*_csr_dask(X, y, chunks))
+    if rtol is not None:
+        np.testing.assert_allclose(partitioned.coef_, memory.coef_, rtol=rtol, atol=0)
+    else:
+        slack = (2 * memory.tol if name == "objpert" else 2 * _certified_slack(memory))
+        assert _output_gap(partitioned, memory) <= slack
+    assert partitioned.epsilon_spent_ == memory.epsilon_spent_
+    # predictions on CSR chunks: lazy, the in-memory values
+    Xd, _ = _csr_dask(X, y, chunks)
+    np.testing.assert_array_equal(partitioned.predict(Xd).compute(), partitioned.predict(X))
+
+
+def test_csr_chunks_softmax(three_classes):
+    sparse = pytest.importorskip("scipy.sparse")
+    X, y = three_classes
+    X = np.where(np.abs(X) < 0.5, 0.0, X)
+    memory = ObjPertLogisticRegression(random_state=4).fit(sparse.csr_matrix(X), y)
+    partitioned = ObjPertLogisticRegression(random_state=4).fit(
+        *_csr_dask(X, y, CHUNKINGS["one-row chunk"]))
+    assert _output_gap(partitioned, memory) <= 2 * memory.tol
 
 
 def test_refused_hessian_too_large(no_noise, monkeypatch):
@@ -495,6 +701,8 @@ def test_dask_dataframe(data):
 
 
 def test_local_cluster_smoke(data):
+    from skdp import NAPPLassoClassifier
+
     distributed = pytest.importorskip("dask.distributed")
     X, y = data
     try:
@@ -508,6 +716,12 @@ def test_local_cluster_smoke(data):
         dpgd = DPSGDClassifier(sample_rate=1.0, epochs=5, random_state=1).fit(
             *_dask(X, y, 60))
         dpsgd = DPSGDClassifier(epochs=2, random_state=1).fit(*_dask(X, y, 60))
+        svm = OutputPertSVM(loss="huber", C=1.0, tol=1e-8, random_state=1).fit(*_dask(X, y, 60))
+        napp = NAPPLassoClassifier(alpha=2.0, random_state=1).fit(*_dask(X, y, 60))
+    assert _output_gap(svm, OutputPertSVM(loss="huber", C=1.0, tol=1e-8, random_state=1)
+                       .fit(X, y)) <= 2 * _certified_slack(svm)
+    napp_memory = NAPPLassoClassifier(alpha=2.0, random_state=1).fit(X, y)
+    assert _output_gap(napp, napp_memory) <= 1e-10
     np.testing.assert_allclose(
         dpsgd.coef_, DPSGDClassifier(epochs=2, random_state=1).fit(X, y).coef_, rtol=1e-10)
     memory = ObjPertLogisticRegression(random_state=1).fit(X, y)

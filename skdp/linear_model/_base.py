@@ -1,5 +1,6 @@
 """The private linear models' base (``fit`` written once) and the pieces they share."""
 
+from functools import partial
 import warnings
 from numbers import Real
 
@@ -17,7 +18,7 @@ from ..mechanisms._quantile import DATA_NORM_EPSILON_SHARE, NORM_QUANTILE, priva
 from ..losses import make_loss
 from ..utils._docstrings import fill_doc
 from ..solvers._design import ScaledDesign, WideRows, canonical_csr
-from ..solvers._partitioned import is_dask_collection
+from ..solvers._partitioned import is_dask_collection, kept_values
 from ..utils._memory import check_allocation
 from ..utils._random import data_norm_generator
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
@@ -88,31 +89,60 @@ def solver_design(X, *, data_norm, fit_intercept, intercept_scaling):
 
 PARTITIONED_SUPPORT = (
     "A fit on a dask array is supported by DPSGDClassifier (Poisson-sampled DP-SGD or "
-    "full-batch DP-GD), ObjPertLogisticRegression and OutputPertSVM(kernel='linear', "
-    "loss='logistic' or 'huber'), for two classes, dense chunks, through fit() (no "
-    "fit_release); fit in memory otherwise.")
+    "full-batch DP-GD), ObjPertLogisticRegression, OutputPertSVM(kernel='linear', "
+    "loss='logistic' or 'huber'), NAPPLasso and NAPPLassoClassifier, any number of "
+    "classes, for numpy or scipy.sparse chunks, through fit() (no fit_release); fit in "
+    "memory otherwise.")
 """What a fit on partitioned data supports (named by every refusal)."""
 
 
-def partitioned_design(estimator, X, y, *, data_norm, fit_intercept, intercept_scaling):
+def partitioned_design(estimator, X, y, *, data_norm, fit_intercept, intercept_scaling,
+                       max_classes=np.inf):
     """Validate a dask ``(X, y)`` as a map-reduce and return its
     :class:`~skdp.solvers._partitioned.PartitionedDesign` (nothing is computed on the
-    driver but row counts, flags and label sets; no noise is drawn). Sets
-    ``n_features_in_``, ``feature_names_in_`` (a dask DataFrame) and ``classes_``: the
-    declared ``classes`` or the union of the partitions' labels (then treated as
-    public, as in memory)."""
+    driver but flags and label sets; no noise is drawn). Sets ``n_features_in_``,
+    ``feature_names_in_`` (a dask DataFrame) and ``classes_``: the declared
+    ``classes`` or the union of the partitions' labels (then treated as public, as in
+    memory); at most ``max_classes`` of them. The design's targets are +-1 with
+    ``classes_[-1]`` as +1 (two classes; :meth:`~skdp.solvers._partitioned.
+    PartitionedDesign.with_targets` gives one-vs-rest's)."""
     from ..solvers._partitioned import PartitionedDesign, check_partitioned_input
 
     check_data_norm(data_norm)
-    X, y, classes, names = check_partitioned_input(X, y, estimator.classes)
+    X, y, classes, _, names = check_partitioned_input(X, y, estimator.classes,
+                                                      max_classes=max_classes)
+    _set_partitioned_features(estimator, X, names)
+    estimator.classes_ = classes
+    intercept = float(intercept_scaling) if fit_intercept else None
+    return PartitionedDesign(X, y, classes, data_norm, intercept)
+
+
+def partitioned_regression_design(estimator, X, y, *, data_norm, fit_intercept,
+                                  intercept_scaling, low, high, nonnegative=False):
+    """:func:`partitioned_design` for a regression: the targets are clipped to the
+    public ``[low, high]`` inside each partition; ``nonnegative`` refuses a negative
+    target (before any noise)."""
+    from ..solvers._partitioned import (PartitionedDesign, check_partitioned_input,
+                                        clipped_values)
+
+    check_data_norm(data_norm)
+    X, y, _, negative, names = check_partitioned_input(X, y, regression=True)
+    if nonnegative and negative:
+        raise ValueError("Some value(s) of y are negative: the Poisson loss needs counts "
+                         "y >= 0.")
+    _set_partitioned_features(estimator, X, names)
+    intercept = float(intercept_scaling) if fit_intercept else None
+    return PartitionedDesign(X, y, None, data_norm, intercept,
+                             encode=partial(clipped_values, low=low, high=high),
+                             targets=kept_values)
+
+
+def _set_partitioned_features(estimator, X, names):
     estimator.n_features_in_ = int(X.shape[1])
     if names is not None:
         estimator.feature_names_in_ = names
     elif hasattr(estimator, "feature_names_in_"):
         del estimator.feature_names_in_
-    estimator.classes_ = classes
-    intercept = float(intercept_scaling) if fit_intercept else None
-    return PartitionedDesign(X, y, classes, data_norm, intercept)
 
 
 def release_nothing(estimator):
@@ -430,7 +460,7 @@ class _LinearClassifierMixin:
         check_is_fitted(self)
         if is_dask_collection(X):
             width = None if self.coef_.shape[0] == 1 else self.coef_.shape[0]
-            return self._by_partitions(self.decision_function, X, width, float)
+            return by_partitions(self.decision_function, X, width, float)
         scores = np.asarray(self._prediction_input(X) @ self.coef_.T) + self.intercept_
         return scores.ravel() if scores.shape[1] == 1 else scores
 
@@ -445,7 +475,7 @@ class _LinearClassifierMixin:
         """
         if is_dask_collection(X):
             check_is_fitted(self)
-            return self._by_partitions(self.predict, X, None, self.classes_.dtype)
+            return by_partitions(self.predict, X, None, self.classes_.dtype)
         scores = self.decision_function(X)
         if scores.ndim == 1:
             indices = (scores > 0).astype(int)
@@ -453,17 +483,28 @@ class _LinearClassifierMixin:
             indices = scores.argmax(axis=1)
         return self.classes_[indices]
 
-    @staticmethod
-    def _by_partitions(method, X, width, dtype):
-        """``method`` on every row partition of a dask ``X``, lazily (a dask array of
-        ``width`` columns, or one dimension when ``width`` is None)."""
-        if hasattr(X, "to_dask_array"):
-            X = X.to_dask_array(lengths=True)
-        if X.ndim == 2 and len(X.chunks[1]) > 1:
-            X = X.rechunk({1: -1})
-        if width is None:
-            return X.map_blocks(method, drop_axis=1, dtype=dtype)
-        return X.map_blocks(method, chunks=(X.chunks[0], (width,)), dtype=dtype)
+    def score(self, X, y, sample_weight=None):
+        """Mean accuracy on ``(X, y)``; lazy (a 0-d dask array) on dask input.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+            The rows (clipped to ``data_norm``, as in the fit).
+        y : array-like or dask array of shape (n_samples,)
+            The true labels.
+        sample_weight : array-like or dask array of shape (n_samples,), default=None
+            Weights of the rows.
+
+        Returns
+        -------
+        score : float or dask array
+            The (weighted) share of rows whose prediction is their label.
+        """
+        if not (is_dask_collection(X) or is_dask_collection(y)):
+            return super().score(X, y, sample_weight=sample_weight)
+        predicted = self.predict(X if is_dask_collection(X) else _dask_rows(X, None))
+        hits = predicted == _dask_rows(y, predicted)
+        return _lazy_mean(hits, sample_weight, predicted)
 
     def _has_proba(self):
         """Probabilities exist for the likelihood (logistic) loss only."""
@@ -488,7 +529,7 @@ class _LinearClassifierMixin:
         """
         if is_dask_collection(X):
             check_is_fitted(self)
-            return self._by_partitions(self.predict_proba, X, len(self.classes_), float)
+            return by_partitions(self.predict_proba, X, len(self.classes_), float)
         return self._probabilities(self.decision_function(X))
 
     @available_if(lambda self: self._has_proba())
@@ -503,6 +544,43 @@ class _LinearClassifierMixin:
         """
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))
+
+
+def by_partitions(method, X, width, dtype):
+    """``method`` on every row partition of a dask ``X``, lazily: a dask array of
+    ``width`` columns, or one dimension when ``width`` is None (a fitted model's
+    predictions, computed where the rows live)."""
+    if hasattr(X, "to_dask_array"):
+        X = X.to_dask_array(lengths=True)
+    if X.ndim == 2 and len(X.chunks[1]) > 1:
+        X = X.rechunk({1: -1})
+    if width is None:
+        return X.map_blocks(method, drop_axis=1, dtype=dtype)
+    return X.map_blocks(method, chunks=(X.chunks[0], (width,)), dtype=dtype)
+
+
+def _dask_rows(values, like):
+    """``values`` (a dask collection or in memory) as a dask array with the row chunks
+    of the dask array ``like`` (or one chunk when ``like`` is None)."""
+    import dask.array as da
+
+    if hasattr(values, "to_dask_array"):
+        values = values.to_dask_array(lengths=True)
+    if not isinstance(values, da.Array):
+        values = np.asarray(values)
+        return da.from_array(values, chunks=(-1,) + (-1,) * (values.ndim - 1)
+                             if like is None else (like.chunks[0],) + values.shape[1:])
+    if like is not None and values.chunks[0] != like.chunks[0]:
+        values = values.rechunk({0: like.chunks[0]})
+    return values
+
+
+def _lazy_mean(values, sample_weight, like):
+    """The (weighted) mean of the dask array ``values``, lazily (a 0-d dask array)."""
+    if sample_weight is None:
+        return values.mean()
+    weights = _dask_rows(sample_weight, like)
+    return (values * weights).sum() / weights.sum()
 
 
 class _MultinomialMixin:

@@ -6,6 +6,7 @@ import threading
 import time
 import warnings
 from dataclasses import dataclass, field
+from functools import partial
 from numbers import Real
 
 import numpy as np
@@ -23,7 +24,8 @@ from ..losses import HingeLoss
 from ..solvers._design import (_BUFFER_BYTES, _CACHE_BYTES, _cache_rows, _sparse_block_rows,
                                as_design, is_sparse)
 from ..solvers._newton import _row_norms
-from ..solvers._partitioned import is_dask_collection
+from ..solvers._partitioned import is_dask_collection, signed_columns
+from ..solvers._partitioned_softmax import one_hot
 from ..utils._docstrings import fill_doc
 from ..utils._random import noise_generator
 from ..utils._sklearn_compat import Interval, StrOptions
@@ -244,8 +246,13 @@ def _partition_clipped_sum(design, y, theta, loss, max_grad_norm):
     :meth:`~skdp.solvers._partitioned.PartitionedDesign.reduce`): the rows are clipped
     and the intercept applied inside the partition, the per-example gradients clipped
     as in memory; only the ``(K, d)`` sum leaves it."""
-    return _clipped_block_sum(design, y[:, None], theta, loss, max_grad_norm,
+    return _clipped_block_sum(design, _as_columns(y), theta, loss, max_grad_norm,
                               design.row_norms())[0]
+
+
+def _as_columns(y):
+    """A partition's targets as a matrix: +-1 of two classes as one column."""
+    return y[:, None] if y.ndim == 1 else y
 
 
 def _partition_sampled_clipped_sum(design, y, start, key, sample_rate, theta, loss,
@@ -257,8 +264,8 @@ def _partition_sampled_clipped_sum(design, y, start, key, sample_rate, theta, lo
     of the in-memory sample whatever the chunking. Returns the ``(K, d)`` sum and the
     partition's sample size (a one-element array, for the run's record only)."""
     idx = _poisson_rows(key, sample_rate, start, start + design.shape[0]) - start
-    total = _clipped_block_sum(design.subset(idx), y[idx, None], theta, loss, max_grad_norm,
-                               design.row_norms()[idx])[0]
+    total = _clipped_block_sum(design.subset(idx), _as_columns(y)[idx], theta, loss,
+                               max_grad_norm, design.row_norms()[idx])[0]
     return total, np.array([idx.size], dtype=np.int64)
 
 
@@ -388,7 +395,7 @@ def _dp_sgd(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_rate, n_steps
     # partitions (a Poisson step's key is drawn here, each partition draws its rows'
     # part of the mask from it), everything else (the noise first) as in memory
     partitioned = getattr(X, "partitioned", False)
-    K = 1 if partitioned else Y.shape[1]
+    K = X.target_width if partitioned else Y.shape[1]
     if row_norms is None and not partitioned:
         row_norms = _row_norms(X)
     noise_scale = noise_multiplier * max_grad_norm
@@ -478,7 +485,7 @@ def _dp_gd_checkpoints(X, Y, loss, *, noise_multiplier, max_grad_norm, normalise
     cost what the ``T`` steps cost (Gaussian DP composition of the steps).
     """
     partitioned = getattr(X, "partitioned", False)
-    K, d = (1 if partitioned else Y.shape[1]), X.shape[1]
+    K, d = (X.target_width if partitioned else Y.shape[1]), X.shape[1]
     if row_norms is None and not partitioned:
         row_norms = _row_norms(X)
     noise_scale = noise_multiplier * max_grad_norm
@@ -1052,8 +1059,16 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
             self._resolve_data_norm()
             design = partitioned_design(self, X, y, data_norm=self._clipping_norm(),
                                         fit_intercept=self.fit_intercept,
-                                        intercept_scaling=self.intercept_scaling)
-            return design, None, self._score_loss(2)
+                                        intercept_scaling=self.intercept_scaling,
+                                        max_classes=np.inf)
+            n_classes = len(self.classes_)
+            loss = self._score_loss(n_classes)
+            if n_classes > 2:   # the in-memory targets, mapped inside each partition
+                encode = (one_hot if isinstance(loss, _SoftmaxCrossEntropy)
+                          else signed_columns)
+                design = design.with_targets(partial(encode, n_classes=n_classes),
+                                             width=n_classes)
+            return design, None, loss
         X, y = validate_data(self, X, y, dtype=np.float64, accept_sparse="csr")
         check_classification_targets(y)
         self.classes_, y_idx = encode_labels(y, self.classes)

@@ -18,8 +18,9 @@ from ..mechanisms._objective_perturbation import (_jacobian_multiplier, jacobian
 from ..losses import SoftmaxLoss
 from ..solvers import glm_hessian_solve, newton_minimise
 from ..solvers._partitioned import (check_partitioned_hessian, is_dask_collection,
-                                   partitioned_newton_minimise)
+                                   one_vs_rest, partitioned_newton_minimise)
 from ..solvers._multinomial import multinomial_hessian_solve, multinomial_minimise
+from ..solvers._partitioned_softmax import one_hot, partitioned_multinomial_minimise
 from ..utils._docstrings import fill_doc
 from ..utils._random import noise_generator
 from ..utils._sklearn_compat import Interval, StrOptions
@@ -282,7 +283,7 @@ class MultinomialObjPertSolution(ObjPertSolution):
 
 def _multinomial_objective_perturbation(X, Y, *, C, epsilon, delta, neighboring, delta_rule,
                                         row_norm, tol, max_iter, rng, eps_jacobian_frac=0.5,
-                                        C_rate=0.0):
+                                        C_rate=0.0, n_classes=None):
     """Minimise ``C sum_i softmax_loss(Theta x_i, y_i) + (1 + Delta)/2 ||Theta||^2 +
     <B, Theta>`` over ``Theta`` of shape ``(K, d)``, then add the cover's noise.
 
@@ -290,11 +291,12 @@ def _multinomial_objective_perturbation(X, Y, *, C, epsilon, delta, neighboring,
     per-record bounds: gradient Frobenius norm ``G = sqrt(2) C R``, Hessian
     eigenvalues at most ``beta_H = C R**2 / 2`` and rank at most ``K - 1``, which
     multiplies the Jacobian term (``docs/privacy/objective_perturbation.rst``). One
-    problem spends the whole budget: no split over classes.
+    problem spends the whole budget: no split over classes. A partitioned ``X`` holds
+    its one-hot labels (``Y`` is then ``None`` and ``n_classes`` given).
     """
     loss = SoftmaxLoss()
     ridge = 1.0
-    n_classes = Y.shape[1]
+    n_classes = Y.shape[1] if n_classes is None else n_classes
     calibrate = partial(_calibration_at, epsilon, delta, loss.bounds(row_norm), ridge=ridge,
                         neighboring=neighboring, delta_rule=delta_rule,
                         eps_jacobian_frac=eps_jacobian_frac, hessian_rank=n_classes - 1)
@@ -305,8 +307,12 @@ def _multinomial_objective_perturbation(X, Y, *, C, epsilon, delta, neighboring,
     noise = np.zeros(shape) if draw is None else draw.vector(calibration.noise_scale).reshape(
         shape)
     total_ridge = ridge + calibration.extra_ridge
-    result = multinomial_minimise(X, Y, C=C, ridge=total_ridge, linear=noise, tol=tol,
-                                  max_iter=max_iter)
+    if getattr(X, "partitioned", False):  # the same solve, its passes over partitions
+        result = partitioned_multinomial_minimise(X, n_classes, C=C, ridge=total_ridge,
+                                                  linear=noise, tol=tol, max_iter=max_iter)
+    else:
+        result = multinomial_minimise(X, Y, C=C, ridge=total_ridge, linear=noise, tol=tol,
+                                      max_iter=max_iter)
     cover = solver_cover(tol, total_ridge, budget.epsilon_cover)
     cover_draw = None if draw is None else cover.draw(dim, rng)
     released = result.theta if draw is None else \
@@ -542,7 +548,7 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
         return gaussian_renyi_curve(self, len(self.classes_), orders, C=self.C_)
 
     def _partitioned_refusal(self, with_derivative):
-        return None  # two classes (checked with the labels), logistic or Huber loss
+        return None  # binary, one-vs-rest or softmax; logistic or Huber loss
 
     def _releases(self, X, y, with_derivative=False):
         """Validate, then run the mechanism once (two classes, or a multinomial fit)
@@ -558,8 +564,9 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
                 check_partitioned_hessian(X.shape[1] + bool(self.fit_intercept))
             design = partitioned_design(self, X, y, data_norm=self._resolve_data_norm(),
                                         fit_intercept=self.fit_intercept,
-                                        intercept_scaling=self.intercept_scaling)
-            y_idx, multinomial = None, False
+                                        intercept_scaling=self.intercept_scaling,
+                                        max_classes=np.inf)
+            y_idx, multinomial = None, self._is_multinomial(len(self.classes_))
         else:
             X, y = validate_data(self, X, y, dtype=np.float64, accept_sparse=("csr", "csc"))
             check_classification_targets(y)
@@ -584,12 +591,21 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
                       delta_rule=self.delta_rule,
                       eps_jacobian_frac=self.eps_jacobian_frac, row_norm=row_norm,
                       tol=self.tol, max_iter=self.max_iter, rng=rng)
+        if multinomial and partitioned:   # each partition maps its labels to one-hot rows
+            rows = design.with_targets(partial(one_hot, n_classes=n_classes))
+            return [_multinomial_objective_perturbation(rows, None, epsilon=epsilon,
+                                                        delta=self.delta, n_classes=n_classes,
+                                                        **common)]
         if multinomial:
-            one_hot = np.eye(n_classes)[y_idx]
-            return [_multinomial_objective_perturbation(design, one_hot, epsilon=epsilon,
+            return [_multinomial_objective_perturbation(design, np.eye(n_classes)[y_idx],
+                                                        epsilon=epsilon,
                                                         delta=self.delta, **common)]
-        # a partitioned design holds its labels (two classes, one problem)
-        targets = [None] if partitioned else one_vs_rest_targets(y_idx, n_classes)
-        return [_objective_perturbation(design, target, loss, epsilon=epsilon / k,
+        if partitioned:   # the partitions hold the labels: one view per problem
+            problems = [(design, None)] if n_classes == 2 else [
+                (design.with_targets(partial(one_vs_rest, positive=c)), None)
+                for c in range(n_classes)]
+        else:
+            problems = [(design, target) for target in one_vs_rest_targets(y_idx, n_classes)]
+        return [_objective_perturbation(rows, target, loss, epsilon=epsilon / k,
                                         delta=self.delta / k, n_problems=k, **common)
-                for target in targets]
+                for rows, target in problems]

@@ -6,6 +6,7 @@ Fourier features. Derivation: ``docs/privacy/output_perturbation.rst``.
 
 import copy
 from dataclasses import dataclass
+from functools import partial
 from numbers import Integral, Real
 
 import numpy as np
@@ -22,7 +23,8 @@ from ..solvers import certified_hinge_minimiser, newton_minimise
 from ..solvers._hinge import check_liblinear_memory
 from ..solvers._multinomial import multinomial_minimise
 from ..solvers._partitioned import (check_partitioned_hessian, is_dask_collection,
-                                    partitioned_newton_minimise)
+                                    one_vs_rest, partitioned_newton_minimise)
+from ..solvers._partitioned_softmax import one_hot, partitioned_multinomial_minimise
 from ..utils._docstrings import fill_doc
 from ..utils._random import check_rng, noise_generator
 from ..utils._sklearn_compat import Interval, StrOptions
@@ -145,7 +147,7 @@ class OutputPertSolution:
 
 
 def _output_perturbation(X, y, loss, *, C, epsilon, delta, neighboring, row_norm, n_problems,
-                         tol, max_iter, rng, law="auto"):
+                         tol, max_iter, rng, law="auto", n_classes=None):
     """Exact minimiser of ``C sum_i l(y_i <x_i, theta>) + 0.5 ||theta||^2`` plus noise.
 
     ``X`` is the design actually optimised (clipped and intercept-augmented, or
@@ -156,6 +158,8 @@ def _output_perturbation(X, y, loss, *, C, epsilon, delta, neighboring, row_norm
     that public bound (not the data-dependent certified value, whose use would
     leak) enters the sensitivity twice. ``delta == 0``: Gamma-norm noise (or
     coordinate-wise Laplace with ``law="laplace"``); ``delta > 0``: analytic Gaussian.
+    A partitioned ``X`` holds its targets (``y`` is ``None``; the softmax problem's
+    ``n_classes`` is given).
     """
     if not np.isfinite(loss.lipschitz):
         raise ValueError("Output perturbation needs a loss with a finite lipschitz constant.")
@@ -164,6 +168,11 @@ def _output_perturbation(X, y, loss, *, C, epsilon, delta, neighboring, row_norm
     if isinstance(loss, HingeLoss):
         theta, distance, n_iter = certified_hinge_minimiser(
             X, y, C=C, target_distance=slack, max_iter=max_iter)
+    elif isinstance(loss, SoftmaxLoss) and getattr(X, "partitioned", False):
+        result = partitioned_multinomial_minimise(
+            X, n_classes, C=C, ridge=1.0, linear=np.zeros((n_classes, X.shape[1])),
+            tol=slack, max_iter=max_iter)
+        theta, distance, n_iter = result.theta, result.certified_norm, result.n_iter
     elif isinstance(loss, SoftmaxLoss):
         result = multinomial_minimise(X, y, C=C, ridge=1.0, linear=np.zeros((y.shape[1],
                                                                               X.shape[1])),
@@ -459,8 +468,8 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
         return RandomFourierMap(self.random_weights_, self.random_offset_)
 
     def _partitioned_refusal(self, with_derivative):
-        """A dask array fits with the certified Newton solver only: the linear kernel,
-        the logistic or Huber loss, two classes (checked with the labels)."""
+        """A dask array fits with the certified Newton solvers only: the linear kernel,
+        the logistic or Huber loss (binary, one-vs-rest or softmax)."""
         if self.kernel != "linear":
             return (f"OutputPertSVM(kernel={self.kernel!r}) does not fit on a dask array: "
                     "the random Fourier features are fitted in memory only; use "
@@ -473,7 +482,7 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
         return None
 
     def _partitioned_releases(self, X, y):
-        """The binary fit of a dask ``(X, y)``: the input checks as a map-reduce, the
+        """The fit of a dask ``(X, y)``: the input checks as a map-reduce, the
         certified Newton solve over the partitions, the noise on the client."""
         refusal = self._partitioned_refusal(False)
         if refusal is not None:   # also for callers of _releases (noise reduction)
@@ -484,21 +493,22 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
             check_partitioned_hessian(X.shape[1] + bool(self.fit_intercept))
         design = partitioned_design(self, X, y, data_norm=self._resolve_data_norm(),
                                     fit_intercept=self.fit_intercept,
-                                    intercept_scaling=self.intercept_scaling)
+                                    intercept_scaling=self.intercept_scaling,
+                                    max_classes=np.inf)
         row_norm = effective_data_norm(self.data_norm_, self.fit_intercept,
                                        self.intercept_scaling)
-        rng = noise_generator(self.random_state)
-        loss = self._make_loss()
-        share = dict(epsilon=self.epsilon, delta=self.delta, neighboring=self.neighboring,
-                     row_norm=row_norm, tol=self.tol)
-        C_share = {**share, "epsilon": getattr(self, "_C_epsilon", None) or self.epsilon}
-        self.C_ = (auto_C(loss, law=self.noise, dim=design.shape[1],
-                          margin_noise=AUTO_MARGIN_NOISE[self.kernel], **C_share)
-                   if self.C == "auto" else float(self.C))
-        # a partitioned design holds its labels (two classes, one problem)
-        return [_output_perturbation(design, None, loss, C=self.C_, n_problems=1,
-                                     max_iter=self.max_iter, rng=rng, law=self.noise,
-                                     **share)]
+        n_classes = len(self.classes_)
+        # the partitions hold the labels: one view of them per problem
+        if self._is_multinomial(n_classes):
+            problems = [design.with_targets(partial(one_hot, n_classes=n_classes),
+                                            width=n_classes)]
+        elif n_classes == 2:
+            problems = [design]
+        else:
+            problems = [design.with_targets(partial(one_vs_rest, positive=c))
+                        for c in range(n_classes)]
+        return self._problem_releases(problems, [None] * len(problems), design.shape[1],
+                                      row_norm, noise_generator(self.random_state))
 
     def _releases(self, X, y, with_derivative=False):
         """Validate, then run the mechanism once (two classes, or a multinomial fit) or
@@ -546,12 +556,17 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
             if self.loss == "hinge":
                 check_liblinear_memory(design)  # before the noise stream is touched
             rng = noise_generator(self.random_state)
-        if multinomial:
-            targets = [np.eye(len(self.classes_))[y_idx]]
-            loss, dim = SoftmaxLoss(), len(self.classes_) * design.shape[1]
-        else:
-            targets = one_vs_rest_targets(y_idx, len(self.classes_))
-            loss, dim = self._make_loss(), design.shape[1]
+        targets = ([np.eye(len(self.classes_))[y_idx]] if multinomial
+                   else one_vs_rest_targets(y_idx, len(self.classes_)))
+        return self._problem_releases([design] * len(targets), targets, design.shape[1],
+                                      row_norm, rng)
+
+    def _problem_releases(self, designs, targets, n_coefficients, row_norm, rng):
+        """``C_`` at the problems' share of the budget, then the mechanism once per
+        problem (one softmax problem, or one binary problem per one-vs-rest class)."""
+        multinomial = self._is_multinomial(len(self.classes_))
+        loss = SoftmaxLoss() if multinomial else self._make_loss()
+        dim = len(self.classes_) * n_coefficients if multinomial else n_coefficients
         k = len(targets)
         epsilon = self._mechanism_epsilon()
         share = dict(epsilon=epsilon / k, delta=self.delta / k,
@@ -565,8 +580,9 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
                           **C_share)
                    if self.C == "auto" else float(self.C))
         return [_output_perturbation(design, target, loss, C=self.C_, n_problems=k,
-                                     max_iter=self.max_iter, rng=rng, law=self.noise, **share)
-                for target in targets]
+                                     max_iter=self.max_iter, rng=rng, law=self.noise,
+                                     n_classes=len(self.classes_), **share)
+                for design, target in zip(designs, targets)]
 
     def _supports_noise_reduction(self):
         """Laplace (``noise="laplace"``) or Gaussian (``delta > 0``) noise has an exact

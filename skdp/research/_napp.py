@@ -213,6 +213,10 @@ class _ResearchNAPP:
         if self.adaptive_two_stage:
             raise ValueError("research_mode cannot be combined with adaptive_two_stage=True.")
 
+    def _partitioned_refusal(self, with_derivative):
+        return (f"{type(self).__name__} (a research variant, not private) does not fit on "
+                "a dask array.")
+
     def _claimed_spend(self):
         """``(inf, delta)``: a research variant is not differentially private."""
         return np.inf, float(self.delta)

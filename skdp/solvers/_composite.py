@@ -25,7 +25,9 @@ It is solved in three steps:
 
 A loss of constant curvature (the squared loss) makes the data term a quadratic:
 its Gram matrix is computed once, and every value, gradient and Hessian after
-that costs ``O(d^2)`` without reading ``X``.
+that costs ``O(d^2)`` without reading ``X``. Rows in partitions (a dask array) are
+read by reductions over them: once for that Gram matrix, else once per value,
+gradient or Hessian.
 """
 
 from dataclasses import dataclass, field
@@ -36,6 +38,8 @@ from scipy.linalg import LinAlgError, cho_factor, cho_solve
 from ..utils._docstrings import fill_doc
 from ._check import check_loss
 from ._design import as_design
+from ._partitioned import (loss_gradient_pass, loss_hessian_pass, loss_value_pass,
+                           zero_pass)
 
 _ZERO_GUARD = 1e-8   # relative size below which an LQA coordinate is "at zero"
 _WEIGHT_CAP = 1e8    # cap of the LQA weight, relative to the largest base weight
@@ -58,10 +62,11 @@ class CompositeProblem:
 
     Attributes
     ----------
-    X : ndarray, sparse matrix or ScaledDesign
-        The design (see :mod:`skdp.solvers._design`).
-    y : ndarray
-        The targets.
+    X : ndarray, sparse matrix, ScaledDesign or PartitionedDesign
+        The design (see :mod:`skdp.solvers._design`), or rows in partitions that hold
+        their targets (:mod:`skdp.solvers._partitioned`).
+    y : ndarray or None
+        The targets (``None`` with a partitioned design).
     loss : object
         See :data:`~skdp.solvers.REQUIRED_LOSS_ATTRIBUTES`.
     linear : ndarray of shape (n_coefficients,)
@@ -94,13 +99,28 @@ class CompositeProblem:
         self.linear = np.broadcast_to(np.asarray(self.linear, dtype=float), (d,)).copy()
         self.l1 = np.broadcast_to(np.asarray(self.l1, dtype=float), (d,)).copy()
         self.ridge = np.broadcast_to(np.asarray(self.ridge, dtype=float), (d,)).copy()
-        zeros = np.zeros(self.X.shape[0])
-        self._gradient_at_zero = self.X.T @ self.loss.dz(zeros, self.y)
-        self._value_at_zero = (float(np.sum(self.loss.loss(zeros, self.y)))
-                               if self.quadratic else None)
+        if self.partitioned:
+            # one pass over the partitions: the loss sum and gradient at zero and, for
+            # a constant curvature, the Gram matrix (each partition its own targets)
+            value, self._gradient_at_zero, gram = self.X.reduce(zero_pass, self.loss,
+                                                               self.quadratic)
+            self._value_at_zero = float(value[0]) if self.quadratic else None
+            self._constant_gram = gram if self.quadratic else None
+        else:
+            zeros = np.zeros(self.X.shape[0])
+            self._gradient_at_zero = self.X.T @ self.loss.dz(zeros, self.y)
+            self._value_at_zero = (float(np.sum(self.loss.loss(zeros, self.y)))
+                                   if self.quadratic else None)
         self.scale = float(max(1.0, np.max(np.abs(self._gradient_at_zero), initial=0.0),
                                np.max(np.abs(self.linear), initial=0.0),
                                np.max(self.l1, initial=0.0)))
+
+    @property
+    def partitioned(self):
+        """Whether the rows live in partitions (a
+        :class:`~skdp.solvers._partitioned.PartitionedDesign`, which holds the
+        targets): every pass over the data is then a reduction over them."""
+        return bool(getattr(self.X, "partitioned", False))
 
     @property
     def quadratic(self):
@@ -121,6 +141,8 @@ class CompositeProblem:
         if self.quadratic:
             return (self._value_at_zero + float(self._gradient_at_zero @ theta)
                     + 0.5 * float(theta @ self._gram() @ theta))
+        if self.partitioned:
+            return float(self.X.reduce(loss_value_pass, theta, self.loss)[0])
         with np.errstate(over="ignore", invalid="ignore"):
             return float(np.sum(self.loss.loss(self.X @ theta, self.y)))
 
@@ -135,6 +157,8 @@ class CompositeProblem:
         """
         if self.quadratic:
             return self._gradient_at_zero + self._gram() @ theta
+        if self.partitioned:
+            return self.X.reduce(loss_gradient_pass, theta, self.loss)
         return self.X.T @ self.loss.dz(self.X @ theta, self.y)
 
     # -- smooth part: loss + linear + ridge (+ mu) + bridge -------------------------
@@ -209,6 +233,8 @@ class CompositeProblem:
         -------
         hessian : ndarray of shape (n_coefficients, n_coefficients)
         """
+        if not self.quadratic and self.partitioned:
+            return self.X.reduce(loss_hessian_pass, theta, self.loss)
         if not self.quadratic:
             return weighted_gram(self.X, self.loss.d2z(self.X @ theta, self.y))
         return self._gram().copy()
@@ -707,8 +733,8 @@ def napp_iterations(problem, theta0=None, *, max_iter=10, rtol=1e-4, augmentatio
     the sign pattern repeats: the later iterations would only refine magnitudes,
     one factorisation each, that the exact polish computes anyway.
     """
-    X, y, loss = problem.X, problem.y, problem.loss
-    d = X.shape[1]
+    loss = problem.loss
+    d = problem.X.shape[1]
     theta = np.zeros(d) if theta0 is None else np.array(theta0, dtype=float)
     base = problem.ridge + problem.l1 + problem.bridge_weight * problem.q
     cap = _WEIGHT_CAP * max(1.0, np.max(base))
@@ -725,14 +751,14 @@ def napp_iterations(problem, theta0=None, *, max_iter=10, rtol=1e-4, augmentatio
             n_e = n_aug if n_aug is not None else max(1000, 10 * d)
             E, y_e, basis = augmentation_rows(problem.linear, penalty_weights, loss, n_e, rng,
                                               augmentation=augmentation, basis=basis)
-            # the IRLS system of the rows of X stacked over the pseudo-rows E
-            A = np.zeros((d, d))
-            rhs = np.zeros(d)
-            for rows, responses in ((X, y), (E, y_e)):
-                eta = rows @ theta
-                omega = loss.d2z(eta, responses)
-                A += weighted_gram(rows, omega)
-                rhs += rows.T @ (omega * eta - loss.dz(eta, responses))
+            # the IRLS system of the rows of X stacked over the pseudo-rows E; the rows
+            # of X give X^T Omega X and X^T (Omega eta - l') = X^T Omega X theta - X^T l'
+            A = problem.data_hessian(theta)
+            rhs = A @ theta - problem.data_gradient(theta)
+            eta = E @ theta
+            omega = loss.d2z(eta, y_e)
+            A += weighted_gram(E, omega)
+            rhs += E.T @ (omega * eta - loss.dz(eta, y_e))
         try:
             new = cho_solve(cho_factor(_fortran(A), overwrite_a=True, check_finite=False), rhs,
                             check_finite=False)

@@ -5,8 +5,11 @@ partial sums of size ``O(d)`` or ``O(d^2)``. Every per-row operation happens ins
 a partition, exactly as in memory: each partition's rows are clipped to the public
 ``data_norm`` (the overflow-safe :func:`~skdp.utils.validation.row_clipping`, wide
 rows included), the public intercept column is applied inside the products
-(:class:`~skdp.solvers._design.ScaledDesign` over the partition), and the labels are
-mapped to +-1 against the public class set. A kernel gets that partition's design
+(:class:`~skdp.solvers._design.ScaledDesign` over the partition, dense or CSR), and
+the labels are encoded against the public class set (or a regression's targets
+clipped to their public bound) and mapped to the kernels' targets: +-1 for a binary
+or one-vs-rest problem, one-hot rows for the softmax
+(:meth:`PartitionedDesign.with_targets`). A kernel gets that partition's design
 and targets and returns its partial sums; the driver adds them in partition order
 (:meth:`PartitionedDesign.reduce`), so a fit is deterministic for one chunking.
 
@@ -20,12 +23,16 @@ dask is imported only when a dask collection is given (:func:`is_dask_collection
 reads the type's module without importing dask).
 """
 
+import copy
+from functools import partial
+
 import numpy as np
+import scipy.sparse as sp
 from scipy.linalg import cho_factor, cho_solve
 
 from ..utils.validation import row_clipping
 from ._check import check_loss
-from ._design import ScaledDesign, WideRows
+from ._design import ScaledDesign, WideRows, canonical_csr
 
 # The largest Hessian (entries) the partitioned Newton solver forms: a d x d partial
 # sum per partition and on the driver (128 MiB). The solver forms it only where the
@@ -40,11 +47,19 @@ def is_dask_collection(obj):
     return type(obj).__module__.split(".")[0] in ("dask", "dask_expr")
 
 
+def _float_rows(X):
+    """A partition's rows as the in-memory solvers read them: float64, dense, or CSR
+    without duplicate entries (:func:`~skdp.solvers._design.canonical_csr`)."""
+    if sp.issparse(X):
+        return canonical_csr(X).astype(np.float64, copy=False)
+    return np.asarray(X, dtype=np.float64)
+
+
 def block_design(X, data_norm, intercept):
     """The :class:`ScaledDesign` of one partition: its rows clipped to ``data_norm``
     (wide rows held clipped beside it), the intercept column implicit. The same per-row
     values as :func:`skdp.linear_model._base.solver_design` on the whole array."""
-    X = np.asarray(X, dtype=np.float64)
+    X = _float_rows(X)
     clipping = row_clipping(X, data_norm)
     factors = clipping.factors
     largest = float(np.hypot(clipping.norms.max(initial=0.0), intercept or 0.0))
@@ -55,19 +70,46 @@ def block_design(X, data_norm, intercept):
 def binary_targets(y, classes):
     """+-1 targets of the labels ``y`` against the two public ``classes`` (sorted):
     ``classes[1]`` is +1, as :func:`skdp.linear_model._base.one_vs_rest_targets`."""
-    return np.where(np.searchsorted(classes, np.asarray(y)) == 1, 1.0, -1.0)
+    return one_vs_rest(class_indices(y, classes), 1)
+
+
+def class_indices(y, classes):
+    """The index of each label of ``y`` in the public, sorted ``classes`` (the labels
+    a partition keeps for a classifier's fit)."""
+    return np.searchsorted(classes, np.asarray(y))
+
+
+def one_vs_rest(labels, positive):
+    """+-1 targets of class indices: ``positive`` is +1, every other class -1."""
+    return np.where(labels == positive, 1.0, -1.0)
+
+
+def signed_columns(labels, n_classes):
+    """+-1 targets of class indices, one column per class (+1 in the row's class)."""
+    return np.where(labels[:, None] == np.arange(n_classes), 1.0, -1.0)
+
+
+def clipped_values(y, low, high):
+    """Numeric targets clipped to the public ``[low, high]`` (a regression's)."""
+    return np.clip(np.asarray(y, dtype=np.float64), low, high)
+
+
+def kept_values(values):
+    """The kept labels as the kernels' targets (a regression's clipped targets)."""
+    return values
 
 
 class _PreparedRows:
     """What one partition's clipping gives, kept on its worker for one fit: the row
     factors, the wide rows' clipped values, the largest row norm, the row norms of the
-    design and the +-1 targets (``O(rows)``, never ``X``'s values)."""
+    design and the encoded labels (``encode(y)``: class indices, or clipped targets)
+    (``O(rows)``, never ``X``'s values)."""
 
-    def __init__(self, X, y, classes, data_norm, intercept):
+    def __init__(self, X, y, encode, data_norm, intercept):
         design = block_design(X, data_norm, intercept)
         self.scale, self.largest, self.wide = design.scale, design._max_row_norm, design.wide
         self.norms = design.row_norms()
-        self.targets = binary_targets(y, classes)
+        self.labels = encode(y)
 
 
 class _PreparedDesign(ScaledDesign):
@@ -76,8 +118,8 @@ class _PreparedDesign(ScaledDesign):
     clipping the rows again."""
 
     def __init__(self, X, prepared, intercept):
-        super().__init__(np.asarray(X, dtype=np.float64), prepared.scale, intercept,
-                         prepared.largest, prepared.wide)
+        super().__init__(_float_rows(X), prepared.scale, intercept, prepared.largest,
+                         prepared.wide)
         self._norms = prepared.norms
 
     def row_norms(self):
@@ -87,12 +129,24 @@ class _PreparedDesign(ScaledDesign):
         return float(np.sum(weights * self._norms))   # no BLAS call (thread wake-ups)
 
 
-def _run_kernel(X, prepared, intercept, kernel, args):
-    return kernel(_PreparedDesign(X, prepared, intercept), prepared.targets, *args)
+def _partition_view(X, prepared, view):
+    """A partition's design and targets as ``view`` = ``(intercept, targets, columns)``
+    presents them: ``targets`` maps its kept labels, ``columns`` (or ``None``) selects
+    columns of the design."""
+    intercept, targets, columns = view
+    design = _PreparedDesign(X, prepared, intercept)
+    if columns is not None:
+        design = design.columns(columns)
+    return design, targets(prepared.labels)
 
 
-def _run_row_kernel(X, prepared, intercept, start, kernel, args):
-    return kernel(_PreparedDesign(X, prepared, intercept), prepared.targets, start, *args)
+def _run_kernel(X, prepared, view, kernel, args):
+    return kernel(*_partition_view(X, prepared, view), *args)
+
+
+def _run_row_kernel(X, prepared, view, start, kernel, args):
+    design, targets = _partition_view(X, prepared, view)
+    return kernel(design, targets, start, *args)
 
 
 def _add(total, part):
@@ -109,48 +163,118 @@ def _sum_in_order(parts):
     return total
 
 
+def _row_blocks(X, y):
+    """The row blocks of ``X`` and ``y`` as delayed objects, their graphs as given (not
+    optimised: ``y`` computed from ``X``, or both from one DataFrame, keep one task per
+    key in every pass, where separately fused graphs would give a key two definitions)."""
+    return (X.to_delayed(optimize_graph=False).ravel(),
+            y.to_delayed(optimize_graph=False).ravel())
+
+
 class PartitionedDesign:
-    """``[s_i x_i, c]`` for a dask array ``X`` partitioned by rows, with the binary
-    labels ``y`` partitioned alike.
+    """``[s_i x_i, c]`` for a dask array ``X`` partitioned by rows, with the labels
+    ``y`` partitioned alike.
 
     Parameters
     ----------
     X : dask.array.Array of shape (n_samples, n_features)
         Dense float rows, chunked by rows only (one column chunk), known chunk sizes.
     y : dask.array.Array of shape (n_samples,)
-        The labels, with the row chunks of ``X``.
-    classes : ndarray of shape (2,)
-        The public, sorted label set.
+        The labels (or a regression's targets), with the row chunks of ``X``.
+    classes : ndarray or None
+        The public, sorted label set (``None`` for a regression: give ``encode``).
     data_norm : float
         The clipping norm (finite).
     intercept : float or None
         The intercept column's value; ``None`` without an intercept.
+    encode : callable, default=None
+        What a partition keeps of its labels, ``encode(y_p)``, computed once per fit
+        inside the partition (picklable). ``None``: the class indices in ``classes``
+        (:func:`class_indices`).
+    targets : callable, default=None
+        The kernels' targets from the kept labels, ``targets(labels_p)``, inside the
+        partition (picklable). ``None``: +-1 with ``classes[-1]`` as +1 (two classes;
+        :func:`one_vs_rest`).
+
+    Notes
+    -----
+    :meth:`with_targets` and :meth:`columns` give views of the same partitions (the
+    clipped rows prepared once, shared): one problem of one-vs-rest, or the design of
+    some columns.
     """
 
     partitioned = True
-    sparse = False
 
-    def __init__(self, X, y, classes, data_norm, intercept):
-        self.X, self.y, self.classes = X, y, np.asarray(classes)
+    def __init__(self, X, y, classes, data_norm, intercept, *, encode=None, targets=None):
+        self.X, self.y = X, y
+        self.sparse = sp.issparse(getattr(X, "_meta", None))
+        self.classes = None if classes is None else np.asarray(classes)
         self.data_norm, self.intercept = float(data_norm), intercept
         self.shape = (int(X.shape[0]), int(X.shape[1]) + (intercept is not None))
         self.n_partitions = len(X.chunks[0])
-        self._blocks = list(zip(X.to_delayed().ravel(), y.to_delayed().ravel()))
+        self._blocks = list(zip(*_row_blocks(X, y)))
         # each partition's first global row (public: the chunk sizes are known)
         self.row_starts = np.concatenate([[0], np.cumsum(X.chunks[0])[:-1]]).astype(int)
-        self._prepared = None
+        self._encode = encode if encode is not None else partial(class_indices,
+                                                                 classes=self.classes)
+        if targets is None:
+            targets = partial(one_vs_rest, positive=len(self.classes) - 1)
+        self._targets, self._columns = targets, None
+        self.target_width = 1   # columns of the kernels' targets (with_targets)
+        self._shared = {"prepared": None}   # shared by the views of this design
 
     def _prepare(self):
         """Clip every partition once per fit: its :class:`_PreparedRows` are persisted
-        where it lives (on its worker) and freed with this design."""
+        where it lives (on its worker) and freed with this design and its views."""
         import dask
 
-        if self._prepared is None:
+        if self._shared["prepared"] is None:
             prepare = dask.delayed(_PreparedRows, pure=True)
-            self._prepared = dask.persist(*[
-                prepare(xb, yb, self.classes, self.data_norm, self.intercept)
+            self._shared["prepared"] = dask.persist(*[
+                prepare(xb, yb, self._encode, self.data_norm, self.intercept)
                 for xb, yb in self._blocks])
-        return self._prepared
+        return self._shared["prepared"]
+
+    def with_targets(self, targets, width=1):
+        """The same partitions with other kernel targets, ``targets(labels_p)`` (one
+        problem of one-vs-rest: ``partial(one_vs_rest, positive=k)``).
+
+        Parameters
+        ----------
+        targets : callable
+            Picklable, applied inside each partition to its kept labels.
+        width : int, default=1
+            The number of target columns (:attr:`target_width`).
+
+        Returns
+        -------
+        design : PartitionedDesign
+            A view sharing this design's prepared partitions.
+        """
+        view = copy.copy(self)
+        view._targets, view.target_width = targets, int(width)
+        return view
+
+    def columns(self, index):
+        """The design of some columns (increasing indices into the design's columns,
+        the intercept column last), as :meth:`ScaledDesign.columns` inside each
+        partition.
+
+        Parameters
+        ----------
+        index : array-like of int
+
+        Returns
+        -------
+        design : PartitionedDesign
+            A view sharing this design's prepared partitions.
+        """
+        if self._columns is not None:
+            raise ValueError("columns() of a column view is not supported.")
+        view = copy.copy(self)
+        view._columns = np.asarray(index, dtype=np.intp)
+        view.shape = (self.shape[0], len(view._columns))
+        return view
 
     def partials(self, kernel, *args, with_rows=False):
         """``[kernel(design_p, targets_p, *args) for p in partitions]``, in partition
@@ -164,14 +288,15 @@ class PartitionedDesign:
         """
         import dask
 
+        view = (self.intercept, self._targets, self._columns)
         if with_rows:
             run = dask.delayed(_run_row_kernel, pure=True)
-            tasks = [run(xb, prepared, self.intercept, int(start), kernel, args)
+            tasks = [run(xb, prepared, view, int(start), kernel, args)
                      for (xb, _), prepared, start in zip(self._blocks, self._prepare(),
                                                          self.row_starts)]
         else:
             run = dask.delayed(_run_kernel, pure=True)
-            tasks = [run(xb, prepared, self.intercept, kernel, args)
+            tasks = [run(xb, prepared, view, kernel, args)
                      for (xb, _), prepared in zip(self._blocks, self._prepare())]
         return list(dask.compute(*tasks))
 
@@ -201,11 +326,10 @@ class InMemoryReductions:
     """
 
     partitioned = False
-    sparse = False
 
     def __init__(self, design, targets):
         self.design, self.targets = design, np.asarray(targets, dtype=float)
-        self.shape = design.shape
+        self.shape, self.sparse = design.shape, design.sparse
 
     def partials(self, kernel, *args, with_rows=False):
         """``[kernel(design, targets, *args)]``: one partition (``with_rows``: its
@@ -446,20 +570,64 @@ def partitioned_newton_minimise(design, loss, *, C, ridge, linear, tol, max_iter
 
 
 # --------------------------------------------------------------------------------------
+# The data term of NAPP's composite objective over partitions
+# --------------------------------------------------------------------------------------
+
+def zero_pass(design, y, loss, quadratic):
+    """One partition's loss sum and data gradient at ``theta = 0`` and, when the loss's
+    curvature is constant (``quadratic``), its Gram matrix ``Z^T diag(l''(0)) Z`` (else an
+    empty array): the data term of a squared loss whole, in one pass."""
+    zeros = np.zeros(design.shape[0])
+    value = np.array([float(np.sum(loss.loss(zeros, y)))])
+    gram = design.weighted_gram(loss.d2z(zeros, y)) if quadratic else np.zeros(0)
+    return value, design.transpose_product(loss.dz(zeros, y)), gram
+
+
+def loss_value_pass(design, y, theta, loss):
+    """One partition's ``sum_i l(<z_i, theta>, y_i)`` (``inf`` where it overflows)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.array([float(np.sum(loss.loss(design @ theta, y)))])
+
+
+def loss_gradient_pass(design, y, theta, loss):
+    """One partition's ``Z^T l'(Z theta)``."""
+    return design.transpose_product(loss.dz(design @ theta, y))
+
+
+def loss_hessian_pass(design, y, theta, loss):
+    """One partition's ``Z^T diag(l''(Z theta)) Z``."""
+    return design.weighted_gram(loss.d2z(design @ theta, y))
+
+
+# --------------------------------------------------------------------------------------
 # Input checks as a map-reduce, before any noise
 # --------------------------------------------------------------------------------------
+
+def _finite(X):
+    """Whether every value of a partition (dense, or a sparse one's stored values) is
+    finite."""
+    values = X.data if sp.issparse(X) else np.asarray(X)
+    return bool(np.isfinite(values).all()) if values.dtype.kind in "fc" else True
+
 
 def _check_block(X, y, declared):
     """One partition's input facts: whether every value is finite, and its labels (their
     distinct values, or one label outside ``declared`` if any)."""
-    X = np.asarray(X)
-    finite = bool(np.isfinite(X).all()) if X.dtype.kind in "fc" else True
+    finite = _finite(X)
     y = np.asarray(y)
     if declared is None:
         labels = np.unique(y)
     else:
         labels = np.unique(y[~np.isin(y, declared)])[:1]  # one offending label at most
     return finite, labels
+
+
+def _check_numeric_block(X, y):
+    """One partition's input facts for a regression: whether every value of ``X`` and
+    ``y`` is finite, and whether some target is negative."""
+    y = np.asarray(y, dtype=np.float64)
+    finite = _finite(X)
+    return finite and bool(np.isfinite(y).all()), bool(np.any(y < 0))
 
 
 def _as_dask_arrays(X, y):
@@ -486,22 +654,36 @@ def _as_dask_arrays(X, y):
     return X, y, names
 
 
-def check_partitioned_input(X, y, classes=None):
+def check_partitioned_input(X, y, classes=None, *, max_classes=np.inf,
+                            regression=False):
     """Validate a partitioned ``(X, y)`` before any noise; return the design's inputs.
 
     Refuses (``ValueError``): ``X`` not 2-D or ``y`` not 1-D; unknown chunk sizes;
-    sparse or non-float chunks; row chunks of ``X`` and ``y`` that differ; no rows;
-    non-finite values in any partition; labels outside the declared ``classes``; a
-    label set (declared, or the union over partitions, then treated as public) of
-    other than two classes. The checks are one pass over the partitions; only a flag
-    and a label set per partition reach the driver.
+    chunks other than numpy or scipy.sparse, or not numeric; row chunks of ``X`` and
+    ``y`` that differ; no rows; non-finite values in any partition; labels outside the
+    declared ``classes``; a label set (declared, or the union over partitions, then
+    treated as public) of fewer than two classes or more than ``max_classes``. A ``regression``: non-finite
+    targets. The checks are one pass over the partitions; only flags and a label set
+    per partition reach the driver.
+
+    Parameters
+    ----------
+    X, y : dask collections (``y`` may be in memory)
+    classes : array-like or None, default=None
+        The declared label set (a classifier's ``classes``).
+    max_classes : int, default=np.inf
+        The most classes the estimator fits on a dask array.
+    regression : bool, default=False
+        Numeric targets (no labels).
 
     Returns
     -------
     X : dask.array.Array
         One column chunk.
     y : dask.array.Array
-    classes : ndarray of shape (2,)
+    classes : ndarray of shape (n_classes,), or None for a regression
+    negative : bool
+        Whether some target is negative (a regression's; ``False`` otherwise).
     feature_names : ndarray or None
     """
     import dask
@@ -515,9 +697,9 @@ def check_partitioned_input(X, y, classes=None):
         raise ValueError("X and y need known chunk sizes (call compute_chunk_sizes(), or "
                          "to_dask_array(lengths=True) on a DataFrame).")
     meta = getattr(X, "_meta", None)
-    if meta is not None and not isinstance(meta, np.ndarray):
-        raise ValueError("A fit on a dask array supports dense numpy chunks only (sparse "
-                         f"chunks of type {type(meta).__name__} are refused).")
+    if meta is not None and not (isinstance(meta, np.ndarray) or sp.issparse(meta)):
+        raise ValueError("A fit on a dask array supports numpy or scipy.sparse chunks "
+                         f"(chunks of type {type(meta).__name__} are refused).")
     if X.dtype.kind not in "fiub":
         raise ValueError(f"X must hold numbers; got dtype {X.dtype}.")
     if tuple(X.chunks[0]) != tuple(y.chunks[0]):
@@ -531,10 +713,12 @@ def check_partitioned_input(X, y, classes=None):
     if declared is not None:  # a declared label set is refused before any pass
         if len(declared) != len(classes):
             raise ValueError(f"classes={list(classes)!r} holds repeated labels.")
-        _check_binary(declared)
+        _check_classes(declared, max_classes)
+    if regression:
+        return _check_numeric(X, y, names)
     check = dask.delayed(_check_block, pure=True)
     facts = dask.compute(*[check(xb, yb, declared) for xb, yb in
-                           zip(X.to_delayed().ravel(), y.to_delayed().ravel())])
+                           zip(*_row_blocks(X, y))])
     if not all(finite for finite, _ in facts):
         raise ValueError("Input X contains NaN or infinity.")
     if declared is not None:
@@ -545,16 +729,30 @@ def check_partitioned_input(X, y, classes=None):
         labels = declared
     else:
         labels = np.unique(np.concatenate([labels for _, labels in facts]))
-    _check_binary(labels)
-    return X, y, labels, names
+    _check_classes(labels, max_classes)
+    return X, y, labels, False, names
 
 
-def _check_binary(labels):
+def _check_numeric(X, y, names):
+    """The map-reduce of a regression's input checks (:func:`_check_numeric_block`)."""
+    import dask
+
+    if y.dtype.kind not in "fiub":
+        raise ValueError(f"y must hold numbers for a regression; got dtype {y.dtype}.")
+    check = dask.delayed(_check_numeric_block, pure=True)
+    facts = dask.compute(*[check(xb, yb) for xb, yb in
+                           zip(*_row_blocks(X, y))])
+    if not all(finite for finite, _ in facts):
+        raise ValueError("Input X or y contains NaN or infinity.")
+    return X, y, None, any(negative for _, negative in facts), names
+
+
+def _check_classes(labels, max_classes):
     if len(labels) < 2:
         raise ValueError(
             "This solver needs samples of at least 2 classes in the data, but the data "
             f"contains only one class: {labels[0]!r}.")
-    if len(labels) > 2:
+    if len(labels) > max_classes:
         raise ValueError(
-            "A fit on a dask array supports binary classification only (found "
-            f"{len(labels)} classes); fit in memory for more classes.")
+            "A fit on a dask array with this estimator supports binary classification "
+            f"only (found {len(labels)} classes); fit in memory for more classes.")

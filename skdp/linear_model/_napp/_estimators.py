@@ -1,5 +1,6 @@
 """NAPP: the noise-augmented private lasso (Li & Liu), in forms whose guarantee holds."""
 
+from functools import partial
 from numbers import Integral, Real
 
 import numpy as np
@@ -10,6 +11,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ...base import PrivacyParamsMixin, neighboring_constraint
 from ...mechanisms._approximate_minima import COVER_EPSILON_SHARE, MAX_TOL, in_total_epsilon
 from ...penalties import make_penalty
+from ...solvers._partitioned import is_dask_collection, one_vs_rest
 from ...utils._docstrings import _SHARED_PARAMS, fill_doc
 from ...utils._memory import check_allocation
 from ...utils._random import noise_generator
@@ -21,6 +23,11 @@ from .._base import (
     classes_constraint,
     encode_labels,
     one_vs_rest_targets,
+    _dask_rows,
+    _lazy_mean,
+    by_partitions,
+    partitioned_design,
+    partitioned_regression_design,
     solver_design,
 )
 from ._mechanism import napp_release, napp_two_stage
@@ -192,12 +199,18 @@ def _napp_design(X, estimator):
     in place, dense or CSR), once the ``d x d`` arrays NAPP's solvers hold at once (at
     most three: a Gram matrix, a Hessian and the block factorised in place) are known
     to fit in memory: refused before any work when they would not."""
-    d = X.shape[1] + int(estimator.fit_intercept)
-    check_allocation(8.0 * 3 * d * d,
-                     f"NAPP's solver, with d x d Gram and Hessian matrices for {d} coefficients,")
+    _check_napp_allocation(X.shape[1] + int(estimator.fit_intercept))
     return solver_design(X, data_norm=estimator._resolve_data_norm(X),
                          fit_intercept=estimator.fit_intercept,
                          intercept_scaling=estimator.intercept_scaling)
+
+
+def _check_napp_allocation(d):
+    """Refuse, before any work, ``d x d`` matrices NAPP's solvers cannot hold (at most
+    three at once: a Gram matrix, a Hessian and the block factorised in place; on a dask
+    array the driver holds them, and each worker one partial Gram matrix)."""
+    check_allocation(8.0 * 3 * d * d,
+                     f"NAPP's solver, with d x d Gram and Hessian matrices for {d} coefficients,")
 
 
 def _grouped(names):
@@ -277,8 +290,24 @@ class _BaseNAPP(PrivateLinearModel):
     def _penalty(self):
         return make_penalty(self.penalty, self.alpha, l1_ratio=self.l1_ratio, q=self.q)
 
-    def _run(self, design, targets, rng):
-        """Run the configured mechanism once per problem; return the transient solutions."""
+    def _partitioned_refusal(self, with_derivative):
+        return None   # every loss, penalty and option (the d x d matrices checked in fit)
+
+    def _partitioned(self, X, y):
+        """Whether ``(X, y)`` is a fit on a dask array; then refuse, before any pass over
+        the data, what the parameters alone rule out (bounds, the d x d matrices)."""
+        if not (is_dask_collection(X) or is_dask_collection(y)):
+            return False
+        if len(X.shape) == 2:   # other shapes: refused by the input checks
+            n_coefficients = X.shape[1] + int(self.fit_intercept)
+            self._check_params(n_coefficients)
+            _check_napp_allocation(n_coefficients)
+        return True
+
+    def _run(self, problems, rng):
+        """Run the configured mechanism once per problem ``(design, targets)`` (a
+        partitioned design holds its targets: ``None``); return the transient
+        solutions."""
         row_norm = effective_data_norm(self.data_norm_, self.fit_intercept,
                                        self.intercept_scaling)
         loss = self._make_loss()
@@ -287,13 +316,13 @@ class _BaseNAPP(PrivateLinearModel):
         penalty = self._penalty()
         solver = dict(tol=self.tol, max_iter=self.max_iter, napp_max_iter=self.napp_max_iter,
                       augmentation=self.augmentation, n_aug=self.n_aug, rng=rng)
-        k = len(targets)
+        k = len(problems)
         common = dict(epsilon=self._mechanism_epsilon() / k, delta=self.delta / k,
                       gradient_bound=gradient_bound, hessian_bound=hessian_bound,
                       coef_bound=self.coef_bound, eps_jacobian_frac=self.eps_jacobian_frac,
                       neighboring=self.neighboring, solver=solver, rng=rng)
         return [self._release_problem(design, target, loss, penalty, common)
-                for target in targets]
+                for design, target in problems]
 
     def _release_problem(self, X, y, loss, penalty, common):
         """The mechanism on one problem (a subclass may swap it)."""
@@ -507,6 +536,13 @@ class NAPPLasso(RegressorMixin, _BaseNAPP):
         The solutions hold the noise draws and the clipped design; the fitted
         estimator never keeps them.
         """
+        if self._partitioned(X, y):   # checked as a map-reduce, clipped in partitions
+            poisson = self.loss == "poisson"
+            design = partitioned_regression_design(
+                self, X, y, data_norm=self._resolve_data_norm(), fit_intercept=self.fit_intercept,
+                intercept_scaling=self.intercept_scaling,
+                low=0.0 if poisson else -self.y_bound, high=self.y_bound, nonnegative=poisson)
+            return self._run([(design, None)], noise_generator(self.random_state))
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True,
                              accept_sparse=("csr", "csc"))
         self._check_params(X.shape[1] + int(self.fit_intercept))
@@ -519,7 +555,7 @@ class NAPPLasso(RegressorMixin, _BaseNAPP):
             y = np.clip(y, -self.y_bound, self.y_bound)
         design = _napp_design(X, self)
         rng = noise_generator(self.random_state)
-        return self._run(design, [y], rng)
+        return self._run([(design, y)], rng)
 
     def _set_fitted(self, solutions):
         super()._set_fitted(solutions)
@@ -537,9 +573,38 @@ class NAPPLasso(RegressorMixin, _BaseNAPP):
             ``X @ coef_ + intercept_``, or its exponential for the Poisson loss.
         """
         check_is_fitted(self)
+        if is_dask_collection(X):   # lazily, partition by partition
+            return by_partitions(self.predict, X, None, float)
         X = validate_data(self, X, dtype=np.float64, reset=False, accept_sparse=("csr", "csc"))
         eta = np.asarray(clip_rows_to_norm(X, self.data_norm_) @ self.coef_) + self.intercept_
         return np.exp(eta) if self.loss == "poisson" else eta
+
+    def score(self, X, y, sample_weight=None):
+        """Coefficient of determination ``R^2`` of :meth:`predict` on ``(X, y)``; lazy
+        (a 0-d dask array) on dask input.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+            The rows.
+        y : array-like or dask array of shape (n_samples,)
+            The true targets.
+        sample_weight : array-like or dask array of shape (n_samples,), default=None
+            Weights of the rows.
+
+        Returns
+        -------
+        score : float or dask array
+            ``1 - sum w (y - y_pred)^2 / sum w (y - mean_w y)^2``.
+        """
+        if not (is_dask_collection(X) or is_dask_collection(y)):
+            return super().score(X, y, sample_weight=sample_weight)
+        predicted = self.predict(X if is_dask_collection(X) else _dask_rows(X, None))
+        y = _dask_rows(y, predicted).astype(float)
+        residual = _lazy_mean((y - predicted) ** 2, sample_weight, predicted)
+        spread = _lazy_mean((y - _lazy_mean(y, sample_weight, predicted)) ** 2,
+                            sample_weight, predicted)
+        return 1.0 - residual / spread
 
 
 @_napp_doc
@@ -647,6 +712,16 @@ class NAPPLassoClassifier(_LinearClassifierMixin, ClassifierMixin, _BaseNAPP):
         Returns the transient solutions (noise draws, clipped design), which
         the fitted estimator never keeps.
         """
+        if self._partitioned(X, y):   # checked as a map-reduce; labels mapped in partitions
+            design = partitioned_design(self, X, y, data_norm=self._resolve_data_norm(),
+                                        fit_intercept=self.fit_intercept,
+                                        intercept_scaling=self.intercept_scaling,
+                                        max_classes=np.inf)
+            n_classes = len(self.classes_)
+            problems = [(design, None)] if n_classes == 2 else [
+                (design.with_targets(partial(one_vs_rest, positive=c)), None)
+                for c in range(n_classes)]
+            return self._run(problems, noise_generator(self.random_state))
         X, y = validate_data(self, X, y, dtype=np.float64, accept_sparse=("csr", "csc"))
         check_classification_targets(y)
         self._check_params(X.shape[1] + int(self.fit_intercept))
@@ -654,4 +729,4 @@ class NAPPLassoClassifier(_LinearClassifierMixin, ClassifierMixin, _BaseNAPP):
         design = _napp_design(X, self)
         targets = one_vs_rest_targets(y_idx, len(self.classes_))
         rng = noise_generator(self.random_state)
-        return self._run(design, targets, rng)
+        return self._run([(design, target) for target in targets], rng)

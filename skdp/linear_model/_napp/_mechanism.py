@@ -129,6 +129,11 @@ def napp_release(X, y, loss, penalty, *, epsilon, delta, gradient_bound, hessian
                          mu + calibration.extra_ridge, cover_draw)
 
 
+def _columns(X, index):
+    """The design of some columns (a partitioned design's view, or in memory)."""
+    return X.columns(index) if getattr(X, "partitioned", False) else as_design(X).columns(index)
+
+
 def _cover_draw(draw, dim, rng):
     """The cover's standard draw (none when the release has no noise)."""
     return None if draw is None else draw_noise("gamma_norm", dim, rng)
@@ -188,14 +193,14 @@ def napp_two_stage(X, y, loss, penalty, *, epsilon, delta, gradient_bound, hessi
     theta = np.zeros(d)
     if len(support) == 0:
         # nothing to estimate: stage 2 reads no data
-        empty = CompositeProblem(as_design(X).columns([]), y, loss, np.zeros(0), 0.0, 0.0,
+        empty = CompositeProblem(_columns(X, []), y, loss, np.zeros(0), 0.0, 0.0,
                                  0.0, 2.0, coef_bound)
         return NAPPSolution(theta, first.n_iter, first.napp_iter, first.residual,
                             first.converged, calibration, None, empty, support, first,
                             released=theta)
     draw = draw_noise(calibration.noise, len(support), rng)
     cover_draw = _cover_draw(draw, len(support), rng)
-    second = cover_release(solve_release(as_design(X).columns(support), y, loss, ridge,
+    second = cover_release(solve_release(_columns(X, support), y, loss, ridge,
                                          calibration, draw, coef_bound=coef_bound,
                                          solver=solver),
                            budget2.epsilon_cover, solver["tol"],
