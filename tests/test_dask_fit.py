@@ -666,13 +666,13 @@ def test_csr_chunks_equal_in_memory_csr(sparse_data, chunks, case):
     np.testing.assert_array_equal(partitioned.predict(Xd).compute(), partitioned.predict(X))
 
 
-def test_csr_chunks_softmax(three_classes):
+@pytest.mark.parametrize("chunks", CHUNKINGS.values(), ids=CHUNKINGS.keys())
+def test_csr_chunks_softmax(three_classes, chunks):
     sparse = pytest.importorskip("scipy.sparse")
     X, y = three_classes
     X = np.where(np.abs(X) < 0.5, 0.0, X)
     memory = ObjPertLogisticRegression(random_state=4).fit(sparse.csr_matrix(X), y)
-    partitioned = ObjPertLogisticRegression(random_state=4).fit(
-        *_csr_dask(X, y, CHUNKINGS["one-row chunk"]))
+    partitioned = ObjPertLogisticRegression(random_state=4).fit(*_csr_dask(X, y, chunks))
     assert _output_gap(partitioned, memory) <= 2 * memory.tol
 
 
@@ -729,3 +729,20 @@ def test_local_cluster_smoke(data):
     np.testing.assert_allclose(
         dpgd.coef_, DPSGDClassifier(sample_rate=1.0, epochs=5, random_state=1).fit(X, y).coef_,
         rtol=1e-10)
+
+
+def test_local_cluster_smoke_softmax(three_classes):
+    """The softmax objective perturbation on a LocalCluster: the in-memory release."""
+    distributed = pytest.importorskip("dask.distributed")
+    X, y = three_classes
+    try:
+        cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1,
+                                           processes=False, dashboard_address=None)
+    except Exception as exc:  # noqa: BLE001 - e.g. no sockets in a sandbox
+        pytest.skip(f"cannot start a dask LocalCluster here: {exc!r}")
+    softmax = dict(multi_class="multinomial", random_state=2)
+    with cluster, distributed.Client(cluster) as client, \
+            dask.config.set(scheduler=client.get):
+        partitioned = ObjPertLogisticRegression(**softmax).fit(*_dask(X, y, 60))
+    memory = ObjPertLogisticRegression(**softmax).fit(X, y)
+    assert _output_gap(partitioned, memory) <= 2 * memory.tol
