@@ -824,28 +824,33 @@ class FreshFits:
 
 
 NOISE_REDUCTION_SEGMENT = 4.0
-"""Span in epsilon of one noise path: a rung beyond ``NOISE_REDUCTION_SEGMENT`` times
-its path's first release starts a new path (a fit with fresh noise)."""
+"""Span in epsilon of one noise path with ``C="auto"``: a rung beyond
+``NOISE_REDUCTION_SEGMENT`` times its path's first release starts a new path (a fit with
+fresh noise). With a numeric ``C`` one path serves every rung."""
 
 
 class NoiseReductionRungs(FreshFits):
     """Rungs that are releases, at increasing epsilons, of noise paths.
 
-    A path is one fit whose noise is released at increasing epsilons, covering a
-    factor ``NOISE_REDUCTION_SEGMENT`` from its first release; its ``C="auto"`` is
-    resolved once, at the top of that span (or the largest rung the cap allows):
+    A path is one fit whose noise is released at increasing epsilons. With ``C="auto"``
+    it covers a factor ``NOISE_REDUCTION_SEGMENT`` from its first release and its ``C``
+    is resolved once, at the top of that span (or the largest rung the cap allows):
     one ``C`` serves every release of a path, and a ``C`` resolved at its first,
     noisiest release regularises every later release for that noise (measured on
     Adult: no release passed 0.80 below the cap, the non-private model of that ``C``
     reaching 0.79). The next rung beyond the span starts a new path, with fresh
-    noise: the accounts then add the paths' last releases. A Pipeline's public
+    noise: the accounts then add the paths' last releases. With a numeric ``C`` one
+    path serves every rung up to the cap, and the search costs its last release. A Pipeline's public
     steps are fitted once (they learn nothing from the rows) and shared by every
     released Pipeline.
     """
 
     def starts_path(self, epsilon):
-        """Whether the rung at ``epsilon`` starts a new path."""
-        return self.n_fits == 0 or epsilon > self._path_start * NOISE_REDUCTION_SEGMENT
+        """Whether the rung at ``epsilon`` starts a new path: the first, or with
+        ``C="auto"`` one beyond its path's span."""
+        auto_C = private_step_params(self.estimator).get("C") == "auto"
+        return self.n_fits == 0 or (auto_C
+                                    and epsilon > self._path_start * NOISE_REDUCTION_SEGMENT)
 
     def rung(self, epsilon, new_path):
         """The release at ``epsilon``: of the current path, or of a new one."""

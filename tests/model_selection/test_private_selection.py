@@ -702,13 +702,14 @@ def test_dpgd_checkpoints_cost_the_odometer_level_of_the_last_rung():
         EpsilonForUtility(DPSGDClassifier(), checkpoints=True).fit(X, y)
 
 
-def _paths(ladder, cap):
-    """Split the ladder into noise paths: a rung beyond NOISE_REDUCTION_SEGMENT times its
-    path's first release starts a new one. Returns the paths and each rung's test budget
-    (by hand, from its increment within its path, in full at a path's start)."""
+def _paths(ladder, cap, auto_C=True):
+    """Split the ladder into noise paths: with C="auto" a rung beyond
+    NOISE_REDUCTION_SEGMENT times its path's first release starts a new one (a numeric C
+    keeps one path). Returns the paths and each rung's test budget (by hand, from its
+    increment within its path, in full at a path's start)."""
     paths, increments = [[ladder[0]]], [ladder[0]]
     for epsilon in ladder[1:]:
-        if epsilon > paths[-1][0] * NOISE_REDUCTION_SEGMENT:
+        if auto_C and epsilon > paths[-1][0] * NOISE_REDUCTION_SEGMENT:
             paths.append([epsilon])
             increments.append(epsilon)
         else:
@@ -723,7 +724,7 @@ def test_noise_reduction_rungs_cost_the_last_epsilon_of_each_path(target):
                      epsilon_max=20.0, steering="curve", max_rungs=2, tolerance=0.05)
     k = len(result.rungs)
     ladder = _reduction_ladder(0.05, result.noisy_validation_count, 0.05, k, 20.0)
-    paths, budgets = _paths(ladder, 20.0)
+    paths, budgets = _paths(ladder, 20.0, auto_C=False)
     assert result.estimator is not None
     assert [r["epsilon"] for r in result.rungs] == pytest.approx(ladder)
     assert [r["test_budget"] for r in result.rungs] == pytest.approx(budgets)
@@ -1025,3 +1026,13 @@ def test_a_private_row_bound_with_gaussian_rungs_is_refused_before_any_work(esti
     not_data = object()
     with pytest.raises(ValueError, match="data_norm='private'"):
         EpsilonForUtility(estimator, epsilon_max=1.0, delta_max=1e-5).fit(not_data, not_data)
+
+
+def test_a_long_ladder_with_a_numeric_C_stays_on_one_path():
+    """Paths are cut only to re-resolve C="auto": with a numeric C one fit's noise serves
+    every rung, and the training rows pay the last release alone."""
+    result = _select(OutputPertSVM(noise="laplace", C=0.5), y=y_hard, target=1.0,
+                     epsilon_start=0.05, epsilon_max=6.0, tolerance=0.2)
+    ladder = [r["epsilon"] for r in result.rungs]
+    assert ladder[-1] > 4 * ladder[0] and result.n_fits == 1 and result.estimator is None
+    assert result.training["ex_post"][0] == pytest.approx(ladder[-1])
