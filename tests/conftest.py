@@ -28,6 +28,22 @@ def shared_data_home():
 
 
 @pytest.fixture
+def thread_cluster():
+    """A one-worker, one-thread dask LocalCluster (threads, no processes) as the default
+    scheduler inside the test; skipped where no cluster can start."""
+    dask = pytest.importorskip("dask")
+    distributed = pytest.importorskip("dask.distributed")
+    try:
+        cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1,
+                                           processes=False, dashboard_address=None)
+    except Exception as exc:  # noqa: BLE001 - e.g. no sockets in a sandbox
+        pytest.skip(f"cannot start a dask LocalCluster here: {exc!r}")
+    with cluster, distributed.Client(cluster) as client, \
+            dask.config.set(scheduler=client.get):
+        yield client
+
+
+@pytest.fixture
 def unit_ball_classification():
     """A small binary problem whose rows lie inside the unit ball."""
     from sklearn.datasets import make_classification

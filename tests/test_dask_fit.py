@@ -700,24 +700,16 @@ def test_dask_dataframe(data):
     assert partitioned.feature_names_in_.tolist() == memory.feature_names_in_.tolist()
 
 
-def test_local_cluster_smoke(data):
+def test_local_cluster_smoke(data, thread_cluster):
     from skdp import NAPPLassoClassifier
 
-    distributed = pytest.importorskip("dask.distributed")
     X, y = data
-    try:
-        cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1,
-                                           processes=False, dashboard_address=None)
-    except Exception as exc:  # noqa: BLE001 - e.g. no sockets in a sandbox
-        pytest.skip(f"cannot start a dask LocalCluster here: {exc!r}")
-    with cluster, distributed.Client(cluster) as client, \
-            dask.config.set(scheduler=client.get):
-        partitioned = ObjPertLogisticRegression(random_state=1).fit(*_dask(X, y, 60))
-        dpgd = DPSGDClassifier(sample_rate=1.0, epochs=5, random_state=1).fit(
-            *_dask(X, y, 60))
-        dpsgd = DPSGDClassifier(epochs=2, random_state=1).fit(*_dask(X, y, 60))
-        svm = OutputPertSVM(loss="huber", C=1.0, tol=1e-8, random_state=1).fit(*_dask(X, y, 60))
-        napp = NAPPLassoClassifier(alpha=2.0, random_state=1).fit(*_dask(X, y, 60))
+    partitioned = ObjPertLogisticRegression(random_state=1).fit(*_dask(X, y, 60))
+    dpgd = DPSGDClassifier(sample_rate=1.0, epochs=5, random_state=1).fit(
+        *_dask(X, y, 60))
+    dpsgd = DPSGDClassifier(epochs=2, random_state=1).fit(*_dask(X, y, 60))
+    svm = OutputPertSVM(loss="huber", C=1.0, tol=1e-8, random_state=1).fit(*_dask(X, y, 60))
+    napp = NAPPLassoClassifier(alpha=2.0, random_state=1).fit(*_dask(X, y, 60))
     assert _output_gap(svm, OutputPertSVM(loss="huber", C=1.0, tol=1e-8, random_state=1)
                        .fit(X, y)) <= 2 * _certified_slack(svm)
     napp_memory = NAPPLassoClassifier(alpha=2.0, random_state=1).fit(X, y)
@@ -731,18 +723,11 @@ def test_local_cluster_smoke(data):
         rtol=1e-10)
 
 
-def test_local_cluster_smoke_softmax(three_classes):
+def test_local_cluster_smoke_softmax(three_classes, thread_cluster):
     """The softmax objective perturbation on a LocalCluster: the in-memory release."""
-    distributed = pytest.importorskip("dask.distributed")
     X, y = three_classes
-    try:
-        cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1,
-                                           processes=False, dashboard_address=None)
-    except Exception as exc:  # noqa: BLE001 - e.g. no sockets in a sandbox
-        pytest.skip(f"cannot start a dask LocalCluster here: {exc!r}")
     softmax = dict(multi_class="multinomial", random_state=2)
-    with cluster, distributed.Client(cluster) as client, \
-            dask.config.set(scheduler=client.get):
-        partitioned = ObjPertLogisticRegression(**softmax).fit(*_dask(X, y, 60))
+    partitioned = ObjPertLogisticRegression(**softmax).fit(*_dask(X, y, 60))
     memory = ObjPertLogisticRegression(**softmax).fit(X, y)
     assert _output_gap(partitioned, memory) <= 2 * memory.tol
+

@@ -224,16 +224,8 @@ def test_csr_chunks(regression, chunks):
     _assert_same_release(partitioned, memory)
 
 
-def test_local_cluster_smoke_squared_loss(regression):
+def test_local_cluster_smoke_squared_loss(regression, thread_cluster):
     """The squared-loss NAPP on worker threads of a LocalCluster: the in-memory release."""
-    distributed = pytest.importorskip("dask.distributed")
     X, y = regression
-    try:
-        cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1,
-                                           processes=False, dashboard_address=None)
-    except Exception as exc:  # noqa: BLE001 - e.g. no sockets in a sandbox
-        pytest.skip(f"cannot start a dask LocalCluster here: {exc!r}")
-    with cluster, distributed.Client(cluster) as client, \
-            dask.config.set(scheduler=client.get):
-        partitioned = _lasso().fit(*_dask(X, y, 60))
+    partitioned = _lasso().fit(*_dask(X, y, 60))
     _assert_same_release(partitioned, _lasso().fit(X, y))
