@@ -448,9 +448,15 @@ def accurate_partitioned_gradient(design, point, loss):
     bound : float
         A bound on the norm of its error.
     """
+    return add_accurate_partials(design.partials(_accurate_gradient_pass, point, loss))
+
+
+def add_accurate_partials(parts):
+    """The double-double sum of the partitions' ``(hi, lo, bound)`` in partition order,
+    and a bound on its error: the partitions' bounds plus each addition's rounding (at
+    most ``ADD_ERROR U**2`` relative, per entry)."""
     from ..utils import _double_double as dd
 
-    parts = design.partials(_accurate_gradient_pass, point, loss)
     hi, lo, bound = parts[0]
     total, entry_bound = (hi, lo), np.zeros_like(hi)
     for hi, lo, part_bound in parts[1:]:

@@ -18,6 +18,7 @@ from scipy.special import softmax
 from ..losses import SoftmaxLoss
 from ._newton import (_MAX_HESSIAN_ENTRIES, _MAX_PRODUCTS_PER_STEP, _REFINEMENT_FORCING,
                       NewtonResult, _backtrack, _conjugate_gradient)
+from ._partitioned import add_accurate_partials
 
 _LOSS = SoftmaxLoss()
 
@@ -76,16 +77,7 @@ def _accurate_gradient(design, point):
     """The data gradient at ``point`` in double-double over the partitions, and a bound
     on its error (the partitions' bounds plus the driver's additions'), as
     :func:`~skdp.solvers._partitioned.accurate_partitioned_gradient`."""
-    from ..utils import _double_double as dd
-
-    parts = design.partials(_accurate_gradient_pass, point)
-    hi, lo, bound = parts[0]
-    total, entry_bound = (hi, lo), np.zeros_like(hi)
-    for hi, lo, part_bound in parts[1:]:
-        total = dd.add(total, (hi, lo))
-        entry_bound += (dd.ADD_ERROR + 1.0) * dd.U**2 * np.abs(total[0])
-        bound += part_bound
-    return total, float(bound) + float(np.linalg.norm(entry_bound))
+    return add_accurate_partials(design.partials(_accurate_gradient_pass, point))
 
 
 class _PartitionedSoftmax:
