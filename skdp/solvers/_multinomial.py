@@ -175,21 +175,54 @@ def multinomial_minimise(X, Y, *, C, ridge, linear, tol, max_iter):
         :meth:`MultinomialProblem.accurate_certificate` decides.
     """
     problem = MultinomialProblem(X, Y, C, ridge, linear)
+    return softmax_newton(_InMemorySoftmax(problem), np.zeros((Y.shape[1], X.shape[1])),
+                          tol, max_iter)
 
-    def evaluate(point):
-        point_scores = problem.scores(point)
-        return point_scores, problem.value(point, point_scores)
 
-    theta = np.zeros((Y.shape[1], X.shape[1]))
-    scores, value = evaluate(theta)
-    row_norms = _row_norms(X)
+class _InMemorySoftmax:
+    """:class:`MultinomialProblem` in :func:`softmax_newton`'s protocol: an iterate's
+    ``stats`` are its scores, probabilities and residual ``softmax(scores) - Y``."""
+
+    def __init__(self, problem):
+        self.problem, self.row_norms = problem, _row_norms(problem.X)
+
+    def evaluate(self, theta):
+        scores = self.problem.scores(theta)
+        probabilities = softmax(scores, axis=1)
+        return ((scores, probabilities, probabilities - self.problem.Y),
+                self.problem.value(theta, scores))
+
+    def gradient(self, theta, stats):
+        return self.problem.gradient(theta, stats[2])
+
+    def rounding_bound(self, theta, stats):
+        return self.problem.rounding_bound(theta, stats[2], self.row_norms)
+
+    def solve(self, theta, stats, rhs, rtol, max_products):
+        return self.problem.solve(stats[1], rhs, rtol, max_products)
+
+    def accurate_certificate(self, theta, stats, tol):
+        return self.problem.accurate_certificate(
+            theta, tol, float(np.max(self.row_norms, initial=0.0)))
+
+
+def softmax_newton(problem, theta, tol, max_iter):
+    """Truncated Newton from ``theta`` to a certified gradient norm ``tol``, for a
+    softmax ``problem`` in memory or over partitions.
+
+    ``problem`` gives ``evaluate(theta) -> (stats, value)``, ``gradient(theta,
+    stats)``, ``rounding_bound(theta, stats)``, ``solve(theta, stats, rhs, rtol,
+    max_products)`` and ``accurate_certificate(theta, stats, tol)``. The iteration
+    stops when the gradient's norm plus its rounding estimate is within ``tol``, when
+    the norm stalls at the rounding level, or after ``max_iter`` steps; an
+    inconclusive certificate then goes to the problem's double-double fallback.
+    """
+    stats, value = problem.evaluate(theta)
     first_norm = previous_norm = None
     for n_iter in range(max_iter + 1):
-        probabilities = softmax(scores, axis=1)
-        residual = probabilities - Y
-        gradient = problem.gradient(theta, residual)
+        gradient = problem.gradient(theta, stats)
         gradient_norm = float(np.linalg.norm(gradient))
-        rounding = problem.rounding_bound(theta, residual, row_norms)
+        rounding = problem.rounding_bound(theta, stats)
         stalled = previous_norm is not None and rounding >= gradient_norm > 0.5 * previous_norm
         first_norm = gradient_norm if first_norm is None else first_norm
         previous_norm = gradient_norm
@@ -197,13 +230,12 @@ def multinomial_minimise(X, Y, *, C, ridge, linear, tol, max_iter):
         if gradient_norm + rounding <= tol or stalled or hopeless or n_iter == max_iter:
             break
         forcing = min(0.5, np.sqrt(gradient_norm / first_norm))
-        step = problem.solve(probabilities, gradient, forcing, _MAX_PRODUCTS_PER_STEP)
-        theta, scores, value = _backtrack(theta, step, float(np.sum(gradient * step)), value,
-                                          evaluate)
+        step = problem.solve(theta, stats, gradient, forcing, _MAX_PRODUCTS_PER_STEP)
+        theta, stats, value = _backtrack(theta, step, float(np.sum(gradient * step)), value,
+                                         problem.evaluate)
     certified_norm = gradient_norm + rounding
     if certified_norm > tol and gradient_norm <= max(tol, rounding):
-        accurate = problem.accurate_certificate(theta, tol, float(np.max(row_norms,
-                                                                        initial=0.0)))
+        accurate = problem.accurate_certificate(theta, stats, tol)
         if accurate is not None:
             theta, certified_norm, steps = accurate
             n_iter += steps

@@ -17,7 +17,8 @@ from scipy.special import softmax
 
 from ..losses import SoftmaxLoss
 from ._newton import (_MAX_HESSIAN_ENTRIES, _MAX_PRODUCTS_PER_STEP, _REFINEMENT_FORCING,
-                      NewtonResult, _backtrack, _conjugate_gradient)
+                      _conjugate_gradient)
+from ._multinomial import softmax_newton
 from ._partitioned import add_accurate_partials
 
 _LOSS = SoftmaxLoss()
@@ -177,27 +178,4 @@ def partitioned_multinomial_minimise(design, n_classes, *, C, ridge, linear, tol
         rules and fallback, every pass over the rows a reduction over the partitions.
     """
     problem = _PartitionedSoftmax(design, n_classes, C, ridge, linear)
-    theta = np.zeros(problem.shape)
-    stats, value = problem.evaluate(theta)
-    first_norm = previous_norm = None
-    for n_iter in range(max_iter + 1):
-        gradient = problem.gradient(theta, stats)
-        gradient_norm = float(np.linalg.norm(gradient))
-        rounding = problem.rounding_bound(theta, stats)
-        stalled = previous_norm is not None and rounding >= gradient_norm > 0.5 * previous_norm
-        first_norm = gradient_norm if first_norm is None else first_norm
-        previous_norm = gradient_norm
-        hopeless = gradient_norm <= tol <= rounding   # the fallback's turn
-        if gradient_norm + rounding <= tol or stalled or hopeless or n_iter == max_iter:
-            break
-        forcing = min(0.5, np.sqrt(gradient_norm / first_norm))
-        step = problem.solve(theta, stats, gradient, forcing, _MAX_PRODUCTS_PER_STEP)
-        theta, stats, value = _backtrack(theta, step, float(np.sum(gradient * step)), value,
-                                         problem.evaluate)
-    certified_norm = gradient_norm + rounding
-    if certified_norm > tol and gradient_norm <= max(tol, rounding):
-        accurate = problem.accurate_certificate(theta, stats, tol)
-        if accurate is not None:
-            theta, certified_norm, steps = accurate
-            n_iter += steps
-    return NewtonResult(theta, n_iter, certified_norm, certified_norm <= tol)
+    return softmax_newton(problem, np.zeros(problem.shape), tol, max_iter)
