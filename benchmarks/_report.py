@@ -436,10 +436,12 @@ SELECTION_SUMMARY = (
     ("output perturbation, noise reduction", ("Laplace noise reduction", "Gaussian noise "
                                               "reduction"), ("private",), ("private+proxy",)),
     ("objective perturbation, pure", ("objective perturbation (pure",),
-     ("private", "all rows"), ("private+proxy", "all rows+proxy")),
-    ("objective perturbation, Gaussian", ("objective perturbation (Gaussian",), ("private",),
-     ("private+proxy",)),
-    ("DP-GD", ("DP-GD",), ("private", "all rows"), ("private+proxy", "all rows+proxy")),
+     ("private", "all rows", "random ladder", "all rows, random ladder"),
+     ("private+proxy", "all rows+proxy")),
+    ("objective perturbation, Gaussian", ("objective perturbation (Gaussian",),
+     ("private", "random ladder"), ("private+proxy",)),
+    ("DP-GD", ("DP-GD",), ("private", "all rows", "all rows, random ladder"),
+     ("private+proxy", "all rows+proxy")),
 )
 
 

@@ -23,6 +23,9 @@ Methods, in one run:
   Gaussian-DP odometer;
 * ``doubling``: the public doubling ladder (``steering="geometric"``), each rung
   tested by its own Laplace comparison like ``private``'s;
+* ``random ladder`` and ``all rows, random ladder``: the randomised ladder
+  (``steering="random"``: a public random offset, ratio 3 for pure rungs and
+  ``sqrt(3)`` for rungs composed in squares), on a held-out part or on all the rows;
 * ``random stopping``: private selection over a grid with random stopping
   (Liu & Talwar 2019; Papernot & Steinke 2022): a geometric number of candidates,
   each a rung at a uniformly drawn grid epsilon with a Laplace validation accuracy;
@@ -99,14 +102,15 @@ SHORT_NAMES = {"objpert": OBJPERT, "objpert_gaussian": OBJPERT_GAUSSIAN,
                "output": OUTPUT, "laplace": LAPLACE,
                "gaussian": GAUSSIAN, "dpgd": DPGD}
 PURE_METHODS = ("private", "private+proxy", "all rows", "all rows+proxy", "doubling",
-                "random stopping", "analytic")
+                "random ladder", "all rows, random ladder", "random stopping", "analytic")
 METHODS_OF = {
     # noise reduction needs no ladder of fits: "doubling" would rerun "private"
     LAPLACE: ("private", "private+proxy", "random stopping", "analytic"),
     # random stopping's formula and the analytic total are pure-DP figures
     GAUSSIAN: ("private", "private+proxy"),
-    OBJPERT_GAUSSIAN: ("private", "private+proxy", "doubling"),
-    DPGD: ("private", "private+proxy", "all rows", "all rows+proxy", "doubling"),
+    OBJPERT_GAUSSIAN: ("private", "private+proxy", "doubling", "random ladder"),
+    DPGD: ("private", "private+proxy", "all rows", "all rows+proxy", "doubling",
+           "all rows, random ladder"),
 }
 REFERENCE_ORACLE = {LAPLACE: OUTPUT, GAUSSIAN: OUTPUT}
 GRID = np.geomspace(0.003, 30.0, 25)
@@ -266,6 +270,8 @@ METHODS = {
     "all rows": lambda *a: _private(*a, test_rows="all"),
     "all rows+proxy": lambda *a: _private(*a, proxy=True, test_rows="all"),
     "doubling": lambda *a: _private(*a, steering="geometric"),
+    "random ladder": lambda *a: _private(*a, steering="random"),
+    "all rows, random ladder": lambda *a: _private(*a, steering="random", test_rows="all"),
     "random stopping": _random_stopping,
     "analytic": _analytic,
 }
@@ -296,12 +302,28 @@ def _summary(runs, oracle, target, reference_oracle=None, floor=None):
     }
 
 
+def _oracle_row(label, target, curve, out, seeds, data, n_jobs):
+    """A target's row before any search: its oracle, the reference estimator's, and
+    the oracle fit's own share within half a point."""
+    X, y, _, _, X_test, y_test = data
+    oracle = _oracle(curve, target)
+    reference = out.get(REFERENCE_ORACLE.get(label), {})  # run before this row
+    reference = reference.get("targets", {}).get(str(target), {}).get("oracle_epsilon")
+    row = {"oracle_epsilon": oracle, "methods": {}, "reference_oracle_epsilon": reference}
+    if oracle is not None:
+        row["oracle_within_half_point"] = _oracle_share(label, oracle, target, seeds, X, y,
+                                                        X_test, y_test, n_jobs)
+    return row
+
+
 def run(dataset, reps, oracle_seeds, methods, checkpoint=None, labels=None, out=None,
-        n_jobs=1):
+        n_jobs=1, add=False):
     """The rows of one dataset; ``checkpoint(rows so far)`` after each estimator, so
     that a run that dies keeps what it finished. ``labels``: only these estimators,
-    replacing their rows in ``out`` (the rows of an earlier run). ``n_jobs``: the
-    seeds of each cell on that many workers (the results do not depend on it)."""
+    replacing their rows in ``out`` (the rows of an earlier run); with ``add``, only
+    ``methods`` are run and added to those rows, whose oracle curves are reused.
+    ``n_jobs``: the seeds of each cell on that many workers (the results do not
+    depend on it)."""
     data = _load(dataset)
     X, y, _, _, X_test, y_test = data
     out = {label: rows for label, rows in (out or {}).items() if label in ESTIMATORS}
@@ -309,29 +331,28 @@ def run(dataset, reps, oracle_seeds, methods, checkpoint=None, labels=None, out=
         if labels is not None and label not in labels:
             continue
         seeds = list(range(oracle_seeds))
-        curve = _oracle_curve(label, X, y, X_test, y_test, seeds, TARGETS[dataset], n_jobs)
-        rows = {}
+        if add:
+            curve, rows = out[label]["oracle_curve"], out[label]["targets"]
+        else:
+            curve = _oracle_curve(label, X, y, X_test, y_test, seeds, TARGETS[dataset],
+                                  n_jobs)
+            rows = {str(t): _oracle_row(label, t, curve, out, seeds, data, n_jobs)
+                    for t in TARGETS[dataset]}
         for target in TARGETS[dataset]:
-            oracle = _oracle(curve, target)
-            reference = out.get(REFERENCE_ORACLE.get(label), {})  # run before this row
-            reference = reference.get("targets", {}).get(str(target), {}).get("oracle_epsilon")
-            rows[str(target)] = {"oracle_epsilon": oracle, "methods": {},
-                                 "reference_oracle_epsilon": reference}
-            if oracle is None:
+            row = rows[str(target)]
+            if row["oracle_epsilon"] is None:
                 continue
-            rows[str(target)]["oracle_within_half_point"] = _oracle_share(
-                label, oracle, target, seeds, X, y, X_test, y_test, n_jobs)
             for name in (m for m in METHODS_OF.get(label, PURE_METHODS) if m in methods):
                 runs = _common.map_seeds(_search_run, range(1000, 1000 + reps), n_jobs,
                                          method=name, label=label, target=target, data=data)
-                rows[str(target)]["methods"][name] = {
-                    **_summary(runs, oracle, target, reference,
-                               _test_floor(name, make, len(y))),
+                row["methods"][name] = {
+                    **_summary(runs, row["oracle_epsilon"], target,
+                               row["reference_oracle_epsilon"], _test_floor(name, make, len(y))),
                     "runs": [{"loss": r[0], "accuracy": r[1], "fits": r[2],
                               **({"training_loss": r[3]} if len(r) > 3 else {})}
                              for r in runs]}
-                print(dataset, label, target, name, {k: v for k, v in
-                      rows[str(target)]["methods"][name].items() if k != "runs"}, flush=True)
+                print(dataset, label, target, name, {k: v for k, v in row["methods"][name].items()
+                                                     if k != "runs"}, flush=True)
         out[label] = {"grid": GRID.tolist(), "oracle_curve": curve, "targets": rows}
         if checkpoint is not None:
             checkpoint({k: out[k] for k in ESTIMATORS if k in out})
@@ -378,6 +399,9 @@ def main(argv=None):
     parser.add_argument("--estimators", nargs="+", choices=list(SHORT_NAMES),
                         help="rerun only these estimators, replacing their rows in the "
                              "per-dataset JSON files of an earlier run")
+    parser.add_argument("--methods", nargs="+", choices=list(METHODS),
+                        help="run only these methods and add them to the per-dataset "
+                             "JSON files of an earlier run (its oracle curves reused)")
     args = parser.parse_args(argv)
     reps, seeds = (2, 2) if args.quick else (args.reps, 20)
     name = "private_selection" + ("_quick" if args.quick else "")
@@ -393,6 +417,8 @@ def main(argv=None):
         payload.pop("benchmark", None)  # the runs' environment (revision) is kept
     else:
         labels = [SHORT_NAMES[e] for e in args.estimators] if args.estimators else None
+        if args.methods and labels is None:
+            labels = list(ESTIMATORS)
         for dataset in args.datasets:
             def checkpoint(rows, dataset=dataset):
                 payload["datasets"][dataset] = rows
@@ -402,7 +428,8 @@ def main(argv=None):
             if labels is not None:
                 part = _common.RESULTS_DIR / f"{name}_{dataset}.json"
                 earlier = json.loads(part.read_text())["datasets"][dataset]
-            run(dataset, reps, seeds, list(METHODS), checkpoint, labels, earlier, args.n_jobs)
+            run(dataset, reps, seeds, args.methods or list(METHODS), checkpoint, labels,
+                earlier, args.n_jobs, add=bool(args.methods))
     path = _common.write_results(name, payload)
     plot(payload, path.with_suffix(".png"))
 

@@ -732,6 +732,22 @@ method on 5000 public rows) was already above the oracle: started there, one fit
 PURE_ALL_ROWS_TEST_RATIO = 0.05
 """A pure rung's test budget per unit of its epsilon when the tests read every row."""
 
+def random_ladder_ratio(account):
+    """Ratio of the randomised ladder (``steering="random"``), tuned for the median.
+
+    Its rungs are ``epsilon_start * r ** (U + k)`` with ``U`` uniform on [0, 1): the
+    first rung at or above an oracle epsilon ``e*`` lies at ``e* r ** V`` with ``V``
+    uniform whatever ``e*``. Rungs whose spends add (pure, basic composition) then cost
+    at most ``e* r ** (V + 1) / (r - 1)``: median ratio ``r ** 1.5 / (r - 1)``, least at
+    ``r = 3`` (2.60; mean ``r / ln r`` = 2.73). Rungs that compose in squares (Gaussian
+    DP, and Renyi DP of Gaussian-like curves) cost about ``e* r ** V r / sqrt(r ** 2 -
+    1)``: median ratio ``r ** 1.5 / sqrt(r ** 2 - 1)``, least at ``r = sqrt(3)`` (1.61).
+    """
+    from ._accounts import ApproxDPOdometer
+
+    return 3.0 if isinstance(account, (PureDPAccount, ApproxDPOdometer)) else float(np.sqrt(3))
+
+
 NOISE_REDUCTION_STEP = 1.2
 """Ratio of the noise-reduction ladder: rungs are releases of one path, so a fine
 ladder costs no more training budget; each test pays for its rung's increment of
@@ -919,6 +935,12 @@ class GeometricSteering(CurveSteering):
 
     def next(self, rungs):
         return rungs[-1]["epsilon"] * self.ratio
+
+
+def random_offset(public_rng, ratio):
+    """The randomised ladder's start factor ``ratio ** U``, ``U`` uniform on [0, 1)
+    from a public stream (it does not depend on the data)."""
+    return float(ratio ** public_rng.random())
 
 
 @dataclass
@@ -1110,7 +1132,7 @@ class _SelectionStreams:
     each get a separate branch, so no two of them share a stream.
     """
 
-    _SELECTION, _COINS, _PROXY = 2**32 + 1, 2**32 + 2, 2**32 + 3
+    _SELECTION, _COINS, _PROXY, _OFFSET = 2**32 + 1, 2**32 + 2, 2**32 + 3, 2**32 + 4
 
     def __init__(self, *random_states):
         self.rungs = _NoiseSources(*random_states)
@@ -1132,6 +1154,12 @@ class _SelectionStreams:
         if self._root is None:
             return np.random.default_rng()
         return np.random.default_rng(self._branch(self._COINS))
+
+    def offset(self):
+        """The public stream of the randomised ladder's offset."""
+        if self._root is None:
+            return np.random.default_rng()
+        return np.random.default_rng(self._branch(self._OFFSET))
 
     def proxy(self):
         """The ``random_state`` of the analytic run on proxy data."""
@@ -1190,11 +1218,14 @@ def select_epsilon_privately(estimator, X, y, *, target, epsilon_max, epsilon_st
         A rung's test budget per unit of its epsilon (a Gaussian test's ``mu`` per
         unit of its rung's under ``test_rows="all"``); ``"auto"``:
         :data:`PURE_ALL_ROWS_TEST_RATIO` for pure rungs on all the rows, else 1.
-    steering : {"curve", "geometric"}, default="curve"
+    steering : {"curve", "geometric", "random"}, default="curve"
         How the next rung's epsilon is chosen (:class:`CurveSteering`,
-        :class:`GeometricSteering`).
+        :class:`GeometricSteering`); ``"random"``: the geometric ladder of ratio
+        :func:`random_ladder_ratio` from ``epsilon_start`` times a public random
+        offset (:func:`random_offset`; a proxy's start is used as it is).
     ratio : float, default=2.0
-        Step of the geometric ladder (and of the curve's fallback).
+        Step of the geometric ladder (and of the curve's fallback); unused with
+        ``steering="random"``.
     max_rungs : int, default=8
         Most rungs run.
     delta_max : float, default=None
@@ -1227,12 +1258,14 @@ def select_epsilon_privately(estimator, X, y, *, target, epsilon_max, epsilon_st
     result : SelectionResult
     """
     reduction = rungs_share_a_path(estimator, checkpoints)
-    if reduction:
-        steering, ratio = "geometric", NOISE_REDUCTION_STEP
     if classes is None and is_classifier(estimator):
         classes = np.unique(y)  # the whole input's label set, never the training part's
     account, rung_params = account or training_account(estimator, epsilon_max, delta_max,
                                                        epsilon_start, max_rungs, checkpoints)
+    if reduction:
+        steering, ratio = "geometric", NOISE_REDUCTION_STEP
+    elif steering == "random":
+        ratio = random_ladder_ratio(account)
     joint = check_test_rows(test_rows, account)
     if test_ratio == "auto":
         test_ratio = (PURE_ALL_ROWS_TEST_RATIO if joint and type(account) is PureDPAccount
@@ -1260,9 +1293,11 @@ def select_epsilon_privately(estimator, X, y, *, target, epsilon_max, epsilon_st
         elif type(account) is PureDPAccount:
             epsilon_start *= PROXY_SAFETY
             ratio = PROXY_RATIO
+    elif steering == "random" and not reduction:
+        epsilon_start *= random_offset(streams.offset(), ratio)
     sample_sd = sampling_sd(target, count)
     threshold = _thresholds(target, 0.0 if margin == "auto" else margin, False, 0, 0)
-    steer = (GeometricSteering if steering == "geometric" else CurveSteering)(threshold, ratio)
+    steer = (CurveSteering if steering == "curve" else GeometricSteering)(threshold, ratio)
     extra = {**rung_params, **({} if classes is None else {"classes": classes})}
     largest = min(account.largest_rung(), tests.largest_rung())
     fits = (NoiseReductionRungs if reduction else FreshFits)(

@@ -190,6 +190,47 @@ def test_report_equals_a_hand_computation():
     assert result.estimator.random_state is None
 
 
+def test_randomised_ladder_by_hand():
+    """steering="random": rungs epsilon_start * 3 ** (U + k), U from the offset's own
+    public stream (so the same on any data), the sum accounted as for any ladder."""
+    result = _select(ObjPertLogisticRegression(), target=0.93, steering="random",
+                     random_state=6)
+    offset = 3.0 ** _SelectionStreams(6, None).offset().random()
+    ran = [0.05 * offset * 3**k for k in range(len(result.rungs))]
+    assert len(ran) >= 2 and result.rungs[-1]["passed"]
+    assert [r["epsilon"] for r in result.rungs] == pytest.approx(ran)
+    assert result.training["ex_post"] == (pytest.approx(sum(ran)), 0.0)
+    # the ladder ignores the data: a search that cannot pass walks the same rungs
+    hard = _select(ObjPertLogisticRegression(), y=y_hard, target=1.0, steering="random",
+                   random_state=6, max_rungs=3)
+    assert [r["epsilon"] for r in hard.rungs] == pytest.approx(
+        [0.05 * offset * 3**k for k in range(3)])
+
+
+def test_randomised_ladder_steps_by_root_three_for_gaussian_dp_rungs():
+    """Rungs composed in squares (the GDP odometer) step by sqrt(3), the ratio that
+    minimises the median of r ** 1.5 / sqrt(r ** 2 - 1) (1.61)."""
+    result = _select(DPSGDClassifier(delta=1e-6, sample_rate=1.0, epochs=5), y=y_hard,
+                     target=1.0, steering="random", epsilon_start=0.5, delta_max=1e-5,
+                     max_rungs=3)
+    epsilons = [r["epsilon"] for r in result.rungs]
+    assert len(epsilons) == 3
+    assert np.diff(np.log(epsilons)) == pytest.approx([np.log(3) / 2] * 2)
+    ratios = np.linspace(1.05, 4, 2000)
+    assert ratios[np.argmin(ratios**1.5 / np.sqrt(ratios**2 - 1))] == pytest.approx(
+        np.sqrt(3), abs=2e-3)
+    assert ratios[np.argmin(ratios**1.5 / (ratios - 1))] == pytest.approx(3, abs=2e-3)
+
+
+def test_randomised_ladder_offsets_are_uniform():
+    """The first rung of the search is epsilon_start * 3 ** U with U uniform on [0, 1):
+    Kolmogorov-Smirnov over 200 searches, at the 0.001 level."""
+    exponents = [np.log(_select(ObjPertLogisticRegression(), steering="random", max_rungs=1,
+                                random_state=seed).rungs[0]["epsilon"] / 0.05) / np.log(3)
+                 for seed in range(200)]
+    assert stats.kstest(exponents, "uniform").pvalue > 1e-3
+
+
 @pytest.mark.parametrize("cap", [0.3, 1.0, 3.0])
 def test_the_cap_bounds_every_part_of_an_unreachable_search(cap):
     result = _select(ObjPertLogisticRegression(), y=y_hard, target=1.0, epsilon_max=cap,
