@@ -341,7 +341,11 @@ default=None
     privacy_report_ : dict
         Private mode: ``ex_post`` and ``a_priori`` (epsilon, delta) over every
         row, per part in ``parts``, each rung's certified spend in ``fits``, the
-        ``transcript`` and a plain-language ``statement``. Analytic mode: every
+        ``transcript``, ``distance_to_best`` (where the oracle epsilon lies between
+        the last failed and the passing rung, the realised loss over it, the least
+        median ratio any ladder of these rungs can have and the test's floor: how
+        far the search is from the best possible) and a plain-language
+        ``statement``. Analytic mode: every
         internal fit's certified (epsilon, delta), the label of its noise draw,
         and their totals by basic composition (``inf``, with the reason in
         ``"composition"``, when fits share their noise or one certified no

@@ -732,6 +732,19 @@ method on 5000 public rows) was already above the oracle: started there, one fit
 PURE_ALL_ROWS_TEST_RATIO = 0.05
 """A pure rung's test budget per unit of its epsilon when the tests read every row."""
 
+def ladder_floor(account, reduction):
+    """The least median ratio of a search's cost to the oracle epsilon ``e*`` that any
+    ladder of these rungs can have, with exact tests: 1 when the rungs are releases of
+    one path (only the last costs); 2 for fresh rungs whose spends add (online bidding:
+    no ladder's median is below 2); ``sqrt(2)`` for fresh rungs composed in squares
+    (the same bound on ``epsilon ** 2``)."""
+    from ._accounts import ApproxDPOdometer
+
+    if reduction:
+        return 1.0
+    return 2.0 if isinstance(account, (PureDPAccount, ApproxDPOdometer)) else float(np.sqrt(2))
+
+
 def random_ladder_ratio(account):
     """Ratio of the randomised ladder (``steering="random"``), tuned for the median.
 
@@ -982,6 +995,11 @@ class SelectionResult:
         The target plus a fixed margin, clamped into [0, 1] (public).
     test_rows : str
         ``"held_out"`` (a validation part) or ``"all"`` (every row, one odometer).
+    training_share : float
+        The expected share of the rows the rungs train on (public).
+    ladder_floor : float
+        The least median ratio of the search's cost to the oracle epsilon that any
+        ladder of its kind of rungs can have (:func:`ladder_floor`).
     resolution : dict
         Post-processing of the noisy count: the standard deviations, in utility, of
         the test's noise at the released (or last) rung, or at the largest rung
@@ -1004,6 +1022,8 @@ class SelectionResult:
     threshold: float = 0.0
     resolution: dict = field(default_factory=dict)
     test_rows: str = "held_out"
+    training_share: float = 1.0
+    ladder_floor: float = 1.0
 
 
 def _thresholds(target, margin, reduction, test_sd, sample_sd):
@@ -1391,6 +1411,8 @@ def select_epsilon_privately(estimator, X, y, *, target, epsilon_max, epsilon_st
         a_priori=(float(epsilon_max), delta_prior),
         noisy_validation_count=count, noisy_label_counts=histogram.tolist(), chance=chance,
         stop_reason=stop, n_fits=fits.n_fits, threshold=threshold, test_rows=test_rows,
+        training_share=1.0 if joint else 1.0 - validation_fraction,
+        ladder_floor=ladder_floor(account, reduction),
         resolution={"noisy_validation_count": count, "test_noise_sd": float(resolution_sd),
                     "sampling_sd": sample_sd,
                     "total_sd": float(np.hypot(resolution_sd, sample_sd))})
@@ -1398,6 +1420,54 @@ def select_epsilon_privately(estimator, X, y, *, target, epsilon_max, epsilon_st
 
 def _fmt(epsilon, delta):
     return f"({epsilon:.4g}, {delta:.3g})" if delta else f"{epsilon:.4g}"
+
+
+FLOOR_BAND, FLOOR_ERROR = 0.005, 0.1
+"""The test floor tells the target from ``FLOOR_BAND`` below it with one-sided error
+``FLOOR_ERROR``."""
+
+
+def validation_test_floor(result):
+    """The privacy cost of a test alone that tells a model at the target from one
+    ``FLOOR_BAND`` below it with one-sided error ``FLOOR_ERROR``, on the rows the
+    search tests on (their noisy count): Laplace, ``ln(1 / (2 beta)) / (tau m)``, or on
+    every row in Gaussian DP, ``mu = z_{1 - beta} / (tau n)`` at the search's delta."""
+    from scipy.stats import norm
+
+    from ..accounting import gaussian_epsilon
+
+    rows = max(result.noisy_validation_count, 1.0)
+    if "count_mu" in result.validation:
+        mu = norm.ppf(1 - FLOOR_ERROR) / (FLOOR_BAND * rows)
+        return float(gaussian_epsilon(result.a_priori[1], mu))
+    return float(np.log(0.5 / FLOOR_ERROR) / (FLOOR_BAND * rows))
+
+
+def distance_to_best(result):
+    """How far the search's realised loss is from the best possible, from released
+    quantities only: where the oracle epsilon lies (between the last failed rung and
+    the passing one, on the scale of every row), the loss over that bracket, the
+    design's floor on that ratio and the test's floor."""
+    failed = [r["epsilon"] for r in result.rungs if not r["passed"]]
+    low = max(failed) * result.training_share if failed else None
+    high = result.epsilon * result.training_share if result.estimator is not None else None
+    loss = result.ex_post[0]
+    return {
+        "oracle_bracket": (low, high),
+        "loss_over_bracket": (None if high is None else loss / high,
+                              None if low is None else loss / low),
+        "ladder_floor": result.ladder_floor,
+        "test_floor": validation_test_floor(result),
+        "explanation": (
+            "The oracle epsilon is the smallest at which the estimator trained on every "
+            "row meets the target on average. It lies about between the last failed rung "
+            "and the passing one, both rescaled to every row (times the training share "
+            f"{result.training_share:.2g}); each end is a noisy test's verdict, not a "
+            "certainty. loss_over_bracket is the realised loss over each end. No search "
+            "with this kind of rungs has a median ratio to the oracle below ladder_floor, "
+            "and no test that tells the target from half a point below it with one-sided "
+            "error 10 % on these rows costs less than test_floor."),
+    }
 
 
 def private_report(result, estimator_name, target, utility="accuracy"):
@@ -1502,6 +1572,7 @@ def private_report(result, estimator_name, target, utility="accuracy"):
                        "threshold": result.threshold,
                        "stop_reason": result.stop_reason},
         "resolution": dict(resolution),
+        "distance_to_best": distance_to_best(result),
         "released_model": (None if result.estimator is None else
                            {"epsilon": result.epsilon, "delta": fits[-1]["delta"]}),
         "statement": statement,

@@ -231,6 +231,36 @@ def test_randomised_ladder_offsets_are_uniform():
     assert stats.kstest(exponents, "uniform").pvalue > 1e-3
 
 
+def test_distance_to_best_by_hand():
+    """The report's distance to the best possible, from released quantities: the bracket
+    of the oracle (last failed and passing rungs times the training share), the loss
+    over it, the ladder's floor (2 for pure fresh rungs) and the Laplace test's floor."""
+    result = _select(ObjPertLogisticRegression(), target=0.93, random_state=6,
+                     validation_fraction=0.25)
+    report = private_report(result, "ObjPertLogisticRegression", 0.93)
+    distance = report["distance_to_best"]
+    ran = [r["epsilon"] for r in result.rungs]
+    assert len(ran) >= 2
+    assert distance["oracle_bracket"] == pytest.approx((ran[-2] * 0.75, ran[-1] * 0.75))
+    assert distance["loss_over_bracket"] == pytest.approx(
+        (result.ex_post[0] / (ran[-1] * 0.75), result.ex_post[0] / (ran[-2] * 0.75)))
+    assert distance["ladder_floor"] == 2.0
+    m = result.noisy_validation_count
+    assert distance["test_floor"] == pytest.approx(np.log(5) / (0.005 * m))
+
+
+def test_ladder_floors_of_the_rung_kinds():
+    gdp = _select(DPSGDClassifier(delta=1e-6, sample_rate=1.0, epochs=5), y=y_hard,
+                  target=1.0, epsilon_start=0.5, delta_max=1e-5, max_rungs=1,
+                  test_rows="all")
+    assert gdp.ladder_floor == pytest.approx(np.sqrt(2))
+    mu = stats.norm.ppf(0.9) / (0.005 * gdp.noisy_validation_count)
+    assert private_report(gdp, "DPSGDClassifier", 1.0)["distance_to_best"][
+        "test_floor"] == pytest.approx(gaussian_epsilon(1e-5, mu))
+    shared = _select(OutputPertSVM(noise="laplace"), target=0.9, max_rungs=1)
+    assert shared.ladder_floor == 1.0
+
+
 @pytest.mark.parametrize("cap", [0.3, 1.0, 3.0])
 def test_the_cap_bounds_every_part_of_an_unreachable_search(cap):
     result = _select(ObjPertLogisticRegression(), y=y_hard, target=1.0, epsilon_max=cap,
