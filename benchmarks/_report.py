@@ -439,7 +439,8 @@ SELECTION_SUMMARY = (
      ("private", "all rows", "random ladder", "all rows, random ladder"),
      ("private+proxy", "all rows+proxy")),
     ("objective perturbation, Gaussian", ("objective perturbation (Gaussian",),
-     ("private", "random ladder"), ("private+proxy",)),
+     ("private", "all rows", "random ladder", "all rows, random ladder"),
+     ("private+proxy", "all rows+proxy")),
     ("DP-GD", ("DP-GD",), ("private", "all rows", "all rows, random ladder"),
      ("private+proxy", "all rows+proxy")),
 )

@@ -20,7 +20,7 @@ Methods, in one run:
 * ``all rows`` and ``all rows+proxy`` (fresh pure rungs and full-batch DP-GD):
   ``test_rows="all"``, every rung trained on all the private rows and tested on them,
   by Laplace tests added to the pure rungs' sum or Gaussian tests in DP-GD's
-  Gaussian-DP odometer;
+  Gaussian-DP odometer or in Gaussian objective perturbation's Renyi odometer;
 * ``doubling``: the public doubling ladder (``steering="geometric"``), each rung
   tested by its own Laplace comparison like ``private``'s;
 * ``random ladder`` and ``all rows, random ladder``: the randomised ladder
@@ -108,7 +108,8 @@ METHODS_OF = {
     LAPLACE: ("private", "private+proxy", "random stopping", "analytic"),
     # random stopping's formula and the analytic total are pure-DP figures
     GAUSSIAN: ("private", "private+proxy"),
-    OBJPERT_GAUSSIAN: ("private", "private+proxy", "doubling", "random ladder"),
+    OBJPERT_GAUSSIAN: ("private", "private+proxy", "all rows", "all rows+proxy", "doubling",
+                       "random ladder", "all rows, random ladder"),
     DPGD: ("private", "private+proxy", "all rows", "all rows+proxy", "doubling",
            "all rows, random ladder"),
 }

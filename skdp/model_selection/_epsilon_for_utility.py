@@ -202,10 +202,12 @@ class EpsilonForUtility(ReleasedModelMixin, MetaEstimatorMixin, BaseEstimator):
         rungs' own account: for fresh pure rungs, Laplace counts and tests added to
         the rungs' sum; for fresh full-batch ``DPSGDClassifier(sample_rate=1.0)``
         rungs (``delta > 0``), Gaussian counts and tests (each test's mu
-        ``test_ratio`` times its rung's) in one Gaussian-DP odometer. Refused for
-        other rungs (noise reduction, checkpoints, Poisson DP-SGD, Gaussian
-        objective perturbation), before any data is read. The tested utility is
-        then on rows the model trained on, optimistic by its generalisation gap.
+        ``test_ratio`` times its rung's) in one Gaussian-DP odometer; for
+        Poisson-sampled DP-SGD and Gaussian objective perturbation rungs, the same
+        Gaussian counts and tests charged in Renyi DP to their Renyi odometer.
+        Refused for noise reduction, checkpoints and rungs accounted by basic
+        composition, before any data is read. The tested utility is then on rows
+        the model trained on, optimistic by its generalisation gap.
 
     max_rungs : int, default=8
         Private mode: most rungs fitted.

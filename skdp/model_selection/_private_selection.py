@@ -325,6 +325,77 @@ class GaussianTests:
         return float(1.0 / (sd * max(rows, 1.0)))
 
 
+class RenyiTests(GaussianTests):
+    """Tests on every row, composed with Renyi-DP rungs in one Renyi odometer.
+
+    For fresh rungs accounted by the Renyi odometer (Poisson-sampled DP-SGD, Gaussian
+    objective perturbation), the label counts and each rung's test are the Gaussian
+    mechanisms of :class:`GaussianTests` (the counts at ``count_mu``, rung ``k``'s test
+    at ``mu_t = test_ratio * mu_k`` with ``mu_k`` the ``mu`` of a Gaussian mechanism at
+    the rung's (epsilon, delta), a public function of its epsilon). A Gaussian
+    mechanism at ``mu`` is ``(alpha, alpha mu^2 / 2)``-RDP at every order, so the
+    counts are charged to the odometer before any rung, and each rung's cost becomes
+    its own RDP plus its test's (:class:`_RungAndTest`), charged together before the
+    rung runs: the odometer's Renyi filters cover everything released, each
+    mechanism's RDP fixed from earlier outputs, as for the rungs alone.
+
+    Parameters
+    ----------
+    odometer : RenyiOdometer
+        The training rows' odometer (fresh rungs), charged with everything here.
+    test_ratio, count_mu, rung_delta : float
+        As for :class:`GaussianTests`.
+    """
+
+    def __init__(self, odometer, test_ratio, count_mu, rung_delta):
+        from ..accounting._rdp import ORDERS
+
+        self.odometer = odometer
+        self.test_ratio, self.count_mu = float(test_ratio), float(count_mu)
+        self.rung_delta = float(rung_delta)
+        self.mu_squared = self.count_mu**2
+        odometer.spent = odometer.spent + ORDERS * self.count_mu**2 / 2
+        odometer.cost = _RungAndTest(odometer.cost, self)
+        odometer._largest.clear()
+
+    def largest_rung(self):
+        """The largest rung epsilon that fits a filter with its test (the odometer's
+        cost includes the test)."""
+        return self.odometer.largest_rung()
+
+    def charge(self, epsilon):
+        """The ``mu`` of the test of the rung at ``epsilon``, already charged to the
+        odometer with its rung."""
+        mu = self.test_budget(epsilon)
+        self.mu_squared += mu**2
+        return mu
+
+
+class _RungAndTest:
+    """A rung's Renyi cost plus its Gaussian test's, ``alpha mu_t^2 / 2`` (the rest of
+    the rungs' cost is delegated)."""
+
+    def __init__(self, cost, tests):
+        self._cost, self._tests = cost, tests
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self._cost, name)
+
+    def _test_rdp(self, epsilon):
+        from ..accounting._rdp import ORDERS
+
+        return ORDERS * self._tests.test_budget(epsilon) ** 2 / 2
+
+    def rdp(self, epsilon):
+        return self._cost.rdp(epsilon) + self._test_rdp(epsilon)
+
+    def certified(self, model):
+        """The fitted rung's RDP plus its test's (at the epsilon it was asked for)."""
+        return self._cost.certified(model) + self._test_rdp(model.epsilon)
+
+
 def comparison_noise_sd(budget, validation_rows):
     """Standard deviation, in mean utility, of a test's noise ``Lap(1 / budget)``.
 
@@ -784,8 +855,11 @@ def supports_checkpoints(estimator):
 def check_test_rows(test_rows, account):
     """Whether the tests read every row (``test_rows="all"``); refuse it, before any
     data is read, unless the rungs are fresh fits whose account the tests can join:
-    pure rungs (:class:`PureTests`) or full-batch DP-GD rungs in the Gaussian-DP
-    odometer (:class:`GaussianTests`)."""
+    pure rungs (:class:`PureTests`), full-batch DP-GD rungs in the Gaussian-DP
+    odometer (:class:`GaussianTests`), or Poisson DP-SGD and Gaussian objective
+    perturbation rungs in the Renyi odometer (:class:`RenyiTests`)."""
+    from ._accounts import RenyiOdometer
+
     if test_rows not in ("held_out", "all"):
         raise ValueError(f"test_rows must be 'held_out' or 'all', got {test_rows!r}.")
     if test_rows == "held_out":
@@ -793,13 +867,13 @@ def check_test_rows(test_rows, account):
     account = account[0] if isinstance(account, tuple) else account
     fresh_pure = type(account) is PureDPAccount
     fresh_gaussian = isinstance(account, GaussianDPOdometer) and not account.reduction
-    if not (fresh_pure or fresh_gaussian):
+    if not (fresh_pure or fresh_gaussian or isinstance(account, RenyiOdometer)):
         raise ValueError(
             "test_rows='all' composes the tests on every row with fresh rungs in one "
-            "account: it needs pure rungs (delta=0) or fresh full-batch DP-GD rungs "
-            "(DPSGDClassifier(sample_rate=1.0) with delta > 0), not noise reduction, "
-            "checkpoints, Poisson-sampled DP-SGD or Gaussian objective perturbation. "
-            "Those test on a held-out part (test_rows='held_out').")
+            "account: it needs pure rungs (delta=0), fresh DP-SGD rungs or Gaussian "
+            "objective perturbation with a Renyi curve, not noise reduction, checkpoints "
+            "or rungs accounted by basic composition. Those test on a held-out part "
+            "(test_rows='held_out').")
     return True
 
 
@@ -807,11 +881,13 @@ def tests_on_all_rows(account, test_ratio, epsilon_start):
     """The tests' account of ``test_rows="all"``: the counts cost one test of a rung at
     ``epsilon_start`` (in epsilon for pure rungs, in ``mu`` for Gaussian ones)."""
     from ..accounting import gdp_mu
+    from ._accounts import RenyiOdometer
 
     if type(account) is PureDPAccount:
         return PureTests(account, test_ratio, test_ratio * epsilon_start)
     count_mu = test_ratio * gdp_mu(epsilon_start, account.rung_delta)
-    return GaussianTests(account, test_ratio, count_mu=count_mu, rung_delta=account.rung_delta)
+    tests = RenyiTests if isinstance(account, RenyiOdometer) else GaussianTests
+    return tests(account, test_ratio, count_mu=count_mu, rung_delta=account.rung_delta)
 
 
 def rungs_share_a_path(estimator, checkpoints=False):
@@ -1386,6 +1462,10 @@ def select_epsilon_privately(estimator, X, y, *, target, epsilon_max, epsilon_st
                          {"count_epsilon": tests.count_epsilon}),
                       "tests": tests.spent, "test_ratio": tests.test_ratio,
                       "accounting": ("Gaussian label counts and one Gaussian test per rung "
+                                     "on every row, charged in Renyi DP (alpha mu^2 / 2) "
+                                     "to the rungs' Renyi filters"
+                                     if isinstance(tests, RenyiTests) else
+                                     "Gaussian label counts and one Gaussian test per rung "
                                      "on every row, charged in mu^2 to the rungs' odometer"
                                      if gaussian else
                                      "Laplace label counts and one Laplace test per rung on "

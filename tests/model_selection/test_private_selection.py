@@ -1034,15 +1034,49 @@ def test_all_rows_counts_and_tests_have_gaussian_noise_of_their_mu():
 
 def test_all_rows_is_refused_for_other_rungs_before_any_data_is_read():
     not_data = object()  # reading it would fail differently
-    for estimator, kw in [(ObjPertLogisticRegression(delta=1e-6), {}),  # Renyi odometer
+    for estimator, kw in [(ObjPertLogisticRegression(delta=1e-6, neighboring="replace"),
+                           {}),  # basic-composition odometer
                           (OutputPertSVM(noise="laplace"), {}),  # Laplace noise reduction
-                          (DPSGDClassifier(delta=1e-6), {}),  # Poisson: Renyi odometer
                           (DPSGDClassifier(delta=1e-6, sample_rate=1.0), {"checkpoints": True}),
                           (OutputPertSVM(delta=1e-6), {})]:  # Gaussian noise reduction
         search = EpsilonForUtility(estimator, test_rows="all", epsilon_max=1.0,
                                    delta_max=1e-5, **kw)
         with pytest.raises(ValueError, match="test_rows='all'"):
             search.fit(not_data, not_data)
+
+
+@pytest.mark.parametrize("estimator", [
+    DPSGDClassifier(delta=1e-6, sample_rate=0.1, epochs=2),
+    ObjPertLogisticRegression(delta=1e-6)])
+def test_all_rows_tests_join_the_renyi_odometer_by_hand(estimator):
+    """Fresh Renyi rungs (Poisson DP-SGD, Gaussian objective perturbation) on every row:
+    the counts (one test of a rung at epsilon_start) and each rung's Gaussian test at
+    test_ratio times its rung's mu are charged alpha mu^2 / 2 at every order, with the
+    rungs' own RDP, and the claim is the lowest level whose filter the total fits."""
+    from skdp.accounting._rdp import ORDERS
+    from skdp.model_selection._accounts import RenyiOdometer
+    from skdp.model_selection._private_selection import training_account
+
+    account = training_account(estimator, 4.0, 1e-5, 0.3, max_rungs=3)
+    result = _select(estimator, y=y_hard, target=0.97, epsilon_max=4.0, delta_max=1e-5,
+                     epsilon_start=0.3, test_rows="all", test_ratio=0.5, max_rungs=3,
+                     random_state=2, account=account)
+    report = private_report(result, type(estimator).__name__, 0.97)
+    rungs = report["transcript"]["rungs"]
+    assert len(rungs) == 3
+    odometer = RenyiOdometer.for_estimator(estimator, 4.0, 1e-5, 0.3)  # an untouched one
+    mus = np.array([gdp_mu(r["epsilon"], 1e-6) for r in rungs])
+    count_mu = 0.5 * gdp_mu(0.3, 1e-6)
+    assert [r["test_budget"] for r in rungs] == pytest.approx(0.5 * mus)
+    total = (ORDERS * (count_mu**2 + np.sum((0.5 * mus) ** 2)) / 2
+             + sum(odometer.cost.rdp(r["epsilon"]) for r in rungs))
+    assert account[0].spent == pytest.approx(total, rel=1e-12)
+    fits = total[odometer.order_indices] <= odometer.budgets * (1 + 1e-12)
+    assert fits.any()
+    assert report["ex_post"] == {"epsilon": pytest.approx(odometer.levels[np.argmax(fits)]),
+                                 "delta": 1e-5}
+    assert report["parts"]["validation"]["count_mu"] == pytest.approx(count_mu)
+    assert "Renyi" in report["parts"]["validation"]["accounting"]
 
 
 @pytest.mark.parametrize("target", [0.8, 0.95])
