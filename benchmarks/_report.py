@@ -434,7 +434,8 @@ def epsilon_for_utility(payload, timing=None):
 # the summary: mechanism -> (estimator rows, methods without / with a proxy)
 SELECTION_SUMMARY = (
     ("output perturbation, noise reduction", ("Laplace noise reduction", "Gaussian noise "
-                                              "reduction"), ("private",), ("private+proxy",)),
+                                              "reduction"), ("private", "all rows"),
+     ("private+proxy", "all rows+proxy")),
     ("objective perturbation, pure", ("objective perturbation (pure",),
      ("private", "all rows", "random ladder", "all rows, random ladder"),
      ("private+proxy", "all rows+proxy")),

@@ -17,7 +17,8 @@ Methods, in one run:
   increasing epsilons, noise reduction, and cost the last rung's epsilon);
 * ``private+proxy``: the same, started from the analytic method on a public proxy
   (a fixed disjoint sample of the training file, never part of the private rows);
-* ``all rows`` and ``all rows+proxy`` (fresh pure rungs and full-batch DP-GD):
+* ``all rows`` and ``all rows+proxy`` (pure rungs, Laplace noise reduction included,
+  DP-GD and Gaussian objective perturbation):
   ``test_rows="all"``, every rung trained on all the private rows and tested on them,
   by Laplace tests added to the pure rungs' sum or Gaussian tests in DP-GD's
   Gaussian-DP odometer or in Gaussian objective perturbation's Renyi odometer;
@@ -105,7 +106,8 @@ PURE_METHODS = ("private", "private+proxy", "all rows", "all rows+proxy", "doubl
                 "random ladder", "all rows, random ladder", "random stopping", "analytic")
 METHODS_OF = {
     # noise reduction needs no ladder of fits: "doubling" would rerun "private"
-    LAPLACE: ("private", "private+proxy", "random stopping", "analytic"),
+    LAPLACE: ("private", "private+proxy", "all rows", "all rows+proxy", "random stopping",
+              "analytic"),
     # random stopping's formula and the analytic total are pure-DP figures
     GAUSSIAN: ("private", "private+proxy"),
     OBJPERT_GAUSSIAN: ("private", "private+proxy", "all rows", "all rows+proxy", "doubling",

@@ -199,14 +199,16 @@ class EpsilonForUtility(ReleasedModelMixin, MetaEstimatorMixin, BaseEstimator):
         drawn by public coins (``validation_fraction``), tested by the Laplace
         mechanism, in parallel with the rungs trained on the rest. ``"all"``: the
         rungs train on every row and the counts and tests read every row too, in the
-        rungs' own account: for fresh pure rungs, Laplace counts and tests added to
-        the rungs' sum; for fresh full-batch ``DPSGDClassifier(sample_rate=1.0)``
+        rungs' own account: for pure rungs, Laplace counts and tests added to the
+        rungs' sum (under Laplace noise reduction, each test at ``test_ratio`` times
+        its rung's increment of epsilon, added to the path's last release); for fresh
+        full-batch ``DPSGDClassifier(sample_rate=1.0)``
         rungs (``delta > 0``), Gaussian counts and tests (each test's mu
         ``test_ratio`` times its rung's) in one Gaussian-DP odometer; for
         Poisson-sampled DP-SGD and Gaussian objective perturbation rungs, the same
         Gaussian counts and tests charged in Renyi DP to their Renyi odometer.
-        Refused for noise reduction, checkpoints and rungs accounted by basic
-        composition, before any data is read. The tested utility is then on rows
+        Refused for Gaussian noise reduction, checkpoints and rungs accounted by
+        basic composition, before any data is read. The tested utility is then on rows
         the model trained on, optimistic by its generalisation gap.
 
     max_rungs : int, default=8

@@ -191,48 +191,61 @@ class ValidationAccount(_LaplaceTests):
 class PureTests(_LaplaceTests):
     """Tests on every row, composed in sequence with pure rungs in one sum.
 
-    For pure rungs (:class:`PureDPAccount`), the label counts (Laplace at
-    ``count_epsilon``) and each rung's Laplace test (budget ``test_ratio`` times the
-    rung's epsilon, sensitivity at most 1) read all the rows the rungs are trained
-    on. Each is pure DP with a budget chosen from earlier outputs, so the realised
-    loss of everything released is at most the sum of the rungs', the tests' and the
-    counts' budgets pointwise (fully adaptive basic composition, Rogers, Roth, Ullman
-    & Vadhan 2016). All are charged to the rungs' account, whose cap bounds the sum a
-    priori. No row is held out: a test costs ``test_ratio`` times its rung, on five
-    times the rows of the default held-out part.
+    For pure rungs (:class:`PureDPAccount`, or :class:`NoiseReductionAccount` for the
+    releases of Laplace noise paths), the label counts (Laplace at ``count_epsilon``)
+    and each rung's Laplace test (sensitivity at most 1) read all the rows the rungs
+    are trained on. A test's budget is ``test_ratio`` times its rung's epsilon, or
+    under noise reduction times the rung's increment over the last release of its
+    path (in full for a path's first). Each is pure DP with a budget chosen from
+    earlier outputs, so the realised loss of everything released is at most the
+    rungs' loss (their sum, or the sum of the paths' last releases) plus the tests'
+    and the counts' budgets pointwise (fully adaptive basic composition, Rogers, Roth,
+    Ullman & Vadhan 2016). All are charged to the rungs' account, whose cap bounds the
+    sum a priori. No row is held out: a test costs ``test_ratio`` times its rung's
+    spend, on five times the rows of the default held-out part.
 
     Parameters
     ----------
     account : PureDPAccount
-        The rungs' account (fresh rungs), charged with everything here.
+        The rungs' account, charged with everything here.
     test_ratio : float
-        A test's budget per unit of its rung's epsilon.
+        A test's budget per unit of its rung's epsilon (or increment).
     count_epsilon : float
         The counts' budget.
+    increments : bool, default=False
+        Whether the rungs are releases of noise paths (noise reduction).
     """
 
-    def __init__(self, account, test_ratio, count_epsilon):
-        self.account = account
+    def __init__(self, account, test_ratio, count_epsilon, increments=False):
+        self.account, self.increments = account, increments
         self.test_ratio, self.count_epsilon = float(test_ratio), float(count_epsilon)
-        self.account.spent += self.count_epsilon
+        self.account.charge_tests(self.count_epsilon)
         self.spent = self.count_epsilon
+        self._last = 0.0
+
+    def new_path(self):
+        """Noise reduction: the next rung starts a new path, its test pays in full."""
+        self._last = 0.0
 
     def largest_rung(self):
         """The largest rung epsilon that fits the cap with its test."""
-        return max(self.account.largest_rung(), 0.0) / (1.0 + self.test_ratio) * (1 - 1e-12)
+        room = max(self.account.largest_rung(), 0.0)
+        return (room + self.test_ratio * self._last) / (1.0 + self.test_ratio) * (1 - 1e-12)
 
     def smallest_rung(self, min_budget):
         """The smallest rung epsilon whose test has budget ``min_budget`` at least."""
-        return min_budget / self.test_ratio
+        return self._last + min_budget / self.test_ratio
 
     def test_budget(self, epsilon):
-        return self.test_ratio * float(epsilon)
+        return self.test_ratio * (float(epsilon) - self._last)
 
     def charge(self, epsilon):
-        """Charge the test of the rung at ``epsilon`` to the rungs' sum; its budget."""
+        """Charge the test of the rung at ``epsilon`` to the rungs' account; its budget."""
         budget = self.test_budget(epsilon)
-        self.account.spent += budget
+        self.account.charge_tests(budget)
         self.spent += budget
+        if self.increments:
+            self._last = float(epsilon)
         return budget
 
 
@@ -533,10 +546,16 @@ class PureDPAccount:
     def __init__(self, epsilon_max):
         self.epsilon_max = float(epsilon_max)
         self.spent = 0.0
+        self._tests = 0.0
 
     def largest_rung(self):
         """The largest epsilon the next rung may use without passing the cap."""
         return self.epsilon_max - self.spent
+
+    def charge_tests(self, budget):
+        """Add the budget of tests on the same rows (:class:`PureTests`)."""
+        self._tests += budget
+        self.spent += budget
 
     def charge(self, epsilon_requested, model):
         """Add the rung's certified epsilon (never above the requested one)."""
@@ -580,11 +599,11 @@ class NoiseReductionAccount(PureDPAccount):
         self._current = 0.0
 
     def largest_rung(self):
-        return self.epsilon_max - self._closed
+        return self.epsilon_max - self._closed - self._tests
 
     def _add(self, certified):
         self._current = max(self._current, certified)
-        self.spent = self._closed + self._current
+        self.spent = self._closed + self._current + self._tests
 
 
 ODOMETER_LEVEL_RATIO = 1.1
@@ -854,10 +873,10 @@ def supports_checkpoints(estimator):
 
 def check_test_rows(test_rows, account):
     """Whether the tests read every row (``test_rows="all"``); refuse it, before any
-    data is read, unless the rungs are fresh fits whose account the tests can join:
-    pure rungs (:class:`PureTests`), full-batch DP-GD rungs in the Gaussian-DP
-    odometer (:class:`GaussianTests`), or Poisson DP-SGD and Gaussian objective
-    perturbation rungs in the Renyi odometer (:class:`RenyiTests`)."""
+    data is read, unless the rungs' account can take the tests: pure rungs, fresh or
+    releases of Laplace noise paths (:class:`PureTests`), fresh full-batch DP-GD rungs
+    in the Gaussian-DP odometer (:class:`GaussianTests`), or Poisson DP-SGD and
+    Gaussian objective perturbation rungs in the Renyi odometer (:class:`RenyiTests`)."""
     from ._accounts import RenyiOdometer
 
     if test_rows not in ("held_out", "all"):
@@ -865,15 +884,15 @@ def check_test_rows(test_rows, account):
     if test_rows == "held_out":
         return False
     account = account[0] if isinstance(account, tuple) else account
-    fresh_pure = type(account) is PureDPAccount
     fresh_gaussian = isinstance(account, GaussianDPOdometer) and not account.reduction
-    if not (fresh_pure or fresh_gaussian or isinstance(account, RenyiOdometer)):
+    if not (isinstance(account, PureDPAccount) or fresh_gaussian
+            or isinstance(account, RenyiOdometer)):
         raise ValueError(
-            "test_rows='all' composes the tests on every row with fresh rungs in one "
-            "account: it needs pure rungs (delta=0), fresh DP-SGD rungs or Gaussian "
-            "objective perturbation with a Renyi curve, not noise reduction, checkpoints "
-            "or rungs accounted by basic composition. Those test on a held-out part "
-            "(test_rows='held_out').")
+            "test_rows='all' composes the tests on every row with the rungs in one "
+            "account: it needs pure rungs (delta=0, Laplace noise reduction included), "
+            "fresh DP-SGD rungs or Gaussian objective perturbation with a Renyi curve, "
+            "not Gaussian noise reduction, checkpoints or rungs accounted by basic "
+            "composition. Those test on a held-out part (test_rows='held_out').")
     return True
 
 
@@ -883,8 +902,9 @@ def tests_on_all_rows(account, test_ratio, epsilon_start):
     from ..accounting import gdp_mu
     from ._accounts import RenyiOdometer
 
-    if type(account) is PureDPAccount:
-        return PureTests(account, test_ratio, test_ratio * epsilon_start)
+    if isinstance(account, PureDPAccount):
+        return PureTests(account, test_ratio, test_ratio * epsilon_start,
+                         increments=isinstance(account, NoiseReductionAccount))
     count_mu = test_ratio * gdp_mu(epsilon_start, account.rung_delta)
     tests = RenyiTests if isinstance(account, RenyiOdometer) else GaussianTests
     return tests(account, test_ratio, count_mu=count_mu, rung_delta=account.rung_delta)
@@ -1364,7 +1384,7 @@ def select_epsilon_privately(estimator, X, y, *, target, epsilon_max, epsilon_st
         ratio = random_ladder_ratio(account)
     joint = check_test_rows(test_rows, account)
     if test_ratio == "auto":
-        test_ratio = (PURE_ALL_ROWS_TEST_RATIO if joint and type(account) is PureDPAccount
+        test_ratio = (PURE_ALL_ROWS_TEST_RATIO if joint and isinstance(account, PureDPAccount)
                       else 1.0)
     tests = (tests_on_all_rows(account, test_ratio, min(epsilon_start, epsilon_max))
              if joint else ValidationAccount(epsilon_max, test_ratio, increments=reduction))

@@ -1036,7 +1036,6 @@ def test_all_rows_is_refused_for_other_rungs_before_any_data_is_read():
     not_data = object()  # reading it would fail differently
     for estimator, kw in [(ObjPertLogisticRegression(delta=1e-6, neighboring="replace"),
                            {}),  # basic-composition odometer
-                          (OutputPertSVM(noise="laplace"), {}),  # Laplace noise reduction
                           (DPSGDClassifier(delta=1e-6, sample_rate=1.0), {"checkpoints": True}),
                           (OutputPertSVM(delta=1e-6), {})]:  # Gaussian noise reduction
         search = EpsilonForUtility(estimator, test_rows="all", epsilon_max=1.0,
@@ -1099,6 +1098,27 @@ def test_pure_all_rows_tests_add_to_the_rungs_sum_by_hand(target):
     assert abs(report["transcript"]["noisy_validation_count"] - len(y)) < 40 / count
     # the released model is the last rung's
     assert search.best_estimator_.epsilon_spent_ == pytest.approx(epsilons[-1])
+
+
+def test_laplace_noise_reduction_on_all_rows_by_hand():
+    """Releases of one Laplace noise path on every row: the path costs its last release,
+    each test test_ratio times its rung's increment over the last release (in full for
+    the first) and the counts one test of a rung at epsilon_start, all added."""
+    search = EpsilonForUtility(OutputPertSVM(noise="laplace", C=1.0), target_utility=0.9,
+                               epsilon_max=10.0, epsilon_start=0.2, test_rows="all",
+                               test_ratio=0.1, tolerance=1.0, random_state=5).fit(X, y)
+    report = search.privacy_report_
+    rungs = report["transcript"]["rungs"]
+    epsilons = np.array([r["epsilon"] for r in rungs])
+    assert len(epsilons) >= 2 and search.n_fits_ == 1
+    assert epsilons == pytest.approx(0.2 * NOISE_REDUCTION_STEP ** np.arange(len(rungs)))
+    increments = np.diff(epsilons, prepend=0.0)
+    assert [r["test_budget"] for r in rungs] == pytest.approx(0.1 * increments)
+    total = epsilons[-1] + 0.1 * 0.2 + 0.1 * epsilons[-1]
+    assert report["ex_post"] == {"epsilon": pytest.approx(total), "delta": 0.0}
+    assert report["parts"]["validation"]["count_epsilon"] == pytest.approx(0.02)
+    assert search.best_estimator_.epsilon == pytest.approx(epsilons[-1])
+    assert "both to train the trial models and to test them" in report["statement"]
 
 
 @pytest.mark.parametrize("test_rows, estimator, ratio", [
