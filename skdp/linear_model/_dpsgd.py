@@ -766,8 +766,10 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
     Gradient perturbation (Abadi et al. 2016, in the Poisson-sampled form of
     Opacus): at every step each row enters the batch independently with the
     public probability ``q = sample_rate``, every per-example gradient is
-    clipped to ``max_grad_norm``, Gaussian noise of standard deviation
-    ``noise_multiplier * max_grad_norm`` is added to their sum, and the sum is
+    clipped to ``max_grad_norm`` (and multiplied by its row's weight, at most
+    ``max_sample_weight``), Gaussian noise of standard deviation
+    ``noise_multiplier * max_sample_weight * max_grad_norm`` is added to their
+    sum, and the sum is
     divided by ``q`` times a differentially private count of the rows (the
     number of rows is private under add/remove: it is never used directly).
     The noise multiplier is calibrated to ``(epsilon, delta)`` for the count
@@ -971,15 +973,16 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
     Notes
     -----
     Privacy statement. Unit of privacy: one record (row of ``X`` with its
-    label). Neighbouring relation: add/remove-one only
+    label and its weight). Neighbouring relation: add/remove-one only
     (``neighboring_ = "add_remove"``), the relation the Poisson-sampled
     Gaussian analysis assumes; a replace-one variant would need sampling
     without replacement and its own accounting, and is not offered.
     Mechanism: first the row count ``n + N(0, s^2)`` (sensitivity 1), then
     ``T`` steps of the subsampled Gaussian mechanism with the public rate
-    ``q``; the sensitivity of each noisy sum is ``max_grad_norm``
-    (per-example clipping, the intercept coordinate included), noise
-    ``N(0, (noise_multiplier * max_grad_norm)^2 I)`` on the sum, which is
+    ``q``; the sensitivity of each noisy sum is ``W * max_grad_norm`` with
+    ``W = max_sample_weight`` (per-example clipping, the intercept coordinate
+    included, then the row's weight clipped into ``[0, W]``), noise
+    ``N(0, (noise_multiplier * W * max_grad_norm)^2 I)`` on the sum, which is
     divided by ``max(q * n_tilde, 1)`` with ``n_tilde`` the DP count
     (post-processing). Every parameter of both mechanisms is public and fixed
     before the data are seen, so they compose non-adaptively. Loss measure:
@@ -999,6 +1002,18 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
     must itself be public (not fitted on the private data). Floating-point
     attacks on the Gaussian sampler are out of scope. Derivation:
     ``docs/privacy/dpsgd.rst``.
+
+    Runs of several calls. :meth:`partial_fit`, and :meth:`fit` with
+    ``warm_start=True`` on a fitted model, release one more such mechanism
+    (its own count and steps, its noise calibrated to ``(epsilon, delta)``
+    alone) started from the released coefficients (post-processing).
+    ``epsilon_spent_`` composes every call's events in one accountant, as if
+    every call read the same rows, with ``delta_spent_`` the current
+    ``delta``. Weights: a weight of ``k`` is not ``k`` copies of a row (one
+    record, counted once in the row count), and the weights' normalisation is
+    the unweighted one (the noisy weighted sum over ``q * n_tilde``), since
+    the sum of the weights is private; all-zero weights are not refused (that
+    would read the private weights): the fit then releases noise.
 
     Hyperparameters. They are public choices: tuning them on the private data
     costs privacy that is not accounted here. The defaults (``max_grad_norm=0.5``,
@@ -1209,7 +1224,7 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
                 f"DPSGDClassifier: class_weight holds weights above max_sample_weight="
                 f"{self.max_sample_weight:g}; every row's weight is clipped to it, so those "
                 "classes weigh less than asked. Raise max_sample_weight to the largest "
-                "class weight (the noise grows in proportion).", UserWarning, stacklevel=4)
+                "class weight (the noise grows in proportion).", UserWarning, stacklevel=7)
 
     def _score_loss(self, n_classes):
         """The loss on the matrix of scores: softmax for several classes (logistic)."""
