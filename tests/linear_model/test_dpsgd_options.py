@@ -462,3 +462,74 @@ def test_dask_input_is_refused_by_name_for_the_new_options():
     for call, match in cases:
         with pytest.raises(ValueError, match=match):
             call()
+
+
+# -- an exact audit of a weighted release ------------------------------------------------
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_exact_profile_of_a_weighted_release_is_within_the_claim(n):
+    """One full-batch step on ``n`` rows of weight 2 against the same plus a row of
+    weight 10, clipped to ``W = 3``: the added row moves the weighted clipped sum by
+    ``W C``. The exact profile of the release ``-eta (S + z W C xi) / max(n_tilde, 1)``
+    is within the certified (epsilon, delta); noise scaled to ``C`` alone is not."""
+    from ..audit.test_dpsgd_privacy import (CLIP, ETA, _hockey_stick, _one_step,
+                                            _release_density, _tiny_neighbours)
+
+    epsilon, delta, W = 1.0, 1e-3, 3.0
+    (X, y), (Xp, yp) = _tiny_neighbours(n)
+    w, wp = np.full(n, 2.0), np.r_[np.full(n, 2.0), 10.0]
+    est = _one_step(epsilon=epsilon, delta=delta, max_sample_weight=W, data_norm=1.0,
+                    random_state=0).fit(X, y, sample_weight=w)
+    z, s = est.noise_multiplier_, est.count_noise_std_
+
+    def weighted_sum(X, y, w):
+        signs = np.where(y == 1, 1.0, -1.0)
+        gradients = -signs * expit(0.0) * X[:, 0]
+        clipped = gradients * np.minimum(1.0, CLIP / np.abs(gradients))
+        return float(np.sum(np.minimum(w, W) * clipped))
+
+    S, Sp = weighted_sum(X, y, w), weighted_sum(Xp, yp, wp)
+    assert abs(Sp - S) == pytest.approx(W * CLIP)
+    grid = np.linspace(-60, 60, 30_001) * ETA * W * CLIP
+    # the density's noise is eta z' C with z' = z W
+    p = _release_density(grid, S, n, z * W, s)
+    q = _release_density(grid, Sp, n + 1, z * W, s)
+    assert abs(p.sum() * (grid[1] - grid[0]) - 1) < 1e-6
+    assert _hockey_stick(p, q, est.epsilon_spent_, grid) <= delta * 1.01
+    # negative control: the same sums with the noise of the unweighted clipping norm
+    p_bad = _release_density(grid, S, n, z, s)
+    q_bad = _release_density(grid, Sp, n + 1, z, s)
+    assert _hockey_stick(p_bad, q_bad, est.epsilon_spent_, grid) > 5 * delta
+
+
+@pytest.mark.parametrize("sample_rate", [1.0, 0.2])
+def test_tangent_with_class_weights_and_a_warm_start(sample_rate):
+    """fit_release's forward-mode d theta / dz with weighted rows from a warm start
+    matches the central difference of common-random-number reruns."""
+    X, y = _data(n=300)
+    est = _clf(epsilon=2.0, sample_rate=sample_rate, epochs=2, max_grad_norm=0.3,
+               max_sample_weight=2.0, class_weight={0: 2.0, 1: 0.5}, warm_start=True,
+               accountant="rdp").fit(X, y)
+    (solution,) = est._releases(X, y, with_derivative=True)
+    assert solution.settings["initial_theta"] is not None
+    assert solution.settings["sample_weight"] is not None
+    z = solution.noise_multiplier
+    h = 1e-5 * z
+    central = (solution.rerun(z + h) - solution.rerun(z - h)) / (2 * h)
+    assert np.linalg.norm(central) > 0
+    error = np.linalg.norm(solution.theta_tangent - central) / np.linalg.norm(central)
+    assert error < 1e-6
+
+
+def test_checkpoints_weigh_rows_as_the_fit_does():
+    """The first checkpoint of a full-batch run is the estimator's own fit, class
+    weights and the noise of max_sample_weight included."""
+    X, y = _data(n=300)
+    kw = dict(epsilon=0.5, sample_rate=1.0, class_weight={0: 2.0}, max_sample_weight=2.0,
+              random_state=3)
+    model = _clf(**kw)._noise_reduction_path(X, y).release(0.5)
+    fitted = _clf(**kw).fit(X, y)
+    assert_allclose(model.coef_, fitted.coef_, rtol=1e-12, atol=1e-14)
+    unweighted = _clf(**{**kw, "class_weight": None})._noise_reduction_path(X, y).release(0.5)
+    assert not np.allclose(unweighted.coef_, fitted.coef_)
+    assert model.dp_events_ == fitted.dp_events_
