@@ -1158,7 +1158,7 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         report the whole run: every call's count and steps composed in one
         accountant at ``delta`` (their own when all calls share one, Renyi DP
         otherwise), as if every call read the same rows (which calls a record is in
-        is not known), which is well below ``epsilon`` times the number of calls.
+        is not known), usually well below ``epsilon`` times the number of calls.
         Calls seeded with one integer ``random_state`` still draw independent noise
         (each call its own streams).
 

@@ -533,3 +533,27 @@ def test_checkpoints_weigh_rows_as_the_fit_does():
     unweighted = _clf(**{**kw, "class_weight": None})._noise_reduction_path(X, y).release(0.5)
     assert not np.allclose(unweighted.coef_, fitted.coef_)
     assert model.dp_events_ == fitted.dp_events_
+
+
+def test_composition_of_unlike_runs_and_of_a_count_alone():
+    import dp_accounting
+    from dp_accounting.pld import PLDAccountant
+
+    from skdp.accounting._rdp import ORDERS, rdp_to_epsilon
+
+    count_only = DPSGDEvent(np.inf, 0.1, 10, 5.0)
+    assert composed_dpsgd_epsilon([count_only], DELTA, accountant="rdp") == pytest.approx(
+        rdp_to_epsilon(ORDERS / (2 * 5.0**2), DELTA), rel=1e-12)
+    assert composed_dpsgd_epsilon([count_only], DELTA, accountant="pld") == pytest.approx(
+        gaussian_epsilon(DELTA, 1 / 5.0), rel=2e-3)
+    runs = [DPSGDEvent(1.5, 0.1, 40, 30.0), DPSGDEvent(1.5, 0.1, 40, 30.0),
+            DPSGDEvent(3.0, 0.3, 20, 30.0)]
+    acc = PLDAccountant()
+    for e in runs:
+        acc.compose(dp_accounting.GaussianDpEvent(e.count_noise_std))
+        acc.compose(dp_accounting.PoissonSampledDpEvent(
+            e.sample_rate, dp_accounting.GaussianDpEvent(e.noise_multiplier)), e.n_steps)
+    assert composed_dpsgd_epsilon(runs, DELTA, accountant="pld") == pytest.approx(
+        acc.get_epsilon(DELTA), rel=2e-3)
+    assert composed_dpsgd_epsilon(runs, DELTA, accountant="rdp") == pytest.approx(
+        _dp_accounting_epsilon(runs, "rdp"), rel=1e-6)
