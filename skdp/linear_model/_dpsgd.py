@@ -172,10 +172,10 @@ def auto_learning_rate(noise_std):
     coordinate of the normalised gradient: each step's noise moves the iterate by a
     standard deviation of ``c`` (0.026) per coordinate, whatever the budget.
 
-    ``s = noise_multiplier * max_grad_norm / (q * n_tilde)`` is public: the
-    noise multiplier is calibrated from the public parameters and ``n_tilde`` is
-    the fit's DP row count, so the rate is post-processing and every step stays
-    a Gaussian mechanism with its fixed parameters. Noisier gradients take
+    ``s = noise_multiplier * max_sample_weight * max_grad_norm / (q * n_tilde)``
+    is public: the noise multiplier is calibrated from the public parameters and
+    ``n_tilde`` is the fit's DP row count, so the rate is post-processing and every
+    step stays a Gaussian mechanism with its fixed parameters. Noisier gradients take
     smaller steps; with little noise the rate is capped for stability.
     """
     c, cap = AUTO_LEARNING_RATE
@@ -810,7 +810,8 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
 
     max_grad_norm : float, default=0.5
         Clipping norm ``C`` of each per-example gradient (Frobenius norm over
-        all classes). It is the sensitivity of the noisy sum. A logistic
+        all classes). It is the sensitivity of the noisy sum (times
+        ``max_sample_weight`` when rows are weighted). A logistic
         gradient has norm at most the row norm ``sqrt(data_norm**2 +
         intercept_scaling**2)``; clipping below it trades a little bias for
         less noise.
@@ -853,8 +854,9 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
     learning_rate : float or "auto", default="auto"
         Step size on the normalised gradient (the noisy sum divided by ``q``
         times the DP row count). ``"auto"`` is ``min(64, 0.026 / s)`` with
-        ``s = noise_multiplier * max_grad_norm / (q * n_tilde)`` the standard
-        deviation of the noise on one coordinate of the normalised gradient
+        ``s = noise_multiplier * max_sample_weight * max_grad_norm / (q *
+        n_tilde)`` the standard deviation of the noise on one coordinate of
+        the normalised gradient
         (``n_tilde`` the DP row count): each step's noise moves every
         coefficient by a standard deviation of 0.026 (before momentum), so
         steps are small when the noise is large (small epsilon, few rows), up
@@ -1057,6 +1059,15 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
     200
     >>> bool(clf.epsilon_spent_ <= 1.0)
     True
+
+    Batches arriving one at a time: each call spends ``(epsilon, delta)`` alone and
+    ``epsilon_spent_`` composes them.
+
+    >>> stream = DPSGDClassifier(epsilon=1.0, data_norm=5.0, random_state=0)
+    >>> stream = stream.partial_fit(X[:100], y[:100], classes=[0, 1])
+    >>> stream = stream.partial_fit(X[100:], y[100:])
+    >>> len(stream.dp_events_), bool(1.0 < stream.epsilon_spent_ < 2.0)
+    (2, True)
     """
 
     # first-order expansion of the utility in EpsilonForUtility (see its benchmark)
