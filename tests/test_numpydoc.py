@@ -74,13 +74,15 @@ def _public_objects():
         add(qualified, obj)
         if not inspect.isclass(obj):
             continue
+        defined = set()   # a member overridden lower in the MRO is not the class's
         for cls in obj.__mro__:
             if not cls.__module__.startswith("skdp"):
                 continue  # inherited from scikit-learn or the standard library
             for member_name, member in vars(cls).items():
                 method = _unwrap(member)
-                if member_name.startswith("_") or method is None:
+                if member_name.startswith("_") or method is None or member_name in defined:
                     continue
+                defined.add(member_name)
                 if cls is not obj and id(cls) in public_classes:
                     continue  # checked under the public class that defines it
                 add(f"{qualified}.{member_name}", method)

@@ -18,12 +18,14 @@ stays fast.
 """
 
 import math
+from dataclasses import dataclass
 from functools import lru_cache
+from itertools import groupby
 
 import numpy as np
 
 from ._gaussian import gaussian_delta, gaussian_epsilon, gdp_mu
-from ._rdp import dpsgd_rdp, rdp_to_delta, rdp_to_epsilon
+from ._rdp import ORDERS, dpsgd_rdp, rdp_to_delta, rdp_to_epsilon
 
 ACCOUNTANTS = ("pld", "rdp")
 # s = 10 / mu: the row count takes (1/10)^2 = 1 % of the Gaussian-DP budget mu^2
@@ -183,6 +185,102 @@ def _accountant_epsilon(noise_multiplier, sample_rate, n_steps, delta, accountan
     acc = _pld_accountant()
     acc.compose(_dpsgd_event(noise_multiplier, sample_rate, n_steps, count_noise_std))
     return float(acc.get_epsilon(delta))
+
+
+@dataclass(frozen=True)
+class DPSGDEvent:
+    """One DP-SGD run (a ``fit`` or ``partial_fit`` call) as the accountant sees it.
+
+    Every field is a public value: the run's noise multiplier, sampling rate, number
+    of steps and the standard deviation of its Gaussian row count (``0``: an exact
+    count, an unbounded spend), the accountant that certified the run alone, and the
+    pure epsilon of a private ``data_norm`` drawn before it (added by basic
+    composition).
+    """
+
+    noise_multiplier: float
+    sample_rate: float
+    n_steps: int
+    count_noise_std: float
+    accountant: str = "rdp"
+    data_norm_epsilon: float = 0.0
+
+
+def composed_dpsgd_epsilon(events, delta, *, accountant="rdp"):
+    """Epsilon of several DP-SGD runs on the same rows, composed in one accountant.
+
+    Each run is its Gaussian row count followed by its ``T`` Poisson-sampled
+    Gaussian steps (add/remove-one). The runs are composed as if they all read the
+    same rows (a record may be in every one of them), which bounds any overlap. The
+    parameters of each run are public and fixed before its data are seen; a later
+    run may start from an earlier release (post-processing) but its noise multiplier,
+    rate and steps do not depend on it, so the composition is non-adaptive.
+
+    Parameters
+    ----------
+    events : sequence of DPSGDEvent
+        The runs, in order (at least one).
+    delta : float
+        Target delta in (0, 1).
+    accountant : {"pld", "rdp"}, default="rdp"
+        ``"rdp"``: the runs' Renyi DP curves are added at every order, then
+        converted once. ``"pld"``: exact Gaussian DP (``mu^2`` adds up) when every
+        run is full-batch, else dp-accounting's PLD accountant on the composed
+        event.
+
+    Returns
+    -------
+    epsilon : float
+        Excludes the runs' ``data_norm_epsilon`` (the caller adds them).
+    """
+    events = list(events)
+    if not events:
+        raise ValueError("Compose at least one DP-SGD run.")
+    for event in events:
+        _check_accounting_args(event.noise_multiplier, event.sample_rate, event.n_steps,
+                               accountant)
+    if not 0 < delta < 1:
+        raise ValueError(f"DP-SGD accounting needs 0 < delta < 1, got delta={delta!r}.")
+    if any(e.noise_multiplier == 0 or e.count_noise_std == 0 for e in events):
+        return math.inf
+    if accountant == "pld" and all(e.sample_rate == 1 for e in events):
+        mu_squared = sum(composed_mu(e.noise_multiplier, e.n_steps, e.count_noise_std) ** 2
+                         for e in events)
+        return gaussian_epsilon(delta, math.sqrt(mu_squared))
+    if accountant == "rdp":
+        rdp = sum(len(list(group)) * _run_rdp(parameters)
+                  for parameters, group in groupby(events, key=_public_parameters))
+        return rdp_to_epsilon(rdp, delta)
+    import dp_accounting
+
+    # runs alike in a row are one self-composed event (the PLD of a power is cheap)
+    parts = [dp_accounting.SelfComposedDpEvent(_run_event(event), len(list(group)))
+             for event, group in groupby(events, key=_public_parameters)]
+    acc = _pld_accountant()
+    acc.compose(dp_accounting.ComposedDpEvent(parts))
+    return float(acc.get_epsilon(delta))
+
+
+def _public_parameters(event):
+    return (float(event.noise_multiplier), float(event.sample_rate), int(event.n_steps),
+            float(event.count_noise_std))
+
+
+def _run_event(parameters):
+    z, q, steps, s = parameters
+    if math.isinf(z):   # steps that release nothing: the count alone
+        import dp_accounting
+
+        return dp_accounting.GaussianDpEvent(s)
+    return _dpsgd_event(z, q, steps, s)
+
+
+@lru_cache(maxsize=256)
+def _run_rdp(parameters):
+    z, q, steps, s = parameters
+    if math.isinf(z):
+        return ORDERS / (2 * s**2)
+    return dpsgd_rdp(z, q, steps, s)
 
 
 def dpsgd_delta(noise_multiplier, sample_rate, n_steps, epsilon, *, accountant="pld",

@@ -17,7 +17,8 @@ from sklearn.utils.validation import validate_data
 from threadpoolctl import threadpool_limits
 
 from ..accounting._calibration import calibrate_noise_multiplier, noise_multiplier_derivative
-from ..accounting._dpsgd import default_count_noise_std, dpsgd_epsilon
+from ..accounting._dpsgd import (DPSGDEvent, composed_dpsgd_epsilon, default_count_noise_std,
+                                 dpsgd_epsilon)
 from ..base import LARGE_DELTA
 from ..exceptions import LargeDeltaWarning, PrivacyBudgetError
 from ..losses import HingeLoss
@@ -28,10 +29,11 @@ from ..solvers._partitioned import is_dask_collection, signed_columns
 from ..solvers._partitioned_softmax import one_hot
 from ..utils._docstrings import fill_doc
 from ..utils._random import noise_generator
-from ..utils._sklearn_compat import Interval, StrOptions
+from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ..utils.validation import finite_clipping_norm, row_clip_factors, scaled_row_norms
-from ._base import (PrivateLinearModel, _LinearClassifierMixin, encode_labels,
-                    linear_classifier_constraints, partitioned_design, solver_design)
+from ._base import (PARTITIONED_SUPPORT, PrivateLinearModel, _LinearClassifierMixin,
+                    encode_labels, linear_classifier_constraints, partitioned_design,
+                    solver_design)
 
 _SCHEDULES = ("constant", "step", "linear")
 
@@ -170,10 +172,10 @@ def auto_learning_rate(noise_std):
     coordinate of the normalised gradient: each step's noise moves the iterate by a
     standard deviation of ``c`` (0.026) per coordinate, whatever the budget.
 
-    ``s = noise_multiplier * max_grad_norm / (q * n_tilde)`` is public: the
-    noise multiplier is calibrated from the public parameters and ``n_tilde`` is
-    the fit's DP row count, so the rate is post-processing and every step stays
-    a Gaussian mechanism with its fixed parameters. Noisier gradients take
+    ``s = noise_multiplier * max_sample_weight * max_grad_norm / (q * n_tilde)``
+    is public: the noise multiplier is calibrated from the public parameters and
+    ``n_tilde`` is the fit's DP row count, so the rate is post-processing and every
+    step stays a Gaussian mechanism with its fixed parameters. Noisier gradients take
     smaller steps; with little noise the rate is capped for stability.
     """
     c, cap = AUTO_LEARNING_RATE
@@ -204,16 +206,21 @@ _STREAMED_BYTES = 2**25
 _HUGE_GRADIENT_NORM = 1e300
 
 
-def clipped_gradient_sum(X, Y, theta, loss, max_grad_norm, row_norms, with_factors=True):
-    """Sum of per-example gradients clipped to ``max_grad_norm``, and the clip factors
-    (``None`` unless ``with_factors``).
+def clipped_gradient_sum(X, Y, theta, loss, max_grad_norm, row_norms, with_factors=True,
+                         weights=None):
+    """Sum of per-example gradients clipped to ``max_grad_norm`` (each times its row's
+    weight, when ``weights`` are given), and the clip factors (``None`` unless
+    ``with_factors``; the weights are not in them).
 
     For a linear model the per-example gradient is the outer product
     ``r_i x_i^T`` with ``r_i = d loss_i / d scores_i``, so its Frobenius norm is
-    ``||r_i|| ||x_i||``: no per-example gradient is ever materialised.
+    ``||r_i|| ||x_i||``: no per-example gradient is ever materialised. A row's
+    term has norm at most ``w_i max_grad_norm``: the weights must already be bounded
+    (:func:`_bounded_weights`).
     """
     if is_sparse(X) or X.shape[0] * X.shape[1] * 8 <= _STREAMED_BYTES:
-        total, factors = _clipped_block_sum(X, Y, theta, loss, max_grad_norm, row_norms)
+        total, factors = _clipped_block_sum(X, Y, theta, loss, max_grad_norm, row_norms,
+                                            weights)
         return total, factors if with_factors else None
     # a dense design beyond the cache by blocks of rows that stay in cache between the
     # two products, so that X is read from memory once per step, not twice
@@ -221,14 +228,15 @@ def clipped_gradient_sum(X, Y, theta, loss, max_grad_norm, row_norms, with_facto
     factors = np.empty(X.shape[0]) if with_factors else None
     for start, stop, block in as_design(X).blocks():
         block_sum, block_factors = _clipped_block_sum(
-            block, Y[start:stop], theta, loss, max_grad_norm, row_norms[start:stop])
+            block, Y[start:stop], theta, loss, max_grad_norm, row_norms[start:stop],
+            None if weights is None else weights[start:stop])
         total += block_sum
         if with_factors:
             factors[start:stop] = block_factors
     return total, factors
 
 
-def _clipped_block_sum(X, Y, theta, loss, max_grad_norm, row_norms):
+def _clipped_block_sum(X, Y, theta, loss, max_grad_norm, row_norms, weights=None):
     R = loss.residual(np.asarray(X @ theta.T), Y)   # a new array: scaled in place
     norms = np.einsum("ik,ik->i", R, R)
     np.sqrt(norms, out=norms)
@@ -237,7 +245,7 @@ def _clipped_block_sum(X, Y, theta, loss, max_grad_norm, row_norms):
     if norms.max(initial=0.0) > _HUGE_GRADIENT_NORM:
         _rescaled_clip_factors(R, row_norms, max_grad_norm, norms, factors)
     del norms
-    R *= factors[:, None]
+    R *= (factors if weights is None else factors * weights)[:, None]
     return np.asarray(X.T @ R).T, factors
 
 
@@ -299,13 +307,14 @@ def _rescaled_clip_factors(R, row_norms, max_grad_norm, norms, factors):
     factors[huge] = np.minimum(exact, 1.0)
 
 
-def clipped_gradient_tangent(X, Y, theta, tangent, loss, factors):
+def clipped_gradient_tangent(X, Y, theta, tangent, loss, factors, weights=None):
     """Directional derivative of :func:`clipped_gradient_sum` along ``tangent``.
 
     With ``factors`` the clip factors at ``theta``: an unclipped row contributes
     ``dr_i x_i^T``; a clipped row is ``C r_i / (||r_i|| ||x_i||)``, whose
     derivative keeps only the part of ``dr_i`` orthogonal to ``r_i``, scaled by
-    its factor (a clipped binary row, ``r_i`` a scalar, contributes nothing).
+    its factor (a clipped binary row, ``r_i`` a scalar, contributes nothing);
+    each row's term is then scaled by its (constant) weight.
     """
     S = np.asarray(X @ theta.T)
     R = loss.residual(S, Y)
@@ -314,11 +323,13 @@ def clipped_gradient_tangent(X, Y, theta, tangent, loss, factors):
     Rc, dRc = R[clipped], dR[clipped]
     radial = np.einsum("ik,ik->i", Rc, dRc) / np.einsum("ik,ik->i", Rc, Rc)
     dR[clipped] = dRc - Rc * radial[:, None]
-    return np.asarray(X.T @ (dR * factors[:, None])).T
+    scale = factors if weights is None else factors * weights
+    return np.asarray(X.T @ (dR * scale[:, None])).T
 
 
-def _batch_blocks(X, Y, row_norms, idx):
-    """The rows ``idx`` of the design with their targets and norms, by blocks of rows:
+def _batch_blocks(X, Y, row_norms, idx, weights=None):
+    """The rows ``idx`` of the design with their targets, norms and weights (``None``
+    when the rows are unweighted), by blocks of rows:
     a Poisson batch (a tenth of the rows by default) is never copied whole. Dense
     blocks are 256 KB (as fast as 1 MB ones, measured); sparse ones hold about 1 MB
     of values (256 KB made the gathers 50 % slower on a 50,000 x 50,000 CSR)."""
@@ -329,7 +340,72 @@ def _batch_blocks(X, Y, row_norms, idx):
         rows = _cache_rows(design.shape[1], _BUFFER_BYTES)
     for start in range(0, max(idx.size, 1), rows):  # an empty batch: one empty block
         chunk = idx[start:start + rows]
-        yield design.subset(chunk), np.take(Y, chunk, axis=0), np.take(row_norms, chunk)
+        yield (design.subset(chunk), np.take(Y, chunk, axis=0), np.take(row_norms, chunk),
+               None if weights is None else np.take(weights, chunk))
+
+
+def _bounded_weights(sample_weight, max_sample_weight, n):
+    """Row weights clipped into ``[0, max_sample_weight]``, or ``None`` when every row
+    weighs 1 and 1 is within the bound.
+
+    The clipping is per row, so it costs no privacy; it is what bounds a row's
+    weighted clipped gradient by ``max_sample_weight * max_grad_norm``, the
+    sensitivity the noise is scaled to. Unweighted rows weigh 1, clipped too when the
+    bound is below 1.
+    """
+    if sample_weight is None:
+        return None if max_sample_weight >= 1.0 else np.full(n, float(max_sample_weight))
+    return np.clip(np.asarray(sample_weight, dtype=np.float64), 0.0, max_sample_weight)
+
+
+def _checked_sample_weight(sample_weight, n):
+    """``sample_weight`` as float64, refused (before any noise) unless it is one finite,
+    non-negative weight per row."""
+    weights = np.asarray(sample_weight, dtype=np.float64)
+    if weights.ndim != 1 or weights.shape[0] != n:
+        raise ValueError("sample_weight must hold one weight per row of X (a 1-D array of "
+                         f"the same length), got an array of shape {weights.shape}.")
+    if not np.all(np.isfinite(weights)):
+        raise ValueError("sample_weight holds NaN or infinite values; weights must be "
+                         "finite and non-negative.")
+    if np.any(weights < 0):
+        raise ValueError("Negative values in sample_weight; weights must be finite and "
+                         "non-negative.")
+    return weights
+
+
+def _class_weight_vector(class_weight, classes):
+    """The public weight of each class of ``classes`` (1 for a class not in the dict);
+    a key that is not a class is refused."""
+    labels = classes.tolist()
+    unknown = [key for key in class_weight if key not in labels]
+    if unknown:
+        raise ValueError(f"class_weight has labels {unknown!r} that are not classes "
+                         f"{labels!r}.")
+    return np.array([float(class_weight.get(label, 1.0)) for label in labels])
+
+
+def _same_labels(given, reference):
+    given = np.unique(np.asarray(given))
+    return given.shape == reference.shape and bool(np.all(given == reference))
+
+
+def _call_streams(random_state, call):
+    """The count, sampling and noise streams of the ``call``-th mechanism of a run.
+
+    Children ``3 call`` to ``3 call + 2`` of the seed of the run's noise stream
+    (:func:`~skdp.utils._random.noise_generator`), all ChaCha20: for ``call = 0``
+    exactly the streams of ``spawn(3)``, and each later ``partial_fit`` or
+    warm-started ``fit`` of a run seeded with one integer draws noise of its own,
+    independent of the earlier calls', as their composition assumes (``None``
+    keys every call afresh anyway).
+    """
+    from randomgen import ChaCha   # imported here: see skdp.utils._random
+
+    root = noise_generator(random_state).bit_generator.seed_seq
+    children = (np.random.SeedSequence(root.entropy, spawn_key=root.spawn_key + (3 * call + i,),
+                                       pool_size=root.pool_size) for i in range(3))
+    return [np.random.Generator(ChaCha(seed=child, rounds=20)) for child in children]
 
 
 @dataclass
@@ -344,8 +420,9 @@ class DPSGDRun:
 
 def _dp_sgd(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_rate, n_steps,
             normaliser, learning_rate, schedule, alpha, average, sampling_rng, noise_rng,
-            momentum=0.0, row_norms=None, tangent=False, verbose=0):
-    """Noisy clipped gradient descent on ``mean_i loss_i + alpha/2 ||theta||^2``.
+            momentum=0.0, row_norms=None, tangent=False, verbose=0, sample_weight=None,
+            max_sample_weight=1.0, initial_theta=None):
+    """Noisy clipped gradient descent on ``mean_i w_i loss_i + alpha/2 ||theta||^2``.
 
     Parameters
     ----------
@@ -385,6 +462,15 @@ def _dp_sgd(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_rate, n_steps
     verbose : int
         Print progress once per epoch (step, ``||theta||``, elapsed time:
         post-processing of the private iterates only).
+    sample_weight : ndarray of shape (n,), optional
+        Row weights ``w_i``, clipped here into ``[0, max_sample_weight]``; each
+        row's clipped gradient is multiplied by its weight. ``None``: weight 1.
+    max_sample_weight : float, default=1.0
+        ``W``: a row's weighted clipped gradient has norm at most ``W C``, and the
+        noise on the sum is ``N(0, (z W C)^2 I)``, so every step is the same
+        Gaussian mechanism of multiplier ``z`` as without weights.
+    initial_theta : ndarray of shape (K, d), optional
+        The first iterate (a previous release: warm start); zeros when not given.
 
     Returns
     -------
@@ -398,11 +484,16 @@ def _dp_sgd(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_rate, n_steps
     K = X.target_width if partitioned else Y.shape[1]
     if row_norms is None and not partitioned:
         row_norms = _row_norms(X)
-    noise_scale = noise_multiplier * max_grad_norm
+    weights = _bounded_weights(sample_weight, max_sample_weight, n)
+    if partitioned and weights is not None:
+        raise ValueError("Row weights (and max_sample_weight < 1) need the rows in memory.")
+    sensitivity = max_grad_norm * max_sample_weight
+    noise_scale = noise_multiplier * sensitivity
     etas = _learning_rates(learning_rate, schedule, n_steps)
     n_avg = max(1, int(math.ceil(average * n_steps))) if average > 0 else 1
     first_avg = n_steps - n_avg
-    theta = np.zeros((K, d))
+    theta = (np.zeros((K, d)) if initial_theta is None
+             else np.array(initial_theta, dtype=np.float64).reshape(K, d))
     theta_avg = np.zeros((K, d))
     velocity = np.zeros((K, d))
     if tangent:  # d/dz of theta, its average and the velocity (forward mode)
@@ -417,21 +508,21 @@ def _dp_sgd(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_rate, n_steps
         for t in range(n_steps):
             if full_batch:
                 batch_sizes[t] = n
-                blocks = [(X, Y, row_norms)]
+                blocks = [(X, Y, row_norms, weights)]
             elif partitioned:   # each partition draws its own rows' part of the mask
                 key = _poisson_key(sampling_rng)
-                blocks = [(X, Y, row_norms)]
+                blocks = [(X, Y, row_norms, None)]
             else:
                 idx = _poisson_sample(n, sample_rate, sampling_rng)
                 batch_sizes[t] = idx.size
-                blocks = _batch_blocks(X, Y, row_norms, idx)
+                blocks = _batch_blocks(X, Y, row_norms, idx, weights)
             # the noise is drawn first and the clipped sums are added into it, so that
             # a step holds one vector of theta's size (d is n on a square sparse X);
             # the stream is the noise's own, so the draws do not depend on the order
             xi = noise_rng.standard_normal((K, d))   # drawn even when z = 0 (same stream)
             gradient = xi * noise_scale if tangent else np.multiply(xi, noise_scale, out=xi)
             clipped_dot = np.zeros((K, d)) if tangent else None
-            for Xb, Yb, norms_b in blocks:
+            for Xb, Yb, norms_b, weights_b in blocks:
                 if partitioned and full_batch:
                     gradient += X.reduce(_partition_clipped_sum, theta, loss, max_grad_norm)
                     continue
@@ -443,13 +534,14 @@ def _dp_sgd(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_rate, n_steps
                     batch_sizes[t] = size[0]
                     continue
                 block_sum, factors = clipped_gradient_sum(Xb, Yb, theta, loss, max_grad_norm,
-                                                          norms_b, with_factors=tangent)
+                                                          norms_b, with_factors=tangent,
+                                                          weights=weights_b)
                 gradient += block_sum
                 if tangent:
                     clipped_dot += clipped_gradient_tangent(Xb, Yb, theta, theta_dot, loss,
-                                                            factors)
+                                                            factors, weights_b)
             if tangent:
-                gradient_dot = ((clipped_dot + max_grad_norm * xi) / normaliser
+                gradient_dot = ((clipped_dot + sensitivity * xi) / normaliser
                                 + alpha * theta_dot)
                 velocity_dot = momentum * velocity_dot + gradient_dot
                 theta_dot = theta_dot - etas[t] * velocity_dot
@@ -473,7 +565,8 @@ def _dp_sgd(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_rate, n_steps
 
 
 def _dp_gd_checkpoints(X, Y, loss, *, noise_multiplier, max_grad_norm, normaliser,
-                       learning_rate, alpha, average, momentum, noise_rng, row_norms=None):
+                       learning_rate, alpha, average, momentum, noise_rng, row_norms=None,
+                       sample_weight=None, max_sample_weight=1.0):
     """Full-batch DP-GD continued from checkpoint to checkpoint (a generator).
 
     Primed with ``next``; then ``send(T)`` runs the steps up to step ``T`` (at least
@@ -482,13 +575,17 @@ def _dp_gd_checkpoints(X, Y, loss, *, noise_multiplier, max_grad_norm, normalise
     is the one :func:`_dp_sgd` takes at ``sample_rate = 1`` with a constant schedule
     and the same noise stream, so the release at ``T`` is the model of a run of ``T``
     steps; the releases up to ``T`` are functions of its iterates, and together they
-    cost what the ``T`` steps cost (Gaussian DP composition of the steps).
+    cost what the ``T`` steps cost (Gaussian DP composition of the steps). Row weights
+    and ``max_sample_weight`` are those of :func:`_dp_sgd`.
     """
     partitioned = getattr(X, "partitioned", False)
     K, d = (X.target_width if partitioned else Y.shape[1]), X.shape[1]
     if row_norms is None and not partitioned:
         row_norms = _row_norms(X)
-    noise_scale = noise_multiplier * max_grad_norm
+    weights = _bounded_weights(sample_weight, max_sample_weight, X.shape[0])
+    if partitioned and weights is not None:
+        raise ValueError("Row weights (and max_sample_weight < 1) need the rows in memory.")
+    noise_scale = noise_multiplier * max_grad_norm * max_sample_weight
     theta, velocity = np.zeros((K, d)), np.zeros((K, d))
     prefix_sums = [np.zeros((K, d))]   # of the iterates, for the averages
     target = yield None
@@ -501,7 +598,8 @@ def _dp_gd_checkpoints(X, Y, loss, *, noise_multiplier, max_grad_norm, normalise
                     gradient += X.reduce(_partition_clipped_sum, theta, loss, max_grad_norm)
                 else:
                     gradient += clipped_gradient_sum(X, Y, theta, loss, max_grad_norm,
-                                                     row_norms, with_factors=False)[0]
+                                                     row_norms, with_factors=False,
+                                                     weights=weights)[0]
                 gradient /= normaliser
                 if alpha:
                     gradient += alpha * theta
@@ -547,7 +645,7 @@ class DPGDCheckpoints:
         _, self._first_steps = template._schedule()
         count_noise = template._count_noise()
         z, _ = template._privacy_spend(1.0, self._first_steps, count_noise)
-        design, Y, loss = template._prepare(X, y)
+        design, Y, loss, weights = template._prepare(X, y, classes=template.classes)
         normaliser, _, noise_rng = template._draws(design, count_noise, 1.0)
         template.learning_rate_ = template._step_size(z, normaliser)
         self.noise_multiplier, self.count_noise_std = float(z), float(count_noise)
@@ -556,7 +654,8 @@ class DPGDCheckpoints:
             design, Y, loss, noise_multiplier=z, max_grad_norm=float(template.max_grad_norm),
             normaliser=normaliser, learning_rate=template.learning_rate_,
             alpha=float(template.alpha), average=float(template.average),
-            momentum=float(template.momentum), noise_rng=noise_rng)
+            momentum=float(template.momentum), noise_rng=noise_rng, sample_weight=weights,
+            max_sample_weight=float(template.max_sample_weight))
         next(self._run)
         self.n_steps = 0
 
@@ -612,6 +711,8 @@ class _Checkpoint:
     n_steps: int
     count_noise_std: float
     sample_rate: float = 1.0
+    accountant: str = "pld"
+    previous_events: tuple = ()
 
 
 @dataclass
@@ -642,6 +743,8 @@ class DPSGDSolution:
     noise_state: np.random.Generator
     theta_tangent: np.ndarray = None
     dz_depsilon: float = None
+    accountant: str = "rdp"
+    previous_events: tuple = ()   # the runs this one continues (public DPSGDEvents)
 
     def theta_derivative(self):
         """``d theta / d epsilon = d theta / dz * dz / d epsilon``, draws held fixed."""
@@ -663,8 +766,10 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
     Gradient perturbation (Abadi et al. 2016, in the Poisson-sampled form of
     Opacus): at every step each row enters the batch independently with the
     public probability ``q = sample_rate``, every per-example gradient is
-    clipped to ``max_grad_norm``, Gaussian noise of standard deviation
-    ``noise_multiplier * max_grad_norm`` is added to their sum, and the sum is
+    clipped to ``max_grad_norm`` (and multiplied by its row's weight, at most
+    ``max_sample_weight``), Gaussian noise of standard deviation
+    ``noise_multiplier * max_sample_weight * max_grad_norm`` is added to their
+    sum, and the sum is
     divided by ``q`` times a differentially private count of the rows (the
     number of rows is private under add/remove: it is never used directly).
     The noise multiplier is calibrated to ``(epsilon, delta)`` for the count
@@ -705,10 +810,20 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
 
     max_grad_norm : float, default=0.5
         Clipping norm ``C`` of each per-example gradient (Frobenius norm over
-        all classes). It is the sensitivity of the noisy sum. A logistic
+        all classes). It is the sensitivity of the noisy sum (times
+        ``max_sample_weight`` when rows are weighted). A logistic
         gradient has norm at most the row norm ``sqrt(data_norm**2 +
         intercept_scaling**2)``; clipping below it trades a little bias for
         less noise.
+
+    max_sample_weight : float, default=1.0
+        Public bound ``W`` on a row's weight (``sample_weight`` times its
+        ``class_weight``): weights are clipped into ``[0, W]``, so a row's
+        weighted clipped gradient has norm at most ``W * max_grad_norm``, and
+        the noise on each sum has standard deviation ``noise_multiplier * W *
+        max_grad_norm`` (with or without weights: ``W`` is a parameter, never
+        read from the weights). The accounting in ``noise_multiplier`` is then
+        unchanged. Unweighted rows weigh 1 (``W`` below 1 clips them too).
 
     sample_rate : float, default=0.1
         Public Poisson sampling probability ``q`` in (0, 1]: each row enters
@@ -739,8 +854,9 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
     learning_rate : float or "auto", default="auto"
         Step size on the normalised gradient (the noisy sum divided by ``q``
         times the DP row count). ``"auto"`` is ``min(64, 0.026 / s)`` with
-        ``s = noise_multiplier * max_grad_norm / (q * n_tilde)`` the standard
-        deviation of the noise on one coordinate of the normalised gradient
+        ``s = noise_multiplier * max_sample_weight * max_grad_norm / (q *
+        n_tilde)`` the standard deviation of the noise on one coordinate of
+        the normalised gradient
         (``n_tilde`` the DP row count): each step's noise moves every
         coefficient by a standard deviation of 0.026 (before momentum), so
         steps are small when the noise is large (small epsilon, few rows), up
@@ -793,7 +909,26 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
 
     %(classes)s
 
+    class_weight : dict or None, default=None
+        Public weight of each class (``{label: weight}``; missing classes weigh
+        1), multiplied into every row's weight and clipped with it to
+        ``max_sample_weight`` (a warning, read from the parameters, says when a
+        class weight is above it). ``"balanced"`` is refused before any data is
+        read: it divides by each class's number of rows, which is private under
+        add/remove.
+
+    warm_start : bool, default=False
+        When ``True``, :meth:`fit` on a fitted model continues it: the run starts
+        from ``coef_`` and ``intercept_``, keeps the label set and the number of
+        features (a change is refused before any noise), draws fresh noise, and
+        ``epsilon_spent_`` composes it with every earlier call (see
+        :meth:`partial_fit`). ``False``: each fit starts from zero and spends
+        its own budget. Not with ``data_norm="private"`` (a continued model keeps
+        one bound) nor on dask input.
+
     %(random_state)s
+        Calls that continue a run (``warm_start``, :meth:`partial_fit`) draw
+        independent noise even with one integer seed (each call its own streams).
 
     verbose : int, default=0
         Print progress once per epoch (step, norm of the iterate, time).
@@ -821,6 +956,15 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
     count_noise_std_ : float
         Standard deviation of the noise on the row count.
 
+    dp_events_ : list of DPSGDEvent
+        The public parameters of every call of the run (noise multiplier,
+        sampling rate, steps, count noise, accountant), in order: one for a plain
+        fit, one more per :meth:`partial_fit` or warm-started :meth:`fit`.
+        The other fitted values (``noise_multiplier_``, ``n_steps_``, ...) are
+        the last call's. With several calls, ``epsilon_spent_`` is the whole
+        run's, their composition at ``delta_spent_`` (the current ``delta``),
+        and may exceed ``epsilon``, which bounds each call.
+
     %(privacy_attrs)s
 
     See Also
@@ -831,15 +975,16 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
     Notes
     -----
     Privacy statement. Unit of privacy: one record (row of ``X`` with its
-    label). Neighbouring relation: add/remove-one only
+    label and its weight). Neighbouring relation: add/remove-one only
     (``neighboring_ = "add_remove"``), the relation the Poisson-sampled
     Gaussian analysis assumes; a replace-one variant would need sampling
     without replacement and its own accounting, and is not offered.
     Mechanism: first the row count ``n + N(0, s^2)`` (sensitivity 1), then
     ``T`` steps of the subsampled Gaussian mechanism with the public rate
-    ``q``; the sensitivity of each noisy sum is ``max_grad_norm``
-    (per-example clipping, the intercept coordinate included), noise
-    ``N(0, (noise_multiplier * max_grad_norm)^2 I)`` on the sum, which is
+    ``q``; the sensitivity of each noisy sum is ``W * max_grad_norm`` with
+    ``W = max_sample_weight`` (per-example clipping, the intercept coordinate
+    included, then the row's weight clipped into ``[0, W]``), noise
+    ``N(0, (noise_multiplier * W * max_grad_norm)^2 I)`` on the sum, which is
     divided by ``max(q * n_tilde, 1)`` with ``n_tilde`` the DP count
     (post-processing). Every parameter of both mechanisms is public and fixed
     before the data are seen, so they compose non-adaptively. Loss measure:
@@ -859,6 +1004,18 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
     must itself be public (not fitted on the private data). Floating-point
     attacks on the Gaussian sampler are out of scope. Derivation:
     ``docs/privacy/dpsgd.rst``.
+
+    Runs of several calls. :meth:`partial_fit`, and :meth:`fit` with
+    ``warm_start=True`` on a fitted model, release one more such mechanism
+    (its own count and steps, its noise calibrated to ``(epsilon, delta)``
+    alone) started from the released coefficients (post-processing).
+    ``epsilon_spent_`` composes every call's events in one accountant, as if
+    every call read the same rows, with ``delta_spent_`` the current
+    ``delta``. Weights: a weight of ``k`` is not ``k`` copies of a row (one
+    record, counted once in the row count), and the weights' normalisation is
+    the unweighted one (the noisy weighted sum over ``q * n_tilde``), since
+    the sum of the weights is private; all-zero weights are not refused (that
+    would read the private weights): the fit then releases noise.
 
     Hyperparameters. They are public choices: tuning them on the private data
     costs privacy that is not accounted here. The defaults (``max_grad_norm=0.5``,
@@ -902,6 +1059,15 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
     200
     >>> bool(clf.epsilon_spent_ <= 1.0)
     True
+
+    Batches arriving one at a time: each call spends ``(epsilon, delta)`` alone and
+    ``epsilon_spent_`` composes them.
+
+    >>> stream = DPSGDClassifier(epsilon=1.0, data_norm=5.0, random_state=0)
+    >>> stream = stream.partial_fit(X[:100], y[:100], classes=[0, 1])
+    >>> stream = stream.partial_fit(X[100:], y[100:])
+    >>> len(stream.dp_events_), bool(1.0 < stream.epsilon_spent_ < 2.0)
+    (2, True)
     """
 
     # first-order expansion of the utility in EpsilonForUtility (see its benchmark)
@@ -911,6 +1077,7 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         **linear_classifier_constraints({"logistic", "huber", "hinge"}),
         "noise_multiplier": [Interval(Real, 0, None, closed="left"), None],
         "max_grad_norm": [Interval(Real, 0, None, closed="neither")],
+        "max_sample_weight": [Interval(Real, 0, None, closed="neither")],
         "sample_rate": [Interval(Real, 0, 1, closed="right")],
         "count_noise_std": [Interval(Real, 0, None, closed="neither"), None],
         "epochs": [Interval(Real, 0, None, closed="neither")],
@@ -920,19 +1087,23 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         "average": [Interval(Real, 0, 1, closed="both")],
         "momentum": [Interval(Real, 0, 1, closed="left")],
         "accountant": [StrOptions({"auto", "pld", "rdp"})],
+        # "balanced" passes validation to be refused with its reason by _check_params
+        "class_weight": [dict, StrOptions({"balanced"}), None],
+        "warm_start": ["boolean"],
         "verbose": ["verbose"],
     }
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, noise_multiplier=None, max_grad_norm=0.5,
-                 sample_rate=0.1, epochs=10, count_noise_std=None, learning_rate="auto",
-                 learning_rate_schedule="constant", alpha=0.0, average=0.5, momentum=0.9,
-                 loss="logistic", huber_h=0.5, fit_intercept=True, intercept_scaling=1.0,
-                 data_norm="warn", accountant="auto", classes=None, random_state=None,
-                 verbose=0):
+                 max_sample_weight=1.0, sample_rate=0.1, epochs=10, count_noise_std=None,
+                 learning_rate="auto", learning_rate_schedule="constant", alpha=0.0,
+                 average=0.5, momentum=0.9, loss="logistic", huber_h=0.5, fit_intercept=True,
+                 intercept_scaling=1.0, data_norm="warn", accountant="auto", classes=None,
+                 class_weight=None, warm_start=False, random_state=None, verbose=0):
         self.epsilon = epsilon
         self.delta = delta
         self.noise_multiplier = noise_multiplier
         self.max_grad_norm = max_grad_norm
+        self.max_sample_weight = max_sample_weight
         self.sample_rate = sample_rate
         self.epochs = epochs
         self.count_noise_std = count_noise_std
@@ -948,8 +1119,88 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         self.data_norm = data_norm
         self.accountant = accountant
         self.classes = classes
+        self.class_weight = class_weight
+        self.warm_start = warm_start
         self.random_state = random_state
         self.verbose = verbose
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Fit the private model: one DP-SGD run (a DP row count and its noisy steps).
+
+        With ``warm_start=True`` on a fitted model the run starts from its
+        ``coef_`` and ``intercept_`` and is composed with the earlier calls (see
+        :meth:`partial_fit`); otherwise it starts from zero and its spend is its own.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+            Training rows; rows longer than ``data_norm`` are clipped.
+        y : array-like of shape (n_samples,)
+            Class labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative finite weight of each row, part of its record (it may be
+            private). Each row's clipped gradient is multiplied by its weight clipped
+            into ``[0, max_sample_weight]``, so the privacy guarantee is the one
+            without weights at the noise of ``max_sample_weight``: a weight above the
+            bound counts as the bound, and a weight of ``k`` is not ``k`` copies of
+            the row (one record, counted once in the DP row count). NaN, infinite or
+            negative weights are refused before any noise. Not on dask input.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
+        self._fit_releases(X, y, sample_weight=sample_weight)
+        return self
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        """Continue the model on a batch of rows: one more DP-SGD run, composed.
+
+        Each call is the mechanism of :meth:`fit` (a DP count of the batch's rows and
+        ``ceil(epochs / sample_rate)`` Poisson-sampled noisy steps over them, the
+        noise calibrated so that the call alone is ``(epsilon, delta)``-DP), started
+        from the current coefficients. Unlike scikit-learn's one pass of
+        ``SGDClassifier.partial_fit``, a call runs ``epochs`` passes (pass
+        ``epochs=1`` for one); a first call equals :meth:`fit` with the same
+        ``random_state`` and label set. ``epsilon_spent_`` and ``delta_spent_``
+        report the whole run: every call's count and steps composed in one
+        accountant at ``delta`` (their own when all calls share one, Renyi DP
+        otherwise), as if every call read the same rows (which calls a record is in
+        is not known), usually well below ``epsilon`` times the number of calls.
+        Calls seeded with one integer ``random_state`` still draw independent noise
+        (each call its own streams).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The batch's rows, with the features of the first call (a different
+            number is refused before any noise).
+        y : array-like of shape (n_samples,)
+            The batch's labels, all in the run's label set.
+        classes : array-like of shape (n_classes,), default=None
+            The public label set; needed on the first call unless the constructor's
+            ``classes`` declares it, and then fixed: a later call may repeat it
+            but not change it. A batch may hold some of the classes only.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Row weights, as in :meth:`fit`.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+
+        Notes
+        -----
+        Not offered with dask input (``partial_fit`` is the in-memory route for data
+        arriving in batches; continuing a run over partitions is not implemented)
+        nor with ``data_norm="private"`` (one model needs one bound, and each call
+        would draw its own from its batch): both are refused before any work.
+        """
+        self._fit_releases(X, y, sample_weight=sample_weight, partial=True, classes=classes)
+        return self
 
     def _check_params(self):
         self._check_privacy_params()
@@ -958,6 +1209,33 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
                 "delta=0: DP-SGD needs delta > 0. Its Gaussian noise gives (epsilon, "
                 "delta)-DP only, never pure epsilon-DP; pass e.g. delta=1e-5 (well below "
                 "1 / n_samples), or use ObjPertLogisticRegression(delta=0) for pure DP.")
+        self._check_class_weight()
+
+    def _check_class_weight(self):
+        """Refuse ``"balanced"`` and malformed public class weights, before any data
+        is read; warn (from the parameters alone) when a class weight is above
+        ``max_sample_weight`` and will be clipped to it."""
+        class_weight = self.class_weight
+        if class_weight is None:
+            return
+        if isinstance(class_weight, str):   # "balanced", the one string the constraints allow
+            raise ValueError(
+                "class_weight='balanced' is not offered: it divides by the number of rows "
+                "of each class, which is private under add/remove, so the weights (and the "
+                "model) would leak it. Pass a dict of public weights, for example from "
+                "published class shares, with max_sample_weight at least the largest.")
+        try:
+            values = np.array([float(v) for v in class_weight.values()])
+        except (TypeError, ValueError):
+            raise ValueError("class_weight must map labels to numbers.") from None
+        if not np.all(np.isfinite(values) & (values >= 0)):
+            raise ValueError("class_weight values must be finite and non-negative.")
+        if np.any(values > self.max_sample_weight):
+            warnings.warn(
+                f"DPSGDClassifier: class_weight holds weights above max_sample_weight="
+                f"{self.max_sample_weight:g}; every row's weight is clipped to it, so those "
+                "classes weigh less than asked. Raise max_sample_weight to the largest "
+                "class weight (the noise grows in proportion).", UserWarning, stacklevel=7)
 
     def _score_loss(self, n_classes):
         """The loss on the matrix of scores: softmax for several classes (logistic)."""
@@ -1011,7 +1289,8 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
                 "or use noise_multiplier=None to calibrate it.")
         return z, spent
 
-    def _releases(self, X, y, with_derivative=False):
+    def _releases(self, X, y, with_derivative=False, *, sample_weight=None, partial=False,
+                  classes=None):
         """Validate, calibrate and train once; return the transient solution (in a list).
 
         The solution holds the clipped design and the generators of the masks
@@ -1020,22 +1299,34 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         through the steps (forward mode, masks and standard normals held fixed)
         and take ``dz / d epsilon`` from the accountant, the count's noise held
         fixed (its effect on the normaliser is of relative order ``s / n``).
+        ``partial``: a ``partial_fit`` call (``classes`` its argument). A call that
+        continues a run (``partial_fit`` on a fitted model, ``fit`` with
+        ``warm_start``) starts from the fitted coefficients and keeps its label set
+        and features; its spend composes with the run's earlier calls.
         """
         self._check_params()
         if with_derivative and self.noise_multiplier is not None:
             raise ValueError("The derivative in epsilon needs a calibrated noise multiplier: "
                              "set noise_multiplier=None.")
-        design, Y, loss = self._prepare(X, y)
+        continuing = self._continues(partial)
+        label_set = self._label_set(partial, classes, continuing)
+        initial_theta, previous_events = self._previous_run(continuing)
+        # the spend reads public parameters only: calibrated before the data are read
         sample_rate, n_steps = self._schedule()
         count_noise = self._count_noise()
         z, spent = self._privacy_spend(sample_rate, n_steps, count_noise)
-        normaliser, sampling_rng, noise_rng = self._draws(design, count_noise, sample_rate)
+        design, Y, loss, weights = self._prepare(X, y, sample_weight, classes=label_set,
+                                                 reset=not continuing)
+        normaliser, sampling_rng, noise_rng = self._draws(design, count_noise, sample_rate,
+                                                          call=len(previous_events))
         self.learning_rate_ = self._step_size(z, normaliser)
         settings = dict(max_grad_norm=float(self.max_grad_norm), normaliser=normaliser,
                         learning_rate=self.learning_rate_,
                         schedule=self.learning_rate_schedule, alpha=float(self.alpha),
                         average=float(self.average), momentum=float(self.momentum),
-                        verbose=self.verbose)
+                        verbose=self.verbose, sample_weight=weights,
+                        max_sample_weight=float(self.max_sample_weight),
+                        initial_theta=initial_theta)
         sampling_state = copy.deepcopy(sampling_rng)
         noise_state = copy.deepcopy(noise_rng)
         run = _dp_sgd(design, Y, loss, noise_multiplier=z, sample_rate=sample_rate,
@@ -1049,11 +1340,58 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
                                              count_noise_std=count_noise or None)
         return [DPSGDSolution(run.theta, z, spent, sample_rate, n_steps, count_noise, design,
                               Y, loss, settings, sampling_state, noise_state, run.theta_tangent,
-                              dz)]
+                              dz, self._accountant(sample_rate), previous_events)]
 
-    def _prepare(self, X, y):
-        """The clipped design, the targets and the loss; every input error is raised
-        here, before any noise. Sets ``classes_`` (in memory) and ``n_features_in_``."""
+    def _continues(self, partial):
+        """Whether this call continues the fitted run: ``partial_fit`` on a fitted
+        model, or ``fit`` with ``warm_start=True`` on one."""
+        return hasattr(self, "coef_") and (partial or bool(self.warm_start))
+
+    def _label_set(self, partial, classes, continuing):
+        """The public label set of this call, read before any data.
+
+        A continued run keeps its ``classes_``; the first ``partial_fit`` call needs
+        ``classes`` (or the constructor's): a batch's labels are never taken as the
+        label set of later batches.
+        """
+        declared = [c for c in (classes, self.classes) if c is not None]
+        if continuing:
+            reference = self.classes_
+        elif partial and not declared:
+            raise ValueError(
+                "classes must be passed on the first call to partial_fit (or declared in "
+                "the constructor's classes): the label set is public and fixed for every "
+                "later call, so it is not read from a batch.")
+        elif not declared:
+            return None     # fit: the label set of y (treated as public, as always)
+        else:
+            reference = np.unique(np.asarray(declared[0]))
+        for given in declared:
+            if not _same_labels(given, reference):
+                raise ValueError(
+                    f"classes={list(given)!r} is not the label set "
+                    f"{list(reference)!r} of this run: "
+                    + ("a continued run keeps the label set of its first call."
+                       if continuing else "partial_fit's classes and the constructor's "
+                       "classes differ."))
+        return reference if continuing else declared[0]
+
+    def _previous_run(self, continuing):
+        """``(initial_theta, events)``: the fitted coefficients as the solver's iterate
+        and the public events of the run's earlier calls; ``(None, ())`` for a fresh run."""
+        if not continuing:
+            return None, ()
+        theta = np.asarray(self.coef_, dtype=np.float64)
+        if self.fit_intercept:
+            intercept = np.asarray(self.intercept_, dtype=np.float64) / self.intercept_scaling
+            theta = np.column_stack([theta, intercept])
+        return theta, tuple(self.dp_events_)
+
+    def _prepare(self, X, y, sample_weight=None, *, classes=None, reset=True):
+        """The clipped design, the targets, the loss and the row weights (``None``:
+        unweighted); every input error is raised here, before any noise. Sets
+        ``classes_`` (in memory) and ``n_features_in_`` (checked instead, with
+        ``reset=False``). ``classes``: the public label set (``None``: from ``y``)."""
         partitioned = is_dask_collection(X) or is_dask_collection(y)
         if partitioned:  # checked as a map-reduce; each partition maps its own labels
             self._resolve_data_norm()
@@ -1068,10 +1406,10 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
                           else signed_columns)
                 design = design.with_targets(partial(encode, n_classes=n_classes),
                                              width=n_classes)
-            return design, None, loss
-        X, y = validate_data(self, X, y, dtype=np.float64, accept_sparse="csr")
+            return design, None, loss, None
+        X, y = validate_data(self, X, y, dtype=np.float64, accept_sparse="csr", reset=reset)
         check_classification_targets(y)
-        self.classes_, y_idx = encode_labels(y, self.classes)
+        self.classes_, y_idx = encode_labels(y, classes)
         n_classes = len(self.classes_)
         loss = self._score_loss(n_classes)
         if n_classes == 2:
@@ -1080,17 +1418,28 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
             Y = np.eye(n_classes)[y_idx]
         else:
             Y = np.where(y_idx[:, None] == np.arange(n_classes), 1.0, -1.0)
+        weights = self._row_weights(sample_weight, y_idx, X.shape[0])
         del y_idx
         self._resolve_data_norm(X)
         design = solver_design(X, data_norm=self._clipping_norm(),
                                fit_intercept=self.fit_intercept,
                                intercept_scaling=self.intercept_scaling)
-        return design, Y, loss
+        return design, Y, loss, weights
 
-    def _draws(self, design, count_noise, sample_rate):
+    def _row_weights(self, sample_weight, y_idx, n):
+        """Each row's weight before clipping: ``sample_weight`` times its class's
+        ``class_weight`` (``None`` when neither is given)."""
+        weights = None if sample_weight is None else _checked_sample_weight(sample_weight, n)
+        if self.class_weight is None:
+            return weights
+        per_class = _class_weight_vector(self.class_weight, self.classes_)[y_idx]
+        return per_class if weights is None else weights * per_class
+
+    def _draws(self, design, count_noise, sample_rate, call=0):
         """``(normaliser, sampling_rng, noise_rng)``: the DP row count (the only way
-        ``n`` enters the released model) times the rate, and the step streams."""
-        count_rng, sampling_rng, noise_rng = noise_generator(self.random_state).spawn(3)
+        ``n`` enters the released model) times the rate, and the step streams of the
+        run's ``call``-th mechanism (:func:`_call_streams`)."""
+        count_rng, sampling_rng, noise_rng = _call_streams(self.random_state, call)
         n_tilde = design.shape[0] + count_noise * count_rng.standard_normal()
         if LARGE_DELTA >= self.delta > 1.0 / max(n_tilde, 1.0):
             # a function of the DP count, which the guarantee covers: no leak
@@ -1105,7 +1454,8 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
     def _step_size(self, noise_multiplier, normaliser):
         """The learning rate: ``auto_learning_rate`` of the step noise, or the given one."""
         if self.learning_rate == "auto":
-            return auto_learning_rate(noise_multiplier * self.max_grad_norm / normaliser)
+            sensitivity = self.max_grad_norm * self.max_sample_weight
+            return auto_learning_rate(noise_multiplier * sensitivity / normaliser)
         return float(self.learning_rate)
 
     def _supports_checkpoints(self):
@@ -1129,6 +1479,57 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
     def _partitioned_refusal(self, with_derivative):
         return None
 
+    def _call_refusal(self, partitioned, sample_weight, partial):
+        """Why this call cannot run, from the arguments' types and the parameters
+        alone (before any work on the data), or ``None``."""
+        continuing = self._continues(partial)
+        if partial and self._private_norm():
+            return ("partial_fit does not take data_norm='private': each call would draw "
+                    "its own bound from its batch, and one model needs one bound. Pass a "
+                    "public data_norm.")
+        if continuing and self._private_norm():
+            return ("warm_start=True continues a fitted model with one fixed bound: "
+                    "data_norm='private' would draw a new one from these rows. Pass a "
+                    "public data_norm (for example the fitted data_norm_).")
+        if not partitioned:
+            return None
+        if partial:
+            return ("partial_fit does not take dask input: it is the in-memory route for "
+                    "data that arrive in batches, and continuing a run over partitioned "
+                    "data (checking its label set and features against the fitted model "
+                    "by a map-reduce) is not implemented. Fit the dask collection with "
+                    "fit().")
+        if continuing:
+            return ("warm_start=True does not continue a fitted model on dask input (the "
+                    "checks of its label set and features against the fitted model are "
+                    "in-memory only); fit with warm_start=False or pass the rows in memory.")
+        if sample_weight is not None or self.class_weight is not None:
+            return ("sample_weight and class_weight need the rows in memory: the weights "
+                    "are not partitioned alongside a dask collection's rows. Fit in memory "
+                    "or without weights.")
+        if self.max_sample_weight < 1:
+            return ("max_sample_weight below 1 needs the rows in memory (every row's weight "
+                    "is clipped to it). Fit in memory or with max_sample_weight >= 1.")
+        return None
+
+    def _fit_releases(self, X, y, with_derivative=False, *, sample_weight=None,
+                      partial=False, classes=None):
+        partitioned = any(is_dask_collection(v) for v in (X, y, sample_weight))
+        # before any work on the data and before any noise
+        refusal = self._call_refusal(partitioned, sample_weight, partial)
+        if refusal is not None:
+            raise ValueError(refusal)
+        if partitioned and self._private_norm():
+            raise ValueError("data_norm='private' needs the rows in memory; pass a public "
+                             f"data_norm for a fit on a dask array. {PARTITIONED_SUPPORT}")
+        if partitioned and with_derivative:
+            raise ValueError(f"fit_release() needs the data in memory. {PARTITIONED_SUPPORT}")
+        releases = self._releases(X, y, with_derivative=with_derivative,
+                                  sample_weight=sample_weight, partial=partial,
+                                  classes=classes)
+        self._set_fitted(releases)
+        return releases
+
     def _has_epsilon_derivative(self):
         # "auto" moves the step size with the noise multiplier, so with epsilon
         return self.learning_rate != "auto"
@@ -1141,7 +1542,23 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         self.n_steps_ = int(solution.n_steps)
         self.n_iter_ = self.n_steps_
         self.count_noise_std_ = float(solution.count_noise_std)
-        self._record_spend(solution.epsilon + self.data_norm_epsilon_, self.delta, "add_remove")
+        event = DPSGDEvent(self.noise_multiplier_, self.sample_rate_, self.n_steps_,
+                           self.count_noise_std_, solution.accountant, self.data_norm_epsilon_)
+        self.dp_events_ = list(solution.previous_events) + [event]
+        self._record_spend(self._run_epsilon(solution.epsilon), self.delta, "add_remove")
+
+    def _run_epsilon(self, call_epsilon):
+        """Epsilon of the whole run at ``delta``: this call's certified epsilon when it is
+        the first, else every call's event composed in one accountant (theirs when they
+        share one, else Renyi DP, which covers them all), plus the pure spend of any
+        private bound."""
+        events = self.dp_events_
+        pure = sum(event.data_norm_epsilon for event in events)
+        if len(events) == 1:
+            return call_epsilon + pure
+        accountants = {event.accountant for event in events}
+        accountant = accountants.pop() if len(accountants) == 1 else "rdp"
+        return composed_dpsgd_epsilon(events, self.delta, accountant=accountant) + pure
 
     # -- prediction ---------------------------------------------------------------------
 
