@@ -405,6 +405,8 @@ def main(argv=None):
     parser.add_argument("--methods", nargs="+", choices=list(METHODS),
                         help="run only these methods and add them to the per-dataset "
                              "JSON files of an earlier run (its oracle curves reused)")
+    parser.add_argument("--skip", nargs="+", choices=list(METHODS), default=[],
+                        help="leave these methods out (to add them later with --methods)")
     args = parser.parse_args(argv)
     reps, seeds = (2, 2) if args.quick else (args.reps, 20)
     name = "private_selection" + ("_quick" if args.quick else "")
@@ -431,8 +433,9 @@ def main(argv=None):
             if labels is not None:
                 part = _common.RESULTS_DIR / f"{name}_{dataset}.json"
                 earlier = json.loads(part.read_text())["datasets"][dataset]
-            run(dataset, reps, seeds, args.methods or list(METHODS), checkpoint, labels,
-                earlier, args.n_jobs, add=bool(args.methods))
+            methods = [m for m in args.methods or METHODS if m not in args.skip]
+            run(dataset, reps, seeds, methods, checkpoint, labels, earlier, args.n_jobs,
+                add=bool(args.methods))
     path = _common.write_results(name, payload)
     plot(payload, path.with_suffix(".png"))
 
