@@ -672,10 +672,12 @@ def unweighted(loss):
     Parameters
     ----------
     loss : object
+        A loss, weighted or not.
 
     Returns
     -------
     loss : object
+        The loss of one row.
     """
     return getattr(loss, "unweighted", loss)
 

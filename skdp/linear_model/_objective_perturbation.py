@@ -410,6 +410,10 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
     max_iter : int, default=100
         Maximum number of Newton iterations.
 
+    %(class_weight)s
+
+    %(max_sample_weight)s
+
     %(classes)s
 
     %(random_state)s
@@ -422,6 +426,8 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
         The ``C`` of the fit: ``C``, or the value of ``C="auto"`` at this budget.
 
     %(privacy_attrs)s
+
+    %(weight_attrs)s
 
     See Also
     --------
@@ -460,6 +466,16 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
     class labels unless ``classes`` is given, and the feature dimension.
     Floating-point attacks on the samplers are out of scope. Derivation:
     ``docs/privacy/objective_perturbation.rst``.
+
+    Row weights. With ``sample_weight`` or ``class_weight`` the objective is
+    ``C sum_i w_i loss_i + 0.5 ||theta||^2`` with every ``w_i`` in ``[0, W]``, ``W
+    = weight_bound_``. A loss scaled by ``w <= W`` has ``W`` times the gradient
+    bound and ``W`` times the curvature bound of the loss (and stays convex), so
+    every constant above is taken at ``C W`` in place of ``C``: the noise, the
+    extra ridge and the Jacobian term are exactly those of the unweighted fit at
+    ``C W``, and the ridge 1 (the strong convexity) is unchanged. ``C="auto"``
+    reads the weighted bounds, so ``C_`` is the automatic ``C`` divided by
+    ``W``. The unit of privacy is one record with its weight.
 
     Defaults. The shares of ``C="auto"`` (the Jacobian term's 5 %% of a binary
     problem's epsilon, one-vs-rest included; 2.5 %% for the softmax problem with

@@ -304,6 +304,10 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
         ``docs/privacy/private_selection.rst``). The Gaussian noise of
         ``delta > 0`` admits noise reduction too (the Brownian bridge).
 
+    %(class_weight)s
+
+    %(max_sample_weight)s
+
     %(classes)s
 
     %(random_state)s
@@ -323,6 +327,8 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
         ``psi`` of the random Fourier map (``kernel="rbf"`` only).
 
     %(privacy_attrs)s
+
+    %(weight_attrs)s
 
     See Also
     --------
@@ -362,6 +368,17 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
     class labels unless ``classes`` is given, and the feature dimension.
     Floating-point attacks on the samplers are out of scope. Derivation:
     ``docs/privacy/output_perturbation.rst``.
+
+    Row weights. With ``sample_weight`` or ``class_weight`` the objective is
+    ``C sum_i w_i l_i(theta) + 0.5 ||theta||^2`` with every ``w_i`` in ``[0,
+    W]``, ``W = weight_bound_``: a record's loss is ``W C R``-Lipschitz and the
+    objective still 1-strongly convex, so the minimiser's sensitivity is that of
+    the unweighted fit at ``C W`` (``W C R`` add/remove, ``2 W C R`` replace) and
+    the noise is calibrated to it. ``C="auto"`` reads the weighted bound, so
+    ``C_`` is the automatic ``C`` divided by ``W``. The hinge solver takes the
+    weights as liblinear does (the dual box ``0 <= alpha_i <= C w_i``) and its
+    duality-gap certificate is computed with them. The unit of privacy is one
+    record with its weight.
 
     RBF defaults. With rows clipped to ``data_norm`` two rows are at most
     ``2 data_norm`` apart, so ``gamma = 1 / data_norm**2`` spreads the kernel

@@ -140,7 +140,18 @@ _NOTES = """Privacy statement. Unit of privacy: one record (a row of ``X`` with 
     or sparse, is read in place (the row clipping and the intercept column are
     applied inside the products); the solvers form dense ``d x d`` Gram
     matrices, and a design whose matrices would not fit in memory is refused
-    before any work."""
+    before any work.
+
+    Row weights. With ``sample_weight`` (or ``class_weight``) the objective's loss
+    is ``sum_i w_i loss_i`` with every ``w_i`` in ``[0, W]``, ``W =
+    weight_bound_``: a record's gradient bound is ``W G`` and its Hessian bound
+    ``W beta_H`` (a loss scaled by ``w <= W``), so ``zeta`` and ``Delta`` are
+    those of the unweighted fit with ``W`` times the loss; the penalty and its
+    curvature are unchanged. The release is then the same as with the weights
+    ``w_i / W`` (bound 1) and the penalty ``alpha / W``: large weights act as a
+    weaker penalty against the same relative noise, so scale ``alpha`` with
+    ``W`` to keep the unweighted fit's regularisation. The unit of privacy is
+    one record with its weight."""
 
 
 def _cover_derivative(solution):
@@ -441,6 +452,8 @@ class NAPPLasso(RegressorMixin, _BaseNAPP):
 
     %(napp_solver_params)s
 
+    %(max_sample_weight)s
+
     %(random_state)s
 
     Attributes
@@ -457,6 +470,8 @@ class NAPPLasso(RegressorMixin, _BaseNAPP):
     %(fitted_common)s
 
     %(privacy_attrs)s
+
+    %(weight_attrs)s
 
     See Also
     --------
@@ -638,6 +653,10 @@ class NAPPLassoClassifier(_LinearClassifierMixin, ClassifierMixin, _BaseNAPP):
 
     %(napp_solver_params)s
 
+    %(class_weight)s
+
+    %(max_sample_weight)s
+
     %(classes)s
 
     %(random_state)s
@@ -649,6 +668,8 @@ class NAPPLassoClassifier(_LinearClassifierMixin, ClassifierMixin, _BaseNAPP):
     %(fitted_common)s
 
     %(privacy_attrs)s
+
+    %(weight_attrs)s
 
     See Also
     --------
