@@ -102,6 +102,12 @@ def weighted_problem(loss, targets, weights, bound):
     return WeightedLoss(loss, bound), weighted_targets(targets, weights)
 
 
+def _fit_params(sample_weight):
+    """``sample_weight`` for ``_releases``, only when given: an unweighted fit calls
+    ``_releases(X, y)`` exactly as before weights existed."""
+    return {} if sample_weight is None else {"sample_weight": sample_weight}
+
+
 class WeightedFitMixin:
     """``fit(X, y, sample_weight=None)`` for the estimators whose mechanisms take
     bounded row weights (mixed in left of
@@ -141,15 +147,19 @@ class WeightedFitMixin:
             The fitted estimator.
         """
         self._check_weight_params(X, y, sample_weight)
-        self._fit_releases(X, y, sample_weight=sample_weight)
+        self._fit_releases(X, y, **_fit_params(sample_weight))
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit_release(self, X, y, sample_weight=None):
         """Fit, and return the released coefficients with their derivative in epsilon.
 
-        As :meth:`~skdp.linear_model._base.PrivateLinearModel.fit_release`, with row
-        weights as in :meth:`fit`.
+        The derivative holds the noise's standard draws fixed (see
+        :class:`~skdp.base.EpsilonRelease`); the fit is the same as :meth:`fit`'s,
+        with the same spend and the same row weights. Available when the estimator's
+        privacy tags declare ``epsilon_derivative``. The derivatives are not private
+        (they are computed from the noise): only the fitted model carries the
+        guarantee.
 
         Parameters
         ----------
@@ -166,4 +176,4 @@ class WeightedFitMixin:
             ``coef_``, ``intercept_`` and their derivatives in ``epsilon``.
         """
         self._check_weight_params(X, y, sample_weight)
-        return self._fit_release(X, y, sample_weight=sample_weight)
+        return self._fit_release(X, y, **_fit_params(sample_weight))

@@ -312,3 +312,19 @@ def test_replayed_privacy_loss_of_a_largest_weight_record_is_within_epsilon(
     mechanism_epsilon = 0.99 * epsilon
     assert max(noise_term - log_jacobian, log_jacobian - noise_term) <= mechanism_epsilon
     assert noise_term > mechanism_epsilon / W   # calibrated for weight 1: the loss would pass
+
+
+@pytest.mark.parametrize("delta", [0.0, 1e-5])
+def test_weighted_epsilon_derivative_matches_finite_differences(delta, weighted_classification):
+    X, y, weights = weighted_classification
+
+    def make(epsilon):
+        return ObjPertLogisticRegression(epsilon=epsilon, delta=delta, C=0.5, data_norm=1.0,
+                                         max_sample_weight=W, random_state=0)
+
+    h = 1e-5
+    for labels in (y, _three_classes(X)):
+        release = make(2.0).fit_release(X, labels, sample_weight=weights)
+        up = make(2.0 + h).fit(X, labels, sample_weight=weights).coef_
+        down = make(2.0 - h).fit(X, labels, sample_weight=weights).coef_
+        assert_allclose(release.coef_derivative, (up - down) / (2 * h), atol=1e-7)
