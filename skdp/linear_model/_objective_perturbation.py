@@ -25,8 +25,8 @@ from ..utils._docstrings import fill_doc
 from ..utils._random import noise_generator
 from ..utils._sklearn_compat import Interval, StrOptions
 from ..utils.validation import effective_data_norm
-from ._weights import (WeightedFitMixin, check_class_weight, row_weights,
-                       weight_constraints, weighted_problem)
+from ._weights import (WeightedFitMixin, check_class_weight, parametric_weight_bound,
+                       row_weights, weight_constraints, weighted_problem)
 from ._base import (
     DEFAULT_DATA_NORM,
     PrivateLinearModel,
@@ -72,7 +72,7 @@ def auto_C(loss, *, epsilon, neighboring, row_norm, hessian_rank=1, pure=True):
     return C, (C + 1.0 / hessian_bound) * per_unit
 
 
-def gaussian_renyi_curve(estimator, n_classes, orders=None, C=None, weight_bound=1.0):
+def gaussian_renyi_curve(estimator, n_classes, orders=None, C=None, weight_bound=None):
     """RDP of a Gaussian :class:`ObjPertLogisticRegression` fit, from its parameters.
 
     The fit is one binary problem (two classes) or ``K = n_classes`` one-vs-rest
@@ -92,9 +92,12 @@ def gaussian_renyi_curve(estimator, n_classes, orders=None, C=None, weight_bound
         Orders ``alpha > 1``; ``None``: :data:`~skdp.accounting._rdp.ORDERS`.
     C : float, default=None
         The fit's ``C``; ``None``: from the parameters.
-    weight_bound : float, default=1.0
-        The bound ``W`` on a record's weight (``weight_bound_`` of a weighted fit):
-        the bounds are those of ``C W``.
+    weight_bound : float, default=None
+        The bound ``W`` on a record's weight (``weight_bound_`` of a fit): the bounds
+        are those of ``C W``. ``None``: from the parameters
+        (:func:`~skdp.linear_model._weights.parametric_weight_bound`, ``class_weight``
+        over the declared ``classes``; at least the bound of any fit without
+        ``sample_weight``).
 
     Returns
     -------
@@ -125,6 +128,8 @@ def gaussian_renyi_curve(estimator, n_classes, orders=None, C=None, weight_bound
     k = 1 if n_classes == 2 else int(n_classes)
     row_norm = effective_data_norm(data_norm, estimator.fit_intercept,
                                    estimator.intercept_scaling)
+    if weight_bound is None:
+        weight_bound = parametric_weight_bound(estimator)
     loss = WeightedLoss(estimator._make_loss(), weight_bound)
     if C is None:
         C = (auto_C(loss, epsilon=estimator.epsilon / k, neighboring=estimator.neighboring,

@@ -63,6 +63,20 @@ def weight_bound(estimator, sample_weight, classes=None):
     return bound
 
 
+def parametric_weight_bound(estimator):
+    """``W`` of a fit without ``sample_weight``, from the parameters alone (before any
+    data): the largest class weight over the declared ``classes``, or, with no label
+    set declared, the largest weight of the dict and 1 (a class missing from the dict
+    weighs 1): at least the ``weight_bound_`` of any such fit."""
+    class_weight = getattr(estimator, "class_weight", None)
+    if class_weight is None:
+        return 1.0
+    classes = getattr(estimator, "classes", None)
+    if classes is not None:
+        return weight_bound(estimator, None, classes)
+    return max(1.0, *(float(value) for value in class_weight.values()))
+
+
 def row_weights(estimator, sample_weight, X, y_idx=None, classes=None):
     """Every row's weight in ``[0, W]``, and ``W`` (:func:`weight_bound`).
 

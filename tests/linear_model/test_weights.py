@@ -7,7 +7,7 @@ import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy.optimize import minimize
 from scipy.special import expit
-from sklearn.datasets import make_classification, make_regression
+from sklearn.datasets import make_regression
 from sklearn.linear_model import Lasso, LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
@@ -328,3 +328,53 @@ def test_weighted_epsilon_derivative_matches_finite_differences(delta, weighted_
         up = make(2.0 + h).fit(X, labels, sample_weight=weights).coef_
         down = make(2.0 - h).fit(X, labels, sample_weight=weights).coef_
         assert_allclose(release.coef_derivative, (up - down) / (2 * h), atol=1e-7)
+
+
+def test_weighted_renyi_curve_is_the_unweighted_one_at_C_times_W(weighted_classification):
+    X, y, weights = weighted_classification
+    kw = dict(epsilon=1.0, delta=1e-5, data_norm=1.0, random_state=0)
+    weighted = ObjPertLogisticRegression(C=0.2, max_sample_weight=W, **kw).fit(
+        X, y, sample_weight=weights)
+    plain = ObjPertLogisticRegression(C=0.2 * W, **kw).fit(X, y)
+    assert_allclose(weighted.renyi_curve(), plain.renyi_curve(), rtol=1e-12)
+    assert np.all(weighted.renyi_curve()
+                  > ObjPertLogisticRegression(C=0.2, **kw).fit(X, y).renyi_curve())
+
+
+def test_renyi_curve_from_parameters_covers_class_weights(weighted_classification):
+    """The accountants of private selection read a rung's curve from its parameters:
+    class weights must raise it (here to the curve of the fitted rung, or above)."""
+    from skdp.linear_model._objective_perturbation import gaussian_renyi_curve
+
+    X, y, _ = weighted_classification
+    kw = dict(epsilon=1.0, delta=1e-5, C=0.2, data_norm=1.0, random_state=0)
+    for classes in (None, [0, 1]):
+        est = ObjPertLogisticRegression(class_weight={0: 0.5, 1: 4.0}, classes=classes, **kw)
+        planned = gaussian_renyi_curve(est, 2)
+        fitted = est.fit(X, y).renyi_curve()
+        assert np.all(planned >= fitted * (1 - 1e-12))
+        assert_allclose(planned, gaussian_renyi_curve(ObjPertLogisticRegression(
+            **{**kw, "C": 0.2 * 4.0}), 2), rtol=1e-12)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: ObjPertLogisticRegression(epsilon=1.0, C=0.5, data_norm=0.5, max_sample_weight=W,
+                                      random_state=0),
+    lambda: OutputPertSVM(epsilon=1.0, C=0.5, data_norm=0.5, max_sample_weight=W,
+                          random_state=0),
+    lambda: NAPPLassoClassifier(epsilon=1.0, alpha=2.0, data_norm=0.5, max_sample_weight=W,
+                                random_state=0),
+    lambda: NAPPLassoClassifier(epsilon=1.0, alpha=2.0, data_norm=0.5, max_sample_weight=W,
+                                augmentation="exact_moment", random_state=0),
+])
+def test_sparse_clipped_rows_with_weights(make, weighted_classification):
+    sparse = pytest.importorskip("scipy.sparse")
+    X, y, weights = weighted_classification
+    X = np.where(X < 0.1, 0.0, X)      # rows of norm up to 1, clipped to 0.5
+    dense = make().fit(X, y, sample_weight=weights)
+    csr = make().fit(sparse.csr_matrix(X), y, sample_weight=weights)
+    assert_allclose(csr.coef_, dense.coef_, atol=1e-12)
+    if getattr(dense, "augmentation", "expected") != "expected":
+        # the pseudo-rows only warm-start the solver: the release is the same minimiser
+        expected = make().set_params(augmentation="expected").fit(X, y, sample_weight=weights)
+        assert_allclose(dense.coef_, expected.coef_, atol=1e-6)
