@@ -152,8 +152,9 @@ class WeightedFitMixin:
         y : array-like of shape (n_samples,)
             Class labels (classifiers) or target values (regressors).
         sample_weight : array-like of shape (n_samples,), default=None
-            Public non-negative weight of each row's loss, clipped to
-            ``max_sample_weight`` (see that parameter); ``None``: every row weighs 1.
+            Non-negative weight of each row's loss, clipped to ``max_sample_weight``
+            (see that parameter). A weight is part of its record: the guarantee
+            protects it with the row. ``None``: every row weighs 1.
 
         Returns
         -------

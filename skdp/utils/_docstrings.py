@@ -65,7 +65,8 @@ _SHARED_PARAMS = {
         Public weight of each class's rows, ``{label: weight}`` with positive
         weights (a class missing from the dict weighs 1); it multiplies
         ``sample_weight``. The noise is calibrated for the largest weight a record
-        can carry, the largest class weight times ``max_sample_weight``
+        can carry, the largest class weight over the label set (``classes``, or the
+        labels present, then treated as public) times ``max_sample_weight``
         (``weight_bound_``), so large class weights cost accuracy.
         ``"balanced"`` is refused before any data is read: it divides by the class
         counts of the private labels, which no budget pays for. Choose the
