@@ -378,3 +378,26 @@ def test_sparse_clipped_rows_with_weights(make, weighted_classification):
         # the pseudo-rows only warm-start the solver: the release is the same minimiser
         expected = make().set_params(augmentation="expected").fit(X, y, sample_weight=weights)
         assert_allclose(dense.coef_, expected.coef_, atol=1e-6)
+
+
+@pytest.mark.parametrize("loss", ["hinge", "logistic"])
+def test_a_largest_weight_record_moves_the_minimiser_within_the_calibrated_sensitivity(
+        loss, weighted_classification):
+    """Output perturbation's noise is calibrated to ``C W R``: adding one record of
+    weight ``W`` (on the wrong side of the margin, of norm ``R``) moves the exact
+    minimiser by at most that, and by more than the unweighted ``C R``. The other
+    rows weigh little, so that their curvature hardly damps the move."""
+    X, y, weights = weighted_classification
+    weights = 0.01 * weights
+    C = 0.1
+    kw = dict(epsilon=np.inf, C=C, loss=loss, fit_intercept=False, data_norm=1.0,
+              max_sample_weight=W, tol=1e-6)
+    before = OutputPertSVM(**kw).fit(X, y, sample_weight=weights).coef_.ravel()
+    x_new = -before / np.linalg.norm(before)       # norm R = 1, against the model
+    after = OutputPertSVM(**kw).fit(np.vstack([X, x_new]), np.append(y, 1),
+                                    sample_weight=np.append(weights, W)).coef_.ravel()
+    sensitivity = OutputPertSVM(**{**kw, "epsilon": 1.0}, random_state=0)._releases(
+        X, y, sample_weight=weights)[0].base_sensitivity
+    moved = np.linalg.norm(after - before)
+    assert_allclose(sensitivity, C * W)
+    assert C < moved <= sensitivity * (1 + 1e-6)
