@@ -552,6 +552,136 @@ class PoissonLoss:
                 self.smoothness_on(z_bound) * row_norm**2)
 
 
+@fill_doc(fragments=_LOSS_DOC)
+@dataclass(frozen=True)
+class WeightedLoss:
+    """A loss times a public, bounded per-row weight: ``w_i l(z_i, y_i)``, ``0 <= w_i <= W``.
+
+    The targets are rows ``(y_i, w_i)`` (shape ``(n, 2)``, :func:`weighted_targets`),
+    so that the weight travels with its row through every block, chunk and subsample
+    a solver takes. A weight in ``[0, W]`` scales the derivatives by at most ``W`` and
+    keeps their signs, so the weighted loss is convex when ``l`` is and its constants
+    are ``W`` times ``l``'s: ``lipschitz``, ``smoothness`` and :meth:`bounds` are what
+    the privacy analyses read (``docs/privacy/objective_perturbation.rst``, "Sample
+    weights").
+
+    Parameters
+    ----------
+    unweighted : object
+        The loss of one row (a loss of this module but the softmax).
+    max_weight : float
+        The public bound ``W`` on every weight.
+    """
+
+    unweighted: object
+    max_weight: float
+
+    @property
+    def name(self):
+        """The unweighted loss's name."""
+        return self.unweighted.name
+
+    @property
+    def lipschitz(self):
+        """``W`` times the unweighted loss's."""
+        return self.max_weight * self.unweighted.lipschitz
+
+    @property
+    def smoothness(self):
+        """``W`` times the unweighted loss's."""
+        return self.max_weight * self.unweighted.smoothness
+
+    @property
+    def needs_public_bounds(self):
+        """As the unweighted loss."""
+        return self.unweighted.needs_public_bounds
+
+    @property
+    def constant_curvature(self):
+        """Whether ``l''`` does not depend on the point (then neither does ``w l''``)."""
+        return getattr(self.unweighted, "constant_curvature", False)
+
+    def loss(self, z, y):
+        """``w l(z, y)``.
+
+        %(predictor_value)s
+        """
+        return y[:, 1] * self.unweighted.loss(z, y[:, 0])
+
+    def dz(self, z, y):
+        """``w l'(z, y)``.
+
+        %(predictor_dz)s
+        """
+        return y[:, 1] * self.unweighted.dz(z, y[:, 0])
+
+    def d2z(self, z, y):
+        """``w l''(z, y)``.
+
+        %(predictor_d2z)s
+        """
+        return y[:, 1] * self.unweighted.d2z(z, y[:, 0])
+
+    @property
+    def dz_accurate(self):
+        """:meth:`dz` in double-double (``None`` when the unweighted loss has none):
+        the unweighted derivative's error times ``w``, plus the product's rounding
+        (:data:`~skdp.utils._double_double.MUL_ERROR` ``U**2`` relative)."""
+        accurate = getattr(self.unweighted, "dz_accurate", None)
+        if accurate is None:
+            return None
+
+        def weighted(z, y, z_error):
+            weights = y[:, 1]
+            derivative, error = accurate(z, y[:, 0], z_error)
+            product = dd.mul_double(derivative, weights)
+            rounding = (dd.MUL_ERROR + 1.0) * dd.U**2 * np.abs(product[0]) * (1.0 + 1e-15)
+            return product, weights * error + rounding + dd.TINY
+
+        return weighted
+
+    def bounds(self, row_norm, y_bound=None, coef_bound=None):
+        """``W`` times the unweighted loss's per-record bounds.
+
+        %(bounds)s
+        """
+        gradient_bound, hessian_bound = self.unweighted.bounds(row_norm, y_bound, coef_bound)
+        return self.max_weight * gradient_bound, self.max_weight * hessian_bound
+
+
+def weighted_targets(y, weights):
+    """The targets of a :class:`WeightedLoss`: rows ``(y_i, w_i)``.
+
+    Parameters
+    ----------
+    y : ndarray of shape (n_samples,)
+        The targets.
+    weights : ndarray of shape (n_samples,)
+        The rows' weights.
+
+    Returns
+    -------
+    targets : ndarray of shape (n_samples, 2)
+    """
+    return np.column_stack([np.asarray(y, dtype=float), np.asarray(weights, dtype=float)])
+
+
+def unweighted(loss):
+    """The loss of one row of a :class:`WeightedLoss` (``loss`` itself otherwise).
+
+    Parameters
+    ----------
+    loss : object
+        A loss, weighted or not.
+
+    Returns
+    -------
+    loss : object
+        The loss of one row.
+    """
+    return getattr(loss, "unweighted", loss)
+
+
 LOSSES = {
     "logistic": LogisticLoss,
     "huber": HuberHingeLoss,

@@ -344,11 +344,14 @@ class PrivateLinearModel(PrivacyParamsMixin, BaseEstimator):
         release : EpsilonRelease
             ``coef_``, ``intercept_`` and their derivatives in ``epsilon``.
         """
+        return self._fit_release(X, y)
+
+    def _fit_release(self, X, y, **fit_params):
         if not self._has_epsilon_derivative() or self._private_norm():
             raise NotImplementedError(
                 f"{type(self).__name__} with these parameters has no derivative in "
                 "epsilon (its privacy tags say so).")
-        releases = self._fit_releases(X, y, with_derivative=True)
+        releases = self._fit_releases(X, y, with_derivative=True, **fit_params)
         dcoef, dintercept = self._derivative_coefficients(releases)
         return EpsilonRelease(self.coef_.copy(), np.array(self.intercept_, dtype=float),
                               dcoef.reshape(np.shape(self.coef_)),
@@ -382,7 +385,9 @@ class PrivateLinearModel(PrivacyParamsMixin, BaseEstimator):
         ``None`` when it can (estimators that support it override this)."""
         return f"{type(self).__name__} does not fit on a dask array."
 
-    def _fit_releases(self, X, y, with_derivative=False):
+    def _fit_releases(self, X, y, with_derivative=False, **fit_params):
+        """Check a dask input, run :meth:`_releases` and set the fitted attributes;
+        ``fit_params`` (``sample_weight``) go to :meth:`_releases`."""
         if is_dask_collection(X) or is_dask_collection(y):
             # before any work on the data and before any noise
             if self._private_norm():
@@ -393,7 +398,7 @@ class PrivateLinearModel(PrivacyParamsMixin, BaseEstimator):
                        else self._partitioned_refusal(with_derivative))
             if refusal is not None:
                 raise ValueError(f"{refusal} {PARTITIONED_SUPPORT}")
-        releases = self._releases(X, y, with_derivative=with_derivative)
+        releases = self._releases(X, y, with_derivative=with_derivative, **fit_params)
         self._set_fitted(releases)
         return releases
 

@@ -15,7 +15,7 @@ from ..mechanisms._approximate_minima import COVER_EPSILON_SHARE, MAX_TOL, solve
 from ..mechanisms._objective_perturbation import (_jacobian_multiplier, jacobian_share_C,
                                                   kst_release_rdp,
                                                   objective_perturbation_calibration)
-from ..losses import SoftmaxLoss
+from ..losses import SoftmaxLoss, WeightedLoss
 from ..solvers import glm_hessian_solve, newton_minimise
 from ..solvers._partitioned import (check_partitioned_hessian, is_dask_collection,
                                    one_vs_rest, partitioned_newton_minimise)
@@ -25,6 +25,8 @@ from ..utils._docstrings import fill_doc
 from ..utils._random import noise_generator
 from ..utils._sklearn_compat import Interval, StrOptions
 from ..utils.validation import effective_data_norm
+from ._weights import (WeightedFitMixin, check_class_weight, parametric_weight_bound,
+                       row_weights, weight_constraints, weighted_problem)
 from ._base import (
     DEFAULT_DATA_NORM,
     PrivateLinearModel,
@@ -70,7 +72,7 @@ def auto_C(loss, *, epsilon, neighboring, row_norm, hessian_rank=1, pure=True):
     return C, (C + 1.0 / hessian_bound) * per_unit
 
 
-def gaussian_renyi_curve(estimator, n_classes, orders=None, C=None):
+def gaussian_renyi_curve(estimator, n_classes, orders=None, C=None, weight_bound=None):
     """RDP of a Gaussian :class:`ObjPertLogisticRegression` fit, from its parameters.
 
     The fit is one binary problem (two classes) or ``K = n_classes`` one-vs-rest
@@ -90,6 +92,12 @@ def gaussian_renyi_curve(estimator, n_classes, orders=None, C=None):
         Orders ``alpha > 1``; ``None``: :data:`~skdp.accounting._rdp.ORDERS`.
     C : float, default=None
         The fit's ``C``; ``None``: from the parameters.
+    weight_bound : float, default=None
+        The bound ``W`` on a record's weight (``weight_bound_`` of a fit): the bounds
+        are those of ``C W``. ``None``: from the parameters
+        (:func:`~skdp.linear_model._weights.parametric_weight_bound`, ``class_weight``
+        over the declared ``classes``; at least the bound of any fit without
+        ``sample_weight``).
 
     Returns
     -------
@@ -120,7 +128,9 @@ def gaussian_renyi_curve(estimator, n_classes, orders=None, C=None):
     k = 1 if n_classes == 2 else int(n_classes)
     row_norm = effective_data_norm(data_norm, estimator.fit_intercept,
                                    estimator.intercept_scaling)
-    loss = estimator._make_loss()
+    if weight_bound is None:
+        weight_bound = parametric_weight_bound(estimator)
+    loss = WeightedLoss(estimator._make_loss(), weight_bound)
     if C is None:
         C = (auto_C(loss, epsilon=estimator.epsilon / k, neighboring=estimator.neighboring,
                     row_norm=row_norm, pure=False)[0]
@@ -155,6 +165,7 @@ class ObjPertSolution:
     n_problems: int = 1
     C_rate: float = 0.0
     recalibrate: object = None
+    weights: np.ndarray = None
 
     @property
     def noise(self):
@@ -275,7 +286,7 @@ class MultinomialObjPertSolution(ObjPertSolution):
 
     def _hessian_solve(self, rhs):
         return multinomial_hessian_solve(self.minimiser, self.X, self.y, self.C, self.ridge,
-                                         rhs)
+                                         rhs, weights=self.weights)
 
     def cover_derivative(self):
         return super().cover_derivative().reshape(self.theta.shape)
@@ -283,7 +294,8 @@ class MultinomialObjPertSolution(ObjPertSolution):
 
 def _multinomial_objective_perturbation(X, Y, *, C, epsilon, delta, neighboring, delta_rule,
                                         row_norm, tol, max_iter, rng, eps_jacobian_frac=0.5,
-                                        C_rate=0.0, n_classes=None):
+                                        C_rate=0.0, n_classes=None, weights=None,
+                                        weight_bound=1.0):
     """Minimise ``C sum_i softmax_loss(Theta x_i, y_i) + (1 + Delta)/2 ||Theta||^2 +
     <B, Theta>`` over ``Theta`` of shape ``(K, d)``, then add the cover's noise.
 
@@ -292,9 +304,11 @@ def _multinomial_objective_perturbation(X, Y, *, C, epsilon, delta, neighboring,
     eigenvalues at most ``beta_H = C R**2 / 2`` and rank at most ``K - 1``, which
     multiplies the Jacobian term (``docs/privacy/objective_perturbation.rst``). One
     problem spends the whole budget: no split over classes. A partitioned ``X`` holds
-    its one-hot labels (``Y`` is then ``None`` and ``n_classes`` given).
+    its one-hot labels (``Y`` is then ``None`` and ``n_classes`` given). Row
+    ``weights`` in ``[0, weight_bound]`` multiply the bounds by ``weight_bound``
+    (:class:`~skdp.losses.WeightedLoss`).
     """
-    loss = SoftmaxLoss()
+    loss = SoftmaxLoss() if weights is None else WeightedLoss(SoftmaxLoss(), weight_bound)
     ridge = 1.0
     n_classes = Y.shape[1] if n_classes is None else n_classes
     calibrate = partial(_calibration_at, epsilon, delta, loss.bounds(row_norm), ridge=ridge,
@@ -312,19 +326,20 @@ def _multinomial_objective_perturbation(X, Y, *, C, epsilon, delta, neighboring,
                                                   linear=noise, tol=tol, max_iter=max_iter)
     else:
         result = multinomial_minimise(X, Y, C=C, ridge=total_ridge, linear=noise, tol=tol,
-                                      max_iter=max_iter)
+                                      max_iter=max_iter, weights=weights)
     cover = solver_cover(tol, total_ridge, budget.epsilon_cover)
     cover_draw = None if draw is None else cover.draw(dim, rng)
     released = result.theta if draw is None else \
         result.theta + cover_draw.vector(cover.scale).reshape(shape)
     return MultinomialObjPertSolution(released, result.theta, result.converged, calibration,
                                       draw, cover, cover_draw, X, Y, C, total_ridge, loss,
-                                      C_rate=C_rate, recalibrate=lambda c: calibrate(c)[1])
+                                      C_rate=C_rate, recalibrate=lambda c: calibrate(c)[1],
+                                      weights=weights)
 
 
 @fill_doc
 class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
-                                PrivateLinearModel):
+                                WeightedFitMixin, PrivateLinearModel):
     """Differentially private logistic regression (or Huber SVM) by objective perturbation.
 
     The coefficients are the exact minimiser of the L2-regularised empirical risk
@@ -400,6 +415,10 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
     max_iter : int, default=100
         Maximum number of Newton iterations.
 
+    %(class_weight)s
+
+    %(max_sample_weight)s
+
     %(classes)s
 
     %(random_state)s
@@ -412,6 +431,8 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
         The ``C`` of the fit: ``C``, or the value of ``C="auto"`` at this budget.
 
     %(privacy_attrs)s
+
+    %(weight_attrs)s
 
     See Also
     --------
@@ -450,6 +471,16 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
     class labels unless ``classes`` is given, and the feature dimension.
     Floating-point attacks on the samplers are out of scope. Derivation:
     ``docs/privacy/objective_perturbation.rst``.
+
+    Row weights. With ``sample_weight`` or ``class_weight`` the objective is
+    ``C sum_i w_i loss_i + 0.5 ||theta||^2`` with every ``w_i`` in ``[0, W]``, ``W
+    = weight_bound_``. A loss scaled by ``w <= W`` has ``W`` times the gradient
+    bound and ``W`` times the curvature bound of the loss (and stays convex), so
+    every constant above is taken at ``C W`` in place of ``C``: the noise, the
+    extra ridge and the Jacobian term are exactly those of the unweighted fit at
+    ``C W``, and the ridge 1 (the strong convexity) is unchanged. ``C="auto"``
+    reads the weighted bounds, so ``C_`` is the automatic ``C`` divided by
+    ``W``. The unit of privacy is one record with its weight.
 
     Defaults. The shares of ``C="auto"`` (the Jacobian term's 5 %% of a binary
     problem's epsilon, one-vs-rest included; 2.5 %% for the softmax problem with
@@ -494,13 +525,14 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
         "eps_jacobian_frac": [Interval(Real, 0, 1, closed="neither")],
         "tol": [Interval(Real, 0, MAX_TOL, closed="right")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
+        **weight_constraints(),
     }
 
     def __init__(self, *, epsilon=1.0, delta=0.0, neighboring="add_remove", C="auto",
                  loss="logistic", huber_h=0.5, multi_class="auto", fit_intercept=True,
                  intercept_scaling=1.0, data_norm="warn", delta_rule="continuous",
-                 eps_jacobian_frac=0.5, tol=1e-8, max_iter=100, classes=None,
-                 random_state=None):
+                 eps_jacobian_frac=0.5, tol=1e-8, max_iter=100, class_weight=None,
+                 max_sample_weight=1.0, classes=None, random_state=None):
         self.epsilon = epsilon
         self.delta = delta
         self.neighboring = neighboring
@@ -515,6 +547,8 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
         self.eps_jacobian_frac = eps_jacobian_frac
         self.tol = tol
         self.max_iter = max_iter
+        self.class_weight = class_weight
+        self.max_sample_weight = max_sample_weight
         self.classes = classes
         self.random_state = random_state
 
@@ -545,19 +579,22 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
             With ``delta=0``, ``neighboring="replace"`` or a multinomial fit.
         """
         check_is_fitted(self, "C_")
-        return gaussian_renyi_curve(self, len(self.classes_), orders, C=self.C_)
+        return gaussian_renyi_curve(self, len(self.classes_), orders, C=self.C_,
+                                    weight_bound=self.weight_bound_)
 
     def _partitioned_refusal(self, with_derivative):
         return None  # binary, one-vs-rest or softmax; logistic or Huber loss
 
-    def _releases(self, X, y, with_derivative=False):
+    def _releases(self, X, y, with_derivative=False, sample_weight=None):
         """Validate, then run the mechanism once (two classes, or a multinomial fit)
         or once per one-vs-rest problem.
 
         Returns the transient solutions (noise draws, clipped design), which
         the fitted estimator never keeps; each has its derivative in epsilon.
         """
+        check_class_weight(self.class_weight)
         self._check_privacy_params()
+        weights = None
         partitioned = is_dask_collection(X) or is_dask_collection(y)
         if partitioned:  # checked as a map-reduce; each partition maps its own labels
             if len(X.shape) == 2:  # before any pass over the data (other shapes: below)
@@ -572,6 +609,8 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
             check_classification_targets(y)
             self.classes_, y_idx = encode_labels(y, self.classes)
             multinomial = self._is_multinomial(len(self.classes_))
+            weights, self.weight_bound_ = row_weights(self, sample_weight, X, y_idx,
+                                                      self.classes_)
             design = solver_design(X, data_norm=self._resolve_data_norm(X),
                                    fit_intercept=self.fit_intercept,
                                    intercept_scaling=self.intercept_scaling)
@@ -580,10 +619,15 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
                                        self.intercept_scaling)
         n_classes = len(self.classes_)
         loss = SoftmaxLoss() if multinomial else self._make_loss()
+        if partitioned:
+            self.weight_bound_ = 1.0
         k = 1 if multinomial or n_classes == 2 else n_classes
         epsilon = self._mechanism_epsilon()
+        # C="auto" reads the weighted loss's bounds: the C of the weighted objective
+        # is 1 / weight_bound_ times the unweighted one's
+        bounded = loss if weights is None else WeightedLoss(loss, self.weight_bound_)
         self.C_, C_rate = (
-            auto_C(loss, epsilon=epsilon / k, neighboring=self.neighboring,
+            auto_C(bounded, epsilon=epsilon / k, neighboring=self.neighboring,
                    row_norm=row_norm, hessian_rank=n_classes - 1 if multinomial else 1,
                    pure=self.delta == 0)
             if self.C == "auto" else (float(self.C), 0.0))
@@ -598,14 +642,18 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
                                                         **common)]
         if multinomial:
             return [_multinomial_objective_perturbation(design, np.eye(n_classes)[y_idx],
-                                                        epsilon=epsilon,
-                                                        delta=self.delta, **common)]
+                                                        epsilon=epsilon, delta=self.delta,
+                                                        weights=weights,
+                                                        weight_bound=self.weight_bound_,
+                                                        **common)]
         if partitioned:   # the partitions hold the labels: one view per problem
             problems = [(design, None)] if n_classes == 2 else [
                 (design.with_targets(partial(one_vs_rest, positive=c)), None)
                 for c in range(n_classes)]
         else:
             problems = [(design, target) for target in one_vs_rest_targets(y_idx, n_classes)]
-        return [_objective_perturbation(rows, target, loss, epsilon=epsilon / k,
+        problems = [(rows, *weighted_problem(loss, target, weights, self.weight_bound_))
+                    for rows, target in problems]
+        return [_objective_perturbation(rows, target, problem_loss, epsilon=epsilon / k,
                                         delta=self.delta / k, n_problems=k, **common)
-                for rows, target in problems]
+                for rows, problem_loss, target in problems]

@@ -15,7 +15,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
 from ..base import neighboring_constraint, warn_large_delta
-from ..losses import HingeLoss, SoftmaxLoss
+from ..losses import HingeLoss, SoftmaxLoss, WeightedLoss, unweighted
 from ..mechanisms import (draw_noise, minimiser_sensitivity, output_perturbation_calibration,
                           reduce_gaussian_noise, reduce_laplace_noise)
 from ..mechanisms._output_perturbation import coordinate_noise_std
@@ -45,6 +45,8 @@ from ._base import (
     encode_labels,
     one_vs_rest_targets,
 )
+from ._weights import (WeightedFitMixin, check_class_weight, row_weights,
+                       weight_constraints, weighted_problem)
 from ._random_features import (
     RANDOM_FEATURE_NORM,
     RandomFourierMap,
@@ -147,7 +149,7 @@ class OutputPertSolution:
 
 
 def _output_perturbation(X, y, loss, *, C, epsilon, delta, neighboring, row_norm, n_problems,
-                         tol, max_iter, rng, law="auto", n_classes=None):
+                         tol, max_iter, rng, law="auto", n_classes=None, weights=None):
     """Exact minimiser of ``C sum_i l(y_i <x_i, theta>) + 0.5 ||theta||^2`` plus noise.
 
     ``X`` is the design actually optimised (clipped and intercept-augmented, or
@@ -159,24 +161,28 @@ def _output_perturbation(X, y, loss, *, C, epsilon, delta, neighboring, row_norm
     leak) enters the sensitivity twice. ``delta == 0``: Gamma-norm noise (or
     coordinate-wise Laplace with ``law="laplace"``); ``delta > 0``: analytic Gaussian.
     A partitioned ``X`` holds its targets (``y`` is ``None``; the softmax problem's
-    ``n_classes`` is given).
+    ``n_classes`` is given). A :class:`~skdp.losses.WeightedLoss` has targets ``(y_i,
+    w_i)`` (the softmax problem's row ``weights`` are given apart from its one-hot
+    rows); its Lipschitz constant, ``W`` times the row's, sets the sensitivity.
     """
     if not np.isfinite(loss.lipschitz):
         raise ValueError("Output perturbation needs a loss with a finite lipschitz constant.")
     base = minimiser_sensitivity(C, loss.lipschitz, row_norm, neighboring)
     slack = tol * base
-    if isinstance(loss, HingeLoss):
+    row_loss = unweighted(loss)
+    if isinstance(row_loss, HingeLoss):
+        labels, row_weights = (y, None) if row_loss is loss else (y[:, 0], y[:, 1])
         theta, distance, n_iter = certified_hinge_minimiser(
-            X, y, C=C, target_distance=slack, max_iter=max_iter)
-    elif isinstance(loss, SoftmaxLoss) and getattr(X, "partitioned", False):
+            X, labels, C=C, target_distance=slack, max_iter=max_iter, weights=row_weights)
+    elif isinstance(row_loss, SoftmaxLoss) and getattr(X, "partitioned", False):
         result = partitioned_multinomial_minimise(
             X, n_classes, C=C, ridge=1.0, linear=np.zeros((n_classes, X.shape[1])),
             tol=slack, max_iter=max_iter)
         theta, distance, n_iter = result.theta, result.certified_norm, result.n_iter
-    elif isinstance(loss, SoftmaxLoss):
+    elif isinstance(row_loss, SoftmaxLoss):
         result = multinomial_minimise(X, y, C=C, ridge=1.0, linear=np.zeros((y.shape[1],
                                                                               X.shape[1])),
-                                      tol=slack, max_iter=max_iter)
+                                      tol=slack, max_iter=max_iter, weights=weights)
         theta, distance, n_iter = result.theta, result.certified_norm, result.n_iter
     elif getattr(X, "partitioned", False):  # the same solve, its reductions over partitions
         result = partitioned_newton_minimise(X, loss, C=C, ridge=1.0,
@@ -196,7 +202,7 @@ def _output_perturbation(X, y, loss, *, C, epsilon, delta, neighboring, row_norm
 
 @fill_doc
 class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
-                    PrivateLinearModel):
+                    WeightedFitMixin, PrivateLinearModel):
     """Differentially private SVM by output perturbation (linear or RBF kernel).
 
     Solves the L2-regularised problem ``C * sum_i loss_i + 0.5 * ||theta||^2``
@@ -298,6 +304,10 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
         ``docs/privacy/private_selection.rst``). The Gaussian noise of
         ``delta > 0`` admits noise reduction too (the Brownian bridge).
 
+    %(class_weight)s
+
+    %(max_sample_weight)s
+
     %(classes)s
 
     %(random_state)s
@@ -317,6 +327,8 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
         ``psi`` of the random Fourier map (``kernel="rbf"`` only).
 
     %(privacy_attrs)s
+
+    %(weight_attrs)s
 
     See Also
     --------
@@ -356,6 +368,17 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
     class labels unless ``classes`` is given, and the feature dimension.
     Floating-point attacks on the samplers are out of scope. Derivation:
     ``docs/privacy/output_perturbation.rst``.
+
+    Row weights. With ``sample_weight`` or ``class_weight`` the objective is
+    ``C sum_i w_i l_i(theta) + 0.5 ||theta||^2`` with every ``w_i`` in ``[0,
+    W]``, ``W = weight_bound_``: a record's loss is ``W C R``-Lipschitz and the
+    objective still 1-strongly convex, so the minimiser's sensitivity is that of
+    the unweighted fit at ``C W`` (``W C R`` add/remove, ``2 W C R`` replace) and
+    the noise is calibrated to it. ``C="auto"`` reads the weighted bound, so
+    ``C_`` is the automatic ``C`` divided by ``W``. The hinge solver takes the
+    weights as liblinear does (the dual box ``0 <= alpha_i <= C w_i``) and its
+    duality-gap certificate is computed with them. The unit of privacy is one
+    record with its weight.
 
     RBF defaults. With rows clipped to ``data_norm`` two rows are at most
     ``2 data_norm`` apart, so ``gamma = 1 / data_norm**2`` spreads the kernel
@@ -417,13 +440,15 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "noise": [StrOptions({"auto", "laplace"})],
         "multi_class": _MultinomialMixin.multi_class_constraint,
+        **weight_constraints(),
     }
 
     def __init__(self, *, epsilon=1.0, delta=0.0, neighboring="add_remove", C="auto",
                  loss="hinge", huber_h=0.5, fit_intercept=True, intercept_scaling=1.0,
                  data_norm="warn", kernel="linear", gamma="auto", n_components=100,
                  feature_random_state=0, tol=1e-3, max_iter=10_000, noise="auto",
-                 multi_class="auto", classes=None, random_state=None):
+                 multi_class="auto", class_weight=None, max_sample_weight=1.0, classes=None,
+                 random_state=None):
         self.epsilon = epsilon
         self.delta = delta
         self.neighboring = neighboring
@@ -441,6 +466,8 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
         self.max_iter = max_iter
         self.noise = noise
         self.multi_class = multi_class
+        self.class_weight = class_weight
+        self.max_sample_weight = max_sample_weight
         self.classes = classes
         self.random_state = random_state
 
@@ -507,10 +534,11 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
         else:
             problems = [design.with_targets(partial(one_vs_rest, positive=c))
                         for c in range(n_classes)]
+        self.weight_bound_ = 1.0
         return self._problem_releases(problems, [None] * len(problems), design.shape[1],
                                       row_norm, noise_generator(self.random_state))
 
-    def _releases(self, X, y, with_derivative=False):
+    def _releases(self, X, y, with_derivative=False, sample_weight=None):
         """Validate, then run the mechanism once (two classes, or a multinomial fit) or
         once per one-vs-rest problem.
 
@@ -525,12 +553,14 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
         if self.noise == "laplace" and self.delta > 0:
             raise ValueError("noise='laplace' is pure epsilon-DP: it needs delta=0; got "
                              f"delta={self.delta}.")
+        check_class_weight(self.class_weight)
         if is_dask_collection(X) or is_dask_collection(y):
             return self._partitioned_releases(X, y)
         X, y = validate_data(self, X, y, dtype=np.float64, accept_sparse=("csr", "csc"))
         check_classification_targets(y)
         self.classes_, y_idx = encode_labels(y, self.classes)
         multinomial = self._is_multinomial(len(self.classes_))
+        weights, self.weight_bound_ = row_weights(self, sample_weight, X, y_idx, self.classes_)
         if self.kernel == "rbf":
             rng = noise_generator(self.random_state)
             # data_norm=None: rows capped at a huge norm all the same (x . omega finite)
@@ -559,13 +589,22 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
         targets = ([np.eye(len(self.classes_))[y_idx]] if multinomial
                    else one_vs_rest_targets(y_idx, len(self.classes_)))
         return self._problem_releases([design] * len(targets), targets, design.shape[1],
-                                      row_norm, rng)
+                                      row_norm, rng, weights)
 
-    def _problem_releases(self, designs, targets, n_coefficients, row_norm, rng):
+    def _problem_releases(self, designs, targets, n_coefficients, row_norm, rng,
+                          weights=None):
         """``C_`` at the problems' share of the budget, then the mechanism once per
-        problem (one softmax problem, or one binary problem per one-vs-rest class)."""
+        problem (one softmax problem, or one binary problem per one-vs-rest class).
+        With row ``weights`` the loss is :class:`~skdp.losses.WeightedLoss` at the
+        bound ``weight_bound_`` (``C="auto"`` then reads its Lipschitz constant)."""
         multinomial = self._is_multinomial(len(self.classes_))
         loss = SoftmaxLoss() if multinomial else self._make_loss()
+        if weights is not None and multinomial:
+            loss = WeightedLoss(loss, self.weight_bound_)
+        elif weights is not None:
+            targets = [weighted_problem(loss, target, weights, self.weight_bound_)[1]
+                       for target in targets]
+            loss = WeightedLoss(loss, self.weight_bound_)
         dim = len(self.classes_) * n_coefficients if multinomial else n_coefficients
         k = len(targets)
         epsilon = self._mechanism_epsilon()
@@ -581,7 +620,8 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
                    if self.C == "auto" else float(self.C))
         return [_output_perturbation(design, target, loss, C=self.C_, n_problems=k,
                                      max_iter=self.max_iter, rng=rng, law=self.noise,
-                                     n_classes=len(self.classes_), **share)
+                                     n_classes=len(self.classes_),
+                                     weights=weights if multinomial else None, **share)
                 for design, target in zip(designs, targets)]
 
     def _supports_noise_reduction(self):

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
+from ..losses import unweighted
 from ..utils._docstrings import fill_doc
 from ._check import check_loss
 from ._design import as_design
@@ -733,7 +734,7 @@ def napp_iterations(problem, theta0=None, *, max_iter=10, rtol=1e-4, augmentatio
     the sign pattern repeats: the later iterations would only refine magnitudes,
     one factorisation each, that the exact polish computes anyway.
     """
-    loss = problem.loss
+    pseudo_loss = unweighted(problem.loss)
     d = problem.X.shape[1]
     theta = np.zeros(d) if theta0 is None else np.array(theta0, dtype=float)
     base = problem.ridge + problem.l1 + problem.bridge_weight * problem.q
@@ -749,16 +750,17 @@ def napp_iterations(problem, theta0=None, *, max_iter=10, rtol=1e-4, augmentatio
             A.flat[:: d + 1] += penalty_weights
         else:
             n_e = n_aug if n_aug is not None else max(1000, 10 * d)
-            E, y_e, basis = augmentation_rows(problem.linear, penalty_weights, loss, n_e, rng,
-                                              augmentation=augmentation, basis=basis)
+            # the pseudo-rows realise the noise and the ridge with unit weights
+            E, y_e, basis = augmentation_rows(problem.linear, penalty_weights, pseudo_loss,
+                                              n_e, rng, augmentation=augmentation, basis=basis)
             # the IRLS system of the rows of X stacked over the pseudo-rows E; the rows
             # of X give X^T Omega X and X^T (Omega eta - l') = X^T Omega X theta - X^T l'
             A = problem.data_hessian(theta)
             rhs = A @ theta - problem.data_gradient(theta)
             eta = E @ theta
-            omega = loss.d2z(eta, y_e)
+            omega = pseudo_loss.d2z(eta, y_e)
             A += weighted_gram(E, omega)
-            rhs += E.T @ (omega * eta - loss.dz(eta, y_e))
+            rhs += E.T @ (omega * eta - pseudo_loss.dz(eta, y_e))
         try:
             new = cho_solve(cho_factor(_fortran(A), overwrite_a=True, check_finite=False), rhs,
                             check_finite=False)

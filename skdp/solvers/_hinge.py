@@ -17,7 +17,7 @@ from scipy.optimize import lsq_linear
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import LinearSVC
 
-from ..losses import HuberHingeLoss
+from ..losses import HuberHingeLoss, WeightedLoss, weighted_targets
 from ..utils import _double_double as dd
 from ..utils._docstrings import fill_doc
 from ..utils._memory import check_allocation
@@ -29,8 +29,9 @@ _HINGE_DOC = {"hinge_problem": """X : {ndarray, sparse matrix} of shape (n_sampl
         The design.
     y : ndarray of shape (n_samples,)
         Labels in {-1, +1}.
-    C : float
-        Weight of the loss sum."""}
+    C : float or ndarray of shape (n_samples,)
+        Weight of the loss sum, or of each row's loss (``C`` times the row weights:
+        the dual box ``0 <= alpha_i <= C_i``)."""}
 
 # liblinear tolerances tried in turn until the duality-gap certificate is met. From
 # scikit-learn's default 1e-4, with the band's Huber path (_band_huber_path) when the
@@ -104,10 +105,12 @@ def _margin_dual(signed, C, fixed):
     if sp.issparse(signed):
         return _margin_dual_from_gram(signed, C, fixed)
     # Identical rows enter A^T alpha through their sum only: one dual value per
-    # distinct row, in [0, C * count], shared equally. Exact, and it keeps the
-    # bounded least squares small and well posed on data with many duplicates.
+    # distinct row, in [0, C * count] (the sum of their C_i), shared in proportion to
+    # C_i. Exact, and it keeps the bounded least squares small and well posed on data
+    # with many duplicates.
     distinct, inverse, counts = _distinct_rows(signed)
-    upper = C * counts
+    upper = C * counts if np.ndim(C) == 0 else np.bincount(inverse, weights=C,
+                                                           minlength=counts.size)
     u, s, vt = np.linalg.svd(distinct, full_matrices=False)
     keep = s > s.max(initial=0.0) * max(distinct.shape) * np.finfo(float).eps
     u, s, vt = u[:, keep], s[keep], vt[keep]
@@ -117,7 +120,10 @@ def _margin_dual(signed, C, fixed):
     if np.any(candidate < 0.0) or np.any(candidate > upper):
         candidate = _box_least_squares(s[:, None] * u.T, vt @ rhs, upper, candidate)
     group = np.clip(candidate, 0.0, upper)
-    return np.minimum(group[inverse] / counts[inverse], C)  # C * k / k may round above C
+    if np.ndim(C) == 0:
+        return np.minimum(group[inverse] / counts[inverse], C)  # C * k / k may round above C
+    share = np.divide(C, upper[inverse], out=np.zeros(C.shape), where=upper[inverse] > 0)
+    return np.minimum(group[inverse] * share, C)
 
 
 def _distinct_rows(rows):
@@ -148,7 +154,8 @@ def _margin_dual_from_gram(signed, C, fixed):
     candidate = u @ (projected / s**2)
     if np.any(candidate < 0.0) or np.any(candidate > C):
         candidate = _box_least_squares(s[:, None] * u.T, projected / s,
-                                       np.full(candidate.size, float(C)), candidate)
+                                       np.broadcast_to(np.asarray(C, dtype=float),
+                                                       candidate.shape).copy(), candidate)
     return np.clip(candidate, 0.0, C)
 
 
@@ -259,11 +266,12 @@ def _band_huber_path(X, y, C, w, max_iter, max_entries=_BAND_ENTRIES[-1]):
     outside the band on the wrong side only costs a failed certificate. Returns
     the point and the Newton steps taken.
     """
-    *_, fixed_far, signed = _margin_band(X, y, C, w, max_entries)
-    labels, linear = np.ones(signed.shape[0]), -fixed_far
+    _, _, near, _, fixed_far, signed = _margin_band(X, y, C, w, max_entries)
+    ones, linear = np.ones(signed.shape[0]), -fixed_far
     theta, n_iter = w, 0
     for width in _HUBER_PATH:
-        result = newton_minimise(signed, labels, HuberHingeLoss(h=width), C=C, ridge=1.0,
+        loss, labels, scale = _huber(width, ones, _of_rows(C, near))
+        result = newton_minimise(signed, labels, loss, C=scale, ridge=1.0,
                                  linear=linear, tol=1e-12 * (1.0 + np.linalg.norm(theta)),
                                  max_iter=min(max_iter, 30), theta0=theta, refine=False)
         theta, n_iter = result.theta, n_iter + result.n_iter
@@ -285,12 +293,13 @@ def _polish_round(X, y, C, w, max_entries=_BAND_ENTRIES[-1]):
     """
     margins, distance_to_one, near, alpha, fixed_far, signed = _margin_band(X, y, C, w,
                                                                             max_entries)
+    C = _of_rows(C, near)   # the band's bounds, in the band's order
     alpha_near = np.where(margins[near] < 1.0, C, 0.0)
     best_count, best_bound = None, np.inf
     for count in _band_counts(distance_to_one[near]):
         trial = alpha_near.copy()
         fixed = fixed_far + signed[count:].T @ trial[count:]
-        trial[:count] = _margin_dual(signed[:count], C, fixed)
+        trial[:count] = _margin_dual(signed[:count], _of_rows(C, slice(count)), fixed)
         theta = fixed + signed[:count].T @ trial[:count]
         alpha[near] = trial
         bound = _gap_from_slacks(1.0 - signed @ theta, trial, C)
@@ -319,12 +328,12 @@ def _active_set_steps(signed, C, fixed_far, sides, count, near, alpha):
         free = np.ones(trial.size, dtype=bool)
         free[held] = False
         fixed = fixed_far + signed[free].T @ trial[free]
-        trial[held] = _margin_dual(signed[held], C, fixed)
+        trial[held] = _margin_dual(signed[held], _of_rows(C, held), fixed)
         theta = fixed + signed[held].T @ trial[held]
         slack = 1.0 - signed @ theta
         alpha[near] = trial
         yield _gap_from_slacks(slack, trial, C), theta, alpha
-        inside = held[(trial[held] > 0.0) & (trial[held] < C)]
+        inside = held[(trial[held] > 0.0) & (trial[held] < _of_rows(C, held))]
         wrong = np.flatnonzero(free & (((trial >= C) & (slack < 0.0))
                                       | ((trial <= 0.0) & (slack > 0.0))))
         joining = wrong[np.argsort(np.abs(slack[wrong]), kind="stable")][:_JOINING_ROWS]
@@ -389,6 +398,20 @@ def _polish(X, y, C, w, best, target_distance, max_entries=_BAND_ENTRIES[-1]):
     return best
 
 
+def _of_rows(C, rows):
+    """The bounds ``C_i`` of some rows (``C`` itself when it is one number)."""
+    return C if np.ndim(C) == 0 else C[rows]
+
+
+def _huber(width, y, C):
+    """The Huber-smoothed hinge of ``width`` for bounds ``C`` (one number, or one per
+    row): ``(loss, targets, scale)`` for :func:`~skdp.solvers.newton_minimise`."""
+    if np.ndim(C) == 0:
+        return HuberHingeLoss(h=width), y, C
+    return (WeightedLoss(HuberHingeLoss(h=width), float(np.max(C, initial=0.0))),
+            weighted_targets(y, C), 1.0)
+
+
 def _clipped_copy_needed(X):
     """Whether liblinear needs the clipped rows made explicit (a copy of X).
 
@@ -430,15 +453,16 @@ def _liblinear_input(X):
     return X.clipped_rows(), X.intercept
 
 
-def _liblinear_fit(rows, bias, y, C, tol, max_iter):
-    """liblinear's approximate minimiser on :func:`_liblinear_input`'s ``(rows, bias)``:
-    the coefficients of the design and liblinear's iteration count."""
+def _liblinear_fit(rows, bias, y, C, tol, max_iter, weights=None):
+    """liblinear's approximate minimiser on :func:`_liblinear_input`'s ``(rows, bias)``
+    (with liblinear's per-row ``C weights_i`` when weighted): the coefficients of the
+    design and liblinear's iteration count."""
     svc = LinearSVC(C=C, loss="hinge", dual=True, fit_intercept=bias is not None,
                     intercept_scaling=1.0 if bias is None else bias, tol=tol,
                     max_iter=max_iter, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        svc.fit(rows, y)
+        svc.fit(rows, y, sample_weight=weights)
     w = svc.coef_.ravel()
     if bias is not None:
         w = np.append(w, svc.intercept_[0] / bias)
@@ -446,8 +470,9 @@ def _liblinear_fit(rows, bias, y, C, tol, max_iter):
 
 
 @fill_doc(fragments=_HINGE_DOC)
-def certified_hinge_minimiser(X, y, *, C, target_distance, max_iter):
-    """Minimise ``C sum_i max(0, 1 - y_i <x_i, theta>) + 0.5 ||theta||^2`` with a certificate.
+def certified_hinge_minimiser(X, y, *, C, target_distance, max_iter, weights=None):
+    """Minimise ``C sum_i w_i max(0, 1 - y_i <x_i, theta>) + 0.5 ||theta||^2`` with a
+    certificate (``w_i = 1`` without ``weights``).
 
     liblinear's dual coordinate descent (scikit-learn's ``LinearSVC``) gives an
     approximate minimiser; a dual point is then rebuilt from its margin
@@ -470,6 +495,8 @@ def certified_hinge_minimiser(X, y, *, C, target_distance, max_iter):
         The certified distance to reach.
     max_iter : int
         Iteration cap of each liblinear and Newton run.
+    weights : ndarray of shape (n_samples,), default=None
+        Non-negative row weights (the dual box becomes ``0 <= alpha_i <= C w_i``).
 
     Returns
     -------
@@ -480,12 +507,16 @@ def certified_hinge_minimiser(X, y, *, C, target_distance, max_iter):
     check_liblinear_memory(X)
     best, n_iter = (None, np.inf), 0
     w = np.zeros(X.shape[1])
-    # a declared class absent from the data leaves one label: liblinear refuses it,
-    # the Huber path below does not
-    one_label = np.all(y == y[0])
+    liblinear_C = C
+    if weights is not None:
+        C = C * np.asarray(weights, dtype=float)
+    # a declared class absent from the data leaves one label (and zero weights leave
+    # no row): liblinear refuses it, the Huber path below does not
+    one_label = np.all(y == y[0]) or not np.any(C > 0)
     rows, bias = _liblinear_input(X) if not one_label else (None, None)
     for liblinear_tol in () if one_label else _LIBLINEAR_TOLS:
-        w, liblinear_iter = _liblinear_fit(rows, bias, y, C, liblinear_tol, max_iter)
+        w, liblinear_iter = _liblinear_fit(rows, bias, y, liblinear_C, liblinear_tol, max_iter,
+                                           weights)
         n_iter += liblinear_iter
         for max_entries in _band_caps(X):
             best = _polish(X, y, C, w, best, target_distance, max_entries)
@@ -501,7 +532,8 @@ def certified_hinge_minimiser(X, y, *, C, target_distance, max_iter):
     rows = None  # the Huber path reads the design itself
     zero = np.zeros(X.shape[1])
     for width in _HUBER_PATH:
-        result = newton_minimise(X, y, HuberHingeLoss(h=width), C=C, ridge=1.0, linear=zero,
+        loss, targets, scale = _huber(width, y, C)
+        result = newton_minimise(X, targets, loss, C=scale, ridge=1.0, linear=zero,
                                  tol=1e-12 * (1.0 + np.linalg.norm(w)),
                                  max_iter=min(max_iter, 30), theta0=w, refine=False)
         n_iter += result.n_iter

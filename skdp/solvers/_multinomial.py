@@ -1,9 +1,9 @@
 """Certified minimisation of the multinomial (softmax) objective (sum form).
 
-``J(Theta) = C sum_i [logsumexp(Theta x_i) - (Theta x_i)_{y_i}] + ridge/2 ||Theta||^2
-+ <B, Theta>`` over coefficient matrices ``Theta`` of shape ``(K, d)``, by truncated
-Newton: each direction solves the Newton system by preconditioned conjugate gradients
-on Hessian-vector products, never forming the ``dK x dK`` Hessian. As for
+``J(Theta) = C sum_i w_i [logsumexp(Theta x_i) - (Theta x_i)_{y_i}] + ridge/2
+||Theta||^2 + <B, Theta>`` (row weights ``w_i >= 0``, 1 by default) over coefficient
+matrices ``Theta`` of shape ``(K, d)``, by truncated Newton: each direction solves the
+Newton system by preconditioned conjugate gradients on Hessian-vector products, never forming the ``dK x dK`` Hessian. As for
 :func:`~skdp.solvers.newton_minimise`, the certificate is the gradient's Frobenius
 norm plus an estimate of its rounding error; by ``ridge``-strong convexity it bounds
 the distance to the exact minimiser by ``certified_norm / ridge``. Where that estimate
@@ -15,6 +15,7 @@ import numpy as np
 from scipy.special import softmax
 
 from ..losses import SoftmaxLoss
+from ..utils import _double_double as dd
 from ..utils._docstrings import fill_doc
 from ._accurate import accurate_data_gradient, assemble_gradient, refine_and_certify
 from ._design import as_design, is_sparse
@@ -32,7 +33,9 @@ _DOC = {"softmax_problem": """X : {ndarray, sparse matrix} of shape (n_samples, 
     ridge : float
         L2 curvature (the strong convexity).
     linear : ndarray of shape (n_classes, n_coefficients)
-        The linear term (the noise of objective perturbation)."""}
+        The linear term (the noise of objective perturbation).
+    weights : ndarray of shape (n_samples,), default=None
+        Non-negative weight of each row's loss (``None``: every row weighs 1)."""}
 
 
 @fill_doc(fragments=_DOC)
@@ -44,8 +47,17 @@ class MultinomialProblem:
     %(softmax_problem)s
     """
 
-    def __init__(self, X, Y, C, ridge, linear):
+    def __init__(self, X, Y, C, ridge, linear, weights=None):
         self.X, self.Y, self.C, self.ridge, self.linear = X, Y, C, ridge, linear
+        self.weights = weights
+
+    def _weighted(self, values, rows=slice(None)):
+        """``values`` (one row per sample, or per sample of ``rows``) times the rows'
+        weights (in place; ``values`` itself without weights)."""
+        if self.weights is None:
+            return values
+        values *= self.weights[rows, None] if values.ndim == 2 else self.weights[rows]
+        return values
 
     def scores(self, theta):
         """``X Theta^T``, shape (n_samples, n_classes)."""
@@ -53,7 +65,8 @@ class MultinomialProblem:
 
     def value(self, theta, scores):
         """Objective at ``theta`` given its scores."""
-        return (self.C * np.sum(_LOSS.loss(scores, self.Y)) + 0.5 * self.ridge * np.sum(theta**2)
+        return (self.C * np.sum(self._weighted(_LOSS.loss(scores, self.Y)))
+                + 0.5 * self.ridge * np.sum(theta**2)
                 + np.sum(self.linear * theta))
 
     def gradient(self, theta, residual):
@@ -71,12 +84,12 @@ class MultinomialProblem:
             p = probabilities[start:stop]
             weighted = p * np.asarray(block @ direction.T)
             weighted -= p * weighted.sum(axis=1, keepdims=True)
-            total += np.asarray(block.T @ weighted)
+            total += np.asarray(block.T @ self._weighted(weighted, slice(start, stop)))
         return self.C * total.T + self.ridge * direction
 
     def hessian_diagonal(self, probabilities):
-        """The Hessian's diagonal: ``C sum_i p_ik (1 - p_ik) x_ij^2 + ridge``."""
-        curvature = probabilities * (1.0 - probabilities)
+        """The Hessian's diagonal: ``C sum_i w_i p_ik (1 - p_ik) x_ij^2 + ridge``."""
+        curvature = self._weighted(probabilities * (1.0 - probabilities))
         return self.C * _weighted_column_squares(self.X, curvature).T + self.ridge
 
     def uses_gram_preconditioner(self):
@@ -105,7 +118,7 @@ class MultinomialProblem:
         ridge I`` with the weights replaced by their mean, inverted in the Gram
         eigenbasis (the classes' coupling is left out); else the inverse diagonal.
         """
-        curvature = probabilities * (1.0 - probabilities)
+        curvature = self._weighted(probabilities * (1.0 - probabilities))
         if not self.uses_gram_preconditioner():
             inverse_diagonal = 1.0 / self.hessian_diagonal(probabilities)
             return inverse_diagonal.__mul__
@@ -138,7 +151,14 @@ class MultinomialProblem:
         Newton system at the point by conjugate gradients to
         :data:`~skdp.solvers._newton._REFINEMENT_FORCING`."""
         def slopes(scores, rows, scores_bound):
-            return _LOSS.dz_accurate(scores, self.Y[rows], scores_bound)
+            residual, error = _LOSS.dz_accurate(scores, self.Y[rows], scores_bound)
+            if self.weights is None:
+                return residual, error
+            weights = self.weights[rows]
+            residual = dd.mul_double(residual, weights[:, None])
+            rounding = ((dd.MUL_ERROR + 1.0) * dd.U**2 * (1.0 + 1e-15)
+                        * np.sum(np.abs(residual[0]), axis=1))
+            return residual, weights * error + rounding + dd.TINY
 
         def gradient_at(point):
             transposed = (point[0].T, point[1].T)   # (d, K), as the products take it
@@ -155,7 +175,7 @@ class MultinomialProblem:
 
 
 @fill_doc(fragments=_DOC)
-def multinomial_minimise(X, Y, *, C, ridge, linear, tol, max_iter):
+def multinomial_minimise(X, Y, *, C, ridge, linear, tol, max_iter, weights=None):
     """Minimise the softmax objective to a certified gradient norm ``tol``.
 
     Parameters
@@ -174,7 +194,7 @@ def multinomial_minimise(X, Y, *, C, ridge, linear, tol, max_iter):
         ``tol`` with an estimate above it), the fallback of
         :meth:`MultinomialProblem.accurate_certificate` decides.
     """
-    problem = MultinomialProblem(X, Y, C, ridge, linear)
+    problem = MultinomialProblem(X, Y, C, ridge, linear, weights)
     return softmax_newton(_InMemorySoftmax(problem), np.zeros((Y.shape[1], X.shape[1])),
                           tol, max_iter)
 
@@ -189,7 +209,8 @@ class _InMemorySoftmax:
     def evaluate(self, theta):
         scores = self.problem.scores(theta)
         probabilities = softmax(scores, axis=1)
-        return ((scores, probabilities, probabilities - self.problem.Y),
+        residual = self.problem._weighted(probabilities - self.problem.Y)
+        return ((scores, probabilities, residual),
                 self.problem.value(theta, scores))
 
     def gradient(self, theta, stats):
@@ -242,7 +263,7 @@ def softmax_newton(problem, theta, tol, max_iter):
     return NewtonResult(theta, n_iter, certified_norm, certified_norm <= tol)
 
 
-def multinomial_hessian_solve(theta, X, Y, C, ridge, rhs, *, rtol=1e-10):
+def multinomial_hessian_solve(theta, X, Y, C, ridge, rhs, *, rtol=1e-10, weights=None):
     """Solve ``H U = rhs`` with ``H`` the softmax objective's Hessian at ``theta``.
 
     Parameters
@@ -259,12 +280,14 @@ def multinomial_hessian_solve(theta, X, Y, C, ridge, rhs, *, rtol=1e-10):
         The right-hand side.
     rtol : float, default=1e-10
         Relative residual of the conjugate-gradient solve.
+    weights : ndarray of shape (n_samples,), default=None
+        The rows' weights, as in :func:`multinomial_minimise`.
 
     Returns
     -------
     solution : ndarray of shape (n_classes, n_coefficients)
     """
-    problem = MultinomialProblem(X, Y, C, ridge, np.zeros_like(theta))
+    problem = MultinomialProblem(X, Y, C, ridge, np.zeros_like(theta), weights)
     probabilities = softmax(problem.scores(theta), axis=1)
     return problem.solve(probabilities, np.asarray(rhs, dtype=float), rtol,
                          10 * theta.size + 100)

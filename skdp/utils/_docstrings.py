@@ -61,6 +61,34 @@ _SHARED_PARAMS = {
         of labels present is then treated as public. When given, labels
         outside it are an error and a declared class absent from ``y`` still
         gets its coefficients (and, for one-vs-rest, its share of the budget).""",
+    "class_weight": """class_weight : dict or None, default=None
+        Public weight of each class's rows, ``{label: weight}`` with positive
+        weights (a class missing from the dict weighs 1); it multiplies
+        ``sample_weight``. The noise is calibrated for the largest weight a record
+        can carry, the largest class weight over the label set (``classes``, or the
+        labels present, then treated as public) times ``max_sample_weight``
+        (``weight_bound_``), so large class weights cost accuracy.
+        ``"balanced"`` is refused before any data is read: it divides by the class
+        counts of the private labels, which no budget pays for. Choose the
+        weights from public knowledge (a published prevalence, the cost of each
+        error) and pass them as a dict. A label of the dict outside the label set
+        is refused as scikit-learn refuses it.""",
+    "max_sample_weight": """max_sample_weight : float, default=1.0
+        Public bound ``W`` on a row's ``sample_weight``, > 0. The weights passed to
+        ``fit`` are clipped into ``[0, max_sample_weight]``, never refused for
+        their size (a refusal would depend on a private weight); negative, nan or
+        inf weights are an input error, raised before any noise. A row's weight
+        multiplies its loss, so every sensitivity grows linearly with the largest
+        weight: the fit is calibrated as the unweighted one with ``W`` times the
+        loss (``C W`` where the estimator has a ``C``; see Notes). A row of
+        weight 2 is one record of weight 2, not two records: the guarantee
+        protects one record with its weight. Read only when ``sample_weight``
+        is passed; without it every row weighs 1.""",
+    "weight_attrs": """weight_bound_ : float
+        The bound on a record's weight that the noise was calibrated for:
+        ``max_sample_weight`` when ``sample_weight`` was passed (else 1), times
+        the largest class weight over ``classes_`` when ``class_weight`` is
+        given; 1 for an unweighted fit.""",
     "classifier_attrs": """coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
         One row per one-vs-rest problem (one row for two classes).
 

@@ -3,5 +3,7 @@
 from sklearn.base import _fit_context
 from sklearn.model_selection._search import BaseSearchCV
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.validation import _check_sample_weight
 
-__all__ = ["_fit_context", "BaseSearchCV", "HasMethods", "Interval", "StrOptions"]
+__all__ = ["_check_sample_weight", "_fit_context", "BaseSearchCV", "HasMethods", "Interval",
+           "StrOptions"]

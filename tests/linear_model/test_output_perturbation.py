@@ -581,7 +581,8 @@ def test_same_seed_same_model_other_seed_other_model(unit_ball_classification):
 def test_fitted_estimator_keeps_no_noise_or_data(unit_ball_classification):
     X, y = unit_ball_classification
     common = {"coef_", "intercept_", "classes_", "n_features_in_", "C_", "data_norm_",
-              "data_norm_epsilon_", "epsilon_spent_", "delta_spent_", "neighboring_"}
+              "data_norm_epsilon_", "epsilon_spent_", "delta_spent_", "neighboring_",
+              "weight_bound_"}
     for kw, extra in ((dict(), set()),
                       (dict(kernel="rbf", n_components=10), {"random_weights_",
                                                                "random_offset_"})):

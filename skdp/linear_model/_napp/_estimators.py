@@ -10,6 +10,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ...base import PrivacyParamsMixin, neighboring_constraint
 from ...mechanisms._approximate_minima import COVER_EPSILON_SHARE, MAX_TOL, in_total_epsilon
+from ...losses import WeightedLoss, weighted_targets
 from ...penalties import make_penalty
 from ...solvers._partitioned import is_dask_collection, one_vs_rest
 from ...utils._docstrings import _SHARED_PARAMS, fill_doc
@@ -30,6 +31,7 @@ from .._base import (
     partitioned_regression_design,
     solver_design,
 )
+from .._weights import WeightedFitMixin, row_weights, weight_constraints
 from ._mechanism import napp_release, napp_two_stage
 
 
@@ -138,7 +140,18 @@ _NOTES = """Privacy statement. Unit of privacy: one record (a row of ``X`` with 
     or sparse, is read in place (the row clipping and the intercept column are
     applied inside the products); the solvers form dense ``d x d`` Gram
     matrices, and a design whose matrices would not fit in memory is refused
-    before any work."""
+    before any work.
+
+    Row weights. With ``sample_weight`` (or ``class_weight``) the objective's loss
+    is ``sum_i w_i loss_i`` with every ``w_i`` in ``[0, W]``, ``W =
+    weight_bound_``: a record's gradient bound is ``W G`` and its Hessian bound
+    ``W beta_H`` (a loss scaled by ``w <= W``), so ``zeta`` and ``Delta`` are
+    those of the unweighted fit with ``W`` times the loss; the penalty and its
+    curvature are unchanged. The release is then the same as with the weights
+    ``w_i / W`` (bound 1) and the penalty ``alpha / W``: large weights act as a
+    weaker penalty against the same relative noise, so scale ``alpha`` with
+    ``W`` to keep the unweighted fit's regularisation. The unit of privacy is
+    one record with its weight."""
 
 
 def _cover_derivative(solution):
@@ -231,7 +244,7 @@ _napp_doc = fill_doc(fragments={
 })
 
 
-class _BaseNAPP(PrivateLinearModel):
+class _BaseNAPP(WeightedFitMixin, PrivateLinearModel):
     """Parameters, validation and the mechanism dispatch shared by the NAPP estimators."""
 
     # first-order expansion of the utility in EpsilonForUtility (see its benchmark)
@@ -257,6 +270,7 @@ class _BaseNAPP(PrivateLinearModel):
         "tol": [Interval(Real, 0, MAX_TOL, closed="right")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "napp_max_iter": [Interval(Integral, 1, None, closed="left")],
+        **weight_constraints(class_weight=False),
     }
 
     def _check_params(self, n_coefficients):
@@ -304,13 +318,21 @@ class _BaseNAPP(PrivateLinearModel):
             _check_napp_allocation(n_coefficients)
         return True
 
-    def _run(self, problems, rng):
+    def _run(self, problems, rng, weights=None):
         """Run the configured mechanism once per problem ``(design, targets)`` (a
         partitioned design holds its targets: ``None``); return the transient
-        solutions."""
+        solutions. Row ``weights`` (in ``[0, weight_bound_]``) make the loss a
+        :class:`~skdp.losses.WeightedLoss`, whose bounds are ``weight_bound_`` times
+        the row's."""
         row_norm = effective_data_norm(self.data_norm_, self.fit_intercept,
                                        self.intercept_scaling)
+        if weights is None:
+            self.weight_bound_ = 1.0
         loss = self._make_loss()
+        if weights is not None:
+            loss = WeightedLoss(loss, self.weight_bound_)
+            problems = [(design, weighted_targets(target, weights))
+                        for design, target in problems]
         gradient_bound, hessian_bound = loss.bounds(row_norm, getattr(self, "y_bound", None),
                                                     self.coef_bound)
         penalty = self._penalty()
@@ -430,6 +452,8 @@ class NAPPLasso(RegressorMixin, _BaseNAPP):
 
     %(napp_solver_params)s
 
+    %(max_sample_weight)s
+
     %(random_state)s
 
     Attributes
@@ -446,6 +470,8 @@ class NAPPLasso(RegressorMixin, _BaseNAPP):
     %(fitted_common)s
 
     %(privacy_attrs)s
+
+    %(weight_attrs)s
 
     See Also
     --------
@@ -496,7 +522,8 @@ class NAPPLasso(RegressorMixin, _BaseNAPP):
                  retrieval="recycle", data_norm="warn", y_bound=None, coef_bound=None,
                  fit_intercept=True, intercept_scaling=1.0, adaptive_two_stage=False,
                  stage1_frac=0.3, threshold=None, augmentation="expected", n_aug=None,
-                 tol=1e-8, max_iter=100, napp_max_iter=10, random_state=None):
+                 tol=1e-8, max_iter=100, napp_max_iter=10, max_sample_weight=1.0,
+                 random_state=None):
         self.alpha = alpha
         self.loss = loss
         self.penalty = penalty
@@ -520,6 +547,7 @@ class NAPPLasso(RegressorMixin, _BaseNAPP):
         self.tol = tol
         self.max_iter = max_iter
         self.napp_max_iter = napp_max_iter
+        self.max_sample_weight = max_sample_weight
         self.random_state = random_state
 
     def __sklearn_tags__(self):
@@ -530,7 +558,7 @@ class NAPPLasso(RegressorMixin, _BaseNAPP):
         tags.regressor_tags.poor_score = True
         return tags
 
-    def _releases(self, X, y, with_derivative=False):
+    def _releases(self, X, y, with_derivative=False, sample_weight=None):
         """Validate, clip, then run the mechanism; return the transient solutions.
 
         The solutions hold the noise draws and the clipped design; the fitted
@@ -553,9 +581,10 @@ class NAPPLasso(RegressorMixin, _BaseNAPP):
             y = np.minimum(y, self.y_bound)
         else:
             y = np.clip(y, -self.y_bound, self.y_bound)
+        weights, self.weight_bound_ = row_weights(self, sample_weight, X)
         design = _napp_design(X, self)
         rng = noise_generator(self.random_state)
-        return self._run([(design, y)], rng)
+        return self._run([(design, y)], rng, weights)
 
     def _set_fitted(self, solutions):
         super()._set_fitted(solutions)
@@ -624,6 +653,10 @@ class NAPPLassoClassifier(_LinearClassifierMixin, ClassifierMixin, _BaseNAPP):
 
     %(napp_solver_params)s
 
+    %(class_weight)s
+
+    %(max_sample_weight)s
+
     %(classes)s
 
     %(random_state)s
@@ -635,6 +668,8 @@ class NAPPLassoClassifier(_LinearClassifierMixin, ClassifierMixin, _BaseNAPP):
     %(fitted_common)s
 
     %(privacy_attrs)s
+
+    %(weight_attrs)s
 
     See Also
     --------
@@ -671,6 +706,7 @@ class NAPPLassoClassifier(_LinearClassifierMixin, ClassifierMixin, _BaseNAPP):
     """
 
     _parameter_constraints = {**_BaseNAPP._parameter_constraints,
+                              **weight_constraints(),
                               "classes": classes_constraint()}
 
     _loss_name = "logistic"
@@ -680,7 +716,7 @@ class NAPPLassoClassifier(_LinearClassifierMixin, ClassifierMixin, _BaseNAPP):
                  retrieval="recycle", data_norm="warn", coef_bound=None, fit_intercept=True,
                  intercept_scaling=1.0, adaptive_two_stage=False, stage1_frac=0.3,
                  threshold=None, augmentation="expected", n_aug=None, tol=1e-8,
-                 max_iter=100, napp_max_iter=10,
+                 max_iter=100, napp_max_iter=10, class_weight=None, max_sample_weight=1.0,
                  classes=None, random_state=None):
         self.alpha = alpha
         self.penalty = penalty
@@ -703,10 +739,12 @@ class NAPPLassoClassifier(_LinearClassifierMixin, ClassifierMixin, _BaseNAPP):
         self.tol = tol
         self.max_iter = max_iter
         self.napp_max_iter = napp_max_iter
+        self.class_weight = class_weight
+        self.max_sample_weight = max_sample_weight
         self.classes = classes
         self.random_state = random_state
 
-    def _releases(self, X, y, with_derivative=False):
+    def _releases(self, X, y, with_derivative=False, sample_weight=None):
         """Validate, clip, then run the mechanism once per one-vs-rest problem.
 
         Returns the transient solutions (noise draws, clipped design), which
@@ -726,7 +764,8 @@ class NAPPLassoClassifier(_LinearClassifierMixin, ClassifierMixin, _BaseNAPP):
         check_classification_targets(y)
         self._check_params(X.shape[1] + int(self.fit_intercept))
         self.classes_, y_idx = encode_labels(y, self.classes)
+        weights, self.weight_bound_ = row_weights(self, sample_weight, X, y_idx, self.classes_)
         design = _napp_design(X, self)
         targets = one_vs_rest_targets(y_idx, len(self.classes_))
         rng = noise_generator(self.random_state)
-        return self._run([(design, target) for target in targets], rng)
+        return self._run([(design, target) for target in targets], rng, weights)

@@ -1,0 +1,194 @@
+"""Public, bounded row weights: ``sample_weight``, ``class_weight`` and their bound.
+
+A row's weight multiplies its loss in the sum-form objective. Every mechanism's
+sensitivity is linear in the largest weight a record can carry, ``W``: the loss
+``w l`` with ``0 <= w <= W`` has ``W`` times ``l``'s gradient and curvature bounds
+(:class:`~skdp.losses.WeightedLoss`), so each mechanism is calibrated exactly as the
+unweighted one at ``C W`` (``docs/privacy/objective_perturbation.rst``, "Sample
+weights"). ``W`` is public: ``max_sample_weight`` when ``sample_weight`` is given,
+times the largest weight of ``class_weight`` over the label set.
+"""
+
+from numbers import Real
+
+import numpy as np
+from sklearn.utils.class_weight import compute_class_weight
+
+from ..losses import WeightedLoss, weighted_targets
+from ..solvers._partitioned import is_dask_collection
+from ..utils._sklearn_compat import Interval, StrOptions, _check_sample_weight, _fit_context
+
+BALANCED_REFUSAL = (
+    "class_weight='balanced' is refused: it divides by the class counts, which are "
+    "computed from the private labels, and no privacy budget pays for them (the fitted "
+    "model would carry them without a guarantee). Pass an explicit dict of public "
+    "weights, {label: weight}, chosen without reading the training labels (from a "
+    "published prevalence, or the cost of each error).")
+
+
+def weight_constraints(class_weight=True):
+    """Parameter constraints of ``max_sample_weight`` (and ``class_weight``)."""
+    constraints = {"max_sample_weight": [Interval(Real, 0, None, closed="neither")]}
+    if class_weight:
+        # "balanced" is accepted here so that fit refuses it with the reason
+        constraints["class_weight"] = [dict, StrOptions({"balanced"}), None]
+    return constraints
+
+
+def check_class_weight(class_weight):
+    """Refuse ``"balanced"`` and non-positive or non-finite weights (parameters only,
+    before any data is read)."""
+    if class_weight is None:
+        return
+    if isinstance(class_weight, str):
+        raise ValueError(BALANCED_REFUSAL)
+    values = np.asarray(list(class_weight.values()), dtype=float)
+    if not np.all(np.isfinite(values) & (values > 0)):
+        raise ValueError("class_weight must map labels to finite positive weights; got "
+                         f"{class_weight!r}.")
+
+
+def weight_bound(estimator, sample_weight, classes=None):
+    """The public bound ``W`` on a record's weight.
+
+    ``max_sample_weight`` when ``sample_weight`` is given (else 1: every record
+    weighs 1), times the largest class weight over ``classes`` (a class missing from
+    the dict weighs 1) when ``class_weight`` is given. Reads parameters and the label
+    set, which is public (declared ``classes``, or treated as public).
+    """
+    bound = float(estimator.max_sample_weight) if sample_weight is not None else 1.0
+    class_weight = getattr(estimator, "class_weight", None)
+    if class_weight is not None and classes is not None:
+        bound *= max(float(class_weight.get(c, 1.0)) for c in classes)
+    return bound
+
+
+def parametric_weight_bound(estimator):
+    """``W`` of a fit without ``sample_weight``, from the parameters alone (before any
+    data): the largest class weight over the declared ``classes``, or, with no label
+    set declared, the largest weight of the dict and 1 (a class missing from the dict
+    weighs 1): at least the ``weight_bound_`` of any such fit."""
+    class_weight = getattr(estimator, "class_weight", None)
+    if class_weight is None:
+        return 1.0
+    classes = getattr(estimator, "classes", None)
+    if classes is not None:
+        return weight_bound(estimator, None, classes)
+    return max(1.0, *(float(value) for value in class_weight.values()))
+
+
+def row_weights(estimator, sample_weight, X, y_idx=None, classes=None):
+    """Every row's weight in ``[0, W]``, and ``W`` (:func:`weight_bound`).
+
+    ``sample_weight`` is validated as scikit-learn does (shape, finite, non-negative:
+    a malformed input is refused before any noise) and clipped into ``[0,
+    max_sample_weight]``: a weight above the bound is lowered to it, never refused
+    (a refusal that depends on a private weight would tell it). ``class_weight``
+    (a dict) multiplies the weight of the rows of each class; a label of the dict
+    outside the label set is refused as scikit-learn does.
+
+    Returns
+    -------
+    weights : ndarray of shape (n_samples,) or None
+        ``None`` when neither is given (the unweighted fit).
+    bound : float
+    """
+    class_weight = getattr(estimator, "class_weight", None)
+    if sample_weight is None and class_weight is None:
+        return None, 1.0
+    weights = np.ones(X.shape[0])
+    if sample_weight is not None:
+        weights = np.minimum(
+            _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True,
+                                 allow_all_zero_weights=True),
+            float(estimator.max_sample_weight))
+    if class_weight is not None:
+        weights = weights * compute_class_weight(class_weight, classes=classes,
+                                                 y=classes[y_idx])[y_idx]
+    return weights, weight_bound(estimator, sample_weight, classes)
+
+
+def weighted_problem(loss, targets, weights, bound):
+    """The loss and targets of one problem: ``loss`` and ``targets`` unchanged
+    without weights, else :class:`~skdp.losses.WeightedLoss` with rows ``(y_i, w_i)``."""
+    if weights is None:
+        return loss, targets
+    return WeightedLoss(loss, bound), weighted_targets(targets, weights)
+
+
+def _fit_params(sample_weight):
+    """``sample_weight`` for ``_releases``, only when given: an unweighted fit calls
+    ``_releases(X, y)`` exactly as before weights existed."""
+    return {} if sample_weight is None else {"sample_weight": sample_weight}
+
+
+class WeightedFitMixin:
+    """``fit(X, y, sample_weight=None)`` for the estimators whose mechanisms take
+    bounded row weights (mixed in left of
+    :class:`~skdp.linear_model._base.PrivateLinearModel`)."""
+
+    def _check_weight_params(self, X, y, sample_weight):
+        """Before any work on the data: ``"balanced"`` and a dask fit with weights are
+        refused by name."""
+        check_class_weight(getattr(self, "class_weight", None))
+        weighted = sample_weight is not None or getattr(self, "class_weight", None) is not None
+        if weighted and (is_dask_collection(X) or is_dask_collection(y)
+                         or is_dask_collection(sample_weight)):
+            from ._base import PARTITIONED_SUPPORT
+
+            raise ValueError(f"{type(self).__name__}: sample_weight and class_weight are "
+                             "not supported on a dask array (the partitioned solvers read "
+                             "unweighted rows); fit in memory, or without weights. "
+                             f"{PARTITIONED_SUPPORT}")
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Fit the private model.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training rows; rows longer than ``data_norm`` are clipped.
+        y : array-like of shape (n_samples,)
+            Class labels (classifiers) or target values (regressors).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weight of each row's loss, clipped to ``max_sample_weight``
+            (see that parameter). A weight is part of its record: the guarantee
+            protects it with the row. ``None``: every row weighs 1.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
+        self._check_weight_params(X, y, sample_weight)
+        self._fit_releases(X, y, **_fit_params(sample_weight))
+        return self
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit_release(self, X, y, sample_weight=None):
+        """Fit, and return the released coefficients with their derivative in epsilon.
+
+        The derivative holds the noise's standard draws fixed (see
+        :class:`~skdp.base.EpsilonRelease`); the fit is the same as :meth:`fit`'s,
+        with the same spend and the same row weights. Available when the estimator's
+        privacy tags declare ``epsilon_derivative``. The derivatives are not private
+        (they are computed from the noise): only the fitted model carries the
+        guarantee.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training rows.
+        y : array-like of shape (n_samples,)
+            Class labels (classifiers) or target values (regressors).
+        sample_weight : array-like of shape (n_samples,), default=None
+            As in :meth:`fit`.
+
+        Returns
+        -------
+        release : EpsilonRelease
+            ``coef_``, ``intercept_`` and their derivatives in ``epsilon``.
+        """
+        self._check_weight_params(X, y, sample_weight)
+        return self._fit_release(X, y, **_fit_params(sample_weight))
