@@ -56,9 +56,9 @@ EXPECTED_FAILED = {
     "DPSGDClassifier": {
         **_WEIGHTS,
         "check_class_weight_classifiers":
-            "class weights are clipped to the public max_sample_weight (default 1), as the "
-            "noise is scaled to it; the check's weight of 100 would need "
-            "max_sample_weight=100 and a hundred times the noise"},
+            "the check's class weight of 100 raises weight_bound_, and the noise with it, "
+            "a hundredfold (the sensitivity grows with the largest weight): at the "
+            "default budget the noisy model misses the accuracy the check asks"},
     "ObjPertLogisticRegression": {**_N_ITER_LEAKS, **_WEIGHTS},
     "OutputPertSVM": {**_N_ITER_LEAKS, **_WEIGHTS},
     "NAPPLasso": {**_N_ITER_LEAKS, **_WEIGHTS},

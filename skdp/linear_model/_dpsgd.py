@@ -34,6 +34,7 @@ from ..utils.validation import finite_clipping_norm, row_clip_factors, scaled_ro
 from ._base import (PARTITIONED_SUPPORT, PrivateLinearModel, _LinearClassifierMixin,
                     encode_labels, linear_classifier_constraints, partitioned_design,
                     solver_design)
+from ._weights import check_class_weight, row_weights
 
 _SCHEDULES = ("constant", "step", "linear")
 
@@ -172,7 +173,8 @@ def auto_learning_rate(noise_std):
     coordinate of the normalised gradient: each step's noise moves the iterate by a
     standard deviation of ``c`` (0.026) per coordinate, whatever the budget.
 
-    ``s = noise_multiplier * max_sample_weight * max_grad_norm / (q * n_tilde)``
+    ``s = noise_multiplier * W * max_grad_norm / (q * n_tilde)`` (``W`` the
+    public bound on a row's weight, ``weight_bound_``)
     is public: the noise multiplier is calibrated from the public parameters and
     ``n_tilde`` is the fit's DP row count, so the rate is post-processing and every
     step stays a Gaussian mechanism with its fixed parameters. Noisier gradients take
@@ -344,45 +346,14 @@ def _batch_blocks(X, Y, row_norms, idx, weights=None):
                None if weights is None else np.take(weights, chunk))
 
 
-def _bounded_weights(sample_weight, max_sample_weight, n):
-    """Row weights clipped into ``[0, max_sample_weight]``, or ``None`` when every row
-    weighs 1 and 1 is within the bound.
-
-    The clipping is per row, so it costs no privacy; it is what bounds a row's
-    weighted clipped gradient by ``max_sample_weight * max_grad_norm``, the
-    sensitivity the noise is scaled to. Unweighted rows weigh 1, clipped too when the
-    bound is below 1.
-    """
+def _bounded_weights(sample_weight, weight_bound):
+    """Row weights clipped into ``[0, weight_bound]`` (``None``: every row weighs 1,
+    within any bound). The clipping is per row, so it costs no privacy; it is what
+    bounds a row's weighted clipped gradient by ``weight_bound * max_grad_norm``, the
+    sensitivity the noise is scaled to."""
     if sample_weight is None:
-        return None if max_sample_weight >= 1.0 else np.full(n, float(max_sample_weight))
-    return np.clip(np.asarray(sample_weight, dtype=np.float64), 0.0, max_sample_weight)
-
-
-def _checked_sample_weight(sample_weight, n):
-    """``sample_weight`` as float64, refused (before any noise) unless it is one finite,
-    non-negative weight per row."""
-    weights = np.asarray(sample_weight, dtype=np.float64)
-    if weights.ndim != 1 or weights.shape[0] != n:
-        raise ValueError("sample_weight must hold one weight per row of X (a 1-D array of "
-                         f"the same length), got an array of shape {weights.shape}.")
-    if not np.all(np.isfinite(weights)):
-        raise ValueError("sample_weight holds NaN or infinite values; weights must be "
-                         "finite and non-negative.")
-    if np.any(weights < 0):
-        raise ValueError("Negative values in sample_weight; weights must be finite and "
-                         "non-negative.")
-    return weights
-
-
-def _class_weight_vector(class_weight, classes):
-    """The public weight of each class of ``classes`` (1 for a class not in the dict);
-    a key that is not a class is refused."""
-    labels = classes.tolist()
-    unknown = [key for key in class_weight if key not in labels]
-    if unknown:
-        raise ValueError(f"class_weight has labels {unknown!r} that are not classes "
-                         f"{labels!r}.")
-    return np.array([float(class_weight.get(label, 1.0)) for label in labels])
+        return None
+    return np.clip(np.asarray(sample_weight, dtype=np.float64), 0.0, weight_bound)
 
 
 def _same_labels(given, reference):
@@ -421,7 +392,7 @@ class DPSGDRun:
 def _dp_sgd(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_rate, n_steps,
             normaliser, learning_rate, schedule, alpha, average, sampling_rng, noise_rng,
             momentum=0.0, row_norms=None, tangent=False, verbose=0, sample_weight=None,
-            max_sample_weight=1.0, initial_theta=None):
+            weight_bound=1.0, initial_theta=None):
     """Noisy clipped gradient descent on ``mean_i w_i loss_i + alpha/2 ||theta||^2``.
 
     Parameters
@@ -463,9 +434,9 @@ def _dp_sgd(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_rate, n_steps
         Print progress once per epoch (step, ``||theta||``, elapsed time:
         post-processing of the private iterates only).
     sample_weight : ndarray of shape (n,), optional
-        Row weights ``w_i``, clipped here into ``[0, max_sample_weight]``; each
+        Row weights ``w_i``, clipped here into ``[0, weight_bound]``; each
         row's clipped gradient is multiplied by its weight. ``None``: weight 1.
-    max_sample_weight : float, default=1.0
+    weight_bound : float, default=1.0
         ``W``: a row's weighted clipped gradient has norm at most ``W C``, and the
         noise on the sum is ``N(0, (z W C)^2 I)``, so every step is the same
         Gaussian mechanism of multiplier ``z`` as without weights.
@@ -484,10 +455,10 @@ def _dp_sgd(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_rate, n_steps
     K = X.target_width if partitioned else Y.shape[1]
     if row_norms is None and not partitioned:
         row_norms = _row_norms(X)
-    weights = _bounded_weights(sample_weight, max_sample_weight, n)
+    weights = _bounded_weights(sample_weight, weight_bound)
     if partitioned and weights is not None:
-        raise ValueError("Row weights (and max_sample_weight < 1) need the rows in memory.")
-    sensitivity = max_grad_norm * max_sample_weight
+        raise ValueError("Row weights need the rows in memory.")
+    sensitivity = max_grad_norm * weight_bound
     noise_scale = noise_multiplier * sensitivity
     etas = _learning_rates(learning_rate, schedule, n_steps)
     n_avg = max(1, int(math.ceil(average * n_steps))) if average > 0 else 1
@@ -566,7 +537,7 @@ def _dp_sgd(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_rate, n_steps
 
 def _dp_gd_checkpoints(X, Y, loss, *, noise_multiplier, max_grad_norm, normaliser,
                        learning_rate, alpha, average, momentum, noise_rng, row_norms=None,
-                       sample_weight=None, max_sample_weight=1.0):
+                       sample_weight=None, weight_bound=1.0):
     """Full-batch DP-GD continued from checkpoint to checkpoint (a generator).
 
     Primed with ``next``; then ``send(T)`` runs the steps up to step ``T`` (at least
@@ -576,16 +547,16 @@ def _dp_gd_checkpoints(X, Y, loss, *, noise_multiplier, max_grad_norm, normalise
     and the same noise stream, so the release at ``T`` is the model of a run of ``T``
     steps; the releases up to ``T`` are functions of its iterates, and together they
     cost what the ``T`` steps cost (Gaussian DP composition of the steps). Row weights
-    and ``max_sample_weight`` are those of :func:`_dp_sgd`.
+    and ``weight_bound`` are those of :func:`_dp_sgd`.
     """
     partitioned = getattr(X, "partitioned", False)
     K, d = (X.target_width if partitioned else Y.shape[1]), X.shape[1]
     if row_norms is None and not partitioned:
         row_norms = _row_norms(X)
-    weights = _bounded_weights(sample_weight, max_sample_weight, X.shape[0])
+    weights = _bounded_weights(sample_weight, weight_bound)
     if partitioned and weights is not None:
-        raise ValueError("Row weights (and max_sample_weight < 1) need the rows in memory.")
-    noise_scale = noise_multiplier * max_grad_norm * max_sample_weight
+        raise ValueError("Row weights need the rows in memory.")
+    noise_scale = noise_multiplier * max_grad_norm * weight_bound
     theta, velocity = np.zeros((K, d)), np.zeros((K, d))
     prefix_sums = [np.zeros((K, d))]   # of the iterates, for the averages
     target = yield None
@@ -655,7 +626,7 @@ class DPGDCheckpoints:
             normaliser=normaliser, learning_rate=template.learning_rate_,
             alpha=float(template.alpha), average=float(template.average),
             momentum=float(template.momentum), noise_rng=noise_rng, sample_weight=weights,
-            max_sample_weight=float(template.max_sample_weight))
+            weight_bound=template.weight_bound_)
         next(self._run)
         self.n_steps = 0
 
@@ -767,8 +738,8 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
     Opacus): at every step each row enters the batch independently with the
     public probability ``q = sample_rate``, every per-example gradient is
     clipped to ``max_grad_norm`` (and multiplied by its row's weight, at most
-    ``max_sample_weight``), Gaussian noise of standard deviation
-    ``noise_multiplier * max_sample_weight * max_grad_norm`` is added to their
+    ``W = weight_bound_``), Gaussian noise of standard deviation
+    ``noise_multiplier * W * max_grad_norm`` is added to their
     sum, and the sum is
     divided by ``q`` times a differentially private count of the rows (the
     number of rows is private under add/remove: it is never used directly).
@@ -811,19 +782,21 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
     max_grad_norm : float, default=0.5
         Clipping norm ``C`` of each per-example gradient (Frobenius norm over
         all classes). It is the sensitivity of the noisy sum (times
-        ``max_sample_weight`` when rows are weighted). A logistic
+        ``weight_bound_`` when rows are weighted). A logistic
         gradient has norm at most the row norm ``sqrt(data_norm**2 +
         intercept_scaling**2)``; clipping below it trades a little bias for
         less noise.
 
     max_sample_weight : float, default=1.0
-        Public bound ``W`` on a row's weight (``sample_weight`` times its
-        ``class_weight``): weights are clipped into ``[0, W]``, so a row's
-        weighted clipped gradient has norm at most ``W * max_grad_norm``, and
-        the noise on each sum has standard deviation ``noise_multiplier * W *
-        max_grad_norm`` (with or without weights: ``W`` is a parameter, never
-        read from the weights). The accounting in ``noise_multiplier`` is then
-        unchanged. Unweighted rows weigh 1 (``W`` below 1 clips them too).
+        Public bound on ``sample_weight``: each weight is clipped into ``[0,
+        max_sample_weight]``. A row's weight is that times its class's
+        ``class_weight``, at most ``W = weight_bound_`` (``max_sample_weight``
+        when ``sample_weight`` is given, else 1, times the largest class
+        weight), so a row's weighted clipped gradient has norm at most ``W *
+        max_grad_norm`` and the noise on each sum has standard deviation
+        ``noise_multiplier * W * max_grad_norm``: the accounting in
+        ``noise_multiplier`` is unchanged. The same rule as the other
+        estimators' (:ref:`sample-weights`).
 
     sample_rate : float, default=0.1
         Public Poisson sampling probability ``q`` in (0, 1]: each row enters
@@ -854,7 +827,7 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
     learning_rate : float or "auto", default="auto"
         Step size on the normalised gradient (the noisy sum divided by ``q``
         times the DP row count). ``"auto"`` is ``min(64, 0.026 / s)`` with
-        ``s = noise_multiplier * max_sample_weight * max_grad_norm / (q *
+        ``s = noise_multiplier * weight_bound_ * max_grad_norm / (q *
         n_tilde)`` the standard deviation of the noise on one coordinate of
         the normalised gradient
         (``n_tilde`` the DP row count): each step's noise moves every
@@ -910,12 +883,11 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
     %(classes)s
 
     class_weight : dict or None, default=None
-        Public weight of each class (``{label: weight}``; missing classes weigh
-        1), multiplied into every row's weight and clipped with it to
-        ``max_sample_weight`` (a warning, read from the parameters, says when a
-        class weight is above it). ``"balanced"`` is refused before any data is
-        read: it divides by each class's number of rows, which is private under
-        add/remove.
+        Public positive weight of each class (``{label: weight}``; missing
+        classes weigh 1), multiplied into every row's weight; the largest over
+        the label set multiplies the bound ``weight_bound_`` and so the noise.
+        ``"balanced"`` is refused before any data is read: it divides by each
+        class's number of rows, which is private under add/remove.
 
     warm_start : bool, default=False
         When ``True``, :meth:`fit` on a fitted model continues it: the run starts
@@ -965,6 +937,8 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         run's, their composition at ``delta_spent_`` (the current ``delta``),
         and may exceed ``epsilon``, which bounds each call.
 
+    %(weight_attrs)s
+
     %(privacy_attrs)s
 
     See Also
@@ -982,8 +956,8 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
     Mechanism: first the row count ``n + N(0, s^2)`` (sensitivity 1), then
     ``T`` steps of the subsampled Gaussian mechanism with the public rate
     ``q``; the sensitivity of each noisy sum is ``W * max_grad_norm`` with
-    ``W = max_sample_weight`` (per-example clipping, the intercept coordinate
-    included, then the row's weight clipped into ``[0, W]``), noise
+    ``W = weight_bound_`` (per-example clipping, the intercept coordinate
+    included, then the row's weight, at most ``W``), noise
     ``N(0, (noise_multiplier * W * max_grad_norm)^2 I)`` on the sum, which is
     divided by ``max(q * n_tilde, 1)`` with ``n_tilde`` the DP count
     (post-processing). Every parameter of both mechanisms is public and fixed
@@ -1141,11 +1115,12 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative finite weight of each row, part of its record (it may be
             private). Each row's clipped gradient is multiplied by its weight clipped
-            into ``[0, max_sample_weight]``, so the privacy guarantee is the one
-            without weights at the noise of ``max_sample_weight``: a weight above the
-            bound counts as the bound, and a weight of ``k`` is not ``k`` copies of
-            the row (one record, counted once in the DP row count). NaN, infinite or
-            negative weights are refused before any noise. Not on dask input.
+            into ``[0, max_sample_weight]`` (times its class weight), so the privacy
+            guarantee is the one without weights at the noise of ``weight_bound_``: a
+            weight above the bound counts as the bound, and a weight of ``k`` is not
+            ``k`` copies of the row (one record, counted once in the DP row count).
+            NaN, infinite or negative weights are refused before any noise. Not on
+            dask input.
 
         Returns
         -------
@@ -1209,33 +1184,7 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
                 "delta=0: DP-SGD needs delta > 0. Its Gaussian noise gives (epsilon, "
                 "delta)-DP only, never pure epsilon-DP; pass e.g. delta=1e-5 (well below "
                 "1 / n_samples), or use ObjPertLogisticRegression(delta=0) for pure DP.")
-        self._check_class_weight()
-
-    def _check_class_weight(self):
-        """Refuse ``"balanced"`` and malformed public class weights, before any data
-        is read; warn (from the parameters alone) when a class weight is above
-        ``max_sample_weight`` and will be clipped to it."""
-        class_weight = self.class_weight
-        if class_weight is None:
-            return
-        if isinstance(class_weight, str):   # "balanced", the one string the constraints allow
-            raise ValueError(
-                "class_weight='balanced' is not offered: it divides by the number of rows "
-                "of each class, which is private under add/remove, so the weights (and the "
-                "model) would leak it. Pass a dict of public weights, for example from "
-                "published class shares, with max_sample_weight at least the largest.")
-        try:
-            values = np.array([float(v) for v in class_weight.values()])
-        except (TypeError, ValueError):
-            raise ValueError("class_weight must map labels to numbers.") from None
-        if not np.all(np.isfinite(values) & (values >= 0)):
-            raise ValueError("class_weight values must be finite and non-negative.")
-        if np.any(values > self.max_sample_weight):
-            warnings.warn(
-                f"DPSGDClassifier: class_weight holds weights above max_sample_weight="
-                f"{self.max_sample_weight:g}; every row's weight is clipped to it, so those "
-                "classes weigh less than asked. Raise max_sample_weight to the largest "
-                "class weight (the noise grows in proportion).", UserWarning, stacklevel=7)
+        check_class_weight(self.class_weight)
 
     def _score_loss(self, n_classes):
         """The loss on the matrix of scores: softmax for several classes (logistic)."""
@@ -1325,7 +1274,7 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
                         schedule=self.learning_rate_schedule, alpha=float(self.alpha),
                         average=float(self.average), momentum=float(self.momentum),
                         verbose=self.verbose, sample_weight=weights,
-                        max_sample_weight=float(self.max_sample_weight),
+                        weight_bound=self.weight_bound_,
                         initial_theta=initial_theta)
         sampling_state = copy.deepcopy(sampling_rng)
         noise_state = copy.deepcopy(noise_rng)
@@ -1406,6 +1355,7 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
                           else signed_columns)
                 design = design.with_targets(partial(encode, n_classes=n_classes),
                                              width=n_classes)
+            self.weight_bound_ = 1.0   # weights on dask input are refused before this
             return design, None, loss, None
         X, y = validate_data(self, X, y, dtype=np.float64, accept_sparse="csr", reset=reset)
         check_classification_targets(y)
@@ -1418,22 +1368,13 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
             Y = np.eye(n_classes)[y_idx]
         else:
             Y = np.where(y_idx[:, None] == np.arange(n_classes), 1.0, -1.0)
-        weights = self._row_weights(sample_weight, y_idx, X.shape[0])
+        weights, self.weight_bound_ = row_weights(self, sample_weight, X, y_idx, self.classes_)
         del y_idx
         self._resolve_data_norm(X)
         design = solver_design(X, data_norm=self._clipping_norm(),
                                fit_intercept=self.fit_intercept,
                                intercept_scaling=self.intercept_scaling)
         return design, Y, loss, weights
-
-    def _row_weights(self, sample_weight, y_idx, n):
-        """Each row's weight before clipping: ``sample_weight`` times its class's
-        ``class_weight`` (``None`` when neither is given)."""
-        weights = None if sample_weight is None else _checked_sample_weight(sample_weight, n)
-        if self.class_weight is None:
-            return weights
-        per_class = _class_weight_vector(self.class_weight, self.classes_)[y_idx]
-        return per_class if weights is None else weights * per_class
 
     def _draws(self, design, count_noise, sample_rate, call=0):
         """``(normaliser, sampling_rng, noise_rng)``: the DP row count (the only way
@@ -1454,7 +1395,7 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
     def _step_size(self, noise_multiplier, normaliser):
         """The learning rate: ``auto_learning_rate`` of the step noise, or the given one."""
         if self.learning_rate == "auto":
-            sensitivity = self.max_grad_norm * self.max_sample_weight
+            sensitivity = self.max_grad_norm * self.weight_bound_
             return auto_learning_rate(noise_multiplier * sensitivity / normaliser)
         return float(self.learning_rate)
 
@@ -1507,9 +1448,6 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
             return ("sample_weight and class_weight need the rows in memory: the weights "
                     "are not partitioned alongside a dask collection's rows. Fit in memory "
                     "or without weights.")
-        if self.max_sample_weight < 1:
-            return ("max_sample_weight below 1 needs the rows in memory (every row's weight "
-                    "is clipped to it). Fit in memory or with max_sample_weight >= 1.")
         return None
 
     def _fit_releases(self, X, y, with_derivative=False, *, sample_weight=None,

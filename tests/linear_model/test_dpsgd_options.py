@@ -71,23 +71,29 @@ def test_weights_above_the_bound_give_the_model_of_the_bound():
 
 
 def test_unit_weights_are_no_weights():
+    """At bound 1, unit weights are the unweighted fit; a larger bound covers heavier
+    records and scales the noise, while a fit without weights ignores it (the same
+    rule as the other estimators: weight_bound_)."""
     X, y = _data()
-    for bound in (1.0, 3.0):
-        kw = dict(max_sample_weight=bound, sample_rate=0.25, epochs=2)
-        assert_array_equal(_clf(**kw).fit(X, y, sample_weight=np.ones(len(y))).coef_,
-                           _clf(**kw).fit(X, y).coef_)
+    kw = dict(sample_rate=0.25, epochs=2)
+    plain = _clf(**kw).fit(X, y)
+    assert plain.weight_bound_ == 1.0
+    assert_array_equal(_clf(**kw).fit(X, y, sample_weight=np.ones(len(y))).coef_, plain.coef_)
+    assert_array_equal(_clf(max_sample_weight=3.0, **kw).fit(X, y).coef_, plain.coef_)
+    weighted = _clf(max_sample_weight=3.0, **kw).fit(X, y, sample_weight=np.ones(len(y)))
+    assert weighted.weight_bound_ == 3.0
+    assert not np.allclose(weighted.coef_, plain.coef_)
 
 
-def test_a_bound_below_one_clips_unweighted_rows():
+def test_a_bound_below_one_lowers_the_noise_with_the_weights():
+    """Weights clipped into [0, 0.5]: the records weigh at most half, so the noise is
+    halved with them (weight_bound_ 0.5)."""
     X, y = _data()
-    kw = dict(epsilon=np.inf, sample_rate=1.0, epochs=5, momentum=0.0, average=0.0,
-              learning_rate=1.0)
-    half = _clf(max_sample_weight=0.5, **kw).fit(X, y)
-    explicit = _clf(max_sample_weight=0.5, **kw).fit(X, y, sample_weight=np.ones(len(y)))
-    halved = _clf(**kw).fit(X, y, sample_weight=np.full(len(y), 0.5))
-    assert_array_equal(half.coef_, explicit.coef_)
-    assert_array_equal(half.coef_, halved.coef_)
-    assert not np.allclose(half.coef_, _clf(**kw).fit(X, y).coef_)
+    kw = dict(epsilon=1.0, sample_rate=1.0, epochs=5, random_state=3)
+    half = _clf(max_sample_weight=0.5, **kw).fit(X, y, sample_weight=np.ones(len(y)))
+    assert half.weight_bound_ == 0.5
+    scaled = _clf(max_sample_weight=0.5, **kw).fit(X, y, sample_weight=np.full(len(y), 0.5))
+    assert_array_equal(half.coef_, scaled.coef_)
 
 
 @pytest.mark.parametrize("sample_rate", [1.0, 0.3])
@@ -159,46 +165,42 @@ def test_infinite_epsilon_with_weights_converges_to_weighted_logistic_regression
 
 
 def test_class_weight_is_a_per_class_sample_weight():
+    """Class weights are per-row weights under the same bound: the largest class weight
+    (2) times max_sample_weight when sample_weight is given."""
     X, y = _data(n=300, n_classes=3)
     labels = np.array(["a", "b", "c"])[y]
-    kw = dict(max_sample_weight=2.0, sample_rate=0.25, epochs=2)
+    kw = dict(sample_rate=0.25, epochs=2)
     by_class = _clf(class_weight={"a": 2.0, "c": 0.5}, **kw).fit(X, labels)
+    assert by_class.weight_bound_ == 2.0
     rows = np.select([labels == "a", labels == "c"], [2.0, 0.5], 1.0)
-    by_row = _clf(**kw).fit(X, labels, sample_weight=rows)
+    by_row = _clf(max_sample_weight=2.0, **kw).fit(X, labels, sample_weight=rows)
     assert_array_equal(by_class.coef_, by_row.coef_)
     both = _clf(class_weight={"a": 2.0}, **kw).fit(X, labels, sample_weight=np.full(300, 0.5))
-    product = _clf(**kw).fit(X, labels, sample_weight=np.where(labels == "a", 1.0, 0.5))
+    assert both.weight_bound_ == 2.0
+    product = _clf(max_sample_weight=2.0, **kw).fit(
+        X, labels, sample_weight=np.where(labels == "a", 1.0, 0.5))
     assert_array_equal(both.coef_, product.coef_)
 
 
 def test_balanced_class_weight_is_refused_before_the_data_are_read():
     rng = np.random.default_rng(0)
     before = _state(rng)
-    with pytest.raises(ValueError, match="'balanced' is not offered.*private"):
+    with pytest.raises(ValueError, match="'balanced' is refused.*private"):
         DPSGDClassifier(class_weight="balanced", random_state=rng).fit(_Unreadable(),
                                                                       _Unreadable())
     assert _state(rng) == before
-
-
-def test_class_weight_above_the_bound_warns_from_the_parameters():
-    X, y = _data()
-    with pytest.warns(UserWarning, match="above max_sample_weight=1"):
-        _clf(class_weight={1: 5.0}).fit(X, y)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", UserWarning)
-        _clf(class_weight={1: 5.0}, max_sample_weight=5.0).fit(X, y)
 
 
 X_OK, Y_OK = _data(n=40)
 WEIGHT_CASES = [
     ("negative", dict(), dict(sample_weight=np.r_[-1.0, np.ones(39)]), "Negative"),
     ("nan", dict(), dict(sample_weight=np.r_[np.nan, np.ones(39)]), "NaN"),
-    ("inf", dict(), dict(sample_weight=np.r_[np.inf, np.ones(39)]), "infinite"),
-    ("too long", dict(), dict(sample_weight=np.ones(41)), "one weight per row"),
-    ("2-d", dict(), dict(sample_weight=np.ones((40, 2))), "one weight per row"),
-    ("class weight unknown label", dict(class_weight={7: 1.0}), dict(), "not classes"),
-    ("class weight negative", dict(class_weight={1: -2.0}), dict(), "non-negative"),
-    ("class weight nan", dict(class_weight={1: np.nan}), dict(), "non-negative"),
+    ("inf", dict(), dict(sample_weight=np.r_[np.inf, np.ones(39)]), "infinity"),
+    ("too long", dict(), dict(sample_weight=np.ones(41)), "expected \\(40,\\)"),
+    ("2-d", dict(), dict(sample_weight=np.ones((40, 2))), "1D array"),
+    ("class weight unknown label", dict(class_weight={7: 1.0}), dict(), "not in class_weight"),
+    ("class weight negative", dict(class_weight={1: -2.0}), dict(), "finite positive"),
+    ("class weight nan", dict(class_weight={1: np.nan}), dict(), "finite positive"),
     ("max_sample_weight zero", dict(max_sample_weight=0.0), dict(), "'max_sample_weight'"),
 ]
 
@@ -216,7 +218,7 @@ def test_bad_weights_are_refused_before_noise(name, params, fit_kw, match):
 def test_the_auto_step_reads_the_weighted_sensitivity():
     X, y = _data()
     one = _clf(epsilon=1.0).fit(X, y)
-    three = _clf(epsilon=1.0, max_sample_weight=3.0).fit(X, y)
+    three = _clf(epsilon=1.0, max_sample_weight=3.0).fit(X, y, sample_weight=np.ones(len(y)))
     assert three.noise_multiplier_ == one.noise_multiplier_   # the accounting is unchanged
     assert three.learning_rate_ == pytest.approx(one.learning_rate_ / 3.0, rel=1e-12)
 
@@ -456,7 +458,6 @@ def test_dask_input_is_refused_by_name_for_the_new_options():
         (lambda: _clf().partial_fit(Xd, yd, classes=[0, 1]), "partial_fit does not take dask"),
         (lambda: _clf().fit(Xd, yd, sample_weight=np.ones(len(y))), "need the rows in memory"),
         (lambda: _clf(class_weight={0: 1.0}).fit(Xd, yd), "need the rows in memory"),
-        (lambda: _clf(max_sample_weight=0.5).fit(Xd, yd), "max_sample_weight below 1"),
         (lambda: _clf(warm_start=True).fit(X, y).fit(Xd, yd), "warm_start=True does not"),
     ]
     for call, match in cases:
