@@ -7,7 +7,6 @@ replays of a continued run, the label set and the refusals.
 """
 
 import math
-import warnings
 
 import numpy as np
 import pytest
