@@ -510,11 +510,11 @@ BUGS = {
     # DP-SGD
     "dpsgd-noise-halved-in-calibration": ("dpsgd", plant_dpsgd_calibration_half),
     "dpsgd-noise-halved-in-step": ("dpsgd", lambda mp: mutate(
-        mp, dpsgd_module, "_dp_sgd", "noise_scale = noise_multiplier * max_grad_norm",
-        "noise_scale = 0.5 * noise_multiplier * max_grad_norm")),
+        mp, dpsgd_module, "_dp_sgd", "noise_scale = noise_multiplier * sensitivity",
+        "noise_scale = 0.5 * noise_multiplier * sensitivity")),
     "dpsgd-noise-quartered-in-step": ("dpsgd", lambda mp: mutate(
-        mp, dpsgd_module, "_dp_sgd", "noise_scale = noise_multiplier * max_grad_norm",
-        "noise_scale = 0.25 * noise_multiplier * max_grad_norm")),
+        mp, dpsgd_module, "_dp_sgd", "noise_scale = noise_multiplier * sensitivity",
+        "noise_scale = 0.25 * noise_multiplier * sensitivity")),
     "dpsgd-gradients-not-clipped": ("dpsgd", lambda mp: mutate(
         mp, dpsgd_module, "_clipped_block_sum",
         "factors = row_clip_factors(norms, max_grad_norm)", "factors = np.ones_like(norms)")),
