@@ -42,7 +42,7 @@ def assert_matches_record(name, result, key="quick_numbers"):
     fresh = load_example("_record").jsonable(result)
     if fresh.get("dataset", "") != record[key].get("dataset", ""):
         return
-    problems = load_example("_record").differences(record[key], fresh)
+    problems = load_example("_record").differences(record[key], fresh, where=key)
     assert not problems, (
         f"{name}: the library no longer gives the recorded numbers (versions then: "
         f"{record['versions']}); rerun python examples/plot_{name}.py --out-dir "

@@ -146,7 +146,9 @@ def recorded_role(name, rawtext, text, lineno, inliner, options=None, content=No
     env = inliner.document.settings.env
     env.note_dependency(str(STATIC / f"{record}.json"))
     messages = []
-    if reasons := stale_reasons(record):
+    warned = env.temp_data.setdefault("recorded_stale_warned", set())   # once a page
+    if record not in warned and (reasons := stale_reasons(record)):
+        warned.add(record)
         messages.append(inliner.reporter.warning(
             f"{record}.json is stale: " + "; ".join(reasons), line=lineno))
     return [nodes.inline(rawtext, value, classes=["recorded"])], messages
