@@ -6,8 +6,10 @@ Every full run of ``examples/plot_<name>.py`` writes ``docs/_static/<name>.json`
     :recorded:`utility_vs_epsilon/accuracy/ObjPertLogisticRegression/mean/epsilons=0.05|.3f`
 
 is replaced at build time by the number found in ``utility_vs_epsilon.json``, so the
-text cannot drift from the record; ``tests/test_docs.py`` checks that the record is
-current against its script and figure.
+text cannot drift from the record. The role warns (an error under ``sphinx-build -W``)
+when the record is stale: its script changed since the run, the figure beside it is
+not the one the run drew, or it comes from a ``--quick`` run. ``tests/test_docs.py``
+checks the same for every example, quoted or not.
 
 The target is ``<record>/<step>/<step>...`` followed by an optional ``|<format spec>``
 (Python's format mini-language; ``,d`` gives 16,000). The steps walk the record's
@@ -144,7 +146,8 @@ def recorded_role(name, rawtext, text, lineno, inliner, options=None, content=No
         problem = inliner.problematic(rawtext, rawtext, message)
         return [problem], [message]
     env = inliner.document.settings.env
-    env.note_dependency(str(STATIC / f"{record}.json"))
+    env.note_dependency(str(STATIC / f"{record}.json"))   # reread the page when the
+    env.note_dependency(str(EXAMPLES / f"plot_{record}.py"))  # record or script changes
     messages = []
     warned = env.temp_data.setdefault("recorded_stale_warned", set())   # once a page
     if record not in warned and (reasons := stale_reasons(record)):
