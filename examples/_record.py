@@ -1,6 +1,7 @@
 """Record what a worked example produced, beside its figure, for the docs check.
 
-A run of ``examples/plot_<name>.py`` writes ``<name>.json`` next to ``<name>.png``: the
+A run of ``examples/plot_<name>.py`` writes ``<name>.json`` next to ``<name>.png``
+(``text_like_sparse.py``, which draws no figure, writes ``text_like_sparse.json``): the
 numbers its ``main`` returned, the SHA-256 of the script and of the figure, the
 versions it ran with and its wall time. A full run also repeats the example with
 ``quick=True`` and records those numbers, which ``tests/test_examples.py`` compares
@@ -9,6 +10,7 @@ docs and ``tests/test_docs.py`` checks that the records are current.
 """
 
 import hashlib
+import inspect
 import json
 import platform
 import re
@@ -73,12 +75,14 @@ def dumps(record):
 
 
 def quick_numbers(main):
-    """The numbers of ``main(quick=True)``, its figure drawn in a scratch folder."""
+    """The numbers of ``main(quick=True)``, its figure (if any) drawn in a scratch folder."""
+    if "out_dir" not in inspect.signature(main).parameters:
+        return jsonable(main(quick=True))
     with tempfile.TemporaryDirectory() as scratch:
         return jsonable(main(quick=True, out_dir=scratch))
 
 
-def write_record(script, main, result, *, quick, seconds):
+def write_record(script, main, result, *, quick, seconds, out_dir=None):
     """Write ``<name>.json`` beside the figure of ``result`` and return its path.
 
     Parameters
@@ -88,20 +92,23 @@ def write_record(script, main, result, *, quick, seconds):
     main : callable
         Its ``main(quick, out_dir)``; a full run calls it again with ``quick=True``.
     result : dict
-        What ``main`` returned; ``result["path"]`` is the figure.
+        What ``main`` returned; ``result["path"]`` is the figure, if it draws one.
     quick : bool
         Whether ``result`` comes from a quick run (the docs check refuses those).
     seconds : float
         Wall time of the run that gave ``result``.
+    out_dir : path-like, default=None
+        Folder of the record of an example without a figure.
     """
-    figure = Path(result["path"])
+    figure = Path(result["path"]) if "path" in result else None
+    folder = figure.parent if figure is not None else Path(out_dir)
     start = time.perf_counter()
     quick_result = None if quick else quick_numbers(main)
     record = {
         "example": Path(script).name,
         "script_sha256": file_sha256(script),
-        "figure": figure.name,
-        "figure_sha256": file_sha256(figure),
+        "figure": None if figure is None else figure.name,
+        "figure_sha256": None if figure is None else file_sha256(figure),
         "quick": bool(quick),
         "seconds": round(seconds, 1),
         "quick_seconds": None if quick else round(time.perf_counter() - start, 1),
@@ -110,24 +117,28 @@ def write_record(script, main, result, *, quick, seconds):
         "numbers": jsonable(result),
         "quick_numbers": quick_result,
     }
-    path = figure.with_name(record_name(script) + ".json")
+    path = folder / (record_name(script) + ".json")
     path.write_text(dumps(record), encoding="utf-8")
     return path
 
 
-def differences(recorded, fresh, *, rtol=1e-3, atol=1e-3, where="numbers"):
+def differences(recorded, fresh, *, rtol=1e-3, atol=1e-3, where="numbers",
+                skip=("seconds",)):
     """Where two recorded results disagree: numbers beyond the tolerance, other values
-    unequal, different keys or lengths. Empty when they agree."""
+    unequal, different keys or lengths. Empty when they agree. Entries under a key in
+    ``skip`` (timings) are not compared."""
     if isinstance(recorded, dict) and isinstance(fresh, dict):
         if recorded.keys() != fresh.keys():
             return [f"{where}: keys {sorted(recorded)} recorded, {sorted(fresh)} now"]
-        return [line for key in recorded for line in differences(
-            recorded[key], fresh[key], rtol=rtol, atol=atol, where=f"{where}/{key}")]
+        return [line for key in recorded if key not in skip for line in differences(
+            recorded[key], fresh[key], rtol=rtol, atol=atol, where=f"{where}/{key}",
+            skip=skip)]
     if isinstance(recorded, list) and isinstance(fresh, list):
         if len(recorded) != len(fresh):
             return [f"{where}: {len(recorded)} items recorded, {len(fresh)} now"]
         return [line for i, (a, b) in enumerate(zip(recorded, fresh))
-                for line in differences(a, b, rtol=rtol, atol=atol, where=f"{where}/{i}")]
+                for line in differences(a, b, rtol=rtol, atol=atol, where=f"{where}/{i}",
+                                        skip=skip)]
     numbers = (int, float)
     if (isinstance(recorded, numbers) and isinstance(fresh, numbers)
             and not isinstance(recorded, bool)):

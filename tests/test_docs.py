@@ -104,7 +104,8 @@ def recorded():
     return module
 
 
-EXAMPLE_SCRIPTS = sorted((DOCS.parent / "examples").glob("plot_*.py"))
+EXAMPLE_SCRIPTS = sorted([*(DOCS.parent / "examples").glob("plot_*.py"),
+                          DOCS.parent / "examples" / "text_like_sparse.py"])
 ROLE = re.compile(r":recorded:`([^`]+)`")
 
 

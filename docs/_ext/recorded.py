@@ -1,7 +1,8 @@
 """The ``recorded`` role: quote a number from a worked example's recorded run.
 
 Every full run of ``examples/plot_<name>.py`` writes ``docs/_static/<name>.json``
-(``examples/_record.py``). In the docs, ::
+(``examples/_record.py``; ``text_like_sparse.py`` writes ``text_like_sparse.json``).
+In the docs, ::
 
     :recorded:`utility_vs_epsilon/accuracy/ObjPertLogisticRegression/mean/epsilons=0.05|.3f`
 
@@ -61,7 +62,7 @@ def stale_reasons(name, folder=STATIC, examples=EXAMPLES):
     SHA-256) and the figure beside it is the one that run drew.
     """
     record = load_record(name, folder)
-    script, figure = Path(examples) / record["example"], Path(folder) / record["figure"]
+    script, figure = Path(examples) / record["example"], Path(folder) / str(record["figure"])
     reasons = []
     if record["quick"]:
         reasons.append("it was written by a --quick run")
@@ -69,7 +70,8 @@ def stale_reasons(name, folder=STATIC, examples=EXAMPLES):
         reasons.append(f"its script {script.name} is missing")
     elif _sha256(script) != record["script_sha256"]:
         reasons.append(f"{script.name} changed since the recorded run")
-    if not figure.is_file() or _sha256(figure) != record["figure_sha256"]:
+    if record["figure"] is not None and (not figure.is_file()
+                                         or _sha256(figure) != record["figure_sha256"]):
         reasons.append(f"{figure.name} is not the figure the recorded run drew")
     if reasons:
         reasons.append(f"rerun python examples/{script.name} --out-dir docs/_static")
@@ -146,8 +148,9 @@ def recorded_role(name, rawtext, text, lineno, inliner, options=None, content=No
         problem = inliner.problematic(rawtext, rawtext, message)
         return [problem], [message]
     env = inliner.document.settings.env
-    env.note_dependency(str(STATIC / f"{record}.json"))   # reread the page when the
-    env.note_dependency(str(EXAMPLES / f"plot_{record}.py"))  # record or script changes
+    # reread the page when the record or its script changes
+    env.note_dependency(str(STATIC / f"{record}.json"))
+    env.note_dependency(str(EXAMPLES / load_record(record)["example"]))
     messages = []
     warned = env.temp_data.setdefault("recorded_stale_warned", set())   # once a page
     if record not in warned and (reasons := stale_reasons(record)):
