@@ -92,8 +92,9 @@ def test_example_figures_are_small():
 
 
 # -- numbers quoted from the worked examples ---------------------------------------------
-# Each full run of examples/plot_<name>.py writes docs/_static/<name>.json; the docs quote
-# it with the :recorded: role of docs/_ext/recorded.py (resolved at build time).
+# Each full run of examples/plot_<name>.py (and text_like_sparse.py) writes
+# docs/_static/<name>.json; the docs quote it with the :recorded: role of
+# docs/_ext/recorded.py (resolved at build time).
 
 def recorded():
     """docs/_ext/recorded.py, imported by path (docs/ is not a package)."""

@@ -46,8 +46,8 @@ def assert_matches_record(name, result, key="quick_numbers"):
     problems = load_example("_record").differences(record[key], fresh, where=key)
     assert not problems, (
         f"{name}: the library no longer gives the recorded numbers (versions then: "
-        f"{record['versions']}); rerun python examples/plot_{name}.py --out-dir "
-        "docs/_static and review docs/examples.rst:\n" + "\n".join(problems[:20]))
+        f"{record['versions']}); rerun python examples/{record['example']} --out-dir "
+        "docs/_static and reread the text that quotes it:\n" + "\n".join(problems[:20]))
 
 
 def assert_png(path):
