@@ -4,7 +4,13 @@ Build with ``sphinx-build -W --keep-going -b html docs docs/_build/html``; the t
 suite builds it the same way (``tests/test_docs.py``).
 """
 
+import sys
+from pathlib import Path
+
 import skdp
+
+# docs/_ext/recorded.py: the :recorded: role, numbers quoted from the examples' records
+sys.path.insert(0, str(Path(__file__).resolve().parent / "_ext"))
 
 project = "skdp"
 author = "the skdp developers"
@@ -16,6 +22,7 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "numpydoc",
+    "recorded",
 ]
 
 # Offline build: no intersphinx, no remote images.

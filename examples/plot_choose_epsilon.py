@@ -22,9 +22,14 @@ when it is missing the example runs on scikit-learn's breast cancer data instead
 says so in the plot title.
 
 Run ``python examples/plot_choose_epsilon.py [--quick] [--out-dir DIR]``.
+
+Beside the PNG it writes ``choose_epsilon.json``: the numbers behind the figure, the
+script's SHA-256 and the versions used (``examples/_record.py``). The docs quote
+the full run recorded in ``docs/_static`` (``--out-dir docs/_static``).
 """
 
 import argparse
+import time
 from pathlib import Path
 
 import numpy as np
@@ -136,8 +141,12 @@ if __name__ == "__main__":
     parser.add_argument("--quick", action="store_true", help="fewer check fits")
     parser.add_argument("--out-dir", default=".", help="folder of the PNG")
     args = parser.parse_args()
+    start = time.perf_counter()
     result = main(quick=args.quick, out_dir=args.out_dir)
+    seconds = time.perf_counter() - start
     print(f"epsilon_ = {result['epsilon']:.3g} (predicted accuracy "
           f"{result['predicted']:.3f}, target {result['target']}); "
           f"private fit: {result['private_accuracy']:.3f}")
-    print("wrote", result["path"])
+    print("wrote", result["path"], f"({seconds:.0f} s)")
+    from _record import write_record   # examples/ is on sys.path when run as a script
+    print("wrote", write_record(__file__, main, result, quick=args.quick, seconds=seconds))

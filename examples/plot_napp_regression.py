@@ -42,16 +42,21 @@ the same estimator at ``epsilon=inf`` and scikit-learn's ``LinearRegression`` (o
 same clipped rows) as references. The right panel answers "how many rows does it need?" on a simulated
 regression with the same shape (ten standard normal features, the same public
 scaling, noise set so that the population R^2 is 0.5): R^2 against the number of
-training rows at epsilon 1 and 10 (``coef_bound=4``). The script reports the smallest
+training rows at epsilon 1, 3 and 10 (``coef_bound=4``). The script reports the smallest
 simulated size at which the mean R^2 is within 0.05 of the same estimator at
 ``epsilon=inf`` (which is within 0.01 of ``LinearRegression`` here).
 
 Offline; ``--quick`` uses fewer budgets, sizes and noise draws.
 
 Run ``python examples/plot_napp_regression.py [--quick] [--out-dir DIR]``.
+
+Beside the PNG it writes ``napp_regression.json``: the numbers behind the figure, the
+script's SHA-256 and the versions used (``examples/_record.py``). The docs quote
+the full run recorded in ``docs/_static`` (``--out-dir docs/_static``).
 """
 
 import argparse
+import time
 from pathlib import Path
 
 import numpy as np
@@ -74,10 +79,11 @@ TIGHT_COEF_BOUND = 2.0                    # a tighter public choice, shown on di
 ALPHA = 1.0
 TRUE_COEF = np.array([1.0, -1.0, 0.8, -0.8, 0.6, -0.6, 0.4, -0.4, 0.2, -0.2])
 TOLERANCE = 0.05                          # "close enough" to the non-private R^2
+POPULATION_R2 = 0.5                       # of the simulation
 
 FULL = dict(epsilons=[0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0],
             sizes=[250, 500, 1000, 2000, 4000, 8000, 16000, 32000],
-            size_epsilons=[1.0, 10.0], seeds=list(range(10)), n_test=10000)
+            size_epsilons=[1.0, 3.0, 10.0], seeds=list(range(10)), n_test=10000)
 QUICK = dict(epsilons=[1.0, 10.0, 100.0], sizes=[500, 4000, 16000],
              size_epsilons=[1.0, 10.0], seeds=[0, 1], n_test=5000)
 
@@ -100,7 +106,8 @@ def make_simulation(n_samples, seed):
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((n_samples, N_FEATURES))
     signal_sd = np.linalg.norm(TRUE_COEF)
-    y = X @ TRUE_COEF + signal_sd * rng.standard_normal(n_samples)
+    noise_sd = signal_sd * np.sqrt(1.0 / POPULATION_R2 - 1.0)
+    y = X @ TRUE_COEF + noise_sd * rng.standard_normal(n_samples)
     return X / ROW_SCALE, y / (2.0 * signal_sd)
 
 
@@ -126,6 +133,7 @@ def main(quick=False, out_dir="."):
     Returns
     -------
     result : dict
+        ``population_r2`` and ``tolerance`` (constants of the simulation),
         ``epsilons``, ``diabetes_r2`` (per coef_bound, shape ``(n_epsilons,
         n_seeds)``), ``diabetes_nonprivate`` (per coef_bound, ``epsilon=inf``),
         ``diabetes_ols`` (``LinearRegression`` on the same clipped rows), ``n_train``;
@@ -133,7 +141,7 @@ def main(quick=False, out_dir="."):
         n_seeds)``), ``size_nonprivate`` (``epsilon=inf`` per size), ``size_ols``,
         ``needed`` (per epsilon, the
         smallest size whose mean R^2 is within 0.05 of ``epsilon=inf`` at that size, or
-        None) and ``path``.
+        None), ``needed_n_epsilon`` (per epsilon, that size times epsilon) and ``path``.
     """
     params = QUICK if quick else FULL
     epsilons, seeds, sizes = params["epsilons"], params["seeds"], params["sizes"]
@@ -202,11 +210,14 @@ def main(quick=False, out_dir="."):
                  f"pure epsilon-DP, {len(seeds)} noise draws", fontsize=10)
     path = Path(out_dir) / "napp_regression.png"
     fig.savefig(path, dpi=90)
-    return dict(epsilons=epsilons, diabetes_r2=diabetes_r2,
+    return dict(population_r2=POPULATION_R2, tolerance=TOLERANCE, epsilons=epsilons,
+                diabetes_r2=diabetes_r2,
                 diabetes_nonprivate=diabetes_nonprivate, diabetes_ols=diabetes_ols,
                 n_train=len(y_train), sizes=sizes, size_epsilons=params["size_epsilons"],
                 size_r2=size_r2, size_nonprivate=size_nonprivate, size_ols=size_ols,
-                needed=needed, path=path)
+                needed=needed, needed_n_epsilon={e: None if n is None else n * e
+                                                 for e, n in needed.items()},
+                path=path)
 
 
 if __name__ == "__main__":
@@ -214,7 +225,9 @@ if __name__ == "__main__":
     parser.add_argument("--quick", action="store_true", help="fewer budgets, sizes, draws")
     parser.add_argument("--out-dir", default=".", help="folder of the PNG")
     args = parser.parse_args()
+    start = time.perf_counter()
     result = main(quick=args.quick, out_dir=args.out_dir)
+    seconds = time.perf_counter() - start
     print(f"diabetes, n_train = {result['n_train']}: LinearRegression R^2 "
           f"{result['diabetes_ols']:.3f}")
     for bound, r2s in result["diabetes_r2"].items():
@@ -229,4 +242,6 @@ if __name__ == "__main__":
         print(f"  epsilon {e:g}: mean R^2 per size",
               dict(zip(result["sizes"], np.round(values.mean(axis=1), 3).tolist())),
               f"-> within {TOLERANCE} of epsilon=inf from n = {result['needed'][e]}")
-    print("wrote", result["path"])
+    print("wrote", result["path"], f"({seconds:.0f} s)")
+    from _record import write_record   # examples/ is on sys.path when run as a script
+    print("wrote", write_record(__file__, main, result, quick=args.quick, seconds=seconds))

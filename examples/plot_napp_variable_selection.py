@@ -17,9 +17,14 @@ the data: rows have L2 norm at most 1 (``data_norm``), targets are clipped to
 The simulation is offline; ``--quick`` uses fewer rows, budgets and draws.
 
 Run ``python examples/plot_napp_variable_selection.py [--quick] [--out-dir DIR]``.
+
+Beside the PNG it writes ``napp_variable_selection.json``: the numbers behind the figure, the
+script's SHA-256 and the versions used (``examples/_record.py``). The docs quote
+the full run recorded in ``docs/_static`` (``--out-dir docs/_static``).
 """
 
 import argparse
+import time
 from pathlib import Path
 
 import numpy as np
@@ -58,8 +63,8 @@ def main(quick=False, out_dir="."):
     Returns
     -------
     result : dict
-        ``epsilons``, ``alphas``, ``tpr`` and ``fpr`` (per alpha, an array over
-        epsilons, averaged over draws), ``paths`` (mean coefficients at
+        ``n_samples``, ``epsilons``, ``alphas``, ``tpr`` and ``fpr`` (per alpha, an
+        array over epsilons, averaged over draws), ``paths`` (mean coefficients at
         ``path_alpha``, shape ``(n_epsilons, n_features)``), ``nonprivate_coef``
         (``epsilon=inf`` at ``path_alpha``), ``true_coef`` and ``path``.
     """
@@ -113,8 +118,9 @@ def main(quick=False, out_dir="."):
                  f"{len(seeds)} noise draws", fontsize=10)
     path = Path(out_dir) / "napp_variable_selection.png"
     fig.savefig(path, dpi=90)
-    return dict(epsilons=epsilons, alphas=alphas, tpr=tpr, fpr=fpr, paths=paths,
-                nonprivate_coef=nonprivate_coef, true_coef=TRUE_COEF, path=path)
+    return dict(n_samples=params["n_samples"], epsilons=epsilons, alphas=alphas, tpr=tpr,
+                fpr=fpr, paths=paths, nonprivate_coef=nonprivate_coef, true_coef=TRUE_COEF,
+                path=path)
 
 
 if __name__ == "__main__":
@@ -122,8 +128,12 @@ if __name__ == "__main__":
     parser.add_argument("--quick", action="store_true", help="smaller simulation")
     parser.add_argument("--out-dir", default=".", help="folder of the PNG")
     args = parser.parse_args()
+    start = time.perf_counter()
     result = main(quick=args.quick, out_dir=args.out_dir)
+    seconds = time.perf_counter() - start
     for alpha in result["alphas"]:
         print(f"alpha={alpha:g} TPR", np.round(result["tpr"][alpha], 2),
               "FPR", np.round(result["fpr"][alpha], 2))
-    print("wrote", result["path"])
+    print("wrote", result["path"], f"({seconds:.0f} s)")
+    from _record import write_record   # examples/ is on sys.path when run as a script
+    print("wrote", write_record(__file__, main, result, quick=args.quick, seconds=seconds))

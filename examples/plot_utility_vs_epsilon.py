@@ -14,9 +14,14 @@ when it is missing the example runs on scikit-learn's breast cancer data instead
 says so in the plot title.
 
 Run ``python examples/plot_utility_vs_epsilon.py [--quick] [--out-dir DIR]``.
+
+Beside the PNG it writes ``utility_vs_epsilon.json``: the numbers behind the figure, the
+script's SHA-256 and the versions used (``examples/_record.py``). The docs quote
+the full run recorded in ``docs/_static`` (``--out-dir docs/_static``).
 """
 
 import argparse
+import time
 from pathlib import Path
 
 import numpy as np
@@ -90,23 +95,29 @@ def main(quick=False, out_dir="."):
     Returns
     -------
     result : dict
-        ``dataset``, ``epsilons``, ``accuracy`` (per estimator, an array of shape
-        ``(n_epsilons, n_seeds)``), ``nonprivate`` (per estimator, at
-        ``epsilon=inf``), ``sklearn`` (``LogisticRegression``) and ``path``.
+        ``dataset``, ``n_train``, ``epsilons``, ``accuracy`` (per estimator, an array
+        of shape ``(n_epsilons, n_seeds)``), ``C`` (per estimator with ``C="auto"``,
+        the ``C_`` used at each epsilon), ``nonprivate`` (per estimator, at
+        ``epsilon=inf``), ``sklearn`` (``LogisticRegression``), ``majority`` (the
+        test accuracy of predicting the most frequent test label) and ``path``.
     """
     params = QUICK if quick else FULL
     title, X_train, X_test, y_train, y_test = load_data()
     epsilons, n = params["epsilons"], len(y_train)
     names = list(make_estimators(1.0, 0, n))
     accuracy = {name: np.empty((len(epsilons), len(params["seeds"]))) for name in names}
+    C = {}    # the C that C="auto" chose (a function of public parameters only)
     for i, epsilon in enumerate(epsilons):
         for j, seed in enumerate(params["seeds"]):
             for name, estimator in make_estimators(epsilon, seed, n).items():
                 estimator.fit(X_train, y_train)
                 accuracy[name][i, j] = estimator.score(X_test, y_test)
+                if j == 0 and hasattr(estimator, "C_"):
+                    C.setdefault(name, []).append(estimator.C_)
     nonprivate = {name: est.fit(X_train, y_train).score(X_test, y_test)
                   for name, est in make_estimators(np.inf, 0, n).items()}
     sklearn = LogisticRegression(max_iter=1000).fit(X_train, y_train).score(X_test, y_test)
+    majority = max(np.mean(y_test == label) for label in np.unique(y_test))
 
     fig = Figure(figsize=(7.5, 4.5), layout="constrained")
     ax = fig.subplots()
@@ -116,6 +127,7 @@ def main(quick=False, out_dir="."):
                     label=name)
         ax.axhline(nonprivate[name], color=f"C{k}", ls=":", lw=1)
     ax.axhline(sklearn, color="k", ls="--", lw=1, label="sklearn LogisticRegression")
+    ax.axhline(majority, color="0.5", lw=1, label="majority class")
     ax.set_xscale("log")
     ax.set_xlabel("epsilon")
     ax.set_ylabel("test accuracy")
@@ -124,8 +136,8 @@ def main(quick=False, out_dir="."):
     ax.legend(fontsize=8, loc="lower right")
     path = Path(out_dir) / "utility_vs_epsilon.png"
     fig.savefig(path, dpi=90)
-    return dict(dataset=title, epsilons=epsilons, accuracy=accuracy, nonprivate=nonprivate,
-                sklearn=sklearn, path=path)
+    return dict(dataset=title, n_train=n, epsilons=epsilons, accuracy=accuracy, C=C,
+                nonprivate=nonprivate, sklearn=sklearn, majority=majority, path=path)
 
 
 if __name__ == "__main__":
@@ -133,7 +145,11 @@ if __name__ == "__main__":
     parser.add_argument("--quick", action="store_true", help="small grid, one draw")
     parser.add_argument("--out-dir", default=".", help="folder of the PNG")
     args = parser.parse_args()
+    start = time.perf_counter()
     result = main(quick=args.quick, out_dir=args.out_dir)
+    seconds = time.perf_counter() - start
     for name, acc in result["accuracy"].items():
         print(f"{name:32s}", " ".join(f"{v:.3f}" for v in acc.mean(axis=1)))
-    print("wrote", result["path"])
+    print("wrote", result["path"], f"({seconds:.0f} s)")
+    from _record import write_record   # examples/ is on sys.path when run as a script
+    print("wrote", write_record(__file__, main, result, quick=args.quick, seconds=seconds))
