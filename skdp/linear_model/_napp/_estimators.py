@@ -15,6 +15,7 @@ from ...penalties import make_penalty
 from ...solvers._partitioned import is_dask_collection, one_vs_rest
 from ...utils._docstrings import _SHARED_PARAMS, fill_doc
 from ...utils._memory import check_allocation
+from ...utils._progress import Progress, problem_names, solve_each
 from ...utils._random import noise_generator
 from ...utils._sklearn_compat import Interval, StrOptions
 from ...utils.validation import clip_rows_to_norm, effective_data_norm
@@ -270,6 +271,7 @@ class _BaseNAPP(WeightedFitMixin, PrivateLinearModel):
         "tol": [Interval(Real, 0, MAX_TOL, closed="right")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "napp_max_iter": [Interval(Integral, 1, None, closed="left")],
+        "verbose": ["verbose"],
         **weight_constraints(class_weight=False),
     }
 
@@ -343,8 +345,17 @@ class _BaseNAPP(WeightedFitMixin, PrivateLinearModel):
                       gradient_bound=gradient_bound, hessian_bound=hessian_bound,
                       coef_bound=self.coef_bound, eps_jacobian_frac=self.eps_jacobian_frac,
                       neighboring=self.neighboring, solver=solver, rng=rng)
-        return [self._release_problem(design, target, loss, penalty, common)
-                for design, target in problems]
+        progress = Progress(self.verbose, type(self).__name__)
+        header = (f"{k} problem{'s' if k > 1 else ''} of {problems[0][0].shape[1]} "
+                  f"coefficients, epsilon={common['epsilon']:.4g} and "
+                  f"delta={common['delta']:.4g} each, tol={self.tol:g}")
+        return solve_each(progress, self._problem_names(k),
+                          partial(self._release_problem, loss=loss, penalty=penalty,
+                                  common=common), problems, header)
+
+    def _problem_names(self, n_problems):
+        """Public names of the problems, for the progress lines."""
+        return ["regression problem"]
 
     def _release_problem(self, X, y, loss, penalty, common):
         """The mechanism on one problem (a subclass may swap it)."""
@@ -456,6 +467,8 @@ class NAPPLasso(RegressorMixin, _BaseNAPP):
 
     %(random_state)s
 
+    %(verbose)s
+
     Attributes
     ----------
     coef_ : ndarray of shape (n_features,)
@@ -523,7 +536,7 @@ class NAPPLasso(RegressorMixin, _BaseNAPP):
                  fit_intercept=True, intercept_scaling=1.0, adaptive_two_stage=False,
                  stage1_frac=0.3, threshold=None, augmentation="expected", n_aug=None,
                  tol=1e-8, max_iter=100, napp_max_iter=10, max_sample_weight=1.0,
-                 random_state=None):
+                 random_state=None, verbose=0):
         self.alpha = alpha
         self.loss = loss
         self.penalty = penalty
@@ -549,6 +562,7 @@ class NAPPLasso(RegressorMixin, _BaseNAPP):
         self.napp_max_iter = napp_max_iter
         self.max_sample_weight = max_sample_weight
         self.random_state = random_state
+        self.verbose = verbose
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -661,6 +675,8 @@ class NAPPLassoClassifier(_LinearClassifierMixin, ClassifierMixin, _BaseNAPP):
 
     %(random_state)s
 
+    %(verbose)s
+
     Attributes
     ----------
     %(classifier_attrs)s
@@ -717,7 +733,7 @@ class NAPPLassoClassifier(_LinearClassifierMixin, ClassifierMixin, _BaseNAPP):
                  intercept_scaling=1.0, adaptive_two_stage=False, stage1_frac=0.3,
                  threshold=None, augmentation="expected", n_aug=None, tol=1e-8,
                  max_iter=100, napp_max_iter=10, class_weight=None, max_sample_weight=1.0,
-                 classes=None, random_state=None):
+                 classes=None, random_state=None, verbose=0):
         self.alpha = alpha
         self.penalty = penalty
         self.l1_ratio = l1_ratio
@@ -743,6 +759,10 @@ class NAPPLassoClassifier(_LinearClassifierMixin, ClassifierMixin, _BaseNAPP):
         self.max_sample_weight = max_sample_weight
         self.classes = classes
         self.random_state = random_state
+        self.verbose = verbose
+
+    def _problem_names(self, n_problems):
+        return problem_names(self.classes_, n_problems)
 
     def _releases(self, X, y, with_derivative=False, sample_weight=None):
         """Validate, clip, then run the mechanism once per one-vs-rest problem.
