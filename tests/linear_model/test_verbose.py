@@ -1,12 +1,14 @@
 """``verbose`` of the perturbation estimators: a line per problem, public quantities only."""
 
 import re
+import warnings
 
 import numpy as np
 import pytest
 from sklearn.datasets import make_classification, make_regression
 
-from skdp import NAPPLasso, NAPPLassoClassifier, ObjPertLogisticRegression, OutputPertSVM
+from skdp import (NAPPLasso, NAPPLassoClassifier, NoiseDominanceWarning,
+                  ObjPertLogisticRegression, OutputPertSVM)
 
 CLASSIFIERS = [
     ObjPertLogisticRegression(data_norm=5.0),
@@ -90,3 +92,52 @@ def test_verbose_is_validated():
         NAPPLassoClassifier(data_norm=5.0, verbose="yes").fit(X, y)
     assert np.all(NAPPLassoClassifier(data_norm=5.0, verbose=True, random_state=0)
                   .fit(X, y).classes_ == [0, 1, 2])
+
+
+# -- NAPPLassoClassifier on many classes and features: a warning from public quantities --
+
+def _wide_multiclass(n_samples, n_features=784, n_classes=10, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.random((n_samples, n_features))
+    return X, np.arange(n_samples) % n_classes
+
+
+def _noise_message(n_samples=60, **params):
+    """The warning's message; the warning is made an error, so the fit stops there,
+    before any noise is drawn."""
+    X, y = _wide_multiclass(n_samples)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", NoiseDominanceWarning)
+        with pytest.raises(NoiseDominanceWarning) as raised:
+            NAPPLassoClassifier(data_norm=1.0, epsilon=1.0, **params).fit(X, y)
+    return str(raised.value)
+
+
+def test_napp_warns_when_the_noise_dominates_one_vs_rest():
+    """MNIST's shape at epsilon 1 warns, names the estimators that work and the measured
+    numbers."""
+    message = _noise_message()
+    assert "10 one-vs-rest problems of 785 coefficients" in message
+    # Gamma-norm noise: 785 * zeta / eps_noise over G = zeta, eps_noise = 0.99 * 0.1 / 2
+    assert "15,859 records" in message
+    assert "DPSGDClassifier" in message and "ObjPertLogisticRegression" in message
+
+
+def test_napp_noise_warning_reads_no_row_count():
+    """The warning is a function of the shape, the classes and the budget: the same for
+    any number of rows (the number of rows is private under add/remove), and it is
+    raised before the noise (a fit whose warning is an error draws nothing)."""
+    assert _noise_message(30) == _noise_message(90)
+
+
+@pytest.mark.parametrize("params, n_classes, n_features", [
+    ({}, 2, 784),                        # binary: one problem with the whole budget
+    ({}, 3, 5),                          # few features
+    ({"epsilon": np.inf}, 10, 784),      # no noise
+    ({"epsilon": 100.0, "penalty": "l2"}, 10, 784),   # a budget that covers the shape
+])
+def test_napp_noise_warning_not_raised(params, n_classes, n_features):
+    X, y = _wide_multiclass(60, n_features, n_classes)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", NoiseDominanceWarning)
+        NAPPLassoClassifier(data_norm=1.0, random_state=0, **params).fit(X, y)

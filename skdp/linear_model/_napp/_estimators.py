@@ -1,5 +1,6 @@
 """NAPP: the noise-augmented private lasso (Li & Liu), in forms whose guarantee holds."""
 
+import warnings
 from functools import partial
 from numbers import Integral, Real
 
@@ -9,7 +10,10 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ...base import PrivacyParamsMixin, neighboring_constraint
+from ...exceptions import NoiseDominanceWarning
+from ...mechanisms import split_budget
 from ...mechanisms._approximate_minima import COVER_EPSILON_SHARE, MAX_TOL, in_total_epsilon
+from ...mechanisms._napp import napp_calibration
 from ...losses import WeightedLoss, weighted_targets
 from ...penalties import make_penalty
 from ...solvers._partitioned import is_dask_collection, one_vs_rest
@@ -153,6 +157,30 @@ _NOTES = """Privacy statement. Unit of privacy: one record (a row of ``X`` with 
     weaker penalty against the same relative noise, so scale ``alpha`` with
     ``W`` to keep the unweighted fit's regularisation. The unit of privacy is
     one record with its weight."""
+
+
+MNIST_NUMBERS = {"napp": "0.32", "dpsgd": "0.91", "objpert": "0.72"}
+"""Test accuracies quoted by :class:`~skdp.NoiseDominanceWarning` (``docs/choosing.rst``)."""
+
+NOISE_ROWS_LIMIT = 1000.0
+"""One-vs-rest fits whose noise, per problem, has the norm of the largest gradients of
+this many records or more warn (:class:`~skdp.NoiseDominanceWarning`): on MNIST (785
+coefficients, ten classes) the default fit at epsilon 1 is at about 16,000 and reached
+0.32 accuracy (see ``docs/choosing.rst``)."""
+
+
+def noise_in_records(calibration, dim):
+    """Expected norm of one release's noise over one record's largest gradient ``G``.
+
+    The number of records pulling the same way whose gradients the noise matches
+    (Gamma-norm noise in ``dim`` coordinates: mean norm ``dim * scale``; Gaussian:
+    about ``sqrt(dim) * sigma``). A function of public constants only.
+    """
+    if calibration.noise == "none":
+        return 0.0
+    norm = calibration.noise_scale * (dim if calibration.noise == "gamma_norm"
+                                      else np.sqrt(dim))
+    return float(norm / calibration.gradient_bound)
 
 
 def _cover_derivative(solution):
@@ -345,6 +373,7 @@ class _BaseNAPP(WeightedFitMixin, PrivateLinearModel):
                       gradient_bound=gradient_bound, hessian_bound=hessian_bound,
                       coef_bound=self.coef_bound, eps_jacobian_frac=self.eps_jacobian_frac,
                       neighboring=self.neighboring, solver=solver, rng=rng)
+        self._warn_noise_dominance(k, problems[0][0].shape[1], penalty, common)
         progress = Progress(self.verbose, type(self).__name__)
         header = (f"{k} problem{'s' if k > 1 else ''} of {problems[0][0].shape[1]} "
                   f"coefficients, epsilon={common['epsilon']:.4g} and "
@@ -356,6 +385,10 @@ class _BaseNAPP(WeightedFitMixin, PrivateLinearModel):
     def _problem_names(self, n_problems):
         """Public names of the problems, for the progress lines."""
         return ["regression problem"]
+
+    def _warn_noise_dominance(self, n_problems, dim, penalty, common):
+        """Warn, before any noise, when public quantities say the noise will dominate
+        (the classifier's one-vs-rest fits; nothing for the regressor)."""
 
     def _release_problem(self, X, y, loss, penalty, common):
         """The mechanism on one problem (a subclass may swap it)."""
@@ -763,6 +796,38 @@ class NAPPLassoClassifier(_LinearClassifierMixin, ClassifierMixin, _BaseNAPP):
 
     def _problem_names(self, n_problems):
         return problem_names(self.classes_, n_problems)
+
+    def _warn_noise_dominance(self, n_problems, dim, penalty, common):
+        """:class:`~skdp.NoiseDominanceWarning` for a one-vs-rest fit (three classes or
+        more) whose noise per problem matches the gradients of at least
+        :data:`NOISE_ROWS_LIMIT` records: from the shape, the number of classes and
+        the budget, never from the rows or their number."""
+        if n_problems < 3:
+            return
+        share = self.stage1_frac if self.adaptive_two_stage else 1.0
+        budget = split_budget(share * common["epsilon"], share * common["delta"])
+        calibration = napp_calibration(
+            budget.epsilon_mechanism, budget.delta_mechanism,
+            gradient_bound=common["gradient_bound"], hessian_bound=common["hessian_bound"],
+            penalty_curvature=penalty.strong_convexity(self.coef_bound),
+            eps_jacobian_frac=self.eps_jacobian_frac, neighboring=self.neighboring,
+            retrieval=self.retrieval)
+        records = noise_in_records(calibration, dim)
+        if records < NOISE_ROWS_LIMIT:
+            return
+        warnings.warn(
+            f"{type(self).__name__} fits {n_problems} one-vs-rest problems of {dim} "
+            f"coefficients, each with epsilon={common['epsilon']:.3g}: the noise of each "
+            f"has the norm of the largest gradients of about {records:,.0f} records pulling "
+            "one way, so unless every class has many times that many rows the noise "
+            "dominates the model (MNIST, 784 features and 10 classes, epsilon 1: "
+            f"{MNIST_NUMBERS['napp']} accuracy with all 60,000 rows). For multiclass "
+            "prediction use DPSGDClassifier (one softmax model with the whole budget: "
+            f"{MNIST_NUMBERS['dpsgd']} there) or, for pure epsilon-DP, "
+            f"ObjPertLogisticRegression ({MNIST_NUMBERS['objpert']}); NAPPLassoClassifier "
+            "suits sparse models with few classes and many rows per feature. This warning "
+            "reads public quantities only; silence it with warnings.filterwarnings when "
+            "the data are large enough.", NoiseDominanceWarning, stacklevel=7)
 
     def _releases(self, X, y, with_derivative=False, sample_weight=None):
         """Validate, clip, then run the mechanism once per one-vs-rest problem.
