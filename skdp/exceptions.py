@@ -37,7 +37,7 @@ class NoiseDominanceWarning(UserWarning):
     Raised before any noise is drawn, from public quantities only (the shape of the
     design, the number of classes, the budget and the parameters), never from the
     rows or their number; the message names an estimator that measured better at
-    that shape. Silence it with :func:`warnings.filterwarnings` when the data are
+    that shape. Silence it with ``warnings.filterwarnings`` when the data are
     known to be large enough.
     """
 
