@@ -22,7 +22,7 @@ from ..solvers._partitioned import (check_partitioned_hessian, is_dask_collectio
 from ..solvers._multinomial import multinomial_hessian_solve, multinomial_minimise
 from ..solvers._partitioned_softmax import one_hot, partitioned_multinomial_minimise
 from ..utils._docstrings import fill_doc
-from ..utils._progress import Progress, problem_names, solve_each
+from ..utils._progress import Progress, problem_names, problems_header, solve_each
 from ..utils._random import noise_generator
 from ..utils._sklearn_compat import Interval, StrOptions
 from ..utils.validation import effective_data_norm
@@ -642,10 +642,9 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
                       tol=self.tol, max_iter=self.max_iter, rng=rng)
         progress = Progress(self.verbose, type(self).__name__)
         names = problem_names(self.classes_, k, multinomial)
-        dim = design.shape[1] * (n_classes if multinomial else 1)
-        header = (f"{k} problem{'s' if k > 1 else ''} of {dim} coefficients, "
-                  f"epsilon={epsilon / k:.4g} and delta={self.delta / k:.4g} each, "
-                  f"C={self.C_:.4g}, tol={self.tol:g}")
+        header = problems_header(k, design.shape[1] * (n_classes if multinomial else 1),
+                                 epsilon=epsilon / k, delta=self.delta / k, tol=self.tol,
+                                 C=self.C_)
         if multinomial:
             if partitioned:   # each partition maps its labels to one-hot rows
                 problems = [(design.with_targets(partial(one_hot, n_classes=n_classes)), None)]

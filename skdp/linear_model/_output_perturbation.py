@@ -26,7 +26,7 @@ from ..solvers._partitioned import (check_partitioned_hessian, is_dask_collectio
                                     one_vs_rest, partitioned_newton_minimise)
 from ..solvers._partitioned_softmax import one_hot, partitioned_multinomial_minimise
 from ..utils._docstrings import fill_doc
-from ..utils._progress import Progress, problem_names, solve_each
+from ..utils._progress import Progress, problem_names, problems_header, solve_each
 from ..utils._random import check_rng, noise_generator
 from ..utils._sklearn_compat import Interval, StrOptions
 from ..utils.validation import (
@@ -627,9 +627,8 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
                         max_iter=self.max_iter, rng=rng, law=self.noise,
                         n_classes=len(self.classes_),
                         weights=weights if multinomial else None, **share)
-        header = (f"{k} problem{'s' if k > 1 else ''} of {dim} coefficients, "
-                  f"epsilon={share['epsilon']:.4g} and delta={share['delta']:.4g} each, "
-                  f"C={self.C_:.4g}, tol={self.tol:g}")
+        header = problems_header(k, dim, epsilon=share["epsilon"], delta=share["delta"],
+                                 tol=self.tol, C=self.C_)
         return solve_each(Progress(self.verbose, type(self).__name__),
                           problem_names(self.classes_, k, multinomial), solve,
                           list(zip(designs, targets)), header)

@@ -44,6 +44,13 @@ def problem_names(classes, n_problems, multinomial=False):
             for i, c in enumerate(classes)]
 
 
+def problems_header(n_problems, dim, *, epsilon, delta, tol, C=None):
+    """The first progress line of a fit: its problems and the public budget of each."""
+    penalty = "" if C is None else f", C={C:.4g}"
+    return (f"{n_problems} problem{'s' if n_problems > 1 else ''} of {dim} coefficients, "
+            f"epsilon={epsilon:.4g} and delta={delta:.4g} each{penalty}, tol={tol:g}")
+
+
 def solve_each(progress, names, solve, problems, header):
     """``[solve(*problem) for problem in problems]``, with a ``header`` line first and a
     line naming each problem once it is solved."""

@@ -19,7 +19,7 @@ from ...penalties import make_penalty
 from ...solvers._partitioned import is_dask_collection, one_vs_rest
 from ...utils._docstrings import _SHARED_PARAMS, fill_doc
 from ...utils._memory import check_allocation
-from ...utils._progress import Progress, problem_names, solve_each
+from ...utils._progress import Progress, problem_names, problems_header, solve_each
 from ...utils._random import noise_generator
 from ...utils._sklearn_compat import Interval, StrOptions
 from ...utils.validation import clip_rows_to_norm, effective_data_norm
@@ -375,9 +375,8 @@ class _BaseNAPP(WeightedFitMixin, PrivateLinearModel):
                       neighboring=self.neighboring, solver=solver, rng=rng)
         self._warn_noise_dominance(k, problems[0][0].shape[1], penalty, common)
         progress = Progress(self.verbose, type(self).__name__)
-        header = (f"{k} problem{'s' if k > 1 else ''} of {problems[0][0].shape[1]} "
-                  f"coefficients, epsilon={common['epsilon']:.4g} and "
-                  f"delta={common['delta']:.4g} each, tol={self.tol:g}")
+        header = problems_header(k, problems[0][0].shape[1], epsilon=common["epsilon"],
+                                 delta=common["delta"], tol=self.tol)
         return solve_each(progress, self._problem_names(k),
                           partial(self._release_problem, loss=loss, penalty=penalty,
                                   common=common), problems, header)
@@ -835,7 +834,8 @@ class NAPPLassoClassifier(_LinearClassifierMixin, ClassifierMixin, _BaseNAPP):
             "prediction use DPSGDClassifier (one softmax model with the whole budget: "
             f"{MNIST_NUMBERS['dpsgd']} there) or, for pure epsilon-DP, "
             f"ObjPertLogisticRegression ({MNIST_NUMBERS['objpert']}); NAPPLassoClassifier "
-            "suits sparse models with few classes and many rows per feature. This warning "
+            "suits sparse models with few classes and many rows per feature (numbers in "
+            "the user guide, 'Choosing a mechanism'). This warning "
             "reads public quantities only; silence it with warnings.filterwarnings when "
             "the data are large enough.", NoiseDominanceWarning, stacklevel=7)
 
