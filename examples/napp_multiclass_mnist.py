@@ -37,7 +37,7 @@ def estimators(epsilon, verbose):
         "ObjPertLogisticRegression()": ObjPertLogisticRegression(verbose=verbose, **private),
         "DPSGDClassifier()": DPSGDClassifier(delta=1e-5, verbose=verbose, **private),
         "LogisticRegression(l1, one-vs-rest, C=1)": OneVsRestClassifier(
-            LogisticRegression(penalty="l1", solver="liblinear", C=1.0)),
+            LogisticRegression(l1_ratio=1.0, solver="liblinear", C=1.0)),
     }
 
 

@@ -121,6 +121,8 @@ def test_napp_warns_when_the_noise_dominates_one_vs_rest():
     # Gamma-norm noise: 785 * zeta / eps_noise over G = zeta, eps_noise = 0.99 * 0.1 / 2
     assert "15,859 records" in message
     assert "DPSGDClassifier" in message and "ObjPertLogisticRegression" in message
+    # Gaussian noise at the default Jacobian share (MNIST: about 0.62) still warns
+    assert "3,052 records" in _noise_message(delta=1e-5)
 
 
 def test_napp_noise_warning_reads_no_row_count():
@@ -135,6 +137,8 @@ def test_napp_noise_warning_reads_no_row_count():
     ({}, 3, 5),                          # few features
     ({"epsilon": np.inf}, 10, 784),      # no noise
     ({"epsilon": 100.0, "penalty": "l2"}, 10, 784),   # a budget that covers the shape
+    # less noise: Gaussian, a small Jacobian share (about 1,600 records; 0.82 on MNIST)
+    ({"delta": 1e-5, "eps_jacobian_frac": 0.05, "penalty": "l2"}, 10, 784),
 ])
 def test_napp_noise_warning_not_raised(params, n_classes, n_features):
     X, y = _wide_multiclass(60, n_features, n_classes)
