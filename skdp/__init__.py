@@ -1,7 +1,8 @@
 """skdp: differentially private empirical risk minimisation for scikit-learn."""
 
 from .exceptions import (ConvergenceError, DataNormWarning, LargeDeltaWarning,
-                         PrivacyBudgetError, PrivacyLeakWarning, UnreachableUtilityWarning)
+                         NoiseDominanceWarning, PrivacyBudgetError, PrivacyLeakWarning,
+                         UnreachableUtilityWarning)
 from .linear_model import (
     DPSGDClassifier,
     NAPPLasso,
@@ -22,6 +23,7 @@ __all__ = [
     "LargeDeltaWarning",
     "NAPPLasso",
     "NAPPLassoClassifier",
+    "NoiseDominanceWarning",
     "ObjPertLogisticRegression",
     "OutputPertSVM",
     "PrivacyBudgetError",

@@ -31,6 +31,17 @@ class LargeDeltaWarning(UserWarning):
     """
 
 
+class NoiseDominanceWarning(UserWarning):
+    """The noise of the mechanism is likely to dominate the fitted model.
+
+    Raised before any noise is drawn, from public quantities only (the shape of the
+    design, the number of classes, the budget and the parameters), never from the
+    rows or their number; the message names an estimator that measured better at
+    that shape. Silence it with ``warnings.filterwarnings`` when the data are
+    known to be large enough.
+    """
+
+
 class PrivacyBudgetError(ValueError):
     """The requested privacy budget cannot be met with the given settings."""
 

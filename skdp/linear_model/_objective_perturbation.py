@@ -22,6 +22,7 @@ from ..solvers._partitioned import (check_partitioned_hessian, is_dask_collectio
 from ..solvers._multinomial import multinomial_hessian_solve, multinomial_minimise
 from ..solvers._partitioned_softmax import one_hot, partitioned_multinomial_minimise
 from ..utils._docstrings import fill_doc
+from ..utils._progress import Progress, problem_names, problems_header, solve_each
 from ..utils._random import noise_generator
 from ..utils._sklearn_compat import Interval, StrOptions
 from ..utils.validation import effective_data_norm
@@ -423,6 +424,8 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
 
     %(random_state)s
 
+    %(verbose)s
+
     Attributes
     ----------
     %(classifier_attrs)s
@@ -525,6 +528,7 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
         "eps_jacobian_frac": [Interval(Real, 0, 1, closed="neither")],
         "tol": [Interval(Real, 0, MAX_TOL, closed="right")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "verbose": ["verbose"],
         **weight_constraints(),
     }
 
@@ -532,7 +536,7 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
                  loss="logistic", huber_h=0.5, multi_class="auto", fit_intercept=True,
                  intercept_scaling=1.0, data_norm="warn", delta_rule="continuous",
                  eps_jacobian_frac=0.5, tol=1e-8, max_iter=100, class_weight=None,
-                 max_sample_weight=1.0, classes=None, random_state=None):
+                 max_sample_weight=1.0, classes=None, random_state=None, verbose=0):
         self.epsilon = epsilon
         self.delta = delta
         self.neighboring = neighboring
@@ -551,6 +555,7 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
         self.max_sample_weight = max_sample_weight
         self.classes = classes
         self.random_state = random_state
+        self.verbose = verbose
 
     def renyi_curve(self, orders=None):
         """The fit's Renyi DP curve (Gaussian variant, ``delta > 0``).
@@ -635,17 +640,21 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
                       delta_rule=self.delta_rule,
                       eps_jacobian_frac=self.eps_jacobian_frac, row_norm=row_norm,
                       tol=self.tol, max_iter=self.max_iter, rng=rng)
-        if multinomial and partitioned:   # each partition maps its labels to one-hot rows
-            rows = design.with_targets(partial(one_hot, n_classes=n_classes))
-            return [_multinomial_objective_perturbation(rows, None, epsilon=epsilon,
-                                                        delta=self.delta, n_classes=n_classes,
-                                                        **common)]
+        progress = Progress(self.verbose, type(self).__name__)
+        names = problem_names(self.classes_, k, multinomial)
+        header = problems_header(k, design.shape[1] * (n_classes if multinomial else 1),
+                                 epsilon=epsilon / k, delta=self.delta / k, tol=self.tol,
+                                 C=self.C_)
         if multinomial:
-            return [_multinomial_objective_perturbation(design, np.eye(n_classes)[y_idx],
-                                                        epsilon=epsilon, delta=self.delta,
-                                                        weights=weights,
-                                                        weight_bound=self.weight_bound_,
-                                                        **common)]
+            if partitioned:   # each partition maps its labels to one-hot rows
+                problems = [(design.with_targets(partial(one_hot, n_classes=n_classes)), None)]
+                options = dict(n_classes=n_classes)
+            else:
+                problems = [(design, np.eye(n_classes)[y_idx])]
+                options = dict(weights=weights, weight_bound=self.weight_bound_)
+            solve = partial(_multinomial_objective_perturbation, epsilon=epsilon,
+                            delta=self.delta, **options, **common)
+            return solve_each(progress, names, solve, problems, header)
         if partitioned:   # the partitions hold the labels: one view per problem
             problems = [(design, None)] if n_classes == 2 else [
                 (design.with_targets(partial(one_vs_rest, positive=c)), None)
@@ -654,6 +663,9 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
             problems = [(design, target) for target in one_vs_rest_targets(y_idx, n_classes)]
         problems = [(rows, *weighted_problem(loss, target, weights, self.weight_bound_))
                     for rows, target in problems]
-        return [_objective_perturbation(rows, target, problem_loss, epsilon=epsilon / k,
-                                        delta=self.delta / k, n_problems=k, **common)
-                for rows, problem_loss, target in problems]
+
+        def solve(rows, problem_loss, target):
+            return _objective_perturbation(rows, target, problem_loss, epsilon=epsilon / k,
+                                           delta=self.delta / k, n_problems=k, **common)
+
+        return solve_each(progress, names, solve, problems, header)

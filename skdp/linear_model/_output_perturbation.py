@@ -26,6 +26,7 @@ from ..solvers._partitioned import (check_partitioned_hessian, is_dask_collectio
                                     one_vs_rest, partitioned_newton_minimise)
 from ..solvers._partitioned_softmax import one_hot, partitioned_multinomial_minimise
 from ..utils._docstrings import fill_doc
+from ..utils._progress import Progress, problem_names, problems_header, solve_each
 from ..utils._random import check_rng, noise_generator
 from ..utils._sklearn_compat import Interval, StrOptions
 from ..utils.validation import (
@@ -312,6 +313,8 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
 
     %(random_state)s
 
+    %(verbose)s
+
     Attributes
     ----------
     %(classifier_attrs)s
@@ -440,6 +443,7 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "noise": [StrOptions({"auto", "laplace"})],
         "multi_class": _MultinomialMixin.multi_class_constraint,
+        "verbose": ["verbose"],
         **weight_constraints(),
     }
 
@@ -448,7 +452,7 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
                  data_norm="warn", kernel="linear", gamma="auto", n_components=100,
                  feature_random_state=0, tol=1e-3, max_iter=10_000, noise="auto",
                  multi_class="auto", class_weight=None, max_sample_weight=1.0, classes=None,
-                 random_state=None):
+                 random_state=None, verbose=0):
         self.epsilon = epsilon
         self.delta = delta
         self.neighboring = neighboring
@@ -470,6 +474,7 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
         self.max_sample_weight = max_sample_weight
         self.classes = classes
         self.random_state = random_state
+        self.verbose = verbose
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -618,11 +623,15 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
                           margin_noise=AUTO_MARGIN_NOISE[self.kernel] / (2 * k if k > 1 else 1),
                           **C_share)
                    if self.C == "auto" else float(self.C))
-        return [_output_perturbation(design, target, loss, C=self.C_, n_problems=k,
-                                     max_iter=self.max_iter, rng=rng, law=self.noise,
-                                     n_classes=len(self.classes_),
-                                     weights=weights if multinomial else None, **share)
-                for design, target in zip(designs, targets)]
+        solve = partial(_output_perturbation, loss=loss, C=self.C_, n_problems=k,
+                        max_iter=self.max_iter, rng=rng, law=self.noise,
+                        n_classes=len(self.classes_),
+                        weights=weights if multinomial else None, **share)
+        header = problems_header(k, dim, epsilon=share["epsilon"], delta=share["delta"],
+                                 tol=self.tol, C=self.C_)
+        return solve_each(Progress(self.verbose, type(self).__name__),
+                          problem_names(self.classes_, k, multinomial), solve,
+                          list(zip(designs, targets)), header)
 
     def _supports_noise_reduction(self):
         """Laplace (``noise="laplace"``) or Gaussian (``delta > 0``) noise has an exact

@@ -712,6 +712,29 @@ def augmentation_rows(b, weights, loss, n_aug, rng, *, augmentation="exact_momen
     return E_dp + E_reg, y_e, basis
 
 
+def warm_start_hessian(problem):
+    """The data Hessian of the warm start's IRLS steps, as a function of ``theta``.
+
+    With many rows in memory and a curvature that varies (``n >= 40 d``, not the
+    squared loss), it is estimated from every ``stride``-th row, ``stride = n // (20
+    d)``, the fixed pattern of :func:`~skdp.solvers.newton_minimise`'s first steps:
+    each step then forms a ``d x d`` matrix from about ``20 d`` rows instead of ``n``
+    (the cost of a NAPP fit on many rows). Only the warm start's path changes; the
+    polish and its certificate use the exact Hessian and gradient.
+    """
+    n, d = problem.X.shape
+    stride = max(1, n // (20 * d))
+    if stride == 1 or problem.quadratic or problem.partitioned:
+        return problem.data_hessian
+    rows = as_design(problem.X).every(stride)
+    targets = problem.y[::stride]
+
+    def hessian(theta):
+        return stride * weighted_gram(rows, problem.loss.d2z(rows @ theta, targets))
+
+    return hessian
+
+
 def _surrogate(problem, theta, weights):
     value = problem.data_value(theta)
     value += problem.linear @ theta + 0.5 * (weights * theta) @ theta
@@ -725,7 +748,8 @@ def napp_iterations(problem, theta0=None, *, max_iter=10, rtol=1e-4, augmentatio
     Iteration ``t`` replaces the penalty by the weighted ridge with weights
     ``ridge_j + u_j(theta^(t))`` (LQA of the L1 and bridge parts, spec Table 2,
     no MOOR) and takes one IRLS step of the GLM on the data augmented by
-    pseudo-rows. ``augmentation="expected"`` uses ``d`` exact rows ``sqrt(w_j) e_j``
+    pseudo-rows (the data Hessian from :func:`warm_start_hessian`).
+    ``augmentation="expected"`` uses ``d`` exact rows ``sqrt(w_j) e_j``
     with responses ``-b_j / sqrt(w_j)`` (so the augmented least-squares
     problem equals the weighted-ridge objective exactly); ``"exact_moment"``
     and ``"random"`` use ``n_aug`` noisy pseudo-rows of the paper (spec 2.3).
@@ -742,10 +766,11 @@ def napp_iterations(problem, theta0=None, *, max_iter=10, rtol=1e-4, augmentatio
     penalty_weights = _lqa(problem, theta, cap) if theta0 is not None else base
     basis = None
     n_iter = 0
+    data_hessian = warm_start_hessian(problem)
     for n_iter in range(1, max_iter + 1):
         if augmentation == "expected":
             # X^T Omega z with the working response z = eta - l'/l'': H theta - gradient
-            A = problem.data_hessian(theta)
+            A = data_hessian(theta)
             rhs = A @ theta - problem.data_gradient(theta) - problem.linear
             A.flat[:: d + 1] += penalty_weights
         else:
@@ -755,7 +780,7 @@ def napp_iterations(problem, theta0=None, *, max_iter=10, rtol=1e-4, augmentatio
                                               n_e, rng, augmentation=augmentation, basis=basis)
             # the IRLS system of the rows of X stacked over the pseudo-rows E; the rows
             # of X give X^T Omega X and X^T (Omega eta - l') = X^T Omega X theta - X^T l'
-            A = problem.data_hessian(theta)
+            A = data_hessian(theta)
             rhs = A @ theta - problem.data_gradient(theta)
             eta = E @ theta
             omega = pseudo_loss.d2z(eta, y_e)

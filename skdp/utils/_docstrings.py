@@ -56,6 +56,16 @@ _SHARED_PARAMS = {
         neighbouring datasets apart). ``sklearn.clone`` copies a
         ``Generator``, so every clone in a search draws the same noise. See the
         user guide page on randomness and seeds (``docs/randomness.rst``).""",
+    "verbose": """verbose : int, default=0
+        ``0``: silent. ``1`` or more: print one line when the fit starts (the
+        number of problems, the budget of each and the public tolerance) and one
+        when each problem (a one-vs-rest class, the binary or the softmax
+        problem) is solved, with the elapsed time. The lines hold public
+        quantities only (parameters, ``classes_``, shapes): never a statistic of
+        the rows, an iteration count or an objective value, which the release
+        does not cover. The elapsed times depend on the data, as the fit's
+        duration does: they are for whoever runs the fit, not for publication
+        with the model.""",
     "classes": """classes : array-like of shape (n_classes,) or None, default=None
         The public set of class labels. ``None`` takes it from ``y``: the set
         of labels present is then treated as public. When given, labels

@@ -274,3 +274,36 @@ def test_prox_newton_stops_when_a_step_moves_nothing():
     assert not result.converged
     assert result.n_iter < 20
     assert result.residual < 1e-8
+
+
+# -- the warm start's Hessian: a fixed subsample of the rows when they are many ---------
+
+def test_warm_start_hessian_is_exact_for_few_rows_or_constant_curvature():
+    few = _problem(LogisticLoss(), n=279, d=7)          # n < 40 d
+    assert _composite.warm_start_hessian(few) == few.data_hessian
+    squared = _problem(SquaredLoss(), n=3000, d=7)      # the Gram is computed once anyway
+    assert _composite.warm_start_hessian(squared) == squared.data_hessian
+
+
+def test_warm_start_hessian_reads_every_stride_th_row():
+    problem = _problem(LogisticLoss(), n=3000, d=7)     # stride 3000 // 140 = 21
+    theta = np.linspace(-0.5, 0.5, 7)
+    rows, y = problem.X[::21], problem.y[::21]
+    expected = 21 * rows.T @ (LogisticLoss().d2z(rows @ theta, y)[:, None] * rows)
+    assert_allclose(_composite.warm_start_hessian(problem)(theta), expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("l1", [0.1, 30.0])
+def test_subsampled_warm_start_releases_the_same_minimiser(monkeypatch, l1):
+    """Only the path changes: the certified minimiser is the one of the exact warm start
+    (both within the public tolerance of the exact minimiser)."""
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((4000, 8)) / 3.0
+    y = np.where(X @ rng.standard_normal(8) + 0.3 * rng.standard_normal(4000) > 0, 1.0, -1.0)
+    problem = CompositeProblem(X, y, LogisticLoss(), rng.standard_normal(8) * 20, l1, 1.0)
+    subsampled = _composite.solve_napp(problem, tol=1e-9, max_iter=100)
+    monkeypatch.setattr(_composite, "warm_start_hessian", lambda p: p.data_hessian)
+    exact = _composite.solve_napp(problem, tol=1e-9, max_iter=100)
+    assert subsampled.converged and exact.converged
+    assert_allclose(subsampled.theta, exact.theta, atol=2e-9 * np.sqrt(8))
+    assert_array_equal(subsampled.theta == 0, exact.theta == 0)
