@@ -23,6 +23,8 @@ from skdp.linear_model._dpsgd import _call_streams, _dp_sgd, _MarginColumns
 from skdp.losses import LogisticLoss
 from skdp.utils._random import noise_generator
 
+from .test_dpsgd import assert_tangent_is_the_central_difference
+
 DELTA = 1e-5
 
 
@@ -513,12 +515,7 @@ def test_tangent_with_class_weights_and_a_warm_start(sample_rate):
     (solution,) = est._releases(X, y, with_derivative=True)
     assert solution.settings["initial_theta"] is not None
     assert solution.settings["sample_weight"] is not None
-    z = solution.noise_multiplier
-    h = 1e-5 * z
-    central = (solution.rerun(z + h) - solution.rerun(z - h)) / (2 * h)
-    assert np.linalg.norm(central) > 0
-    error = np.linalg.norm(solution.theta_tangent - central) / np.linalg.norm(central)
-    assert error < 1e-6
+    assert_tangent_is_the_central_difference(solution)
 
 
 def test_checkpoints_weigh_rows_as_the_fit_does():
