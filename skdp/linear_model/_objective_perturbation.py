@@ -496,6 +496,8 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
     independent of those datasets, and a study that tunes them on its own
     private data pays for the tuning.
 
+    %(no_incremental_fits)s
+
     References
     ----------
     .. [CMS11] Chaudhuri, Monteleoni & Sarwate, "Differentially Private Empirical

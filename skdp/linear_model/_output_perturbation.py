@@ -407,6 +407,8 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
     choices for other data, but they are not independent of those datasets,
     and a study that tunes them on its own private data pays for the tuning.
 
+    %(no_incremental_fits)s
+
     References
     ----------
     .. [CMS11] Chaudhuri, Monteleoni & Sarwate, "Differentially Private Empirical

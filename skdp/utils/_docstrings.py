@@ -94,6 +94,13 @@ _SHARED_PARAMS = {
         weight 2 is one record of weight 2, not two records: the guarantee
         protects one record with its weight. Read only when ``sample_weight``
         is passed; without it every row weighs 1.""",
+    "no_incremental_fits": """No ``warm_start`` or ``partial_fit``: the release is the minimiser of one
+    perturbed objective over all the rows given (to a certified tolerance),
+    whatever the starting point, so a warm start could change only the run
+    time, and a fit on a further batch would be a new mechanism with its own
+    noise, not an update of this one. For incremental or streamed data use
+    :class:`~skdp.DPSGDClassifier`, whose ``partial_fit`` composes its calls in
+    one accountant.""",
     "weight_attrs": """weight_bound_ : float
         The bound on a record's weight that the noise was calibrated for:
         ``max_sample_weight`` when ``sample_weight`` was passed (else 1), times

@@ -541,6 +541,8 @@ class NAPPLasso(RegressorMixin, _BaseNAPP):
     on its boundary; choose ``coef_bound`` generously from public knowledge.
     Predictions use rows clipped to ``data_norm``, like the fit.
 
+    %(no_incremental_fits)s
+
     References
     ----------
     .. [LL21] Li & Liu, "Noise-Augmented Privacy-Preserving Empirical Risk
@@ -750,6 +752,8 @@ class NAPPLassoClassifier(_LinearClassifierMixin, ClassifierMixin, _BaseNAPP):
     or more raises :class:`~skdp.NoiseDominanceWarning` before any noise is
     drawn; the rule reads ``d``, ``K`` and the budget, never the rows or
     their number.
+
+    %(no_incremental_fits)s
 
     References
     ----------
