@@ -717,7 +717,7 @@ class RenyiOdometer:
     def guarantee(self):
         """``((ex-post epsilon, delta), (a priori epsilon, delta))`` of the training rows."""
         a_priori = (self.epsilon_max, self.delta_max)
-        if self.n_rungs == 0:
+        if not np.any(self.spent > 0):   # nothing released (counts charged here count)
             return (0.0, 0.0), a_priori
         return ((min(float(self.levels[self.level()]), self.epsilon_max), self.delta_max),
                 a_priori)

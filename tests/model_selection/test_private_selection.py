@@ -1078,6 +1078,23 @@ def test_all_rows_tests_join_the_renyi_odometer_by_hand(estimator):
     assert "Renyi" in report["parts"]["validation"]["accounting"]
 
 
+def test_renyi_all_rows_counts_alone_are_claimed():
+    """A cohort too small for the cap fits no rung, but the counts on every row were
+    released: the Renyi odometer claims their level, not zero."""
+    from skdp.accounting._rdp import ORDERS
+    from skdp.model_selection._accounts import RenyiOdometer
+
+    estimator = ObjPertLogisticRegression(delta=1e-6)
+    result = _select(estimator, target=0.9, epsilon_max=4.0, delta_max=1e-5,
+                     epsilon_start=0.3, test_rows="all", tolerance=1e-6)
+    assert result.stop_reason == "cohort_too_small" and not result.rungs
+    odometer = RenyiOdometer.for_estimator(estimator, 4.0, 1e-5, 0.3)
+    counts = ORDERS * gdp_mu(0.3, 1e-6) ** 2 / 2
+    fits = counts[odometer.order_indices] <= odometer.budgets
+    assert result.ex_post == (pytest.approx(odometer.levels[np.argmax(fits)]), 1e-5)
+    assert result.ex_post[0] > 0
+
+
 @pytest.mark.parametrize("target", [0.8, 0.95])
 def test_pure_all_rows_tests_add_to_the_rungs_sum_by_hand(target):
     search = EpsilonForUtility(ObjPertLogisticRegression(), target_utility=target,
