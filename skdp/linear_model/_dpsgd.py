@@ -28,7 +28,7 @@ from ..solvers._newton import _row_norms
 from ..solvers._partitioned import is_dask_collection, signed_columns
 from ..solvers._partitioned_softmax import one_hot
 from ..utils._docstrings import fill_doc
-from ..utils._random import noise_generator
+from ..utils._random import _chacha, noise_generator
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ..utils.validation import finite_clipping_norm, row_clip_factors, scaled_row_norms
 from ._base import (PARTITIONED_SUPPORT, PrivateLinearModel, _LinearClassifierMixin,
@@ -371,12 +371,10 @@ def _call_streams(random_state, call):
     independent of the earlier calls', as their composition assumes (``None``
     keys every call afresh anyway).
     """
-    from randomgen import ChaCha   # imported here: see skdp.utils._random
-
     root = noise_generator(random_state).bit_generator.seed_seq
-    children = (np.random.SeedSequence(root.entropy, spawn_key=root.spawn_key + (3 * call + i,),
-                                       pool_size=root.pool_size) for i in range(3))
-    return [np.random.Generator(ChaCha(seed=child, rounds=20)) for child in children]
+    return [_chacha(np.random.SeedSequence(root.entropy, pool_size=root.pool_size,
+                                           spawn_key=root.spawn_key + (3 * call + i,)))
+            for i in range(3)]
 
 
 @dataclass
