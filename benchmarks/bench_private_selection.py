@@ -64,11 +64,9 @@ import argparse
 import json
 
 import numpy as np
-from scipy.stats import norm
-
 from skdp import DPSGDClassifier, EpsilonForUtility, ObjPertLogisticRegression, OutputPertSVM
-from skdp.accounting import gaussian_epsilon
 from skdp.exceptions import PrivacyBudgetError
+from skdp.model_selection._private_selection import FLOOR_BAND, floor_epsilon
 
 from . import _common
 
@@ -80,7 +78,7 @@ DESIGN = ("one cap epsilon_max on the whole search; per-rung Laplace tests at te
           "every row in the rungs' GDP odometer; ex-post and a priori figures from "
           "privacy_report_")
 VALIDATION_FRACTION = 0.2  # EpsilonForUtility's default
-HALF_POINT, FLOOR_ERROR = 0.005, 0.1
+HALF_POINT = FLOOR_BAND
 # Output perturbation at C=0.03: at C=0.01 the non-private hinge model trained on the
 # training part scores about 0.79 on Adult, below the lowest target.
 OBJPERT, OBJPERT_GAUSSIAN, OUTPUT, LAPLACE, GAUSSIAN, DPGD = (
@@ -183,15 +181,14 @@ def _oracle_share(label, epsilon, target, seeds, X, y, X_test, y_test, n_jobs=1)
 
 def _test_floor(method, make, n_private):
     """The cost of the test alone that tells the target from half a point below it with
-    one-sided error FLOOR_ERROR: Laplace on the held-out part, or the Gaussian test on
-    every row (at the search's delta); None where no such test is run."""
+    one-sided error 10 % (:func:`floor_epsilon`): Laplace on the held-out part, or the
+    Gaussian test on every row (at the search's delta); None where no such test is run."""
     if method in ("random stopping", "analytic"):
         return None
-    rows = n_private if method.startswith("all rows") else VALIDATION_FRACTION * n_private
-    if method.startswith("all rows") and _is_gaussian(make):
-        mu = norm.ppf(1 - FLOOR_ERROR) / (HALF_POINT * rows)
-        return float(gaussian_epsilon(_search_params(make)["delta_max"], mu))
-    return float(np.log(0.5 / FLOOR_ERROR) / (HALF_POINT * rows))
+    all_rows = method.startswith("all rows")
+    rows = n_private if all_rows else VALIDATION_FRACTION * n_private
+    gaussian = all_rows and _is_gaussian(make)
+    return floor_epsilon(rows, _search_params(make)["delta_max"] if gaussian else None)
 
 
 def _oracle(curve, target):

@@ -1527,20 +1527,28 @@ FLOOR_BAND, FLOOR_ERROR = 0.005, 0.1
 ``FLOOR_ERROR``."""
 
 
-def validation_test_floor(result):
+def floor_epsilon(rows, gaussian_delta=None):
     """The privacy cost of a test alone that tells a model at the target from one
-    ``FLOOR_BAND`` below it with one-sided error ``FLOOR_ERROR``, on the rows the
-    search tests on (their noisy count): Laplace, ``ln(1 / (2 beta)) / (tau m)``, or on
-    every row in Gaussian DP, ``mu = z_{1 - beta} / (tau n)`` at the search's delta."""
+    ``FLOOR_BAND`` below it with one-sided error ``FLOOR_ERROR`` on ``rows`` rows:
+    Laplace, ``ln(1 / (2 beta)) / (tau m)``, or (``gaussian_delta`` given) Gaussian,
+    ``mu = z_{1 - beta} / (tau n)`` converted at that delta."""
     from scipy.stats import norm
 
     from ..accounting import gaussian_epsilon
 
-    rows = max(result.noisy_validation_count, 1.0)
-    if "count_mu" in result.validation:
+    rows = max(float(rows), 1.0)
+    if gaussian_delta is not None:
         mu = norm.ppf(1 - FLOOR_ERROR) / (FLOOR_BAND * rows)
-        return float(gaussian_epsilon(result.a_priori[1], mu))
+        return float(gaussian_epsilon(gaussian_delta, mu))
     return float(np.log(0.5 / FLOOR_ERROR) / (FLOOR_BAND * rows))
+
+
+def validation_test_floor(result):
+    """:func:`floor_epsilon` on the rows the search tests on (their noisy count), Gaussian
+    at the search's delta when its tests are Gaussian."""
+    gaussian = "count_mu" in result.validation
+    return floor_epsilon(result.noisy_validation_count,
+                      result.a_priori[1] if gaussian else None)
 
 
 def distance_to_best(result):
