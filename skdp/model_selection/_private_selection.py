@@ -822,17 +822,23 @@ method on 5000 public rows) was already above the oracle: started there, one fit
 PURE_ALL_ROWS_TEST_RATIO = 0.05
 """A pure rung's test budget per unit of its epsilon when the tests read every row."""
 
+def spends_add(account):
+    """Whether the rungs' spends add (pure rungs, basic composition) rather than compose
+    in squares (Gaussian DP, Renyi DP of Gaussian-like curves)."""
+    from ._accounts import ApproxDPOdometer
+
+    return isinstance(account, (PureDPAccount, ApproxDPOdometer))
+
+
 def ladder_floor(account, reduction):
     """The least median ratio of a search's cost to the oracle epsilon ``e*`` that any
     ladder of these rungs can have, with exact tests: 1 when the rungs are releases of
     one path (only the last costs); 2 for fresh rungs whose spends add (online bidding:
     no ladder's median is below 2); ``sqrt(2)`` for fresh rungs composed in squares
     (the same bound on ``epsilon ** 2``)."""
-    from ._accounts import ApproxDPOdometer
-
     if reduction:
         return 1.0
-    return 2.0 if isinstance(account, (PureDPAccount, ApproxDPOdometer)) else float(np.sqrt(2))
+    return 2.0 if spends_add(account) else float(np.sqrt(2))
 
 
 def random_ladder_ratio(account):
@@ -846,9 +852,7 @@ def random_ladder_ratio(account):
     DP, and Renyi DP of Gaussian-like curves) cost about ``e* r ** V r / sqrt(r ** 2 -
     1)``: median ratio ``r ** 1.5 / sqrt(r ** 2 - 1)``, least at ``r = sqrt(3)`` (1.61).
     """
-    from ._accounts import ApproxDPOdometer
-
-    return 3.0 if isinstance(account, (PureDPAccount, ApproxDPOdometer)) else float(np.sqrt(3))
+    return 3.0 if spends_add(account) else float(np.sqrt(3))
 
 
 NOISE_REDUCTION_STEP = 1.2
