@@ -605,6 +605,15 @@ class RenyiOdometer:
         """Refuse, before any noise, a label set the rungs' cost was not computed for."""
         self.cost.check_classes(classes)
 
+    def join_tests(self, counts_rdp, test_rdp):
+        """Tests on the rungs' rows join these filters: ``counts_rdp`` (RDP at every
+        order of the grid) is charged now, before any rung, and from now on each rung's
+        cost includes its test's, ``test_rdp(epsilon)``, charged with the rung before
+        it runs."""
+        self.spent = self.spent + counts_rdp
+        self.cost = _CostWithTest(self.cost, test_rdp)
+        self._largest.clear()
+
     def _room(self):
         """Each level's budget left at its order."""
         return self.budgets - self.spent[self.order_indices]
@@ -721,6 +730,25 @@ class RenyiOdometer:
             return (0.0, 0.0), a_priori
         return ((min(float(self.levels[self.level()]), self.epsilon_max), self.delta_max),
                 a_priori)
+
+
+class _CostWithTest:
+    """A rung's Renyi cost plus its test's (the rest of the cost is delegated)."""
+
+    def __init__(self, cost, test_rdp):
+        self._cost, self._test_rdp = cost, test_rdp
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self._cost, name)
+
+    def rdp(self, epsilon):
+        return self._cost.rdp(epsilon) + self._test_rdp(epsilon)
+
+    def certified(self, model):
+        """The fitted rung's RDP plus its test's (at the epsilon it was asked for)."""
+        return self._cost.certified(model) + self._test_rdp(model.epsilon)
 
 
 # -- (epsilon, delta)-DP rungs: basic-composition filters ----------------------------------

@@ -348,7 +348,7 @@ class RenyiTests(GaussianTests):
     the rung's (epsilon, delta), a public function of its epsilon). A Gaussian
     mechanism at ``mu`` is ``(alpha, alpha mu^2 / 2)``-RDP at every order, so the
     counts are charged to the odometer before any rung, and each rung's cost becomes
-    its own RDP plus its test's (:class:`_RungAndTest`), charged together before the
+    its own RDP plus its test's (:meth:`RenyiOdometer.join_tests`), charged together before the
     rung runs: the odometer's Renyi filters cover everything released, each
     mechanism's RDP fixed from earlier outputs, as for the rungs alone.
 
@@ -361,15 +361,12 @@ class RenyiTests(GaussianTests):
     """
 
     def __init__(self, odometer, test_ratio, count_mu, rung_delta):
-        from ..accounting._rdp import ORDERS
-
         self.odometer = odometer
         self.test_ratio, self.count_mu = float(test_ratio), float(count_mu)
         self.rung_delta = float(rung_delta)
         self.mu_squared = self.count_mu**2
-        odometer.spent = odometer.spent + ORDERS * self.count_mu**2 / 2
-        odometer.cost = _RungAndTest(odometer.cost, self)
-        odometer._largest.clear()
+        odometer.join_tests(_gaussian_rdp(self.count_mu),
+                            lambda epsilon: _gaussian_rdp(self.test_budget(epsilon)))
 
     def largest_rung(self):
         """The largest rung epsilon that fits a filter with its test (the odometer's
@@ -384,29 +381,12 @@ class RenyiTests(GaussianTests):
         return mu
 
 
-class _RungAndTest:
-    """A rung's Renyi cost plus its Gaussian test's, ``alpha mu_t^2 / 2`` (the rest of
-    the rungs' cost is delegated)."""
+def _gaussian_rdp(mu):
+    """RDP of a Gaussian mechanism at ``mu`` (sensitivity 1, noise ``1 / mu``) at every
+    order of the accountant's grid: ``alpha mu^2 / 2``."""
+    from ..accounting._rdp import ORDERS
 
-    def __init__(self, cost, tests):
-        self._cost, self._tests = cost, tests
-
-    def __getattr__(self, name):
-        if name.startswith("_"):
-            raise AttributeError(name)
-        return getattr(self._cost, name)
-
-    def _test_rdp(self, epsilon):
-        from ..accounting._rdp import ORDERS
-
-        return ORDERS * self._tests.test_budget(epsilon) ** 2 / 2
-
-    def rdp(self, epsilon):
-        return self._cost.rdp(epsilon) + self._test_rdp(epsilon)
-
-    def certified(self, model):
-        """The fitted rung's RDP plus its test's (at the epsilon it was asked for)."""
-        return self._cost.certified(model) + self._test_rdp(model.epsilon)
+    return ORDERS * float(mu) ** 2 / 2
 
 
 def comparison_noise_sd(budget, validation_rows):
