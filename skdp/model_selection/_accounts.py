@@ -614,6 +614,11 @@ class RenyiOdometer:
         self.cost = _CostWithTest(self.cost, test_rdp)
         self._largest.clear()
 
+    def tests_changed(self):
+        """The tests' cost function changed (before any rung): forget the largest
+        rungs found with the old one."""
+        self._largest.clear()
+
     def _room(self):
         """Each level's budget left at its order."""
         return self.budgets - self.spent[self.order_indices]

@@ -156,8 +156,11 @@ class EpsilonForUtility(ReleasedModelMixin, MetaEstimatorMixin, BaseEstimator):
         (under noise reduction, times its increment over the last rung), less what
         the label counts still owe, so the two parts of the search spend alike. With
         ``test_rows="all"`` it is the Laplace test's epsilon per unit of a pure
-        rung's, or the Gaussian test's mu per unit of a DP-GD rung's. ``"auto"``:
-        1 on a held-out part or for DP-GD rungs, 0.05 for pure rungs on all the rows
+        rung's, or the Gaussian test's mu per unit of a Gaussian rung's. ``"auto"``:
+        1 on a held-out part; for Gaussian rungs on all the rows, the rung's mu but
+        no more than the test floor's (the mu that tells the target from half a point
+        below it with error 0.1 on the noisy count, ``z_0.9 / (0.005 m)``: a finer
+        test costs mu^2 that the model's own spread wastes); 0.05 for pure rungs on all the rows
         (a test there reads five times the rows of a held-out part, and the noise of
         the model itself, not the test's, dominates: on Adult, objective perturbation
         at epsilon 0.8 varies by about a point across seeds while such a test's
@@ -204,7 +207,7 @@ class EpsilonForUtility(ReleasedModelMixin, MetaEstimatorMixin, BaseEstimator):
         its rung's increment of epsilon, added to the path's last release); for fresh
         full-batch ``DPSGDClassifier(sample_rate=1.0)``
         rungs (``delta > 0``), Gaussian counts and tests (each test's mu
-        ``test_ratio`` times its rung's) in one Gaussian-DP odometer; for
+        set by ``test_ratio``) in one Gaussian-DP odometer; for
         Poisson-sampled DP-SGD and Gaussian objective perturbation rungs, the same
         Gaussian counts and tests charged in Renyi DP to their Renyi odometer.
         Refused for Gaussian noise reduction, checkpoints and rungs accounted by

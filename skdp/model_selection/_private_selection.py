@@ -268,20 +268,38 @@ class GaussianTests:
     ----------
     odometer : GaussianDPOdometer
         The training rows' odometer (fresh rungs), charged with everything here.
+    With ``follow_floor``, a test's ``mu`` is at most the test floor's on the noisy
+    count (:meth:`set_rows`): the ``mu`` at which a test tells a model at the target
+    from one ``FLOOR_BAND`` below it with one-sided error ``FLOOR_ERROR``. A finer
+    test buys a verdict the model's own spread does not support, at a price in
+    ``mu^2``; the floor is a public function of the released counts.
+
+    Parameters
+    ----------
+    odometer : GaussianDPOdometer
+        The training rows' odometer (fresh rungs), charged with everything here.
     test_ratio : float
         A test's ``mu`` per unit of its rung's ``mu``.
     count_mu : float
         The counts' ``mu``.
     rung_delta : float
         The delta at which a rung's epsilon is converted to its ``mu``.
+    follow_floor : bool, default=False
+        Cap each test's ``mu`` at the test floor's once :meth:`set_rows` is called.
     """
 
-    def __init__(self, odometer, test_ratio, count_mu, rung_delta):
+    def __init__(self, odometer, test_ratio, count_mu, rung_delta, follow_floor=False):
         self.odometer = odometer
         self.test_ratio, self.count_mu = float(test_ratio), float(count_mu)
         self.rung_delta = float(rung_delta)
+        self.follow_floor, self.floor_mu = follow_floor, np.inf
         self.odometer.mu_squared += self.count_mu**2
         self.mu_squared = self.count_mu**2
+
+    def set_rows(self, rows):
+        """The noisy count of the rows tested on (public): sets the floor's ``mu``."""
+        if self.follow_floor:
+            self.floor_mu = floor_mu(rows)
 
     def _mu(self, epsilon):
         from ..accounting import gdp_mu
@@ -295,8 +313,10 @@ class GaussianTests:
         room = self.odometer.mu_max**2 - self.odometer.mu_squared
         if room <= 0:
             return 0.0
-        mu = np.sqrt(room / (1.0 + self.test_ratio**2)) * (1 - 1e-9)
-        return gaussian_epsilon(self.rung_delta, mu)
+        mu = np.sqrt(room / (1.0 + self.test_ratio**2))
+        if self.test_ratio * mu > self.floor_mu:  # the test is at the floor
+            mu = np.sqrt(max(room - self.floor_mu**2, 0.0))
+        return gaussian_epsilon(self.rung_delta, mu * (1 - 1e-9)) if mu > 0 else 0.0
 
     def smallest_rung(self, min_budget):
         """The smallest rung epsilon whose test has ``mu`` ``min_budget`` at least."""
@@ -306,7 +326,7 @@ class GaussianTests:
 
     def test_budget(self, epsilon):
         """The ``mu`` of the test of a rung at ``epsilon``."""
-        return self.test_ratio * self._mu(epsilon)
+        return min(self.test_ratio * self._mu(epsilon), self.floor_mu)
 
     def charge(self, epsilon):
         """Charge the test of the rung at ``epsilon`` to the odometer; return its ``mu``."""
@@ -358,15 +378,23 @@ class RenyiTests(GaussianTests):
         The training rows' odometer (fresh rungs), charged with everything here.
     test_ratio, count_mu, rung_delta : float
         As for :class:`GaussianTests`.
+    follow_floor : bool, default=False
+        As for :class:`GaussianTests`; the rungs' cost follows the tests' from
+        :meth:`set_rows` on, before any rung.
     """
 
-    def __init__(self, odometer, test_ratio, count_mu, rung_delta):
+    def __init__(self, odometer, test_ratio, count_mu, rung_delta, follow_floor=False):
         self.odometer = odometer
         self.test_ratio, self.count_mu = float(test_ratio), float(count_mu)
         self.rung_delta = float(rung_delta)
+        self.follow_floor, self.floor_mu = follow_floor, np.inf
         self.mu_squared = self.count_mu**2
         odometer.join_tests(_gaussian_rdp(self.count_mu),
                             lambda epsilon: _gaussian_rdp(self.test_budget(epsilon)))
+
+    def set_rows(self, rows):
+        super().set_rows(rows)
+        self.odometer.tests_changed()
 
     def largest_rung(self):
         """The largest rung epsilon that fits a filter with its test (the odometer's
@@ -802,6 +830,11 @@ method on 5000 public rows) was already above the oracle: started there, one fit
 PURE_ALL_ROWS_TEST_RATIO = 0.05
 """A pure rung's test budget per unit of its epsilon when the tests read every row."""
 
+GAUSSIAN_COUNT_RATIO = 1.0
+"""Under ``test_ratio="auto"``, the Gaussian counts' ``mu`` per unit of a rung's at
+``epsilon_start``."""
+
+
 def spends_add(account):
     """Whether the rungs' spends add (pure rungs, basic composition) rather than compose
     in squares (Gaussian DP, Renyi DP of Gaussian-like curves)."""
@@ -882,16 +915,22 @@ def check_test_rows(test_rows, account):
 
 def tests_on_all_rows(account, test_ratio, epsilon_start):
     """The tests' account of ``test_rows="all"``: the counts cost one test of a rung at
-    ``epsilon_start`` (in epsilon for pure rungs, in ``mu`` for Gaussian ones)."""
+    ``epsilon_start`` (in epsilon for pure rungs, in ``mu`` for Gaussian ones).
+    ``test_ratio="auto"``: :data:`PURE_ALL_ROWS_TEST_RATIO` for pure rungs; for
+    Gaussian ones, a test at its rung's ``mu`` but no finer than the test floor's."""
     from ..accounting import gdp_mu
     from ._accounts import RenyiOdometer
 
     if isinstance(account, PureDPAccount):
-        return PureTests(account, test_ratio, test_ratio * epsilon_start,
+        ratio = PURE_ALL_ROWS_TEST_RATIO if test_ratio == "auto" else test_ratio
+        return PureTests(account, ratio, ratio * epsilon_start,
                          increments=isinstance(account, NoiseReductionAccount))
-    count_mu = test_ratio * gdp_mu(epsilon_start, account.rung_delta)
+    ratio = 1.0 if test_ratio == "auto" else test_ratio
+    count_ratio = GAUSSIAN_COUNT_RATIO if test_ratio == "auto" else ratio
+    count_mu = count_ratio * gdp_mu(epsilon_start, account.rung_delta)
     tests = RenyiTests if isinstance(account, RenyiOdometer) else GaussianTests
-    return tests(account, test_ratio, count_mu=count_mu, rung_delta=account.rung_delta)
+    return tests(account, ratio, count_mu=count_mu, rung_delta=account.rung_delta,
+                 follow_floor=test_ratio == "auto")
 
 
 def rungs_share_a_path(estimator, checkpoints=False):
@@ -1317,7 +1356,9 @@ def select_epsilon_privately(estimator, X, y, *, target, epsilon_max, epsilon_st
     test_ratio : float or "auto", default="auto"
         A rung's test budget per unit of its epsilon (a Gaussian test's ``mu`` per
         unit of its rung's under ``test_rows="all"``); ``"auto"``:
-        :data:`PURE_ALL_ROWS_TEST_RATIO` for pure rungs on all the rows, else 1.
+        :data:`PURE_ALL_ROWS_TEST_RATIO` for pure rungs on all the rows, a Gaussian
+        test at its rung's ``mu`` but no finer than the test floor's
+        (:func:`floor_mu`) for Gaussian ones, else 1.
     steering : {"curve", "geometric", "random"}, default="curve"
         How the next rung's epsilon is chosen (:class:`CurveSteering`,
         :class:`GeometricSteering`); ``"random"``: the geometric ladder of ratio
@@ -1367,11 +1408,9 @@ def select_epsilon_privately(estimator, X, y, *, target, epsilon_max, epsilon_st
     elif steering == "random":
         ratio = random_ladder_ratio(account)
     joint = check_test_rows(test_rows, account)
-    if test_ratio == "auto":
-        test_ratio = (PURE_ALL_ROWS_TEST_RATIO if joint and isinstance(account, PureDPAccount)
-                      else 1.0)
     tests = (tests_on_all_rows(account, test_ratio, min(epsilon_start, epsilon_max))
-             if joint else ValidationAccount(epsilon_max, test_ratio, increments=reduction))
+             if joint else ValidationAccount(epsilon_max, 1.0 if test_ratio == "auto"
+                                             else test_ratio, increments=reduction))
     if classes is not None and hasattr(account, "check_classes"):
         account.check_classes(classes)  # a Renyi cost's number of classes, before any noise
     user_random_state = private_step_params(estimator).get("random_state")
@@ -1384,6 +1423,8 @@ def select_epsilon_privately(estimator, X, y, *, target, epsilon_max, epsilon_st
         X_train, y_train = _select_rows(X, ~in_validation), np.asarray(y)[~in_validation]
         X_val, y_val = _select_rows(X, in_validation), np.asarray(y)[in_validation]
     histogram, count, chance = _noisy_label_counts(y_val, classes, tests, noise_rng)
+    if hasattr(tests, "set_rows"):
+        tests.set_rows(count)
     if rows_epsilon is not None:
         training_rows = max(count, 1.0) * (
             1.0 if joint else (1 - validation_fraction) / validation_fraction)
@@ -1511,20 +1552,24 @@ FLOOR_BAND, FLOOR_ERROR = 0.005, 0.1
 ``FLOOR_ERROR``."""
 
 
+def floor_mu(rows):
+    """The Gaussian test floor's ``mu`` on ``rows`` rows: ``z_{1 - beta} / (tau n)``
+    with ``beta = FLOOR_ERROR`` and ``tau = FLOOR_BAND``."""
+    from scipy.stats import norm
+
+    return float(norm.ppf(1 - FLOOR_ERROR) / (FLOOR_BAND * max(float(rows), 1.0)))
+
+
 def floor_epsilon(rows, gaussian_delta=None):
     """The privacy cost of a test alone that tells a model at the target from one
     ``FLOOR_BAND`` below it with one-sided error ``FLOOR_ERROR`` on ``rows`` rows:
     Laplace, ``ln(1 / (2 beta)) / (tau m)``, or (``gaussian_delta`` given) Gaussian,
     ``mu = z_{1 - beta} / (tau n)`` converted at that delta."""
-    from scipy.stats import norm
-
     from ..accounting import gaussian_epsilon
 
-    rows = max(float(rows), 1.0)
     if gaussian_delta is not None:
-        mu = norm.ppf(1 - FLOOR_ERROR) / (FLOOR_BAND * rows)
-        return float(gaussian_epsilon(gaussian_delta, mu))
-    return float(np.log(0.5 / FLOOR_ERROR) / (FLOOR_BAND * rows))
+        return float(gaussian_epsilon(gaussian_delta, floor_mu(rows)))
+    return float(np.log(0.5 / FLOOR_ERROR) / (FLOOR_BAND * max(float(rows), 1.0)))
 
 
 def validation_test_floor(result):

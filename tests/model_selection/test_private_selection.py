@@ -1032,6 +1032,53 @@ def test_all_rows_counts_and_tests_have_gaussian_noise_of_their_mu():
     assert low < np.sum(np.square(z)) < high
 
 
+def test_auto_tests_on_all_rows_are_no_finer_than_the_test_floor_by_hand():
+    """test_ratio="auto" with Gaussian tests on every row: each test's mu is its rung's,
+    capped at the floor's, z_0.9 / (0.005 m) on the noisy count m (0.21 on these 1200
+    rows: the rungs from epsilon 1 up have a larger mu, so their tests are at the floor),
+    and the odometer is charged the counts, the rungs and those tests."""
+    from scipy.stats import norm
+
+    search = EpsilonForUtility(DPSGDClassifier(delta=1e-6, sample_rate=1.0, epochs=3),
+                               target_utility=0.99, epsilon_max=4.0, delta_max=1e-5,
+                               epsilon_start=0.5, steering="geometric", test_rows="all",
+                               random_state=5).fit(X, y)
+    report = search.privacy_report_
+    rungs = report["transcript"]["rungs"]
+    assert len(rungs) >= 3
+    count = report["transcript"]["noisy_validation_count"]
+    floor = norm.ppf(0.9) / (0.005 * count)
+    mus = np.array([gdp_mu(r["epsilon"], 1e-6) for r in rungs])
+    tests = np.minimum(mus, floor)
+    assert (mus > floor).sum() >= 2 and (mus < floor).sum() >= 1
+    assert [r["test_budget"] for r in rungs] == pytest.approx(tests, rel=1e-12)
+    count_mu = gdp_mu(0.5, 1e-6)  # the counts: one test at epsilon_start, ratio 1
+    assert report["parts"]["validation"]["count_mu"] == pytest.approx(count_mu)
+    realised = np.sqrt(count_mu**2 + np.sum(mus**2 + tests**2))
+    _, _, level = _odometer_by_hand([0.5], 0.5, 4.0, 1e-5, 1e-6)
+    while level < realised:
+        level *= 1.1
+    assert level / 1.1 < realised
+    n_levels = 1 + int(np.ceil(np.log(gdp_mu(4.0, 1e-5) / gdp_mu(0.5, 1e-6)) / np.log(1.1)))
+    assert report["ex_post"]["epsilon"] == pytest.approx(
+        gaussian_epsilon(1e-5 / n_levels, level))
+
+
+def test_largest_rung_with_its_test_at_the_floor_fills_the_top_filter():
+    from skdp.model_selection._private_selection import GaussianDPOdometer, GaussianTests
+
+    odometer = GaussianDPOdometer(4.0, 1e-5, rung_delta=1e-6, epsilon_start=0.5)
+    tests = GaussianTests(odometer, 1.0, count_mu=0.1, rung_delta=1e-6, follow_floor=True)
+    room = odometer.mu_max**2 - odometer.mu_squared
+    unfloored = gdp_mu(tests.largest_rung(), 1e-6)
+    assert 2 * unfloored**2 == pytest.approx(room, rel=1e-6)
+    tests.set_rows(1200)
+    largest = tests.largest_rung()
+    assert tests.test_budget(largest) == pytest.approx(tests.floor_mu)
+    assert tests.floor_mu < unfloored
+    assert gdp_mu(largest, 1e-6) ** 2 + tests.floor_mu**2 == pytest.approx(room, rel=1e-6)
+
+
 def test_all_rows_is_refused_for_other_rungs_before_any_data_is_read():
     not_data = object()  # reading it would fail differently
     for estimator, kw in [(ObjPertLogisticRegression(delta=1e-6, neighboring="replace"),

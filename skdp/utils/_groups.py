@@ -1,0 +1,83 @@
+"""Persons as the unit of privacy: ``fit(X, y, groups=...)``.
+
+With ``groups`` given, two datasets are neighbours when one has all the rows of one
+person (one group label) more or fewer than the other (``neighboring_ =
+"add_remove_person"``), or, under ``neighboring="replace"``, one person's rows in
+place of another's (``"replace_person"``). A person's rows may be any number.
+
+The mechanisms bound a person's whole contribution, never a row's alone:
+
+* the weighted mechanisms (objective and output perturbation, NAPP) give each of a
+  person's ``k`` rows the weight ``min(1, M / k)`` for the public
+  ``max_rows_per_group`` ``M``, so a person's weights sum to at most ``M``
+  (:func:`person_row_weights`); a person with ``k <= M`` rows keeps them whole;
+* DP-SGD clips the sum of a person's per-row gradients and samples persons.
+
+A person's number of rows and the number of persons are private: they enter only
+through the bounds above, never through a released statistic or a data-dependent
+choice.
+"""
+
+import numpy as np
+import pandas as pd
+from sklearn.utils.validation import column_or_1d
+
+PERSON_RELATIONS = {"add_remove": "add_remove_person", "replace": "replace_person"}
+
+
+def check_groups(groups, n_samples):
+    """Each row's person, as integer codes ``0 .. n_persons - 1``.
+
+    Parameters
+    ----------
+    groups : array-like of shape (n_samples,)
+        The person of each row: any hashable labels (a pandas Series included).
+    n_samples : int
+        The number of rows of ``X``.
+
+    Returns
+    -------
+    codes : ndarray of shape (n_samples,), dtype=intp
+
+    Raises
+    ------
+    ValueError
+        ``groups`` is not one label per row, or holds a missing value. Raised before
+        any noise is drawn.
+    """
+    labels = column_or_1d(np.asarray(groups, dtype=object), warn=True)
+    if pd.isna(labels).any():
+        raise ValueError("groups holds a missing value; give every row a person label.")
+    if labels.shape[0] != n_samples:
+        raise ValueError(f"groups has {labels.shape[0]} labels for {n_samples} rows; "
+                         "give one person label per row.")
+    _, codes = np.unique(labels, return_inverse=True)
+    return codes.astype(np.intp, copy=False)
+
+
+def rows_per_person(codes):
+    """Each row's person's number of rows, ``k_i`` (private: use only inside a bound)."""
+    return np.bincount(codes)[codes]
+
+
+def person_row_weights(codes, max_rows_per_group):
+    """Each row's weight ``min(1, M / k)``, ``k`` its person's number of rows: a
+    person's weights sum to ``min(k, M) <= M``.
+
+    Parameters
+    ----------
+    codes : ndarray of shape (n_samples,)
+        From :func:`check_groups`.
+    max_rows_per_group : float
+        ``M``, public.
+
+    Returns
+    -------
+    weights : ndarray of shape (n_samples,)
+    """
+    return np.minimum(1.0, float(max_rows_per_group) / rows_per_person(codes))
+
+
+def person_relation(neighboring):
+    """The reported relation of a fit with ``groups`` under ``neighboring``."""
+    return PERSON_RELATIONS[neighboring]

@@ -1,0 +1,35 @@
+import numpy as np
+import pandas as pd
+import pytest
+
+from skdp.utils._groups import (check_groups, person_relation, person_row_weights,
+                                rows_per_person)
+
+
+def test_groups_become_codes_of_any_labels():
+    codes = check_groups(pd.Series(["b", "a", "b", "c", "b"]), 5)
+    assert codes.tolist() == [1, 0, 1, 2, 1]
+    assert rows_per_person(codes).tolist() == [3, 1, 3, 1, 3]
+
+
+@pytest.mark.parametrize("groups, match", [([1, None, 2], "missing"), ([1, 2], "2 labels"),
+                                           ([1.0, np.nan, 2.0], "missing")])
+def test_malformed_groups_are_refused(groups, match):
+    with pytest.raises(ValueError, match=match):
+        check_groups(groups, 3)
+
+
+def test_a_persons_weights_sum_to_at_most_the_bound():
+    rng = np.random.default_rng(0)
+    codes = check_groups(rng.integers(0, 40, size=500), 500)
+    for bound in (1, 2.5, 7):
+        weights = person_row_weights(codes, bound)
+        totals = np.bincount(codes, weights=weights)
+        sizes = np.bincount(codes)
+        assert totals == pytest.approx(np.minimum(sizes, bound))
+        assert weights.max() <= 1.0
+
+
+def test_relations():
+    assert person_relation("add_remove") == "add_remove_person"
+    assert person_relation("replace") == "replace_person"
