@@ -16,6 +16,7 @@ from sklearn.utils.class_weight import compute_class_weight
 
 from ..losses import WeightedLoss, weighted_targets
 from ..solvers._partitioned import is_dask_collection
+from ..utils._groups import check_groups, person_row_weights
 from ..utils._sklearn_compat import Interval, StrOptions, _check_sample_weight, _fit_context
 
 BALANCED_REFUSAL = (
@@ -24,6 +25,11 @@ BALANCED_REFUSAL = (
     "model would carry them without a guarantee). Pass an explicit dict of public "
     "weights, {label: weight}, chosen without reading the training labels (from a "
     "published prevalence, or the cost of each error).")
+
+
+def person_constraints():
+    """Parameter constraint of ``max_rows_per_group``."""
+    return {"max_rows_per_group": [Interval(Real, 0, None, closed="neither")]}
 
 
 def weight_constraints(class_weight=True):
@@ -77,22 +83,33 @@ def parametric_weight_bound(estimator):
     return max(1.0, *(float(value) for value in class_weight.values()))
 
 
-def row_weights(estimator, sample_weight, X, y_idx=None, classes=None):
-    """Every row's weight in ``[0, W]``, and ``W`` (:func:`weight_bound`).
+def row_weights(estimator, sample_weight, X, y_idx=None, classes=None, groups=None):
+    """Every row's weight in ``[0, W]``, and ``W`` (:func:`weight_bound`); with
+    ``groups``, the weights of a person's rows sum to at most ``W``.
 
     ``sample_weight`` is validated as scikit-learn does (shape, finite, non-negative:
     a malformed input is refused before any noise) and clipped into ``[0,
     max_sample_weight]``: a weight above the bound is lowered to it, never refused
     (a refusal that depends on a private weight would tell it). ``class_weight``
     (a dict) multiplies the weight of the rows of each class; a label of the dict
-    outside the label set is refused as scikit-learn does.
+    outside the label set is refused as scikit-learn does. ``groups`` (one person
+    label per row) multiplies each row's weight by ``min(1, M / k)``, ``k`` its
+    person's number of rows and ``M = max_rows_per_group`` (public): a person's
+    weights then sum to at most ``W = M`` times the bound without groups, which is
+    the ``W`` returned (:mod:`skdp.utils._groups`).
 
     Returns
     -------
     weights : ndarray of shape (n_samples,) or None
-        ``None`` when neither is given (the unweighted fit).
+        ``None`` when none is given (the unweighted fit).
     bound : float
     """
+    if groups is not None:
+        codes = check_groups(groups, X.shape[0])
+        weights, bound = row_weights(estimator, sample_weight, X, y_idx, classes)
+        person = person_row_weights(codes, estimator.max_rows_per_group)
+        return (person if weights is None else weights * person,
+                bound * float(estimator.max_rows_per_group))
     class_weight = getattr(estimator, "class_weight", None)
     if sample_weight is None and class_weight is None:
         return None, 1.0
@@ -116,10 +133,11 @@ def weighted_problem(loss, targets, weights, bound):
     return WeightedLoss(loss, bound), weighted_targets(targets, weights)
 
 
-def _fit_params(sample_weight):
-    """``sample_weight`` for ``_releases``, only when given: an unweighted fit calls
-    ``_releases(X, y)`` exactly as before weights existed."""
-    return {} if sample_weight is None else {"sample_weight": sample_weight}
+def _fit_params(sample_weight, groups=None):
+    """``sample_weight`` and ``groups`` for ``_releases``, each only when given: a
+    fit without them calls ``_releases(X, y)`` exactly as before they existed."""
+    params = {} if sample_weight is None else {"sample_weight": sample_weight}
+    return params if groups is None else {**params, "groups": groups}
 
 
 class WeightedFitMixin:
@@ -127,22 +145,23 @@ class WeightedFitMixin:
     bounded row weights (mixed in left of
     :class:`~skdp.linear_model._base.PrivateLinearModel`)."""
 
-    def _check_weight_params(self, X, y, sample_weight):
-        """Before any work on the data: ``"balanced"`` and a dask fit with weights are
-        refused by name."""
+    def _check_weight_params(self, X, y, sample_weight, groups=None):
+        """Before any work on the data: ``"balanced"`` and a dask fit with weights or
+        groups are refused by name."""
         check_class_weight(getattr(self, "class_weight", None))
-        weighted = sample_weight is not None or getattr(self, "class_weight", None) is not None
+        weighted = (sample_weight is not None or groups is not None
+                    or getattr(self, "class_weight", None) is not None)
         if weighted and (is_dask_collection(X) or is_dask_collection(y)
-                         or is_dask_collection(sample_weight)):
+                         or is_dask_collection(sample_weight) or is_dask_collection(groups)):
             from ._base import PARTITIONED_SUPPORT
 
-            raise ValueError(f"{type(self).__name__}: sample_weight and class_weight are "
-                             "not supported on a dask array (the partitioned solvers read "
-                             "unweighted rows); fit in memory, or without weights. "
-                             f"{PARTITIONED_SUPPORT}")
+            raise ValueError(f"{type(self).__name__}: sample_weight, class_weight and "
+                             "groups are not supported on a dask array (the partitioned "
+                             "solvers read unweighted rows); fit in memory, or without "
+                             f"them. {PARTITIONED_SUPPORT}")
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y, sample_weight=None, groups=None):
         """Fit the private model.
 
         Parameters
@@ -155,18 +174,23 @@ class WeightedFitMixin:
             Non-negative weight of each row's loss, clipped to ``max_sample_weight``
             (see that parameter). A weight is part of its record: the guarantee
             protects it with the row. ``None``: every row weighs 1.
+        groups : array-like of shape (n_samples,), default=None
+            The person of each row (any labels). Given, the unit of privacy is the
+            person: the guarantee covers adding or removing all of one person's rows
+            (``neighboring_`` ends in ``"_person"``), a person's rows weighing at most
+            ``max_rows_per_group`` rows in all (see that parameter).
 
         Returns
         -------
         self : object
             The fitted estimator.
         """
-        self._check_weight_params(X, y, sample_weight)
-        self._fit_releases(X, y, **_fit_params(sample_weight))
+        self._check_weight_params(X, y, sample_weight, groups)
+        self._fit_releases(X, y, **_fit_params(sample_weight, groups))
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit_release(self, X, y, sample_weight=None):
+    def fit_release(self, X, y, sample_weight=None, groups=None):
         """Fit, and return the released coefficients with their derivative in epsilon.
 
         The derivative holds the noise's standard draws fixed (see
@@ -184,11 +208,13 @@ class WeightedFitMixin:
             Class labels (classifiers) or target values (regressors).
         sample_weight : array-like of shape (n_samples,), default=None
             As in :meth:`fit`.
+        groups : array-like of shape (n_samples,), default=None
+            As in :meth:`fit`.
 
         Returns
         -------
         release : EpsilonRelease
             ``coef_``, ``intercept_`` and their derivatives in ``epsilon``.
         """
-        self._check_weight_params(X, y, sample_weight)
-        return self._fit_release(X, y, **_fit_params(sample_weight))
+        self._check_weight_params(X, y, sample_weight, groups)
+        return self._fit_release(X, y, **_fit_params(sample_weight, groups))

@@ -83,6 +83,15 @@ _SHARED_PARAMS = {
         weights from public knowledge (a published prevalence, the cost of each
         error) and pass them as a dict. A label of the dict outside the label set
         is refused as scikit-learn refuses it.""",
+    "max_rows_per_group": """max_rows_per_group : float, default=1.0
+        Public bound ``M`` on how many rows one person counts as, > 0, used when
+        ``fit`` is given ``groups``: each of a person's ``k`` rows is weighted
+        ``min(1, M / k)``, so a person with at most ``M`` rows keeps them whole and
+        one with more has their rows averaged down to ``M`` rows in all. The
+        mechanism is calibrated to a person of total weight ``M``
+        (``weight_bound_``): a larger ``M`` keeps more of the heavy persons' rows
+        and costs accuracy everywhere. The default 1 makes each person's loss the
+        mean over their rows. No row is dropped and no person's size is released.""",
     "max_sample_weight": """max_sample_weight : float, default=1.0
         Public bound ``W`` on a row's ``sample_weight``, > 0. The weights passed to
         ``fit`` are clipped into ``[0, max_sample_weight]``, never refused for
