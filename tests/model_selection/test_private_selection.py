@@ -1052,7 +1052,7 @@ def test_auto_tests_on_all_rows_are_no_finer_than_the_test_floor_by_hand():
     tests = np.minimum(mus, floor)
     assert (mus > floor).sum() >= 2 and (mus < floor).sum() >= 1
     assert [r["test_budget"] for r in rungs] == pytest.approx(tests, rel=1e-12)
-    count_mu = gdp_mu(0.5, 1e-6)  # the counts: one test at epsilon_start, ratio 1
+    count_mu = 0.3 * gdp_mu(0.5, 1e-6)  # the counts: 0.3 times a rung at the start
     assert report["parts"]["validation"]["count_mu"] == pytest.approx(count_mu)
     realised = np.sqrt(count_mu**2 + np.sum(mus**2 + tests**2))
     _, _, level = _odometer_by_hand([0.5], 0.5, 4.0, 1e-5, 1e-6)
@@ -1136,7 +1136,7 @@ def test_renyi_all_rows_counts_alone_are_claimed():
                      epsilon_start=0.3, test_rows="all", tolerance=1e-6)
     assert result.stop_reason == "cohort_too_small" and not result.rungs
     odometer = RenyiOdometer.for_estimator(estimator, 4.0, 1e-5, 0.3)
-    counts = ORDERS * gdp_mu(0.3, 1e-6) ** 2 / 2
+    counts = ORDERS * (0.3 * gdp_mu(0.3, 1e-6)) ** 2 / 2  # "auto": 0.3 of a rung at the start
     fits = counts[odometer.order_indices] <= odometer.budgets
     assert result.ex_post == (pytest.approx(odometer.levels[np.argmax(fits)]), 1e-5)
     assert result.ex_post[0] > 0
