@@ -14,7 +14,7 @@ from pathlib import Path
 
 BENCHMARKS = ("objective_perturbation", "output_perturbation", "dpsgd", "napp", "scaling",
               "scale_out", "paper_table", "defaults", "epsilon_for_utility", "private_selection",
-              "selection_cap", "private_search")
+              "selection_cap", "private_search", "person_level")
 NOT_RECORDED = "not recorded"
 DASH = "—"
 
@@ -1232,6 +1232,32 @@ def defaults(payload, timing=None):
     return lines + _rerun_notes(payload, "estimators")
 
 
+def person_level(payload, timing=None):
+    """``bench_person_level.py``: accuracy at person-level epsilon against the row-level
+    fit and the group-privacy route, per estimator."""
+    params = payload["params"]
+    sizes = payload["person_sizes"]
+    lines = setting(payload, _seed_list(params["seeds"]),
+                    "add/remove one person (all their rows) for `person` and `group "
+                    "privacy`; add/remove one row for `row`") + [""]
+    lines += [f"Adult's {payload['rows']} training rows grouped by a public rule into "
+              f"{payload['persons']} persons of {sizes['min']} to {sizes['max']} rows "
+              f"(mean {sizes['mean']:.1f}); majority rate {payload['majority_rate']:.4f}. "
+              f"Epsilon {params['epsilon']:g} (DP-SGD at delta {params['delta']:g}). "
+              "`person`: `fit(..., groups=persons)`, the claim covers one person. `row`: "
+              f"the row-level fit at the same epsilon, which covers one person of k rows "
+              f"only at k epsilon (up to {params['largest_person']} here). `group privacy`: "
+              f"the row-level fit at epsilon / {params['largest_person']}, a person-level "
+              "claim by group privacy for persons of at most that many rows.", ""]
+    rows = []
+    for name, routes in payload["results"].items():
+        rows.append([name] + [fmt_summary(routes[route]["accuracy"])
+                              for route in ("person", "row", "group privacy")])
+    return lines + table(["estimator", "person-level (groups)",
+                          "row-level, same epsilon (not person-level)",
+                          "group privacy (row-level at epsilon / k)"], rows) + [""]
+
+
 SECTIONS = {
     "objective_perturbation": ("Objective perturbation (ObjPertLogisticRegression) on Adult "
                                "and KDDCup99", objective_perturbation),
@@ -1255,6 +1281,8 @@ SECTIONS = {
     "paper_table": ("Yu et al. 2020, Table 2, reproduced (Adult, KDDCup99, MNIST; "
                     "Gisette- and RCV1-shaped stand-ins)", paper_table),
     "defaults": ("Defaults against the best of a grid (Adult, KDDCup99, MNIST)", defaults),
+    "person_level": ("The person as the unit of privacy on a visit-style table (Adult)",
+                     person_level),
 }
 
 

@@ -401,3 +401,23 @@ def test_validation_floor_on_a_log_linear_curve():
     assert floor["sigma"] == pytest.approx(sigma, rel=1e-12)
     assert floor["mean_ratio"] == pytest.approx(np.exp(0.125), rel=1e-4)
     assert floor["p_ratio_over_1_25"] == pytest.approx(norm.cdf(-2 * np.log(1.25)), abs=1e-3)
+
+
+def test_person_level_numbers_are_the_json_numbers(report, committed):
+    payload = committed["person_level"]
+    text = _section(report, "person_level")
+    for name, routes in payload["results"].items():
+        cells = _row(text, [name])
+        assert cells[1:] == [fmt_summary(routes[route]["accuracy"])
+                             for route in ("person", "row", "group privacy")]
+        assert routes["person"]["neighboring"].endswith("_person")
+        assert not routes["row"]["neighboring"].endswith("_person")
+
+
+def test_person_level_persons_follow_a_public_rule():
+    from benchmarks.bench_person_level import visit_persons
+
+    persons = visit_persons(5000)
+    sizes = np.bincount(persons)
+    assert sizes.min() >= 1 and sizes.max() <= 20
+    assert np.array_equal(persons, visit_persons(5000))  # reads only the row count
