@@ -315,3 +315,64 @@ def test_malformed_groups_are_refused_before_any_noise(monkeypatch, bad):
         EpsilonForUtility(_PersonStub(), random_state=0).fit(X, y, groups=bad)
     with pytest.raises(ValueError, match="groups"):
         _select(_PersonStub(), groups=bad)
+
+
+# -- tests on every person, and the replay ------------------------------------------------------
+
+def test_tests_on_every_person_by_hand(monkeypatch):
+    """``test_rows="all"`` with pure rungs: every rung gets every row's group, the test
+    sums run over every person, and the counts and tests are charged to the rungs' sum
+    (as for rows)."""
+    import skdp.model_selection._private_selection as module
+
+    seen, original = [], module._person_validation_sum
+    monkeypatch.setattr(module, "_person_validation_sum",
+                        lambda *args: seen.append((args, original(*args))) or seen[-1][1])
+    _PersonStub.received = []
+    result = _select(_PersonStub(), groups=groups, target=0.93, random_state=6,
+                     test_rows="all", epsilon_start=1.0)
+    assert result.rungs and len(_PersonStub.received) == len(seen) == len(result.rungs)
+    for received in _PersonStub.received:
+        np.testing.assert_array_equal(received, groups)
+    for (model, X_val, y_val, _, threshold, _), value in seen:
+        assert len(y_val) == len(y)
+        assert value == pytest.approx(_test_sum_by_hand(model, X, y, groups, threshold))
+    ran = [r["epsilon"] for r in result.rungs]
+    budgets = [r["test_budget"] for r in result.rungs]
+    counts = 0.05 * 1.0  # test_ratio "auto" (0.05) times epsilon_start
+    assert result.ex_post[0] == pytest.approx(sum(ran) + sum(budgets) + counts)
+
+
+def test_validation_persons_enter_only_through_the_sums(monkeypatch):
+    """Replay: with the per-person sums and the person counts pinned to a first run's
+    values, replacing every row of every validation person by noise changes nothing
+    released; so they reach the output only through those sums (sensitivity 1 per
+    person each). Unpinned, the real sums on the changed rows differ."""
+    import skdp.model_selection._private_selection as module
+
+    recorded, original = [], module._person_validation_sum
+    histograms, original_histogram = [], module._validation_histogram
+    monkeypatch.setattr(module, "_person_validation_sum",
+                        lambda *args: recorded.append(original(*args)) or recorded[-1])
+    monkeypatch.setattr(module, "_validation_histogram",
+                        lambda *args: histograms.append(original_histogram(*args))
+                        or histograms[-1].copy())
+    params = dict(target=0.955, steering="curve", random_state=3, tolerance=0.2,
+                  groups=groups)
+    first = _select(_PersonStub(), **params)
+    in_validation = _person_coins(3, check_groups(groups, len(y)))
+    X2, y2 = X.copy(), y.copy()
+    rng = np.random.default_rng(9)
+    X2[in_validation] = rng.normal(size=(in_validation.sum(), X.shape[1])) / 10
+    y2[in_validation] = rng.integers(0, 2, in_validation.sum())
+    replay = iter(recorded)
+    monkeypatch.setattr(module, "_person_validation_sum", lambda *args: next(replay))
+    monkeypatch.setattr(module, "_validation_histogram", lambda *args: histograms[0].copy())
+    second = _select(_PersonStub(), X2, y2, **params)
+    assert len(first.rungs) >= 3  # the curve steered at least once
+    assert second.rungs == first.rungs
+    np.testing.assert_array_equal(second.estimator.coef_, first.estimator.coef_)
+    shares = person_shares(check_groups(groups, len(y)))[in_validation]
+    assert original(first.estimator, X2[in_validation], y2[in_validation], shares, 0.955,
+                    None) != original(first.estimator, X[in_validation], y[in_validation],
+                                      shares, 0.955, None)
