@@ -100,6 +100,10 @@ class EpsilonForUtility(ReleasedModelMixin, MetaEstimatorMixin, BaseEstimator):
     The estimator may be a ``Pipeline`` whose last step is private and whose other
     steps are public preprocessing (:mod:`skdp.preprocessing`, declared
     categories, row-wise maps; checked by type and parameters).
+    With ``fit(X, y, groups=...)`` the unit of privacy is one person (all of their
+    rows): one public coin per person, counts of persons, tests of each person's mean
+    utility, and rungs fitted with the training part's groups by an estimator that
+    takes them (see ``fit``).
 
     **Analytic selection** (``selection="analytic"``, the source paper's method)
     measures the utility and its derivative on the private data without noise and

@@ -38,6 +38,13 @@ odometer (:class:`GaussianDPOdometer`), Poisson DP-SGD through a Renyi odometer 
 path (noise reduction) and cost only the last rung's epsilon
 (:class:`NoiseReductionAccount`; for Gaussian noise, the odometer's claim at the last
 rung's ``mu``).
+
+Persons (``groups``): the unit becomes one person, all of their rows. One coin per
+person (:func:`person_coin_split`), the counts of persons (each person's fraction of
+rows in each class: L1 and L2 sensitivity at most 1), the test sums ``sum_p
+(mean_{i in p} u_i - t)`` (sensitivity ``max(t, 1 - t)`` per person), and rungs fitted
+with ``fit(X, y, groups=...)`` that certify add/remove-person neighbours; the accounts
+are unchanged (:func:`check_person_selection` refuses what cannot take them).
 """
 
 from dataclasses import dataclass, field
