@@ -202,6 +202,36 @@ def test_noisy_person_counts_have_laplace_noise_of_the_stated_scale():
     assert stats.kstest(against_rows, stats.laplace(scale=scale).cdf).pvalue < 1e-6
 
 
+def test_gaussian_person_counts_on_every_person_have_the_stated_scale(monkeypatch):
+    """``test_rows="all"`` with full-batch DP-GD rungs: the person counts (each
+    person's class fractions, L2 sensitivity at most 1) of every row plus ``N(0, 1 /
+    mu_c^2)`` each, ``mu_c`` the ``mu`` of a rung at ``epsilon_start`` (``test_ratio=
+    "auto"``), charged to the odometer. A tolerance no test meets stops each run after
+    the counts (Kolmogorov-Smirnov over 200 runs). ``DPSGDClassifier.fit`` is given a
+    ``groups`` parameter here (its accounts are chosen by its exact type); no rung runs."""
+    from skdp.accounting import gdp_mu
+
+    monkeypatch.setattr(DPSGDClassifier, "fit",
+                        lambda self, X, y, groups=None: pytest.fail("a rung ran"))
+
+    codes = check_groups(groups, len(y))
+    frame = pd.DataFrame({"person": codes, "label": y})
+    exact = pd.crosstab(frame["person"], frame["label"], normalize="index").sum().to_numpy()
+    noise = []
+    for seed in range(200):
+        result = _select(DPSGDClassifier(sample_rate=1.0, delta=1e-6), groups=groups,
+                         random_state=seed, tolerance=1e-9, test_rows="all",
+                         epsilon_start=0.5)
+        assert result.stop_reason == "cohort_too_small" and not result.rungs
+        noise.extend(np.asarray(result.noisy_label_counts) - exact)
+    count_mu = result.validation["count_mu"]
+    assert count_mu == pytest.approx(gdp_mu(0.5, 1e-6))
+    assert stats.kstest(noise, stats.norm(scale=1 / count_mu).cdf).pvalue > 1e-3
+    # against the row counts: far off
+    rows = np.asarray(noise[-2:]) + exact - np.bincount(y)
+    assert np.all(np.abs(rows) > 20 / count_mu)
+
+
 # -- the rungs get the training part's groups -------------------------------------------------
 
 def test_rungs_receive_the_training_part_groups():
