@@ -15,11 +15,13 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ..base import get_privacy_tags
 from ..exceptions import PrivacyBudgetError, UnreachableUtilityWarning
 from ..utils._docstrings import fill_doc
+from ..utils._groups import check_groups
 from ..utils._sklearn_compat import HasMethods, Interval, StrOptions, _fit_context
 from ._measure import _fit_record, _measure, _NoiseSources, compose_fits
 from ._released import ReleasedModelMixin
 from ._private_selection import (
     _SelectionStreams,
+    check_person_selection,
     check_private_step_params,
     check_test_rows,
     private_report,
@@ -98,6 +100,10 @@ class EpsilonForUtility(ReleasedModelMixin, MetaEstimatorMixin, BaseEstimator):
     The estimator may be a ``Pipeline`` whose last step is private and whose other
     steps are public preprocessing (:mod:`skdp.preprocessing`, declared
     categories, row-wise maps; checked by type and parameters).
+    With ``fit(X, y, groups=...)`` the unit of privacy is one person (all of their
+    rows): one public coin per person, counts of persons, tests of each person's mean
+    utility, and rungs fitted with the training part's groups by an estimator that
+    takes them (see ``fit``).
 
     **Analytic selection** (``selection="analytic"``, the source paper's method)
     measures the utility and its derivative on the private data without noise and
@@ -512,7 +518,7 @@ default=None
             for eps, draw, random_state in jobs)
 
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y, proxy=None):
+    def fit(self, X, y, proxy=None, groups=None):
         """Choose epsilon for the target and release a model trained at it.
 
         %(X_y_rows)s
@@ -520,24 +526,40 @@ default=None
             Public data of the same kind (never private rows): with
             ``selection="private"`` the analytic method runs on it and its answer,
             rescaled to the private data's size, is the first rung.
+        groups : array-like of shape (n_samples,), default=None
+            The person of each row (any labels), ``selection="private"`` only. Given,
+            the unit of privacy is the person: everything released is private with
+            respect to adding or removing all of one person's rows. Each person goes
+            whole to the training or the validation part by one public coin, the
+            counts count persons, the tests read each person's mean utility, and
+            every rung is fitted with ``fit(X, y, groups=...)`` on the training
+            part's persons, so the estimator must take ``groups`` (refused before
+            any data is read otherwise; see the user guide, "Persons as the unit").
 
         Returns
         -------
         self : object
         """
+        if groups is not None and self.selection != "private":
+            raise ValueError(
+                "groups (persons as the unit of privacy) are taken by selection='private' "
+                "only: the analytic selection is covered by no guarantee, for rows or "
+                "persons. Nothing was fitted.")
         if self.selection == "private":
-            return self._fit_private(X, y, proxy)
+            return self._fit_private(X, y, proxy, groups)
         if proxy is not None:
             raise ValueError("proxy is used by selection='private' only; with "
                              "selection='analytic' pass the public data as X, y.")
         return self._fit_analytic(X, y)
 
-    def _fit_private(self, X, y, proxy):
+    def _fit_private(self, X, y, proxy, groups=None):
         """Accuracy-first private selection (module ``_private_selection``)."""
         estimator = self._inner()
         final, _ = private_step(estimator)
         y_bound = self._check_private_target(estimator)
         check_private_step_params(estimator)
+        if groups is not None:
+            check_person_selection(estimator, self.checkpoints)
         if self.checkpoints and not supports_checkpoints(estimator):
             raise ValueError("checkpoints=True needs DPSGDClassifier(sample_rate=1.0) with "
                              "learning_rate_schedule='constant' and noise_multiplier=None.")
@@ -546,6 +568,8 @@ default=None
                                    self.checkpoints)  # refusals first
         check_test_rows(self.test_rows, account)
         X, y = validate_private_input(self, estimator, X, y)
+        if groups is not None:
+            check_groups(groups, len(y))  # bad groups: refused before any noise
         classes = whole_label_set(final, y) if is_classifier(estimator) else None
         rows_epsilon = None
         if proxy is not None:
@@ -559,7 +583,7 @@ default=None
             max_rungs=self.max_rungs, delta_max=self.delta_max, classes=classes,
             y_bound=y_bound, random_state=self._private_random_state(estimator),
             verbose=self.verbose, account=account, checkpoints=self.checkpoints,
-            test_rows=self.test_rows)
+            test_rows=self.test_rows, groups=groups)
         self.expansion_ = None
         self.measurements_ = result.rungs
         self.n_fits_ = result.n_fits
@@ -570,8 +594,9 @@ default=None
         self.predicted_utility_ = (result.rungs[-1]["noisy_utility"] if result.estimator
                                    is not None else None)
         if result.resolution["sampling_sd"] > self.tolerance:
+            records = "persons" if groups is not None else "records"
             warnings.warn(
-                f"The validation part (about {result.noisy_validation_count:.0f} records, a "
+                f"The validation part (about {result.noisy_validation_count:.0f} {records}, a "
                 f"noisy count) has a sampling error of "
                 f"{result.resolution['sampling_sd']:.2g} at the target, above the "
                 f"tolerance {self.tolerance:g}: the test cannot tell the target from "

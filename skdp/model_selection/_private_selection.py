@@ -38,6 +38,13 @@ odometer (:class:`GaussianDPOdometer`), Poisson DP-SGD through a Renyi odometer 
 path (noise reduction) and cost only the last rung's epsilon
 (:class:`NoiseReductionAccount`; for Gaussian noise, the odometer's claim at the last
 rung's ``mu``).
+
+Persons (``groups``): the unit becomes one person, all of their rows. One coin per
+person (:func:`person_coin_split`), the counts of persons (each person's fraction of
+rows in each class: L1 and L2 sensitivity at most 1), the test sums ``sum_p
+(mean_{i in p} u_i - t)`` (sensitivity ``max(t, 1 - t)`` per person), and rungs fitted
+with ``fit(X, y, groups=...)`` that certify add/remove-person neighbours; the accounts
+are unchanged (:func:`check_person_selection` refuses what cannot take them).
 """
 
 from dataclasses import dataclass, field
@@ -47,6 +54,7 @@ from sklearn.base import clone, is_classifier
 from sklearn.pipeline import Pipeline
 
 from ..exceptions import PrivacyBudgetError
+from ..utils._groups import check_groups, rows_per_person
 from ._measure import _NoiseSources
 from ._transcript import utility_law
 
@@ -71,6 +79,31 @@ def coin_split(n_samples, validation_fraction, public_rng):
     in_validation : ndarray of shape (n_samples,), dtype bool
     """
     return public_rng.random(n_samples) < validation_fraction
+
+
+def person_coin_split(codes, validation_fraction, public_rng):
+    """Assign each person, with all of their rows, to the validation part by one coin.
+
+    Person ``j``'s coin is the ``j``-th draw of ``public_rng`` (:func:`coin_split` over
+    the persons), broadcast to their rows: a person never straddles the parts, and
+    the coins, independent of the data, are the same for person ``j`` on any data.
+
+    Parameters
+    ----------
+    codes : ndarray of shape (n_samples,)
+        Each row's person, ``0 .. n_persons - 1``
+        (:func:`~skdp.utils._groups.check_groups`).
+    validation_fraction : float
+        Probability that a person goes to the validation part, in (0, 1).
+    public_rng : numpy.random.Generator
+        A public stream (never one that draws privacy noise).
+
+    Returns
+    -------
+    in_validation : ndarray of shape (n_samples,), dtype bool
+    """
+    n_persons = int(codes.max()) + 1 if len(codes) else 0
+    return coin_split(n_persons, validation_fraction, public_rng)[codes]
 
 
 COUNT_SHARE, COUNT_EPSILON_MAX = 0.05, 0.1
@@ -937,6 +970,70 @@ def tests_on_all_rows(account, test_ratio, epsilon_start):
                  follow_floor=test_ratio == "auto")
 
 
+def accepts_groups(final):
+    """Whether the private estimator ``final`` fits with ``groups``: its ``fit`` takes
+    them and, when that ``fit`` is the weighted estimators' (which passes them on to
+    ``_releases``), so does its ``_releases``. Read from the class, before any data."""
+    import inspect
+
+    from ..linear_model._weights import WeightedFitMixin
+
+    fit = type(final).fit
+    if "groups" not in inspect.signature(fit).parameters:
+        return False
+    if fit is WeightedFitMixin.fit:
+        return "groups" in inspect.signature(final._releases).parameters
+    return True
+
+
+def check_person_selection(estimator, checkpoints=False, who="EpsilonForUtility"):
+    """Refuse, before any data is read, a search over persons (``groups``) that its
+    rungs cannot take.
+
+    Every rung is a fresh fit ``fit(X, y, groups=...)`` of a private estimator that
+    takes ``groups`` and certifies add/remove-person neighbours: refused are
+    estimators without ``groups``, rungs that are releases of one noise path (noise
+    reduction, checkpoints: the path is fitted without them), ``neighboring="replace"``
+    (a replace-person guarantee does not cover adding or removing a person, the
+    search's relation) and ``data_norm="private"`` (its bound is private per row).
+    """
+    final, _ = private_step(estimator)
+    name = type(final).__name__
+    if not accepts_groups(final):
+        raise ValueError(
+            f"{who} with groups fits every rung with fit(X, y, groups=...), and {name} "
+            "does not take groups: choose an estimator with person-level privacy, or fit "
+            "without groups (one row is then the unit of privacy). Nothing was fitted.")
+    if rungs_share_a_path(estimator, checkpoints):
+        raise ValueError(
+            f"{who} with groups needs fresh rungs: the releases of one noise path (noise "
+            f"reduction of {name}, or checkpoints of one DP-GD run) do not take groups. "
+            "Use noise='gamma' output perturbation or another estimator, or "
+            "checkpoints=False. Nothing was fitted.")
+    params = final.get_params()
+    if params.get("neighboring", "add_remove") != "add_remove":
+        raise ValueError(
+            f"{who} with groups guarantees privacy against adding or removing one person, "
+            f"which {name}(neighboring={params['neighboring']!r}) does not certify: use "
+            "neighboring='add_remove'. Nothing was fitted.")
+    if params.get("data_norm") == "private":
+        raise ValueError(
+            f"{who} with groups: data_norm='private' spends on a bound of the rows' norm "
+            "that is private per row, not per person; pass a numeric data_norm (a public "
+            "bound). Nothing was fitted.")
+
+
+def check_person_rung(model):
+    """After a rung's fit with ``groups``: its guarantee must be person-level
+    (``neighboring_ == "add_remove_person"``)."""
+    final, _ = private_step(model)
+    relation = getattr(final, "neighboring_", None)
+    if relation != "add_remove_person":
+        raise RuntimeError(
+            f"a rung fitted with groups certified neighboring_={relation!r}, not "
+            "'add_remove_person': its spend does not cover persons.")
+
+
 def rungs_share_a_path(estimator, checkpoints=False):
     """Whether the rungs are releases of one path whose cost is the last release's:
     noise reduction, or (asked for with ``checkpoints``) checkpoints of one DP-GD run."""
@@ -958,11 +1055,16 @@ class FreshFits:
         Private-step parameters every rung gets (the whole input's ``classes``).
     largest_epsilon : float
         The largest epsilon the cap allows a rung (public).
+    groups : ndarray of shape (n_samples,), default=None
+        The person of each row of the training part: every rung is then fitted with
+        ``fit(X, y, groups=groups)`` and must certify a person-level guarantee
+        (:func:`check_person_rung`).
     """
 
-    def __init__(self, estimator, X, y, sources, params, largest_epsilon):
+    def __init__(self, estimator, X, y, sources, params, largest_epsilon, groups=None):
         self.estimator, self.X, self.y, self.sources = estimator, X, y, sources
         self.params, self.largest_epsilon = params, largest_epsilon
+        self.groups = groups
         self.n_fits = 0
 
     def rung(self, epsilon):
@@ -970,7 +1072,12 @@ class FreshFits:
         _, random_state = self.sources.next()
         model = with_budget(self.estimator, epsilon=epsilon, random_state=random_state,
                             **self.params)
-        model.fit(self.X, self.y)
+        if self.groups is None:
+            model.fit(self.X, self.y)
+        else:
+            _, prefix = private_step(self.estimator)
+            model.fit(self.X, self.y, **{prefix + "groups": self.groups})
+            check_person_rung(model)
         self.n_fits += 1
         return model
 
@@ -1123,6 +1230,9 @@ class SelectionResult:
     ladder_floor : float
         The least median ratio of the search's cost to the oracle epsilon that any
         ladder of its kind of rungs can have (:func:`ladder_floor`).
+    unit : str
+        The unit of privacy: ``"row"``, or ``"person"`` (``groups`` given: the counts
+        are of persons and the utilities persons' means).
     resolution : dict
         Post-processing of the noisy count: the standard deviations, in utility, of
         the test's noise at the released (or last) rung, or at the largest rung
@@ -1147,6 +1257,7 @@ class SelectionResult:
     test_rows: str = "held_out"
     training_share: float = 1.0
     ladder_floor: float = 1.0
+    unit: str = "row"
 
 
 def _thresholds(target, margin, reduction, test_sd, sample_sd):
@@ -1197,12 +1308,32 @@ def _validation_sum(model, X_val, y_val, threshold, y_bound):
     return float(np.sum(bounded_utilities(model, X_val, y_val, y_bound) - threshold))
 
 
-def _noisy_label_counts(y_val, classes, tests, noise_rng):
+def _person_validation_sum(model, X_val, y_val, shares, threshold, y_bound):
+    """``sum_p (mean_{i in p} u_i - threshold)`` over the persons of the validation part,
+    as ``sum_i (u_i - threshold) / k_i`` (``shares``: ``1 / k_i``, ``k_i`` the row's
+    person's number of rows, all in this part): a rung's only read of it. Adding or
+    removing a person moves it by their mean utility less the threshold, in ``[-t, 1 -
+    t]``: sensitivity ``max(t, 1 - t) <= 1`` per person."""
+    utilities = bounded_utilities(model, X_val, y_val, y_bound)
+    return float(np.sum(shares * (utilities - threshold)))
+
+
+def person_shares(codes):
+    """Each row's share ``1 / k`` of its person (``k`` their number of rows): a person's
+    shares sum to 1. Private (from the persons' sizes): used only inside sums whose
+    sensitivity per person is bounded (:func:`_person_validation_sum`, the label
+    counts)."""
+    return 1.0 / rows_per_person(codes)
+
+
+def _noisy_label_counts(y_val, classes, tests, noise_rng, shares=None):
     """``(histogram, count, chance)``: the validation part's label counts plus the
     ``tests``' count noise each (Laplace, or Gaussian for :class:`GaussianTests`),
     their sum, and a classifier's chance level (the largest noisy share; ``None`` for
-    a regressor). All but the histogram is post-processing."""
-    histogram = _validation_histogram(y_val, classes)
+    a regressor). All but the histogram is post-processing. With persons (``shares``
+    given) the counts are of persons: each person adds their fraction of rows in each
+    class, and the sum counts persons."""
+    histogram = _validation_histogram(y_val, classes, shares)
     histogram += tests.count_noise(noise_rng, histogram.shape)
     count = float(histogram.sum())
     chance = float(histogram.max() / max(count, 1.0)) if classes is not None else None
@@ -1219,25 +1350,35 @@ def _cohort_too_small(top_budget, count, n_counts, tests, tolerance):
     return tests.test_sd(top_budget, fewest) > tolerance
 
 
-def _noisy_test(model, validation, epsilon, count, noise_rng, threshold, y_bound, tests):
+def _noisy_test(model, validation, epsilon, count, noise_rng, threshold, y_bound, tests,
+                shares=None):
     """The test of the rung at ``epsilon``: the noisy sum of ``f = sum_i (u_i -
-    threshold)`` over the validation part (``tests.noisy_sum``, which charges it), its
+    threshold)`` over the validation part (with persons, ``shares`` given: ``f = sum_p
+    (mean_{i in p} u_i - threshold)``) (``tests.noisy_sum``, which charges it), its
     pass bit, and the noisy utility ``threshold + noisy sum / count``."""
     X_val, y_val = validation
-    noisy_sum, budget = tests.noisy_sum(
-        _validation_sum(model, X_val, y_val, threshold, y_bound), noise_rng, epsilon)
+    value = (_validation_sum(model, X_val, y_val, threshold, y_bound) if shares is None
+             else _person_validation_sum(model, X_val, y_val, shares, threshold, y_bound))
+    noisy_sum, budget = tests.noisy_sum(value, noise_rng, epsilon)
     return {"test_budget": budget, "threshold": threshold, "noisy_sum": noisy_sum,
             "passed": bool(noisy_sum >= 0.0),
             "noisy_utility": threshold + noisy_sum / max(count, 1.0),
             "test_sd": tests.test_sd(budget, count)}
 
 
-def _validation_histogram(y_val, classes):
+def _validation_histogram(y_val, classes, shares=None):
     """The validation part's label counts (its size for a regressor), released only
-    through Laplace noise: one row moves one count by one (sensitivity 1)."""
+    through noise: one row moves one count by one (sensitivity 1). With persons
+    (``shares``, each row's ``1 / k``): each person adds to each class the fraction of
+    their rows in it, a vector of non-negative entries summing to 1 (L1 sensitivity 1,
+    L2 sensitivity at most 1), and the counts sum to the number of persons."""
+    if shares is None:
+        if classes is None:
+            return np.array([len(y_val)], dtype=float)
+        return np.array([np.sum(y_val == c) for c in classes], dtype=float)
     if classes is None:
-        return np.array([len(y_val)], dtype=float)
-    return np.array([np.sum(y_val == c) for c in classes], dtype=float)
+        return np.array([np.sum(shares)], dtype=float)
+    return np.array([np.sum(shares[y_val == c]) for c in classes], dtype=float)
 
 
 def _select_rows(X, mask):
@@ -1316,7 +1457,7 @@ def select_epsilon_privately(estimator, X, y, *, target, epsilon_max, epsilon_st
                              tolerance=0.05, test_ratio="auto", steering="curve", ratio=2.0,
                              max_rungs=8, delta_max=None, classes=None, y_bound=None,
                              random_state=None, verbose=0, account=None,
-                             checkpoints=False, test_rows="held_out"):
+                             checkpoints=False, test_rows="held_out", groups=None):
     """Fit rungs on the training part until a private test passes one on the validation part.
 
     Everything released stays within the cap ``epsilon_max`` (and ``delta_max``):
@@ -1397,11 +1538,22 @@ def select_epsilon_privately(estimator, X, y, *, target, epsilon_max, epsilon_st
         row and are charged with the rungs to their account (fresh pure rungs:
         :class:`PureTests`; fresh full-batch DP-GD rungs: :class:`GaussianTests`; see
         :func:`check_test_rows`); ``validation_fraction`` unused.
+    groups : array-like of shape (n_samples,), default=None
+        The person of each row. Given, the unit of privacy is the person: one coin per
+        person (:func:`person_coin_split`), counts of persons (each person's fraction
+        of rows in each class) and tests of ``sum_p (mean_{i in p} u_i - t)``, both of
+        sensitivity 1 per person; every rung is fitted with the training part's groups
+        and must certify add/remove-person neighbours. Refused (before any noise) for
+        rungs that cannot take them (:func:`check_person_selection`).
 
     Returns
     -------
     result : SelectionResult
     """
+    if groups is not None:
+        check_person_selection(estimator, checkpoints)
+        codes = check_groups(groups, len(y))
+        groups = np.asarray(groups).reshape(len(y))
     reduction = rungs_share_a_path(estimator, checkpoints)
     if classes is None and is_classifier(estimator):
         classes = np.unique(y)  # the whole input's label set, never the training part's
@@ -1420,13 +1572,22 @@ def select_epsilon_privately(estimator, X, y, *, target, epsilon_max, epsilon_st
     user_random_state = private_step_params(estimator).get("random_state")
     streams = _SelectionStreams(random_state, user_random_state)
     noise_rng = streams.noise()
+    # with persons, each row's share 1 / k of its person (k rows, all in one part)
+    shares = None if groups is None else person_shares(codes)
+    groups_train = shares_val = None
     if joint:
         X_train, y_train = X_val, y_val = X, np.asarray(y)
+        groups_train, shares_val = groups, shares
     else:
-        in_validation = coin_split(len(y), validation_fraction, streams.coins())
+        in_validation = (coin_split(len(y), validation_fraction, streams.coins())
+                         if groups is None else
+                         person_coin_split(codes, validation_fraction, streams.coins()))
         X_train, y_train = _select_rows(X, ~in_validation), np.asarray(y)[~in_validation]
         X_val, y_val = _select_rows(X, in_validation), np.asarray(y)[in_validation]
-    histogram, count, chance = _noisy_label_counts(y_val, classes, tests, noise_rng)
+        if groups is not None:
+            groups_train, shares_val = groups[~in_validation], shares[in_validation]
+    histogram, count, chance = _noisy_label_counts(y_val, classes, tests, noise_rng,
+                                                   shares_val)
     if hasattr(tests, "set_rows"):
         tests.set_rows(count)
     if rows_epsilon is not None:
@@ -1446,7 +1607,7 @@ def select_epsilon_privately(estimator, X, y, *, target, epsilon_max, epsilon_st
     extra = {**rung_params, **({} if classes is None else {"classes": classes})}
     largest = min(account.largest_rung(), tests.largest_rung())
     fits = (NoiseReductionRungs if reduction else FreshFits)(
-        estimator, X_train, y_train, streams.rungs, extra, largest)
+        estimator, X_train, y_train, streams.rungs, extra, largest, groups_train)
     rungs, released, epsilon, stop = [], None, float(epsilon_start), "cap"
     top_budget = tests.test_budget(largest)
     resolution_sd = tests.test_sd(top_budget, count) if top_budget > 0 else np.inf
@@ -1479,7 +1640,7 @@ def select_epsilon_privately(estimator, X, y, *, target, epsilon_max, epsilon_st
         rung = {"epsilon": float(epsilon), **account.charge(epsilon, model),
                 **_noisy_test(model, (X_val, y_val), epsilon, count, noise_rng,
                               _thresholds(target, margin, reduction, planned_sd, sample_sd),
-                              y_bound, tests)}
+                              y_bound, tests, shares_val)}
         rungs.append(rung)
         resolution_sd = test_sd = rung["test_sd"]
         if verbose:
@@ -1541,6 +1702,7 @@ def select_epsilon_privately(estimator, X, y, *, target, epsilon_max, epsilon_st
         noisy_validation_count=count, noisy_label_counts=histogram.tolist(), chance=chance,
         stop_reason=stop, n_fits=fits.n_fits, threshold=threshold, test_rows=test_rows,
         training_share=1.0 if joint else 1.0 - validation_fraction,
+        unit="row" if groups is None else "person",
         ladder_floor=ladder_floor(account, reduction),
         resolution={"noisy_validation_count": count, "test_noise_sd": float(resolution_sd),
                     "sampling_sd": sample_sd,
@@ -1628,8 +1790,9 @@ def private_report(result, estimator_name, target, utility="accuracy"):
     Returns
     -------
     report : dict
-        ``selection``, ``ex_post`` and ``a_priori`` ``(epsilon, delta)`` over every
-        row (the a priori pair is the cap), ``parts`` (``training`` and
+        ``selection``, ``neighboring`` (``"add_remove"``, or ``"add_remove_person"``
+        with persons), ``unit`` (``"row"`` or ``"person"``), ``ex_post`` and
+        ``a_priori`` ``(epsilon, delta)`` over every row (the a priori pair is the cap), ``parts`` (``training`` and
         ``validation``, each with its ex-post and a priori figures and accounting),
         ``fits`` (each rung's certified spend), ``transcript`` (rungs with their
         test budgets, thresholds, noisy sums, pass/fail bits and noisy utilities;
@@ -1645,6 +1808,8 @@ def private_report(result, estimator_name, target, utility="accuracy"):
               f"{n_rungs} trial releases of one fit, each less noisy than the last (noise "
               "reduction, or checkpoints of one run of DP-GD)")
     resolution = result.resolution
+    persons = result.unit == "person"
+    records = "persons" if persons else "records"
     if result.estimator is not None:
         article = "an" if estimator_name[:1] in "AEIOU" else "a"
         outcome = (f"It released {article} {estimator_name} model trained at epsilon "
@@ -1652,7 +1817,7 @@ def private_report(result, estimator_name, target, utility="accuracy"):
                    f"passed a private test against the target {target:g}.")
     elif result.stop_reason == "cohort_too_small":
         outcome = (f"The validation part (about {max(result.noisy_validation_count, 0):.0f} "
-                   f"records, a noisy count) is too small for the cap: even a test at the "
+                   f"{records}, a noisy count) is too small for the cap: even a test at the "
                    f"largest epsilon the cap allows would have had noise of standard "
                    f"deviation {resolution['test_noise_sd']:.2g} in {utility}, coarser than "
                    "the tolerance. No model was fitted or released.")
@@ -1666,9 +1831,11 @@ def private_report(result, estimator_name, target, utility="accuracy"):
     guarantee = (f"Everything released (the model, its epsilon, and the transcript of the "
                  f"search: each trial's epsilon, pass/fail result and noisy {utility}) is "
                  f"{_fmt(eps_post, delta_post)}-differentially private")
+    unit = ("any one person (all of their rows)" if persons else
+            "any one person's record")
     statement = (
-        f"{outcome} {guarantee} with respect to adding or removing any one person's record "
-        "among those given, the choice of epsilon included. "
+        f"{outcome} {guarantee} with respect to adding or removing {unit} among those "
+        "given, the choice of epsilon included. "
         f"This is the realised (ex-post) loss; whatever the data, it could not have "
         f"exceeded the search's cap {_fmt(eps_prior, delta_prior)}. "
         + ("" if pure else
@@ -1676,10 +1843,18 @@ def private_report(result, estimator_name, target, utility="accuracy"):
            "for the released transcript taken as a whole; ex-post guarantees with delta > 0 "
            "are not closed under post-processing, so for anything derived from part of it "
            f"alone, rely on the a priori {_fmt(eps_prior, delta_prior)}. ")
-        + ("Every record was used both to train the trial models and to test them; both "
-           "uses are counted in the figure. " if result.test_rows == "all" else
-           "Each record was used either to train the trial models or to test them, decided "
-           "by an independent coin, so the two uses do not add up. ")
+        + (("Every person's rows were used both to train the trial models and to test "
+            "them; both uses are counted in the figure. " if persons else
+            "Every record was used both to train the trial models and to test them; both "
+            "uses are counted in the figure. ") if result.test_rows == "all" else
+           ("All of each person's rows were used either to train the trial models or to "
+            "test them, decided by one independent coin per person, so the two uses do "
+            "not add up. " if persons else
+            "Each record was used either to train the trial models or to test them, "
+            "decided by an independent coin, so the two uses do not add up. "))
+        + (f"The tests and counts are per person: each trial's {utility} is the mean "
+           "over persons of their mean over their rows, and the counts count persons. "
+           if persons else "")
         + f"The test's resolution: noise of standard deviation "
         f"{resolution['test_noise_sd']:.2g} and a validation sampling error of "
         f"{resolution['sampling_sd']:.2g} in {utility}.")
@@ -1690,6 +1865,8 @@ def private_report(result, estimator_name, target, utility="accuracy"):
                          "rung (trained on the training part)")} for r in result.rungs]
     return {
         "selection": "private",
+        "neighboring": "add_remove_person" if persons else "add_remove",
+        "unit": result.unit,
         "ex_post": {"epsilon": eps_post, "delta": delta_post},
         "a_priori": {"epsilon": eps_prior, "delta": delta_prior},
         "parts": {
