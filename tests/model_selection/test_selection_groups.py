@@ -205,7 +205,7 @@ def test_noisy_person_counts_have_laplace_noise_of_the_stated_scale():
 def test_gaussian_person_counts_on_every_person_have_the_stated_scale(monkeypatch):
     """``test_rows="all"`` with full-batch DP-GD rungs: the person counts (each
     person's class fractions, L2 sensitivity at most 1) of every row plus ``N(0, 1 /
-    mu_c^2)`` each, ``mu_c`` the ``mu`` of a rung at ``epsilon_start`` (``test_ratio=
+    mu_c^2)`` each, ``mu_c`` 0.3 times the ``mu`` of a rung at ``epsilon_start`` (``test_ratio=
     "auto"``), charged to the odometer. A tolerance no test meets stops each run after
     the counts (Kolmogorov-Smirnov over 200 runs). ``DPSGDClassifier.fit`` is given a
     ``groups`` parameter here (its accounts are chosen by its exact type); no rung runs."""
@@ -225,11 +225,11 @@ def test_gaussian_person_counts_on_every_person_have_the_stated_scale(monkeypatc
         assert result.stop_reason == "cohort_too_small" and not result.rungs
         noise.extend(np.asarray(result.noisy_label_counts) - exact)
     count_mu = result.validation["count_mu"]
-    assert count_mu == pytest.approx(gdp_mu(0.5, 1e-6))
+    assert count_mu == pytest.approx(0.3 * gdp_mu(0.5, 1e-6))  # "auto": 0.3 of a rung
     assert stats.kstest(noise, stats.norm(scale=1 / count_mu).cdf).pvalue > 1e-3
     # against the row counts: far off
     rows = np.asarray(noise[-2:]) + exact - np.bincount(y)
-    assert np.all(np.abs(rows) > 20 / count_mu)
+    assert np.all(np.abs(rows) > 10 / count_mu)
 
 
 # -- the rungs get the training part's groups -------------------------------------------------
