@@ -14,7 +14,8 @@ from ..mechanisms import draw_noise
 from ..mechanisms._approximate_minima import COVER_EPSILON_SHARE, MAX_TOL, solver_cover
 from ..mechanisms._objective_perturbation import (_jacobian_multiplier, jacobian_share_C,
                                                   kst_release_rdp,
-                                                  objective_perturbation_calibration)
+                                                  objective_perturbation_calibration,
+                                                  person_hessian)
 from ..losses import SoftmaxLoss, WeightedLoss
 from ..solvers import glm_hessian_solve, newton_minimise
 from ..solvers._partitioned import (check_partitioned_hessian, is_dask_collection,
@@ -26,8 +27,10 @@ from ..utils._progress import Progress, problem_names, problems_header, solve_ea
 from ..utils._random import noise_generator
 from ..utils._sklearn_compat import Interval, StrOptions
 from ..utils.validation import effective_data_norm
-from ._weights import (WeightedFitMixin, check_class_weight, parametric_weight_bound,
-                       row_weights, weight_constraints, weighted_problem)
+from ..utils._groups import person_relation
+from ._weights import (WeightedFitMixin, check_class_weight, check_person_params,
+                       parametric_weight_bound, person_constraints, row_weights,
+                       weight_constraints, weighted_problem)
 from ._base import (
     DEFAULT_DATA_NORM,
     PrivateLinearModel,
@@ -53,23 +56,26 @@ from a larger one (four times the binary share, delta = 1/n^2: 1.5 to 2.7 points
 epsilon 0.1, 1 and 5). See the defaults benchmark."""
 
 
-def auto_C(loss, *, epsilon, neighboring, row_norm, hessian_rank=1, pure=True):
+def auto_C(loss, *, epsilon, neighboring, row_norm, hessian_rank=1, pure=True, person_dim=1):
     """``C="auto"``: the Jacobian term takes :data:`AUTO_JACOBIAN_SHARE` of ``epsilon``.
 
     Public: it reads the problem's epsilon, the neighbouring relation, the norm
     bound, the Hessian rank (above 1 for the softmax loss only) and whether the
     noise is pure (``delta = 0``). ``epsilon = inf`` (no noise) gives scikit-learn's
     ``C = 1``. Returns ``C`` and ``dC / depsilon``: with ``C = expm1(a epsilon / k) /
-    beta`` (ridge 1) it is ``(C + 1 / beta) a / k``.
+    beta`` (ridge 1) it is ``(C + 1 / beta) a / k``. ``person_dim``: the number of
+    coefficients per class of a fit with ``groups`` (the Jacobian term is a
+    person's, :func:`~skdp.mechanisms._objective_perturbation.person_hessian`), 1
+    for a record's.
     """
     if np.isinf(epsilon):
         return 1.0, 0.0
     share = AUTO_JACOBIAN_SHARE["binary" if hessian_rank == 1 else
                                 "softmax, pure" if pure else "softmax, Gaussian"]
-    hessian_bound = loss.bounds(row_norm)[1]
+    hessian_bound, rank = person_hessian(loss.bounds(row_norm)[1], hessian_rank, person_dim)
     C = jacobian_share_C(epsilon, share, hessian_bound=hessian_bound,
-                         neighboring=neighboring, hessian_rank=hessian_rank)
-    per_unit = share / (_jacobian_multiplier(neighboring) * hessian_rank)
+                         neighboring=neighboring, hessian_rank=rank)
+    per_unit = share / (_jacobian_multiplier(neighboring) * rank)
     return C, (C + 1.0 / hessian_bound) * per_unit
 
 
@@ -229,16 +235,20 @@ class ObjPertSolution:
         return d_log_scale * self.cover_draw.vector(self.cover.scale)
 
 
-def _calibration_at(epsilon, delta, unit_bounds, C, **kwargs):
-    """:func:`objective_perturbation_calibration` at ``C`` for the bounds at ``C = 1``."""
+def _calibration_at(epsilon, delta, unit_bounds, C, hessian_rank=1, person_dim=1, **kwargs):
+    """:func:`objective_perturbation_calibration` at ``C`` for the bounds at ``C = 1``;
+    with ``person_dim`` above 1, the Jacobian constants of one person
+    (:func:`~skdp.mechanisms._objective_perturbation.person_hessian`)."""
     gradient_bound, hessian_bound = unit_bounds
+    hessian_bound, hessian_rank = person_hessian(C * hessian_bound, hessian_rank, person_dim)
     return objective_perturbation_calibration(epsilon, delta, gradient_bound=C * gradient_bound,
-                                              hessian_bound=C * hessian_bound, **kwargs)
+                                              hessian_bound=hessian_bound,
+                                              hessian_rank=hessian_rank, **kwargs)
 
 
 def _objective_perturbation(X, y, loss, *, C, epsilon, delta, neighboring, delta_rule,
                             row_norm, tol, max_iter, rng, eps_jacobian_frac=0.5,
-                            n_problems=1, C_rate=0.0):
+                            n_problems=1, C_rate=0.0, person_dim=1):
     """Minimise ``C sum_i l(y_i <x_i, theta>) + (1 + Delta)/2 ||theta||^2 + <b, theta>``
     to gradient norm ``tol``, then add the cover's noise.
 
@@ -248,7 +258,9 @@ def _objective_perturbation(X, y, loss, *, C, epsilon, delta, neighboring, delta
     share of the budget; the rest pays for Gamma-norm output noise that covers the
     distance ``tol / (1 + Delta)`` to the exact minimiser (approximate minima
     perturbation). ``epsilon`` and ``delta`` are this problem's share of the
-    estimator's, ``1 / n_problems``.
+    estimator's, ``1 / n_problems``. ``person_dim`` (the number of coefficients,
+    with ``groups``) calibrates the Jacobian term for one person's rows
+    (:func:`~skdp.mechanisms._objective_perturbation.person_hessian`); 1 for one row.
     """
     for attribute in ("lipschitz", "smoothness"):
         if not np.isfinite(getattr(loss, attribute)):
@@ -256,7 +268,7 @@ def _objective_perturbation(X, y, loss, *, C, epsilon, delta, neighboring, delta
     ridge = 1.0
     calibrate = partial(_calibration_at, epsilon, delta, loss.bounds(row_norm), ridge=ridge,
                         neighboring=neighboring, delta_rule=delta_rule,
-                        eps_jacobian_frac=eps_jacobian_frac)
+                        eps_jacobian_frac=eps_jacobian_frac, person_dim=person_dim)
     budget, calibration = calibrate(C)
     d = X.shape[1]
     draw = draw_noise(calibration.noise, d, rng)
@@ -296,7 +308,7 @@ class MultinomialObjPertSolution(ObjPertSolution):
 def _multinomial_objective_perturbation(X, Y, *, C, epsilon, delta, neighboring, delta_rule,
                                         row_norm, tol, max_iter, rng, eps_jacobian_frac=0.5,
                                         C_rate=0.0, n_classes=None, weights=None,
-                                        weight_bound=1.0):
+                                        weight_bound=1.0, person_dim=1):
     """Minimise ``C sum_i softmax_loss(Theta x_i, y_i) + (1 + Delta)/2 ||Theta||^2 +
     <B, Theta>`` over ``Theta`` of shape ``(K, d)``, then add the cover's noise.
 
@@ -307,14 +319,16 @@ def _multinomial_objective_perturbation(X, Y, *, C, epsilon, delta, neighboring,
     problem spends the whole budget: no split over classes. A partitioned ``X`` holds
     its one-hot labels (``Y`` is then ``None`` and ``n_classes`` given). Row
     ``weights`` in ``[0, weight_bound]`` multiply the bounds by ``weight_bound``
-    (:class:`~skdp.losses.WeightedLoss`).
+    (:class:`~skdp.losses.WeightedLoss`). ``person_dim`` as in
+    :func:`_objective_perturbation`.
     """
     loss = SoftmaxLoss() if weights is None else WeightedLoss(SoftmaxLoss(), weight_bound)
     ridge = 1.0
     n_classes = Y.shape[1] if n_classes is None else n_classes
     calibrate = partial(_calibration_at, epsilon, delta, loss.bounds(row_norm), ridge=ridge,
                         neighboring=neighboring, delta_rule=delta_rule,
-                        eps_jacobian_frac=eps_jacobian_frac, hessian_rank=n_classes - 1)
+                        eps_jacobian_frac=eps_jacobian_frac, hessian_rank=n_classes - 1,
+                        person_dim=person_dim)
     budget, calibration = calibrate(C)
     shape = (n_classes, X.shape[1])
     dim = n_classes * X.shape[1]
@@ -420,6 +434,8 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
 
     %(max_sample_weight)s
 
+    %(max_rows_per_group)s
+
     %(classes)s
 
     %(random_state)s
@@ -485,6 +501,24 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
     reads the weighted bounds, so ``C_`` is the automatic ``C`` divided by
     ``W``. The unit of privacy is one record with its weight.
 
+    Persons. With ``fit(X, y, groups=...)`` the unit of privacy is one person
+    (all of their rows): ``neighboring_`` is ``"add_remove_person"`` (or
+    ``"replace_person"``). Each of a person's ``k`` rows is weighted ``min(1, M
+    / k)`` (``M = max_rows_per_group``), so a person's weights sum to at most
+    ``W = weight_bound_`` and their gradient is at most ``C W R``, as one
+    weighted record's. Their Hessian is not rank one: a sum of up to ``k``
+    rank-one terms of total trace at most ``beta = c C W R^2``, of rank at most
+    ``d`` (the number of coefficients, intercept included; ``(K - 1) d`` for the
+    softmax). The Jacobian term is then at most ``m d log(1 + beta / (d (1 +
+    Delta)))`` (``m (K - 1) d log(1 + beta / (d (1 + Delta)))`` for the softmax)
+    in place of ``m log(1 + beta / (1 + Delta))``: the calibration, its extra
+    ridge and ``C="auto"`` use it for every fit with ``groups``, whatever the
+    persons' sizes (which the fit does not read; even when each person has one
+    row). Refused with ``groups``, before any noise: ``delta > 0`` (Kifer et
+    al.'s Gaussian tail bound needs the gradient difference to keep one
+    direction, which a person's several rows do not) and ``data_norm="private"``
+    (a row-level quantile).
+
     Defaults. The shares of ``C="auto"`` (the Jacobian term's 5 %% of a binary
     problem's epsilon, one-vs-rest included; 2.5 %% for the softmax problem with
     pure noise, 20 %% with Gaussian noise) were chosen with the defaults
@@ -532,13 +566,15 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "verbose": ["verbose"],
         **weight_constraints(),
+        **person_constraints(),
     }
 
     def __init__(self, *, epsilon=1.0, delta=0.0, neighboring="add_remove", C="auto",
                  loss="logistic", huber_h=0.5, multi_class="auto", fit_intercept=True,
                  intercept_scaling=1.0, data_norm="warn", delta_rule="continuous",
                  eps_jacobian_frac=0.5, tol=1e-8, max_iter=100, class_weight=None,
-                 max_sample_weight=1.0, classes=None, random_state=None, verbose=0):
+                 max_sample_weight=1.0, max_rows_per_group=1.0, classes=None,
+                 random_state=None, verbose=0):
         self.epsilon = epsilon
         self.delta = delta
         self.neighboring = neighboring
@@ -555,6 +591,7 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
         self.max_iter = max_iter
         self.class_weight = class_weight
         self.max_sample_weight = max_sample_weight
+        self.max_rows_per_group = max_rows_per_group
         self.classes = classes
         self.random_state = random_state
         self.verbose = verbose
@@ -592,15 +629,30 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
     def _partitioned_refusal(self, with_derivative):
         return None  # binary, one-vs-rest or softmax; logistic or Huber loss
 
-    def _releases(self, X, y, with_derivative=False, sample_weight=None):
+    def _fit_releases(self, X, y, with_derivative=False, **fit_params):
+        releases = super()._fit_releases(X, y, with_derivative=with_derivative, **fit_params)
+        if fit_params.get("groups") is not None:
+            self.neighboring_ = person_relation(self.neighboring)
+        return releases
+
+    def _releases(self, X, y, with_derivative=False, sample_weight=None, groups=None):
         """Validate, then run the mechanism once (two classes, or a multinomial fit)
         or once per one-vs-rest problem.
 
         Returns the transient solutions (noise draws, clipped design), which
         the fitted estimator never keeps; each has its derivative in epsilon.
+        With ``groups`` the Jacobian term is a person's (see Notes, "Persons").
         """
         check_class_weight(self.class_weight)
         self._check_privacy_params()
+        check_person_params(self, groups)
+        if groups is not None and self.delta > 0:
+            raise ValueError(
+                "ObjPertLogisticRegression: delta > 0 (Kifer et al.'s Gaussian objective "
+                "perturbation) is refused with groups: its tail bound needs the gradient "
+                "difference of two neighbours to keep one direction, and one person's "
+                "several rows do not. Use delta=0 (pure objective perturbation, calibrated "
+                "per person), or OutputPertSVM.")
         weights = None
         partitioned = is_dask_collection(X) or is_dask_collection(y)
         if partitioned:  # checked as a map-reduce; each partition maps its own labels
@@ -617,7 +669,7 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
             self.classes_, y_idx = encode_labels(y, self.classes)
             multinomial = self._is_multinomial(len(self.classes_))
             weights, self.weight_bound_ = row_weights(self, sample_weight, X, y_idx,
-                                                      self.classes_)
+                                                      self.classes_, groups=groups)
             design = solver_design(X, data_norm=self._resolve_data_norm(X),
                                    fit_intercept=self.fit_intercept,
                                    intercept_scaling=self.intercept_scaling)
@@ -629,6 +681,8 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
         if partitioned:
             self.weight_bound_ = 1.0
         k = 1 if multinomial or n_classes == 2 else n_classes
+        # a person's Hessian has rank up to the number of coefficients (public)
+        person_dim = 1 if groups is None else design.shape[1]
         epsilon = self._mechanism_epsilon()
         # C="auto" reads the weighted loss's bounds: the C of the weighted objective
         # is 1 / weight_bound_ times the unweighted one's
@@ -636,12 +690,12 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
         self.C_, C_rate = (
             auto_C(bounded, epsilon=epsilon / k, neighboring=self.neighboring,
                    row_norm=row_norm, hessian_rank=n_classes - 1 if multinomial else 1,
-                   pure=self.delta == 0)
+                   pure=self.delta == 0, person_dim=person_dim)
             if self.C == "auto" else (float(self.C), 0.0))
         common = dict(C=self.C_, C_rate=C_rate, neighboring=self.neighboring,
                       delta_rule=self.delta_rule,
                       eps_jacobian_frac=self.eps_jacobian_frac, row_norm=row_norm,
-                      tol=self.tol, max_iter=self.max_iter, rng=rng)
+                      tol=self.tol, max_iter=self.max_iter, rng=rng, person_dim=person_dim)
         progress = Progress(self.verbose, type(self).__name__)
         names = problem_names(self.classes_, k, multinomial)
         header = problems_header(k, design.shape[1] * (n_classes if multinomial else 1),

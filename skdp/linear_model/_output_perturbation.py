@@ -46,8 +46,9 @@ from ._base import (
     encode_labels,
     one_vs_rest_targets,
 )
-from ._weights import (WeightedFitMixin, check_class_weight, row_weights,
-                       weight_constraints, weighted_problem)
+from ..utils._groups import person_relation
+from ._weights import (WeightedFitMixin, check_class_weight, check_person_params,
+                       person_constraints, row_weights, weight_constraints, weighted_problem)
 from ._random_features import (
     RANDOM_FEATURE_NORM,
     RandomFourierMap,
@@ -309,6 +310,8 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
 
     %(max_sample_weight)s
 
+    %(max_rows_per_group)s
+
     %(classes)s
 
     %(random_state)s
@@ -383,6 +386,19 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
     duality-gap certificate is computed with them. The unit of privacy is one
     record with its weight.
 
+    Persons. With ``fit(X, y, groups=...)`` the unit of privacy is one person
+    (all of their rows): ``neighboring_`` is ``"add_remove_person"`` (or
+    ``"replace_person"``). Each of a person's ``k`` rows is weighted ``min(1, M
+    / k)`` (``M = max_rows_per_group``), so a person's weights sum to at most
+    ``W = weight_bound_`` (``M`` times the bound without groups). A person's
+    loss ``C sum_j w_j l_j(theta)`` is convex and ``C W R``-Lipschitz (the sum
+    of the rows' gradients, each at most ``C w_j R``), and that is all the
+    sensitivity argument uses: adding or removing one person moves the exact
+    minimiser by at most ``C W R`` (``2 C W R`` when one person's rows replace
+    another's), the calibration of the weighted fit at ``W``, unchanged.
+    ``data_norm="private"`` is refused with ``groups`` (its quantile is
+    row-level).
+
     RBF defaults. With rows clipped to ``data_norm`` two rows are at most
     ``2 data_norm`` apart, so ``gamma = 1 / data_norm**2`` spreads the kernel
     over ``[exp(-4), 1]`` on the ball: neither nearly constant
@@ -447,14 +463,15 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
         "multi_class": _MultinomialMixin.multi_class_constraint,
         "verbose": ["verbose"],
         **weight_constraints(),
+        **person_constraints(),
     }
 
     def __init__(self, *, epsilon=1.0, delta=0.0, neighboring="add_remove", C="auto",
                  loss="hinge", huber_h=0.5, fit_intercept=True, intercept_scaling=1.0,
                  data_norm="warn", kernel="linear", gamma="auto", n_components=100,
                  feature_random_state=0, tol=1e-3, max_iter=10_000, noise="auto",
-                 multi_class="auto", class_weight=None, max_sample_weight=1.0, classes=None,
-                 random_state=None, verbose=0):
+                 multi_class="auto", class_weight=None, max_sample_weight=1.0,
+                 max_rows_per_group=1.0, classes=None, random_state=None, verbose=0):
         self.epsilon = epsilon
         self.delta = delta
         self.neighboring = neighboring
@@ -474,6 +491,7 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
         self.multi_class = multi_class
         self.class_weight = class_weight
         self.max_sample_weight = max_sample_weight
+        self.max_rows_per_group = max_rows_per_group
         self.classes = classes
         self.random_state = random_state
         self.verbose = verbose
@@ -545,14 +563,23 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
         return self._problem_releases(problems, [None] * len(problems), design.shape[1],
                                       row_norm, noise_generator(self.random_state))
 
-    def _releases(self, X, y, with_derivative=False, sample_weight=None):
+    def _fit_releases(self, X, y, with_derivative=False, **fit_params):
+        releases = super()._fit_releases(X, y, with_derivative=with_derivative, **fit_params)
+        if fit_params.get("groups") is not None:
+            self.neighboring_ = person_relation(self.neighboring)
+        return releases
+
+    def _releases(self, X, y, with_derivative=False, sample_weight=None, groups=None):
         """Validate, then run the mechanism once (two classes, or a multinomial fit) or
         once per one-vs-rest problem.
 
         Returns the transient solutions (non-private minimiser, noise draws),
         which the fitted estimator never keeps. For ``kernel="rbf"`` it sets
         the public random feature map (``random_weights_``, ``random_offset_``).
+        With ``groups`` a person's rows weigh at most ``weight_bound_`` in all, the
+        bound the noise is calibrated to (see Notes, "Persons").
         """
+        check_person_params(self, groups)
         if self.kernel == "linear":
             self._check_privacy_params()
         else:  # data_norm=None is allowed with random features
@@ -567,7 +594,8 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
         check_classification_targets(y)
         self.classes_, y_idx = encode_labels(y, self.classes)
         multinomial = self._is_multinomial(len(self.classes_))
-        weights, self.weight_bound_ = row_weights(self, sample_weight, X, y_idx, self.classes_)
+        weights, self.weight_bound_ = row_weights(self, sample_weight, X, y_idx, self.classes_,
+                                                  groups=groups)
         if self.kernel == "rbf":
             rng = noise_generator(self.random_state)
             # data_norm=None: rows capped at a huge norm all the same (x . omega finite)

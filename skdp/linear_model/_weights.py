@@ -218,3 +218,16 @@ class WeightedFitMixin:
         """
         self._check_weight_params(X, y, sample_weight, groups)
         return self._fit_release(X, y, **_fit_params(sample_weight, groups))
+
+
+PRIVATE_NORM_PERSON_REFUSAL = (
+    "data_norm='private' is refused with groups: its differentially private quantile "
+    "protects one row, not one person's rows (a person with many rows moves it by "
+    "more). Pass a public data_norm.")
+
+
+def check_person_params(estimator, groups):
+    """Refuse, before any noise, what a fit with ``groups`` cannot calibrate per person:
+    ``data_norm="private"`` (a row-level quantile)."""
+    if groups is not None and estimator._private_norm():
+        raise ValueError(f"{type(estimator).__name__}: {PRIVATE_NORM_PERSON_REFUSAL}")

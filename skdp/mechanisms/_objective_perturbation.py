@@ -51,6 +51,45 @@ def _jacobian_multiplier(neighboring):
     return 2.0 if neighboring == "replace" else 1.0
 
 
+def person_hessian(hessian_bound, hessian_rank, dim):
+    """The Jacobian constants ``(beta', r')`` of one person (several rows) in dimension ``dim``.
+
+    The Jacobian term of the calibrations below is ``m r log(1 + beta / lambda)``:
+    the bound on ``log det(I + A^{-1/2} E A^{-1/2})`` for ``A >= lambda I`` and ``E``
+    positive semidefinite of rank at most ``r`` and trace at most ``r beta``. The
+    eigenvalues ``e_i >= 0`` of ``A^{-1/2} E A^{-1/2}`` are then at most ``r'`` in
+    number (``rank E``) and sum to ``tr(A^{-1} E) <= tr(E) / lambda``; ``sum_i log(1 +
+    e_i)`` is concave in them, so it is at most ``r' log(1 + tr(E) / (r' lambda))``.
+
+    A person's Hessian is the sum of their rows' Hessians, each of rank at most ``r =
+    hessian_rank`` and norm at most ``beta_j`` with ``sum_j beta_j <= beta =
+    hessian_bound`` (the rows' weights sum to at most the bound ``W`` at which
+    ``beta`` is taken): its trace is at most ``r beta`` whatever the number of rows,
+    and its rank at most ``r dim`` (a record's Hessian lives in a space of dimension
+    ``r dim``: ``dim`` coefficients for a margin loss, ``(K - 1) dim`` for the
+    softmax). So the person's Jacobian term is ``m r dim log(1 + beta / (dim
+    lambda))``: the record's formula at ``beta' = beta / dim`` and ``r' = r dim``
+    (``docs/privacy/objective_perturbation.rst``, "Persons"). It lies between the
+    record's ``m r log(1 + beta / lambda)`` and ``m r beta / lambda``. ``dim`` is
+    public (the number of coefficients); the number of a person's rows is not
+    read.
+
+    Parameters
+    ----------
+    hessian_bound : float
+        ``beta``: a record's Hessian bound at the largest total weight ``W``.
+    hessian_rank : int
+        ``r``: a record's Hessian rank bound.
+    dim : int
+        Coefficients per class (intercept included); 1 gives the record's constants.
+
+    Returns
+    -------
+    hessian_bound, hessian_rank : float, int
+    """
+    return hessian_bound / dim, hessian_rank * dim
+
+
 def jacobian_share_C(epsilon, share, *, hessian_bound, ridge=1.0, neighboring="add_remove",
                      hessian_rank=1):
     """The ``C`` at which the Jacobian term ``m r log(1 + C beta_H / ridge)`` is ``share * epsilon``.
