@@ -1108,10 +1108,15 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
     Notes
     -----
     Privacy statement. Unit of privacy: one record (row of ``X`` with its
-    label and its weight). Neighbouring relation: add/remove-one only
-    (``neighboring_ = "add_remove"``), the relation the Poisson-sampled
+    label and its weight); with ``groups``, one person (all of their rows).
+    Neighbouring relation: add/remove-one only
+    (``neighboring_ = "add_remove"``, ``"add_remove_person"`` with ``groups``),
+    the relation the Poisson-sampled
     Gaussian analysis assumes; a replace-one variant would need sampling
-    without replacement and its own accounting, and is not offered.
+    without replacement and its own accounting, and is not offered. With
+    ``groups`` the persons are sampled, each person's summed gradient is
+    clipped to ``W * max_grad_norm`` as a whole and the DP count counts
+    persons: the mechanism below with the person as the record.
     Mechanism: first the row count ``n + N(0, s^2)`` (sensitivity 1), then
     ``T`` steps of the subsampled Gaussian mechanism with the public rate
     ``q``; the sensitivity of each noisy sum is ``W * max_grad_norm`` with
