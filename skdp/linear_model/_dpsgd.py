@@ -1206,6 +1206,13 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
     >>> stream = stream.partial_fit(X[100:], y[100:])
     >>> len(stream.dp_events_), bool(1.0 < stream.epsilon_spent_ < 2.0)
     (2, True)
+
+    Four rows per person, the person as the unit of privacy:
+
+    >>> import numpy as np
+    >>> persons = DPSGDClassifier(epsilon=1.0, data_norm=5.0, random_state=0)
+    >>> persons.fit(X, y, groups=np.arange(200) // 4).neighboring_
+    'add_remove_person'
     """
 
     # first-order expansion of the utility in EpsilonForUtility (see its benchmark)
