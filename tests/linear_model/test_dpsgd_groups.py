@@ -19,6 +19,7 @@ from scipy.special import expit, softmax
 
 import skdp.linear_model._dpsgd as dpsgd_module
 from skdp import DPSGDClassifier
+from skdp.audit import audit_statistics
 from skdp.solvers._design import as_design
 from skdp.utils import privacy_streams
 from tests.audit.test_dpsgd_privacy import _hockey_stick, _release_density
@@ -227,6 +228,37 @@ def test_exact_profile_on_person_neighbours_is_within_the_claim(n):
     # (no clip of their sum) moves the sum by 3 CLIP, beyond the claim
     q_rows = _release_density(grid, S + 3 * CLIP, n + 1, z, s)
     assert _hockey_stick(p, q_rows, est.epsilon_spent_, grid) > 10 * delta
+
+
+def _person_release_statistics(n_runs, k):
+    """The one-step releases (``coef_``) of ``n_runs`` seeds on D (three single-row
+    persons) and on D plus one person of ``k`` rows (a function: recomputed on call),
+    the noise fixed to the one calibrated at epsilon 1 (the fits skip the calibration),
+    and the certified epsilon."""
+    (X, y, groups), (Xp, yp, gp) = _person_neighbours(3, k)
+    reference = _one_step(epsilon=1.0, delta=1e-5, random_state=0).fit(X, y, groups=groups)
+    fixed = dict(epsilon=1.0, delta=1e-5, noise_multiplier=reference.noise_multiplier_,
+                 count_noise_std=reference.count_noise_std_)
+
+    def statistics(X, y, groups, first_seed):
+        return [_one_step(random_state=first_seed + i, **fixed).fit(X, y, groups=groups)
+                .coef_[0, 0] for i in range(n_runs)]
+
+    return (statistics(X, y, groups, 0), lambda: statistics(Xp, yp, gp, 10**6),
+            reference.epsilon_spent_)
+
+
+@pytest.mark.slow
+def test_black_box_audit_on_person_neighbours(monkeypatch):
+    """A black-box audit (:func:`~skdp.audit.audit_statistics`, 1000 runs a side) does
+    not contradict the claim on a person of six rows; with the person's sum left
+    unclipped (a planted bug) it does, on the same seeds."""
+    without, with_person, epsilon = _person_release_statistics(1000, k=6)
+    result = audit_statistics(without, with_person(), epsilon=epsilon, delta=1e-5)
+    assert not result.contradicted, str(result)
+    monkeypatch.setattr(dpsgd_module, "_clip_person_sums", lambda *args: None)
+    planted = audit_statistics(without, with_person(), epsilon=epsilon, delta=1e-5)
+    assert planted.contradicted, str(planted)
 
 
 # ------------------------------------------------------------------ replay of the steps
