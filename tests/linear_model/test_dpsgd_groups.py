@@ -4,9 +4,10 @@ Each step samples persons and clips the sum of each sampled person's (row-clippe
 weighted) gradients to ``W C`` as a whole; the DP count counts persons. Checked here:
 one row per person is exactly the row-level fit; the clipped person sums against a
 direct computation; the release against the formula of its noise streams; an exact
-privacy profile on neighbours differing by a person of several rows; a replay of the
-real steps in which a many-row person moves each pre-noise sum by at most ``W C``;
-refusals before any noise; pickling.
+privacy profile on neighbours differing by a person of several rows, and a black-box
+audit with a planted-bug control; a replay of the real steps in which a many-row
+person moves each pre-noise sum by at most ``W C``; refusals before any noise;
+pickling.
 """
 
 import pickle
