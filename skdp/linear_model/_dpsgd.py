@@ -10,6 +10,7 @@ from functools import partial
 from numbers import Real
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.special import expit, log_softmax, softmax
 from sklearn.base import ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
@@ -28,6 +29,7 @@ from ..solvers._newton import _row_norms
 from ..solvers._partitioned import is_dask_collection, signed_columns
 from ..solvers._partitioned_softmax import one_hot
 from ..utils._docstrings import fill_doc
+from ..utils._groups import check_groups, person_relation
 from ..utils._random import _chacha, noise_generator
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ..utils.validation import finite_clipping_norm, row_clip_factors, scaled_row_norms
@@ -209,7 +211,7 @@ _HUGE_GRADIENT_NORM = 1e300
 
 
 def clipped_gradient_sum(X, Y, theta, loss, max_grad_norm, row_norms, with_factors=True,
-                         weights=None):
+                         weights=None, persons=None, person_bound=None):
     """Sum of per-example gradients clipped to ``max_grad_norm`` (each times its row's
     weight, when ``weights`` are given), and the clip factors (``None`` unless
     ``with_factors``; the weights are not in them).
@@ -219,26 +221,42 @@ def clipped_gradient_sum(X, Y, theta, loss, max_grad_norm, row_norms, with_facto
     ``||r_i|| ||x_i||``: no per-example gradient is ever materialised. A row's
     term has norm at most ``w_i max_grad_norm``: the weights must already be bounded
     (:func:`_bounded_weights`).
+
+    With ``persons`` (each row's person, non-decreasing: a person's rows are
+    consecutive) the clipped, weighted terms of each person's rows are summed and
+    that sum is clipped to ``person_bound`` as a whole (:func:`_clip_person_sums`):
+    a person's term in the total has norm at most ``person_bound``.
     """
     if is_sparse(X) or X.shape[0] * X.shape[1] * 8 <= _STREAMED_BYTES:
         total, factors = _clipped_block_sum(X, Y, theta, loss, max_grad_norm, row_norms,
-                                            weights)
+                                            weights, persons, person_bound)
         return total, factors if with_factors else None
     # a dense design beyond the cache by blocks of rows that stay in cache between the
-    # two products, so that X is read from memory once per step, not twice
+    # two products, so that X is read from memory once per step, not twice (with
+    # persons, blocks of whole persons: cut at the first person boundary from each
+    # nominal cut, so the blocks of single-row persons are the design's own)
     total = np.zeros(theta.shape)
     factors = np.empty(X.shape[0]) if with_factors else None
-    for start, stop, block in as_design(X).blocks():
+    design = as_design(X)
+    if persons is None:
+        blocks = design.blocks()
+    else:
+        cuts = _person_cuts(persons, _cache_rows(design.shape[1]))
+        blocks = ((start, stop, design.subset(slice(start, stop)))
+                  for start, stop in zip(cuts[:-1], cuts[1:]))
+    for start, stop, block in blocks:
         block_sum, block_factors = _clipped_block_sum(
             block, Y[start:stop], theta, loss, max_grad_norm, row_norms[start:stop],
-            None if weights is None else weights[start:stop])
+            None if weights is None else weights[start:stop],
+            None if persons is None else persons[start:stop], person_bound)
         total += block_sum
         if with_factors:
             factors[start:stop] = block_factors
     return total, factors
 
 
-def _clipped_block_sum(X, Y, theta, loss, max_grad_norm, row_norms, weights=None):
+def _clipped_block_sum(X, Y, theta, loss, max_grad_norm, row_norms, weights=None,
+                       persons=None, person_bound=None):
     R = loss.residual(np.asarray(X @ theta.T), Y)   # a new array: scaled in place
     norms = np.einsum("ik,ik->i", R, R)
     np.sqrt(norms, out=norms)
@@ -248,7 +266,77 @@ def _clipped_block_sum(X, Y, theta, loss, max_grad_norm, row_norms, weights=None
         _rescaled_clip_factors(R, row_norms, max_grad_norm, norms, factors)
     del norms
     R *= (factors if weights is None else factors * weights)[:, None]
+    if persons is not None:
+        _clip_person_sums(X, R, persons, person_bound)
     return np.asarray(X.T @ R).T, factors
+
+
+def _person_cuts(persons, rows):
+    """Boundaries of blocks of about ``rows`` rows that never split a person:
+    ``persons`` (non-decreasing) gives each row's person, and a block ends at the
+    first person start at or after each multiple of ``rows`` (a person longer than
+    ``rows`` is one block). With one row per person the cuts are the multiples of
+    ``rows``, the blocks of rows without persons.
+
+    Returns
+    -------
+    cuts : ndarray of int
+        ``0 = cuts[0] < ... < cuts[-1] = len(persons)`` (``[0, 0]`` when empty).
+    """
+    n = persons.shape[0]
+    if n == 0:
+        return np.zeros(2, dtype=np.intp)
+    first = np.flatnonzero(np.r_[True, persons[1:] != persons[:-1]])   # person starts
+    block = first // rows
+    cuts = first[np.r_[True, block[1:] != block[:-1]]]
+    return np.append(cuts, n)
+
+
+def _clip_person_sums(X, R, persons, bound):
+    """Scale ``R`` in place so that each person's summed gradient has norm at most
+    ``bound``.
+
+    Row ``i``'s term is the outer product ``R_i z_i^T`` (``z_i`` row ``i`` of ``X``,
+    ``R_i`` its residual already clipped and weighted), so person ``p``'s sum is
+    ``G_p = sum_{i in p} R_i z_i^T``; its rows are multiplied by ``min(1, bound /
+    ||G_p||_F)``. The norm is computed class by class, ``||G_p||_F^2 = sum_k ||sum_{i
+    in p} R_ik z_i||^2``, by one sparse product ``A_k Z`` with ``A_k`` the (persons x
+    rows) indicator carrying the weights ``R_ik``: a segment sum, no loop over rows or
+    persons. A person with one row is left as it is (its term is already within
+    ``bound``, the row bound times the weight bound): persons of one row each give the
+    row-level sum exactly.
+
+    Parameters
+    ----------
+    X : ndarray, CSR matrix or ScaledDesign of shape (n, d)
+        The block's rows.
+    R : ndarray of shape (n, K)
+        The clipped, weighted residuals; scaled in place.
+    persons : ndarray of shape (n,)
+        Each row's person, non-decreasing, all of a person's rows in the block.
+    bound : float
+        The bound on a person's summed gradient (the weight bound times the clipping
+        norm).
+    """
+    if persons.shape[0] < 2:
+        return
+    starts = np.r_[True, persons[1:] != persons[:-1]]
+    seg = np.cumsum(starts) - 1                # persons numbered 0 .. m - 1 in the block
+    sizes = np.bincount(seg)
+    multi = np.flatnonzero(sizes[seg] > 1)     # rows of persons with several rows
+    if multi.size == 0:
+        return
+    seg = np.unique(seg[multi], return_inverse=True)[1]   # renumbered 0 .. m' - 1
+    Z = as_design(X)[multi]                    # their explicit rows (intercept included)
+    columns = np.arange(multi.size)
+    squares = np.zeros(seg[-1] + 1)
+    for k in range(R.shape[1]):                # classes: a loop over K, not over rows
+        A = sp.csr_matrix((R[multi, k], (seg, columns)), shape=(squares.size, multi.size))
+        G = A @ Z
+        squares += (np.asarray(G.multiply(G).sum(axis=1)).ravel() if sp.issparse(G)
+                    else np.einsum("ij,ij->i", G, G))
+    factors = row_clip_factors(np.sqrt(squares), bound)
+    R[multi] *= factors[seg][:, None]
 
 
 def _partition_clipped_sum(design, y, theta, loss, max_grad_norm):
@@ -329,21 +417,71 @@ def clipped_gradient_tangent(X, Y, theta, tangent, loss, factors, weights=None):
     return np.asarray(X.T @ (dR * scale[:, None])).T
 
 
-def _batch_blocks(X, Y, row_norms, idx, weights=None):
-    """The rows ``idx`` of the design with their targets, norms and weights (``None``
-    when the rows are unweighted), by blocks of rows:
+def _batch_blocks(X, Y, row_norms, idx, weights=None, persons=None):
+    """The rows ``idx`` of the design with their targets, norms, weights (``None``
+    when the rows are unweighted) and persons (``None`` without persons), by blocks
+    of rows:
     a Poisson batch (a tenth of the rows by default) is never copied whole. Dense
     blocks are 256 KB (as fast as 1 MB ones, measured); sparse ones hold about 1 MB
-    of values (256 KB made the gathers 50 % slower on a 50,000 x 50,000 CSR)."""
+    of values (256 KB made the gathers 50 % slower on a 50,000 x 50,000 CSR). With
+    ``persons`` (the person of each row of ``idx``, non-decreasing) a block holds
+    whole persons (:func:`_person_cuts`)."""
     design = as_design(X)
     if design.sparse:
         rows = _sparse_block_rows(design.X, _CACHE_BYTES)
     else:
         rows = _cache_rows(design.shape[1], _BUFFER_BYTES)
-    for start in range(0, max(idx.size, 1), rows):  # an empty batch: one empty block
-        chunk = idx[start:start + rows]
+    if persons is None:   # an empty batch: one empty block
+        cuts = np.append(np.arange(0, max(idx.size, 1), rows), idx.size)
+    else:
+        cuts = _person_cuts(persons, rows)
+    for start, stop in zip(cuts[:-1], cuts[1:]):
+        chunk = idx[start:stop]
         yield (design.subset(chunk), np.take(Y, chunk, axis=0), np.take(row_norms, chunk),
-               None if weights is None else np.take(weights, chunk))
+               None if weights is None else np.take(weights, chunk),
+               None if persons is None else persons[start:stop])
+
+
+@dataclass
+class _Persons:
+    """The persons of a design whose rows are sorted by person (:func:`_by_person`).
+
+    ``codes`` gives each row's person (non-decreasing, ``0 .. n_persons - 1``) and
+    ``starts`` the first row of each person (``starts[-1] = n``). Private: the
+    number of persons enters the fit only through the DP count, the persons' sizes
+    only through the clipping of their summed gradients.
+    """
+
+    codes: np.ndarray
+    starts: np.ndarray
+
+    @property
+    def n_persons(self):
+        return self.starts.size - 1
+
+    def rows(self, chosen):
+        """The rows of the persons ``chosen`` (increasing), in order, and each one's
+        person: a segment gather (``np.repeat``), no loop over persons."""
+        sizes = self.starts[chosen + 1] - self.starts[chosen]
+        offsets = np.cumsum(sizes) - sizes                 # each person's first position
+        idx = np.arange(sizes.sum(), dtype=np.intp)
+        idx += np.repeat(self.starts[chosen] - offsets, sizes)
+        return idx, self.codes[idx]
+
+
+def _by_person(X, Y, row_norms, weights, groups):
+    """The design, targets, norms and weights with the rows sorted by person (no copy
+    when they already are: one row per person in row order included), and their
+    :class:`_Persons`. ``groups``: integer codes ``0 .. n_persons - 1``
+    (:func:`~skdp.utils._groups.check_groups`)."""
+    codes = np.asarray(groups, dtype=np.intp)
+    if np.any(codes[1:] < codes[:-1]):
+        order = np.argsort(codes, kind="stable")
+        X = as_design(X).subset(order)
+        Y, row_norms, codes = Y[order], row_norms[order], codes[order]
+        weights = None if weights is None else weights[order]
+    starts = np.searchsorted(codes, np.arange(codes[-1] + 2 if codes.size else 1))
+    return X, Y, row_norms, weights, _Persons(codes, starts)
 
 
 def _bounded_weights(sample_weight, weight_bound):
@@ -390,7 +528,7 @@ class DPSGDRun:
 def _dp_sgd(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_rate, n_steps,
             normaliser, learning_rate, schedule, alpha, average, sampling_rng, noise_rng,
             momentum=0.0, row_norms=None, tangent=False, verbose=0, sample_weight=None,
-            weight_bound=1.0, initial_theta=None):
+            weight_bound=1.0, initial_theta=None, groups=None):
     """Noisy clipped gradient descent on ``mean_i w_i loss_i + alpha/2 ||theta||^2``.
 
     Parameters
@@ -440,6 +578,14 @@ def _dp_sgd(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_rate, n_steps
         Gaussian mechanism of multiplier ``z`` as without weights.
     initial_theta : ndarray of shape (K, d), optional
         The first iterate (a previous release: warm start); zeros when not given.
+    groups : ndarray of shape (n,), optional
+        Each row's person as integer codes ``0 .. P - 1``
+        (:func:`~skdp.utils._groups.check_groups`). Given, the persons are the
+        units: each step samples persons (each with probability ``q``, all of their
+        rows with them), and the clipped, weighted terms of a person's rows are summed
+        and that sum clipped to ``W C`` (:func:`_clip_person_sums`), so a person
+        moves a noisy sum by at most the sensitivity ``W C``. In memory only, and
+        not with ``tangent``. ``batch_sizes`` then counts persons.
 
     Returns
     -------
@@ -456,6 +602,11 @@ def _dp_sgd(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_rate, n_steps
     weights = _bounded_weights(sample_weight, weight_bound)
     if partitioned and weights is not None:
         raise ValueError("Row weights need the rows in memory.")
+    persons = None
+    if groups is not None:
+        if partitioned or tangent:
+            raise ValueError("Persons (groups) need the rows in memory and no derivative.")
+        X, Y, row_norms, weights, persons = _by_person(X, Y, row_norms, weights, groups)
     sensitivity = max_grad_norm * weight_bound
     noise_scale = noise_multiplier * sensitivity
     etas = _learning_rates(learning_rate, schedule, n_steps)
@@ -476,11 +627,17 @@ def _dp_sgd(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_rate, n_steps
     with threadpool_limits(limits=1, user_api="blas"):
         for t in range(n_steps):
             if full_batch:
-                batch_sizes[t] = n
-                blocks = [(X, Y, row_norms, weights)]
+                batch_sizes[t] = n if persons is None else persons.n_persons
+                blocks = [(X, Y, row_norms, weights, None if persons is None
+                           else persons.codes)]
             elif partitioned:   # each partition draws its own rows' part of the mask
                 key = _poisson_key(sampling_rng)
-                blocks = [(X, Y, row_norms, None)]
+                blocks = [(X, Y, row_norms, None, None)]
+            elif persons is not None:   # persons sampled, each with all of their rows
+                chosen = _poisson_sample(persons.n_persons, sample_rate, sampling_rng)
+                batch_sizes[t] = chosen.size
+                idx, codes = persons.rows(chosen)
+                blocks = _batch_blocks(X, Y, row_norms, idx, weights, codes)
             else:
                 idx = _poisson_sample(n, sample_rate, sampling_rng)
                 batch_sizes[t] = idx.size
@@ -491,7 +648,7 @@ def _dp_sgd(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_rate, n_steps
             xi = noise_rng.standard_normal((K, d))   # drawn even when z = 0 (same stream)
             gradient = xi * noise_scale if tangent else np.multiply(xi, noise_scale, out=xi)
             clipped_dot = np.zeros((K, d)) if tangent else None
-            for Xb, Yb, norms_b, weights_b in blocks:
+            for Xb, Yb, norms_b, weights_b, persons_b in blocks:
                 if partitioned and full_batch:
                     gradient += X.reduce(_partition_clipped_sum, theta, loss, max_grad_norm)
                     continue
@@ -504,7 +661,9 @@ def _dp_sgd(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_rate, n_steps
                     continue
                 block_sum, factors = clipped_gradient_sum(Xb, Yb, theta, loss, max_grad_norm,
                                                           norms_b, with_factors=tangent,
-                                                          weights=weights_b)
+                                                          weights=weights_b,
+                                                          persons=persons_b,
+                                                          person_bound=sensitivity)
                 gradient += block_sum
                 if tangent:
                     clipped_dot += clipped_gradient_tangent(Xb, Yb, theta, theta_dot, loss,
@@ -682,6 +841,7 @@ class _Checkpoint:
     sample_rate: float = 1.0
     accountant: str = "pld"
     previous_events: tuple = ()
+    neighboring: str = "add_remove"
 
 
 @dataclass
@@ -714,6 +874,7 @@ class DPSGDSolution:
     dz_depsilon: float = None
     accountant: str = "rdp"
     previous_events: tuple = ()   # the runs this one continues (public DPSGDEvents)
+    neighboring: str = "add_remove"   # "add_remove_person" with groups
 
     def theta_derivative(self):
         """``d theta / d epsilon = d theta / dz * dz / d epsilon``, draws held fixed."""
@@ -947,10 +1108,15 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
     Notes
     -----
     Privacy statement. Unit of privacy: one record (row of ``X`` with its
-    label and its weight). Neighbouring relation: add/remove-one only
-    (``neighboring_ = "add_remove"``), the relation the Poisson-sampled
+    label and its weight); with ``groups``, one person (all of their rows).
+    Neighbouring relation: add/remove-one only
+    (``neighboring_ = "add_remove"``, ``"add_remove_person"`` with ``groups``),
+    the relation the Poisson-sampled
     Gaussian analysis assumes; a replace-one variant would need sampling
-    without replacement and its own accounting, and is not offered.
+    without replacement and its own accounting, and is not offered. With
+    ``groups`` the persons are sampled, each person's summed gradient is
+    clipped to ``W * max_grad_norm`` as a whole and the DP count counts
+    persons: the mechanism below with the person as the record.
     Mechanism: first the row count ``n + N(0, s^2)`` (sensitivity 1), then
     ``T`` steps of the subsampled Gaussian mechanism with the public rate
     ``q``; the sensitivity of each noisy sum is ``W * max_grad_norm`` with
@@ -1040,6 +1206,13 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
     >>> stream = stream.partial_fit(X[100:], y[100:])
     >>> len(stream.dp_events_), bool(1.0 < stream.epsilon_spent_ < 2.0)
     (2, True)
+
+    Four rows per person, the person as the unit of privacy:
+
+    >>> import numpy as np
+    >>> persons = DPSGDClassifier(epsilon=1.0, data_norm=5.0, random_state=0)
+    >>> persons.fit(X, y, groups=np.arange(200) // 4).neighboring_
+    'add_remove_person'
     """
 
     # first-order expansion of the utility in EpsilonForUtility (see its benchmark)
@@ -1097,7 +1270,7 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         self.verbose = verbose
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y, sample_weight=None, groups=None):
         """Fit the private model: one DP-SGD run (a DP row count and its noisy steps).
 
         With ``warm_start=True`` on a fitted model the run starts from its
@@ -1119,17 +1292,32 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
             ``k`` copies of the row (one record, counted once in the DP row count).
             NaN, infinite or negative weights are refused before any noise. Not on
             dask input.
+        groups : array-like of shape (n_samples,), default=None
+            The person of each row (any labels; missing labels and a wrong length are
+            refused before any noise). Given, the unit of privacy is the person: the
+            guarantee covers adding or removing all of one person's rows
+            (``neighboring_ = "add_remove_person"``), whatever their number. Each step
+            samples persons (each with probability ``sample_rate``, with all of their
+            rows), sums the clipped, weighted gradients of each sampled person's rows
+            and clips that sum to ``weight_bound_ * max_grad_norm`` as a whole, so a
+            person moves each noisy sum as much as one row does without groups: the
+            noise and the accountant are unchanged, with ``sample_rate`` now the rate
+            of persons, and the DP count is the count of persons. The objective is
+            the mean over persons of each person's summed loss. One row per person is
+            the fit without groups. In memory only; not with ``data_norm="private"``
+            (refused before any work).
 
         Returns
         -------
         self : object
             The fitted estimator.
         """
-        self._fit_releases(X, y, sample_weight=sample_weight)
+        self._fit_releases(X, y, sample_weight=sample_weight,
+                           **({} if groups is None else {"groups": groups}))
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def partial_fit(self, X, y, classes=None, sample_weight=None):
+    def partial_fit(self, X, y, classes=None, sample_weight=None, groups=None):
         """Continue the model on a batch of rows: one more DP-SGD run, composed.
 
         Each call is the mechanism of :meth:`fit` (a DP count of the batch's rows and
@@ -1159,6 +1347,11 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
             but not change it. A batch may hold some of the classes only.
         sample_weight : array-like of shape (n_samples,), default=None
             Row weights, as in :meth:`fit`.
+        groups : array-like of shape (n_samples,), default=None
+            The person of each row, as in :meth:`fit`. A run keeps its unit: every
+            call of a run fitted with groups passes them, and no call of a run fitted
+            without them (refused before any noise otherwise). The composition
+            assumes every person may be in every call.
 
         Returns
         -------
@@ -1172,7 +1365,8 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         nor with ``data_norm="private"`` (one model needs one bound, and each call
         would draw its own from its batch): both are refused before any work.
         """
-        self._fit_releases(X, y, sample_weight=sample_weight, partial=True, classes=classes)
+        self._fit_releases(X, y, sample_weight=sample_weight, partial=True, classes=classes,
+                           **({} if groups is None else {"groups": groups}))
         return self
 
     def _check_params(self):
@@ -1237,7 +1431,7 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         return z, spent
 
     def _releases(self, X, y, with_derivative=False, *, sample_weight=None, partial=False,
-                  classes=None):
+                  classes=None, groups=None):
         """Validate, calibrate and train once; return the transient solution (in a list).
 
         The solution holds the clipped design and the generators of the masks
@@ -1249,9 +1443,12 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         ``partial``: a ``partial_fit`` call (``classes`` its argument). A call that
         continues a run (``partial_fit`` on a fitted model, ``fit`` with
         ``warm_start``) starts from the fitted coefficients and keeps its label set
-        and features; its spend composes with the run's earlier calls.
+        and features; its spend composes with the run's earlier calls. ``groups``:
+        each row's person (the persons are then the units, see :func:`_dp_sgd`).
         """
         self._check_params()
+        if with_derivative and groups is not None:
+            raise ValueError("The derivative in epsilon is not offered with groups.")
         if with_derivative and self.noise_multiplier is not None:
             raise ValueError("The derivative in epsilon needs a calibrated noise multiplier: "
                              "set noise_multiplier=None.")
@@ -1264,8 +1461,13 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         z, spent = self._privacy_spend(sample_rate, n_steps, count_noise)
         design, Y, loss, weights = self._prepare(X, y, sample_weight, classes=label_set,
                                                  reset=not continuing)
+        codes = None if groups is None else check_groups(groups, design.shape[0])
+        # the units counted: rows, or persons (codes 0 .. P - 1)
+        n_units = design.shape[0] if codes is None else int(codes.max()) + 1
         normaliser, sampling_rng, noise_rng = self._draws(design, count_noise, sample_rate,
-                                                          call=len(previous_events))
+                                                          call=len(previous_events),
+                                                          n_units=n_units,
+                                                          persons=codes is not None)
         self.learning_rate_ = self._step_size(z, normaliser)
         settings = dict(max_grad_norm=float(self.max_grad_norm), normaliser=normaliser,
                         learning_rate=self.learning_rate_,
@@ -1273,7 +1475,7 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
                         average=float(self.average), momentum=float(self.momentum),
                         verbose=self.verbose, sample_weight=weights,
                         weight_bound=self.weight_bound_,
-                        initial_theta=initial_theta)
+                        initial_theta=initial_theta, groups=codes)
         sampling_state = copy.deepcopy(sampling_rng)
         noise_state = copy.deepcopy(noise_rng)
         run = _dp_sgd(design, Y, loss, noise_multiplier=z, sample_rate=sample_rate,
@@ -1287,7 +1489,8 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
                                              count_noise_std=count_noise or None)
         return [DPSGDSolution(run.theta, z, spent, sample_rate, n_steps, count_noise, design,
                               Y, loss, settings, sampling_state, noise_state, run.theta_tangent,
-                              dz, self._accountant(sample_rate), previous_events)]
+                              dz, self._accountant(sample_rate), previous_events,
+                              "add_remove" if codes is None else person_relation("add_remove"))]
 
     def _continues(self, partial):
         """Whether this call continues the fitted run: ``partial_fit`` on a fitted
@@ -1374,19 +1577,23 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
                                intercept_scaling=self.intercept_scaling)
         return design, Y, loss, weights
 
-    def _draws(self, design, count_noise, sample_rate, call=0):
-        """``(normaliser, sampling_rng, noise_rng)``: the DP row count (the only way
-        ``n`` enters the released model) times the rate, and the step streams of the
-        run's ``call``-th mechanism (:func:`_call_streams`)."""
+    def _draws(self, design, count_noise, sample_rate, call=0, n_units=None, persons=False):
+        """``(normaliser, sampling_rng, noise_rng)``: the DP count of the units (the
+        only way their number enters the released model) times the rate, and the step
+        streams of the run's ``call``-th mechanism (:func:`_call_streams`). The units
+        are the rows, or the persons (``persons``, ``n_units`` of them): a person
+        changes their count by one, as a row changes the row count."""
         count_rng, sampling_rng, noise_rng = _call_streams(self.random_state, call)
-        n_tilde = design.shape[0] + count_noise * count_rng.standard_normal()
+        n_units = design.shape[0] if n_units is None else n_units
+        n_tilde = n_units + count_noise * count_rng.standard_normal()
+        unit, record = ("person", "person's rows") if persons else ("row", "record")
         if LARGE_DELTA >= self.delta > 1.0 / max(n_tilde, 1.0):
             # a function of the DP count, which the guarantee covers: no leak
             warnings.warn(
                 f"DPSGDClassifier: delta={self.delta:g} is above 1 / n_tilde, with n_tilde "
-                f"= {n_tilde:.0f} the fit's differentially private row count: the "
-                "guarantee allows publishing a record whole. Choose delta well below 1 / n "
-                "for a public upper bound n on the number of rows.",
+                f"= {n_tilde:.0f} the fit's differentially private {unit} count: the "
+                f"guarantee allows publishing a {record} whole. Choose delta well below "
+                f"1 / n for a public upper bound n on the number of {unit}s.",
                 LargeDeltaWarning, stacklevel=5)
         return max(sample_rate * n_tilde, 1.0), sampling_rng, noise_rng
 
@@ -1418,10 +1625,20 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
     def _partitioned_refusal(self, with_derivative):
         return None
 
-    def _call_refusal(self, partitioned, sample_weight, partial):
+    def _call_refusal(self, partitioned, sample_weight, partial, groups=None):
         """Why this call cannot run, from the arguments' types and the parameters
         alone (before any work on the data), or ``None``."""
         continuing = self._continues(partial)
+        if groups is not None:
+            refusal = self._groups_refusal(partitioned)
+            if refusal is not None:
+                return refusal
+        relation = "add_remove" if groups is None else person_relation("add_remove")
+        if continuing and getattr(self, "neighboring_", "add_remove") != relation:
+            return (f"This call's unit of privacy ({relation!r}) is not the fitted run's "
+                    f"({self.neighboring_!r}): a run keeps one unit. Pass groups to every "
+                    "call of a run fitted with groups and to none of a run fitted without "
+                    "them, or start a new run (warm_start=False, or a new estimator).")
         if partial and self._private_norm():
             return ("partial_fit does not take data_norm='private': each call would draw "
                     "its own bound from its batch, and one model needs one bound. Pass a "
@@ -1448,11 +1665,23 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
                     "or without weights.")
         return None
 
+    def _groups_refusal(self, partitioned):
+        """Why ``groups`` cannot be taken by this call, or ``None``."""
+        if partitioned:
+            return ("groups need the rows in memory: persons are not sampled across the "
+                    "partitions of a dask collection. Fit in memory, or without groups. "
+                    + PARTITIONED_SUPPORT)
+        if self._private_norm():
+            return ("data_norm='private' is not offered with groups: the private bound "
+                    "is calibrated to one row, and a person's rows move it more. Pass a "
+                    "public data_norm.")
+        return None
+
     def _fit_releases(self, X, y, with_derivative=False, *, sample_weight=None,
-                      partial=False, classes=None):
-        partitioned = any(is_dask_collection(v) for v in (X, y, sample_weight))
+                      partial=False, classes=None, groups=None):
+        partitioned = any(is_dask_collection(v) for v in (X, y, sample_weight, groups))
         # before any work on the data and before any noise
-        refusal = self._call_refusal(partitioned, sample_weight, partial)
+        refusal = self._call_refusal(partitioned, sample_weight, partial, groups)
         if refusal is not None:
             raise ValueError(refusal)
         if partitioned and self._private_norm():
@@ -1460,9 +1689,10 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
                              f"data_norm for a fit on a dask array. {PARTITIONED_SUPPORT}")
         if partitioned and with_derivative:
             raise ValueError(f"fit_release() needs the data in memory. {PARTITIONED_SUPPORT}")
+        fit_params = {} if groups is None else {"groups": groups}
         releases = self._releases(X, y, with_derivative=with_derivative,
                                   sample_weight=sample_weight, partial=partial,
-                                  classes=classes)
+                                  classes=classes, **fit_params)
         self._set_fitted(releases)
         return releases
 
@@ -1481,7 +1711,8 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         event = DPSGDEvent(self.noise_multiplier_, self.sample_rate_, self.n_steps_,
                            self.count_noise_std_, solution.accountant, self.data_norm_epsilon_)
         self.dp_events_ = list(solution.previous_events) + [event]
-        self._record_spend(self._run_epsilon(solution.epsilon), self.delta, "add_remove")
+        self._record_spend(self._run_epsilon(solution.epsilon), self.delta,
+                           solution.neighboring)
 
     def _run_epsilon(self, call_epsilon):
         """Epsilon of the whole run at ``delta``: this call's certified epsilon when it is
