@@ -320,7 +320,6 @@ class _PersonSVM(OutputPertSVM):
     (EpsilonForUtility(_PersonStub(), selection="analytic"), "selection='private'"),
     (EpsilonForUtility(_RowsOnly()), "does not take groups"),
     (EpsilonForUtility(_ReleasesRowsOnly()), "does not take groups"),
-    (EpsilonForUtility(DPSGDClassifier()), "does not take groups"),
     (EpsilonForUtility(_PersonSVM(noise="laplace")), "fresh rungs"),
     (EpsilonForUtility(_PersonSVM(delta=1e-6)), "fresh rungs"),
     (EpsilonForUtility(_PersonStub(neighboring="replace")), "adding or removing one person"),
