@@ -1008,7 +1008,8 @@ def check_person_selection(estimator, checkpoints=False, who="EpsilonForUtility"
         raise ValueError(
             f"{who} with groups needs fresh rungs: the releases of one noise path (noise "
             f"reduction of {name}, or checkpoints of one DP-GD run) do not take groups. "
-            "Use noise='gamma' output perturbation or another estimator, or "
+            "Use OutputPertSVM(noise='auto', delta=0) (Gamma-norm noise, fresh fits) or "
+            "another estimator, or "
             "checkpoints=False. Nothing was fitted.")
     params = final.get_params()
     if params.get("neighboring", "add_remove") != "add_remove":
