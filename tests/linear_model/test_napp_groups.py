@@ -394,6 +394,55 @@ def test_exact_audit_of_a_person_gaussian(person_release):
     assert delta_row > 5 * cal.delta
 
 
+# ----------------------------------------- replay of the shipped pre-noise computation
+
+
+@pytest.mark.parametrize("relation", ["add_remove", "replace"])
+@pytest.mark.parametrize("M", [1.0, 2.5])
+def test_replay_person_neighbours_within_the_bounds_used(relation, M):
+    """The estimator's own clipped, weighted designs on neighbours that differ by a
+    person of five rows (one far outside the norm bound): at the released minimisers and
+    at probe points the loss gradient moves by at most ``zeta`` and the Jacobian's log
+    ratio is at most ``eps_jacobian``, both read back from the calibration applied."""
+    from skdp.solvers import glm_gradient, glm_hessian
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(30, 2)) * 0.4
+    y = (X[:, 0] > 0).astype(int)
+    groups = np.arange(30) // 2
+    person = np.array([[0.7, 0.7], [0.9, -0.3], [8.0, 6.0], [-0.5, 0.8], [0.1, 0.1]])
+    person_y = np.array([0, 1, 1, 0, 1])
+    if relation == "replace":    # persons 0 (rows 0, 1) replaced by the new person
+        Xb = np.vstack([X[2:], person])
+        yb = np.concatenate([y[2:], person_y])
+        gb = np.concatenate([groups[2:], np.full(5, 99)])
+    else:
+        Xb, yb = np.vstack([X, person]), np.concatenate([y, person_y])
+        gb = np.concatenate([groups, np.full(5, 99)])
+    clf = NAPPLassoClassifier(alpha=0.3, data_norm=1.0, neighboring=relation,
+                              max_rows_per_group=M, random_state=0)
+    (a,), (b,) = clf._releases(X, y, groups=groups), clf._releases(Xb, yb, groups=gb)
+    cal = a.calibration
+    assert cal.as_dict() == b.calibration.as_dict()
+    lam = cal.penalty_curvature + cal.extra_ridge
+    pa, pb = a.problem, b.problem
+    zero = np.zeros(pa.X.shape[1])
+    probes = [a.theta, b.theta, zero] + [rng.normal(size=3) * r for r in (0.5, 2.0, 8.0)
+                                         for _ in range(10)]
+    largest_jacobian = 0.0
+    for theta in probes:
+        moved = np.linalg.norm(glm_gradient(theta, pa.X, pa.y, pa.loss, 1.0, 0.0, zero)
+                               - glm_gradient(theta, pb.X, pb.y, pb.loss, 1.0, 0.0, zero))
+        assert moved <= cal.sensitivity * (1 + 1e-9)
+        ha = glm_hessian(theta, pa.X, pa.y, pa.loss, 1.0, lam)
+        hb = glm_hessian(theta, pb.X, pb.y, pb.loss, 1.0, lam)
+        jacobian = abs(np.linalg.slogdet(ha)[1] - np.linalg.slogdet(hb)[1])
+        assert jacobian <= cal.eps_jacobian * (1 + 1e-9)
+        largest_jacobian = max(largest_jacobian, jacobian)
+    # not vacuous: at 0 the person's curvature is near its bound (under replace, less
+    # the removed person's)
+    assert largest_jacobian >= (0.2 if relation == "add_remove" else 0.1) * cal.eps_jacobian
+
+
 # ------------------------------------- exact audit, one coefficient (existing harness)
 
 D_PRIME_1D = [(0.05, 1.0)]
