@@ -589,3 +589,25 @@ def test_fit_release_with_groups_has_the_fits_coefficients():
         X, y, groups=np.arange(len(y)) // 3)
     assert np.array_equal(release.coef, again.coef_)
     assert clf.neighboring_ == "add_remove_person"
+
+
+@pytest.mark.parametrize("delta", [0.0, 1e-5])
+def test_fit_release_derivative_with_groups_matches_common_noise_refits(delta):
+    # the person calibration's d extra_ridge / d epsilon (rank m) and, Gaussian, the chi
+    # quantile's scale, through the implicit function theorem on the released minimiser
+    X, y = _data(n=600, d=4, seed=2)
+    X /= np.max(np.linalg.norm(X, axis=1))
+    groups = np.arange(600) // 3
+    est = NAPPLassoClassifier(alpha=3.0, delta=delta, epsilon=1.5, data_norm=1.0, tol=1e-11,
+                              max_iter=300, max_rows_per_group=2.0, random_state=6)
+    release = est.fit_release(X, y, groups=groups)
+    assert est.privacy_report_["extra_ridge"] > 0
+    analytic = np.concatenate([np.ravel(release.coef_derivative),
+                               np.ravel(release.intercept_derivative)])
+    h = 1e-4 * 1.5
+    ends = [NAPPLassoClassifier(**{**est.get_params(), "epsilon": 1.5 + s * h}).fit(
+        X, y, groups=groups) for s in (1, -1)]
+    fd = (np.concatenate([ends[0].coef_.ravel(), ends[0].intercept_])
+          - np.concatenate([ends[1].coef_.ravel(), ends[1].intercept_])) / (2 * h)
+    assert np.linalg.norm(fd) > 0
+    assert np.linalg.norm(analytic - fd) <= 1e-5 * np.linalg.norm(fd)
