@@ -241,14 +241,18 @@ def napp_calibration(epsilon, delta, *, gradient_bound, hessian_bound, penalty_c
 
 
 def kifer_calibration(epsilon, delta, *, gradient_bound, hessian_bound, penalty_curvature=0.0,
-                      neighboring="add_remove", **_):
+                      neighboring="add_remove", persons=False, **_):
     """Existing DP-ERM of Kifer, Smith & Thakurta (2012) as a baseline.
 
     Target penalty plus ``Delta = 2 beta_H / epsilon`` on top (no dual purpose)
     and the KST noise (Gaussian ``zeta sqrt(8 log(2/delta) + 4 eps) / eps``, or
     Gamma-norm scale ``2 zeta / eps``). Reuses the objective-perturbation
-    calibration functions; used by the benchmark.
+    calibration functions; used by the benchmark. One row only: ``persons`` is
+    refused (its rank-one Jacobian bound does not hold for a person).
     """
+    if persons:
+        raise ValueError("kifer_calibration bounds one row's Jacobian (rank one); it has "
+                         "no calibration for a person of several rows.")
     zeta = gradient_sensitivity(gradient_bound, neighboring)
     if np.isinf(epsilon):
         return napp_calibration(epsilon, delta, gradient_bound=gradient_bound,

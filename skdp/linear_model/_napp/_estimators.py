@@ -116,7 +116,10 @@ _NAPP_PARAMS = {
         Public constants of the release: mechanism, the epsilon split
         (``eps_jacobian``, ``eps_noise``, ``eps_retrieved``), ``curvature``
         (Delta), ``extra_ridge``, ``noise`` law and ``noise_scale``,
-        ``sensitivity`` (zeta), per stage in ``stages``.""",
+        ``sensitivity`` (zeta), per stage in ``stages`` (with ``persons`` and
+        ``jacobian_rank``); ``neighboring`` and ``unit``: ``"one record"``, or with
+        ``groups`` ``"one person (all of their rows)"`` and a relation ending in
+        ``"_person"``.""",
 }
 
 _NOTES = """Privacy statement. Unit of privacy: one record (a row of ``X`` with its
