@@ -9,6 +9,10 @@ quadrature grid of ``b`` (weights proportional to the noise density), for
 ``max(0, P_D - exp(eps) P_D')`` over bins, in both directions, gives a lower
 bound ``delta_hat(eps)`` on the ``delta`` of the mechanism at ``eps`` (up to
 quadrature error). A mechanism that is ``eps``-DP must show ``delta_hat ~ 0``.
+
+A record may carry a weight as a third entry, ``(x, y, w)`` (the loss ``w l``): a
+person's rows with the weights ``min(1, M / k)`` of ``groups``, so that ``D`` and ``D'``
+can differ by all the rows of one person.
 """
 
 import numpy as np
@@ -39,19 +43,24 @@ def exponential_grid(mean, n_points=60_000, width=40.0):
     return grid, weights / weights.sum()
 
 
+def _weighted(records):
+    """``(x, y, w)`` for each record, ``w = 1`` when a record has no weight."""
+    return [(r[0], r[1], r[2] if len(r) > 2 else 1.0) for r in records]
+
+
 def loss_derivative(theta, records):
-    """``sum_i (sigmoid(x_i theta) - y_i) x_i`` for each entry of ``theta``."""
+    """``sum_i w_i (sigmoid(x_i theta) - y_i) x_i`` for each entry of ``theta``."""
     total = np.zeros_like(theta)
-    for x, y in records:
-        total += (expit(x * theta) - y) * x
+    for x, y, w in _weighted(records):
+        total += w * (expit(x * theta) - y) * x
     return total
 
 
 def _loss_curvature(theta, records):
     total = np.zeros_like(theta)
-    for x, _ in records:
+    for x, _, w in _weighted(records):
         p = expit(x * theta)
-        total += p * (1.0 - p) * x * x
+        total += w * p * (1.0 - p) * x * x
     return total
 
 
@@ -80,7 +89,8 @@ def solve_increasing(offset, slope, records, lo, hi, start=None, n_steps=200):
 
 
 def _bracket(b, records, lam, curvature):
-    return (np.max(np.abs(b)) + len(records) + lam) / curvature + 1.0
+    total = sum(max(1.0, w) for _, _, w in _weighted(records))
+    return (np.max(np.abs(b)) + total + lam) / curvature + 1.0
 
 
 def kifer_lasso_1d(b, records, lam, curvature):

@@ -11,11 +11,18 @@ convex with ``Delta = beta_H / (exp(eps_jacobian) - 1)`` (rank-one determinant
 lemma, spec 5.1-5.2) and ``b`` has density ``exp(-eps_noise ||b|| / zeta)``
 (pure) or is Gaussian with the standard deviation of Corollary 5 (spec 5.3);
 ``zeta = G`` (add/remove) or ``2 G`` (replace).
+
+With ``groups`` (persons as the unit of privacy) ``G`` and ``beta_H`` bound a whole
+person's weighted gradient and Hessian trace, and the Jacobian is bounded for a
+Hessian difference of rank up to the number of coefficients ``m``:
+``eps_jacobian = m log(1 + beta_H / (m Delta))`` (``docs/privacy/napp.rst``, "Persons
+(groups)"); ``m = 1`` is the row-level rank-one bound.
 """
 
 from dataclasses import asdict, dataclass
 
 import numpy as np
+from scipy.stats import chi2
 
 from ._approximate_minima import EpsilonDerivatives
 from ._objective_perturbation import (
@@ -31,27 +38,54 @@ is never below ``beta_H / expm1(5)``, about ``beta_H / 147``, a public minimum r
 keeps the certified distance bound, and so the cover's noise, small at large epsilon."""
 
 
-def jacobian_curvature(epsilon_jacobian, hessian_bound):
-    """``Delta = beta_H / (exp(eps_J) - 1)``: the curvature that bounds the Jacobian term."""
-    return float(hessian_bound / np.expm1(epsilon_jacobian))
+def jacobian_curvature(epsilon_jacobian, hessian_bound, rank=1):
+    """``Delta = beta_H / (m (exp(eps_J / m) - 1))``: the curvature that bounds the
+    Jacobian term of a Hessian difference of trace at most ``beta_H`` and rank at most
+    ``m = rank`` (``m = 1``: one row, ``beta_H / (exp(eps_J) - 1)``)."""
+    return float(hessian_bound / (rank * np.expm1(epsilon_jacobian / rank)))
 
 
-def jacobian_epsilon(curvature, hessian_bound):
-    """``eps_J = log(1 + beta_H / Delta)``, the inverse of :func:`jacobian_curvature`."""
-    return float(np.log1p(hessian_bound / curvature))
+def jacobian_epsilon(curvature, hessian_bound, rank=1):
+    """``eps_J = m log(1 + beta_H / (m Delta))``, the inverse of :func:`jacobian_curvature`."""
+    return float(rank * np.log1p(hessian_bound / (rank * curvature)))
 
 
-def napp_gaussian_std(epsilon_noise, delta, sensitivity, neighboring="add_remove"):
+def gaussian_tail(delta, neighboring="add_remove", persons_dimension=None):
+    """``t``, the bound on the noise's projection in units of ``sigma``, and ``dt / dlog delta``.
+
+    One row: ``t = sqrt(2 log(2/delta))`` for add/remove (one projection ``<b, x>``),
+    ``sqrt(2 log(4/delta))`` for replace (two projections, union bound; spec 5.4).
+    A person (``persons_dimension = m``, the number of coefficients): the gradient
+    difference lies in the span of the person's rows (of both persons under
+    replace), of dimension at most ``m``, and the norm of the noise's projection on a
+    fixed subspace of dimension ``r <= m`` is ``sigma`` times a chi variable with
+    ``r`` degrees of freedom: ``t = sqrt(chi2.isf(delta, m))`` bounds it but with
+    probability ``delta``.
+    """
+    if persons_dimension is None:
+        k = 4.0 if neighboring == "replace" else 2.0
+        t = np.sqrt(2.0 * np.log(k / delta))
+        return float(t), float(-1.0 / t)
+    m = max(1, int(persons_dimension))
+    q = chi2.isf(delta, m)
+    t = np.sqrt(q)
+    # d q / d delta = -1 / pdf(q): dt / dlog delta = -delta / (2 t pdf(q))
+    return float(t), float(-delta / (2.0 * t * chi2.pdf(q, m)))
+
+
+def napp_gaussian_std(epsilon_noise, delta, sensitivity, neighboring="add_remove",
+                      persons_dimension=None):
     """Corollary 5: ``sigma = zeta (t + sqrt(t**2 + 2 eps_b)) / (2 eps_b)``.
 
-    ``t = sqrt(2 log(2/delta))`` for add/remove (one projection ``<b, x>``);
-    ``sqrt(2 log(4/delta))`` for replace (two projections, union bound; spec 5.4).
-    This is the root of ``zeta t / sigma + zeta**2 / (2 sigma**2) = eps_b``.
+    ``t`` from :func:`gaussian_tail`: ``sqrt(2 log(2/delta))`` for add/remove (one
+    projection ``<b, x>``); ``sqrt(2 log(4/delta))`` for replace (two projections,
+    union bound; spec 5.4); for a person, the chi quantile of
+    :func:`gaussian_tail`. This is the root of ``zeta t / sigma + zeta**2 / (2
+    sigma**2) = eps_b``.
     """
     if np.isinf(epsilon_noise):
         return 0.0
-    k = 4.0 if neighboring == "replace" else 2.0
-    t = np.sqrt(2.0 * np.log(k / delta))
+    t, _ = gaussian_tail(delta, neighboring, persons_dimension)
     return float(sensitivity * (t + np.sqrt(t * t + 2.0 * epsilon_noise)) / (2.0 * epsilon_noise))
 
 
@@ -84,8 +118,15 @@ class NAPPCalibration(EpsilonDerivatives):
     sensitivity : float
         ``zeta``.
     gradient_bound, hessian_bound : float
-        ``G`` and ``beta_H``.
+        ``G`` and ``beta_H`` (of a whole person with ``groups``).
     neighboring : str
+        The relation of the rows (``"add_remove"`` or ``"replace"``); with
+        ``persons`` it holds for one person's rows.
+    persons : bool
+        Whether the unit of privacy is a person (``groups``).
+    jacobian_rank : int
+        ``m``, the rank the Jacobian bound allows for: 1 (one row), or the number
+        of coefficients with ``persons``.
 
     And the derivatives of :class:`~skdp.mechanisms.EpsilonDerivatives`.
     """
@@ -105,6 +146,8 @@ class NAPPCalibration(EpsilonDerivatives):
     gradient_bound: float
     hessian_bound: float
     neighboring: str
+    persons: bool = False
+    jacobian_rank: int = 1
 
     def as_dict(self):
         """The calibration as a plain dict (for reports).
@@ -117,7 +160,8 @@ class NAPPCalibration(EpsilonDerivatives):
 
 
 def napp_calibration(epsilon, delta, *, gradient_bound, hessian_bound, penalty_curvature=0.0,
-                     eps_jacobian_frac=0.5, neighboring="add_remove", retrieval="recycle"):
+                     eps_jacobian_frac=0.5, neighboring="add_remove", retrieval="recycle",
+                     persons=False, dimension=1):
     """Budget split, curvature and noise scale of the default NAPP mechanism (spec 7.1-7.2).
 
     The planned Jacobian share is ``eps_J = eps_jacobian_frac * epsilon`` and
@@ -137,26 +181,37 @@ def napp_calibration(epsilon, delta, *, gradient_bound, hessian_bound, penalty_c
     ``eps_J*`` is constant, and recycling gives the noise all of ``d epsilon``,
     returning its planned share; otherwise ``Delta = beta_H / expm1(f epsilon)
     - mu_P``.
+
+    With ``persons=True`` (``groups``) the bounds are a person's, whose Hessian
+    difference has rank up to ``dimension`` (the number of coefficients, public):
+    the Jacobian term is ``m log(1 + beta_H / (m Delta))`` with ``m = dimension``
+    (:func:`jacobian_curvature`); without, ``m = 1``.
     """
     zeta = gradient_sensitivity(gradient_bound, neighboring)
     mu = float(penalty_curvature)
+    m = max(1, int(dimension)) if persons else 1
+    tail = dict(persons=bool(persons), jacobian_rank=m)
     if np.isinf(epsilon):
         return NAPPCalibration(np.inf, float(delta), np.inf, np.inf, np.inf, 0.0, 0.0, mu, 0.0,
-                               "none", 0.0, zeta, gradient_bound, hessian_bound, neighboring)
+                               "none", 0.0, zeta, gradient_bound, hessian_bound, neighboring,
+                               **tail)
     eps_j = eps_jacobian_frac * epsilon
-    curvature = jacobian_curvature(eps_j, hessian_bound)
+    curvature = jacobian_curvature(eps_j, hessian_bound, m)
     f = eps_jacobian_frac
     # the public minimum curvature counts as the penalty's: the part the penalty lacks
     # is added as a ridge, and the Jacobian's planned share beyond it is retrieved
-    provided = max(mu, jacobian_curvature(MAX_JACOBIAN_EPSILON, hessian_bound))
+    provided = max(mu, jacobian_curvature(MAX_JACOBIAN_EPSILON, hessian_bound, m))
     if provided >= curvature and provided > 0:
-        eps_j_star = min(eps_j, jacobian_epsilon(provided, hessian_bound))
+        eps_j_star = min(eps_j, jacobian_epsilon(provided, hessian_bound, m))
         extra, d_extra = provided - mu, 0.0
         d_eps_noise = 1.0 if retrieval == "recycle" else 1.0 - f
     else:
         eps_j_star = eps_j
         extra = curvature - mu
-        d_extra = -hessian_bound * f * np.exp(f * epsilon) / np.expm1(f * epsilon) ** 2
+        # Delta = beta_H / (m expm1(f epsilon / m)) - mu_P
+        rate = f / m
+        d_extra = -hessian_bound * rate * np.exp(rate * epsilon) / (
+            m * np.expm1(rate * epsilon) ** 2)
         d_eps_noise = 1.0 - f
     retrieved = eps_j - eps_j_star
     if retrieval == "return":
@@ -166,12 +221,15 @@ def napp_calibration(epsilon, delta, *, gradient_bound, hessian_bound, penalty_c
         eps_noise = epsilon - eps_j_star
         spent = float(epsilon)
     if delta > 0:
-        noise, scale = "gaussian", napp_gaussian_std(eps_noise, delta, zeta, neighboring)
-        # sigma = zeta (t + r) / (2 e), r = sqrt(t^2 + 2 e), t = sqrt(2 log(k / delta))
-        t = np.sqrt(2.0 * np.log((4.0 if neighboring == "replace" else 2.0) / delta))
+        persons_dimension = m if persons else None
+        noise = "gaussian"
+        scale = napp_gaussian_std(eps_noise, delta, zeta, neighboring, persons_dimension)
+        # sigma = zeta (t + r) / (2 e), r = sqrt(t^2 + 2 e): dlog sigma / dt = 1 / r
+        t, dt_dlog_delta = gaussian_tail(delta, neighboring, persons_dimension)
         r = np.sqrt(t * t + 2.0 * eps_noise)
         d_log_scale = (1.0 / (r * (t + r)) - 1.0 / eps_noise) * d_eps_noise
-        d_log_scale_d_log_delta = -1.0 / (r * t)
+        d_log_scale_d_log_delta = (-1.0 / (r * t) if persons_dimension is None
+                                   else dt_dlog_delta / r)
     else:
         noise, scale = "gamma_norm", zeta / eps_noise
         d_log_scale, d_log_scale_d_log_delta = -d_eps_noise / eps_noise, 0.0
@@ -179,18 +237,22 @@ def napp_calibration(epsilon, delta, *, gradient_bound, hessian_bound, penalty_c
                            float(eps_noise), float(retrieved), curvature, mu, float(extra),
                            noise, float(scale), zeta, gradient_bound, hessian_bound, neighboring,
                            d_extra_ridge=float(d_extra), d_log_noise_scale=float(d_log_scale),
-                           d_log_noise_scale_d_log_delta=float(d_log_scale_d_log_delta))
+                           d_log_noise_scale_d_log_delta=float(d_log_scale_d_log_delta), **tail)
 
 
 def kifer_calibration(epsilon, delta, *, gradient_bound, hessian_bound, penalty_curvature=0.0,
-                      neighboring="add_remove", **_):
+                      neighboring="add_remove", persons=False, **_):
     """Existing DP-ERM of Kifer, Smith & Thakurta (2012) as a baseline.
 
     Target penalty plus ``Delta = 2 beta_H / epsilon`` on top (no dual purpose)
     and the KST noise (Gaussian ``zeta sqrt(8 log(2/delta) + 4 eps) / eps``, or
     Gamma-norm scale ``2 zeta / eps``). Reuses the objective-perturbation
-    calibration functions; used by the benchmark.
+    calibration functions; used by the benchmark. One row only: ``persons`` is
+    refused (its rank-one Jacobian bound does not hold for a person).
     """
+    if persons:
+        raise ValueError("kifer_calibration bounds one row's Jacobian (rank one); it has "
+                         "no calibration for a person of several rows.")
     zeta = gradient_sensitivity(gradient_bound, neighboring)
     if np.isinf(epsilon):
         return napp_calibration(epsilon, delta, gradient_bound=gradient_bound,

@@ -217,6 +217,12 @@ class _ResearchNAPP:
         return (f"{type(self).__name__} (a research variant, not private) does not fit on "
                 "a dask array.")
 
+    def _check_groups(self, groups):
+        if groups is not None:
+            raise ValueError(f"{type(self).__name__} (a research variant, not private) does "
+                             "not take groups: it has no privacy guarantee for a row, let "
+                             "alone for a person.")
+
     def _claimed_spend(self):
         """``(inf, delta)``: a research variant is not differentially private."""
         return np.inf, float(self.delta)

@@ -18,6 +18,7 @@ from ...losses import WeightedLoss, weighted_targets
 from ...penalties import make_penalty
 from ...solvers._partitioned import is_dask_collection, one_vs_rest
 from ...utils._docstrings import _SHARED_PARAMS, fill_doc
+from ...utils._groups import person_relation
 from ...utils._memory import check_allocation
 from ...utils._progress import Progress, problem_names, problems_header, solve_each
 from ...utils._random import noise_generator
@@ -36,7 +37,7 @@ from .._base import (
     partitioned_regression_design,
     solver_design,
 )
-from .._weights import WeightedFitMixin, row_weights, weight_constraints
+from .._weights import WeightedFitMixin, person_constraints, row_weights, weight_constraints
 from ._mechanism import napp_release, napp_two_stage
 
 
@@ -115,7 +116,10 @@ _NAPP_PARAMS = {
         Public constants of the release: mechanism, the epsilon split
         (``eps_jacobian``, ``eps_noise``, ``eps_retrieved``), ``curvature``
         (Delta), ``extra_ridge``, ``noise`` law and ``noise_scale``,
-        ``sensitivity`` (zeta), per stage in ``stages``.""",
+        ``sensitivity`` (zeta), per stage in ``stages`` (with ``persons`` and
+        ``jacobian_rank``); ``neighboring`` and ``unit``: ``"one record"``, or with
+        ``groups`` ``"one person (all of their rows)"`` and a relation ending in
+        ``"_person"``.""",
 }
 
 _NOTES = """Privacy statement. Unit of privacy: one record (a row of ``X`` with its
@@ -156,7 +160,21 @@ _NOTES = """Privacy statement. Unit of privacy: one record (a row of ``X`` with 
     ``w_i / W`` (bound 1) and the penalty ``alpha / W``: large weights act as a
     weaker penalty against the same relative noise, so scale ``alpha`` with
     ``W`` to keep the unweighted fit's regularisation. The unit of privacy is
-    one record with its weight."""
+    one record with its weight.
+
+    Persons. With ``fit(X, y, groups=...)`` the unit of privacy is one person
+    (all of their rows; ``neighboring_`` is ``"add_remove_person"`` or
+    ``"replace_person"``). Each of a person's ``k`` rows is weighted ``min(1, M /
+    k)``, ``M = max_rows_per_group``, so a person's weights sum to at most
+    ``weight_bound_ = M W``: ``zeta`` is that of a record of weight ``M W``. A
+    person's Hessian is a sum of up to ``k`` rank-one terms of trace at most ``M W
+    beta_H`` in all, of rank up to the number of coefficients ``m``, so the
+    Jacobian term is bounded by ``m log(1 + M W beta_H / (m Delta))`` instead of
+    the row's ``log(1 + W beta_H / Delta)``: the curvature is ``Delta = M W beta_H /
+    (m (exp(eps_J / m) - 1))`` (``privacy_report_["stages"]`` gives ``m`` as
+    ``jacobian_rank``). Two-stage fits use ``m = |S|`` in the second stage.
+    ``data_norm="private"`` is refused with groups (its quantile protects a
+    row)."""
 
 
 MNIST_NUMBERS = {"napp": "0.32", "napp_gaussian": "0.82", "dpsgd": "0.91",
@@ -305,6 +323,7 @@ class _BaseNAPP(WeightedFitMixin, PrivateLinearModel):
         "napp_max_iter": [Interval(Integral, 1, None, closed="left")],
         "verbose": ["verbose"],
         **weight_constraints(class_weight=False),
+        **person_constraints(),
     }
 
     def _check_params(self, n_coefficients):
@@ -335,6 +354,15 @@ class _BaseNAPP(WeightedFitMixin, PrivateLinearModel):
             raise ValueError(f"n_aug={self.n_aug} is too small for exact-moment pseudo-rows: "
                              f"it must be at least n_coefficients + 2 = {n_coefficients + 2}.")
 
+    def _check_groups(self, groups):
+        """With ``groups``, refuse before any noise what has no person-level calibration:
+        ``data_norm="private"`` (its DP quantile protects one row, not one person)."""
+        if groups is not None and self._private_norm():
+            raise ValueError(
+                f"{type(self).__name__}: data_norm='private' is refused with groups: the "
+                "private choice of the norm bound protects one row, not one person (all of "
+                "their rows). Pass a public data_norm.")
+
     def _penalty(self):
         return make_penalty(self.penalty, self.alpha, l1_ratio=self.l1_ratio, q=self.q)
 
@@ -352,12 +380,14 @@ class _BaseNAPP(WeightedFitMixin, PrivateLinearModel):
             _check_napp_allocation(n_coefficients)
         return True
 
-    def _run(self, problems, rng, weights=None):
+    def _run(self, problems, rng, weights=None, persons=False):
         """Run the configured mechanism once per problem ``(design, targets)`` (a
         partitioned design holds its targets: ``None``); return the transient
         solutions. Row ``weights`` (in ``[0, weight_bound_]``) make the loss a
         :class:`~skdp.losses.WeightedLoss`, whose bounds are ``weight_bound_`` times
-        the row's."""
+        the row's. With ``persons`` (``groups`` given) ``weight_bound_`` bounds a
+        person's weights in all and the Jacobian is bounded for a person's Hessian
+        of any rank (``docs/privacy/napp.rst``, "Persons (groups)")."""
         row_norm = effective_data_norm(self.data_norm_, self.fit_intercept,
                                        self.intercept_scaling)
         if weights is None:
@@ -376,7 +406,7 @@ class _BaseNAPP(WeightedFitMixin, PrivateLinearModel):
         common = dict(epsilon=self._mechanism_epsilon() / k, delta=self.delta / k,
                       gradient_bound=gradient_bound, hessian_bound=hessian_bound,
                       coef_bound=self.coef_bound, eps_jacobian_frac=self.eps_jacobian_frac,
-                      neighboring=self.neighboring, solver=solver, rng=rng)
+                      neighboring=self.neighboring, solver=solver, rng=rng, persons=persons)
         self._warn_noise_dominance(k, problems[0][0].shape[1], penalty, common)
         progress = Progress(self.verbose, type(self).__name__)
         header = problems_header(k, problems[0][0].shape[1], epsilon=common["epsilon"],
@@ -435,7 +465,7 @@ class _BaseNAPP(WeightedFitMixin, PrivateLinearModel):
         self.coef_, self.intercept_ = self._coefficients(thetas)
         report = self._report(solutions)
         self.privacy_guarantee_ = True
-        self._record_spend(report["epsilon_spent"], self.delta, self.neighboring)
+        self._record_spend(report["epsilon_spent"], self.delta, report["neighboring"])
         self.privacy_report_ = report
 
     def _report(self, solutions):
@@ -449,6 +479,7 @@ class _BaseNAPP(WeightedFitMixin, PrivateLinearModel):
                 stages.append(record)
         per_problem = sum(stage["epsilon_spent"] + stage["epsilon_cover"] for stage in stages)
         last = stages[-1]
+        persons = first.calibration.persons
         return {
             "mechanism": self._mechanism_name(),
             "epsilon": float(self.epsilon),
@@ -456,7 +487,9 @@ class _BaseNAPP(WeightedFitMixin, PrivateLinearModel):
             "epsilon_spent": float(per_problem * len(solutions) + self.data_norm_epsilon_),
             "epsilon_data_norm": float(self.data_norm_epsilon_),
             "data_norm": self.data_norm_,
-            "neighboring": self.neighboring,
+            # with groups: one person (all of their rows)
+            "neighboring": person_relation(self.neighboring) if persons else self.neighboring,
+            "unit": "one person (all of their rows)" if persons else "one record",
             "n_problems": len(solutions),
             "eps_jacobian": last["eps_jacobian"],
             "eps_noise": last["eps_noise"],
@@ -500,6 +533,8 @@ class NAPPLasso(RegressorMixin, _BaseNAPP):
     %(napp_solver_params)s
 
     %(max_sample_weight)s
+
+    %(max_rows_per_group)s
 
     %(random_state)s
 
@@ -574,7 +609,7 @@ class NAPPLasso(RegressorMixin, _BaseNAPP):
                  fit_intercept=True, intercept_scaling=1.0, adaptive_two_stage=False,
                  stage1_frac=0.3, threshold=None, augmentation="expected", n_aug=None,
                  tol=1e-8, max_iter=100, napp_max_iter=10, max_sample_weight=1.0,
-                 random_state=None, verbose=0):
+                 max_rows_per_group=1.0, random_state=None, verbose=0):
         self.alpha = alpha
         self.loss = loss
         self.penalty = penalty
@@ -599,6 +634,7 @@ class NAPPLasso(RegressorMixin, _BaseNAPP):
         self.max_iter = max_iter
         self.napp_max_iter = napp_max_iter
         self.max_sample_weight = max_sample_weight
+        self.max_rows_per_group = max_rows_per_group
         self.random_state = random_state
         self.verbose = verbose
 
@@ -610,12 +646,14 @@ class NAPPLasso(RegressorMixin, _BaseNAPP):
         tags.regressor_tags.poor_score = True
         return tags
 
-    def _releases(self, X, y, with_derivative=False, sample_weight=None):
+    def _releases(self, X, y, with_derivative=False, sample_weight=None, groups=None):
         """Validate, clip, then run the mechanism; return the transient solutions.
 
         The solutions hold the noise draws and the clipped design; the fitted
-        estimator never keeps them.
+        estimator never keeps them. ``groups`` (one person label per row) makes the
+        person the unit of privacy.
         """
+        self._check_groups(groups)
         if self._partitioned(X, y):   # checked as a map-reduce, clipped in partitions
             poisson = self.loss == "poisson"
             design = partitioned_regression_design(
@@ -633,10 +671,10 @@ class NAPPLasso(RegressorMixin, _BaseNAPP):
             y = np.minimum(y, self.y_bound)
         else:
             y = np.clip(y, -self.y_bound, self.y_bound)
-        weights, self.weight_bound_ = row_weights(self, sample_weight, X)
+        weights, self.weight_bound_ = row_weights(self, sample_weight, X, groups=groups)
         design = _napp_design(X, self)
         rng = noise_generator(self.random_state)
-        return self._run([(design, y)], rng, weights)
+        return self._run([(design, y)], rng, weights, persons=groups is not None)
 
     def _set_fitted(self, solutions):
         super()._set_fitted(solutions)
@@ -708,6 +746,8 @@ class NAPPLassoClassifier(_LinearClassifierMixin, ClassifierMixin, _BaseNAPP):
     %(class_weight)s
 
     %(max_sample_weight)s
+
+    %(max_rows_per_group)s
 
     %(classes)s
 
@@ -784,7 +824,7 @@ class NAPPLassoClassifier(_LinearClassifierMixin, ClassifierMixin, _BaseNAPP):
                  intercept_scaling=1.0, adaptive_two_stage=False, stage1_frac=0.3,
                  threshold=None, augmentation="expected", n_aug=None, tol=1e-8,
                  max_iter=100, napp_max_iter=10, class_weight=None, max_sample_weight=1.0,
-                 classes=None, random_state=None, verbose=0):
+                 max_rows_per_group=1.0, classes=None, random_state=None, verbose=0):
         self.alpha = alpha
         self.penalty = penalty
         self.l1_ratio = l1_ratio
@@ -808,6 +848,7 @@ class NAPPLassoClassifier(_LinearClassifierMixin, ClassifierMixin, _BaseNAPP):
         self.napp_max_iter = napp_max_iter
         self.class_weight = class_weight
         self.max_sample_weight = max_sample_weight
+        self.max_rows_per_group = max_rows_per_group
         self.classes = classes
         self.random_state = random_state
         self.verbose = verbose
@@ -829,7 +870,7 @@ class NAPPLassoClassifier(_LinearClassifierMixin, ClassifierMixin, _BaseNAPP):
             gradient_bound=common["gradient_bound"], hessian_bound=common["hessian_bound"],
             penalty_curvature=penalty.strong_convexity(self.coef_bound),
             eps_jacobian_frac=self.eps_jacobian_frac, neighboring=self.neighboring,
-            retrieval=self.retrieval)
+            retrieval=self.retrieval, persons=common["persons"], dimension=dim)
         records = noise_in_records(calibration, dim)
         if records < NOISE_ROWS_LIMIT:
             return
@@ -850,12 +891,14 @@ class NAPPLassoClassifier(_LinearClassifierMixin, ClassifierMixin, _BaseNAPP):
             "reads public quantities only; silence it with warnings.filterwarnings when "
             "the data are large enough.", NoiseDominanceWarning, stacklevel=7)
 
-    def _releases(self, X, y, with_derivative=False, sample_weight=None):
+    def _releases(self, X, y, with_derivative=False, sample_weight=None, groups=None):
         """Validate, clip, then run the mechanism once per one-vs-rest problem.
 
         Returns the transient solutions (noise draws, clipped design), which
-        the fitted estimator never keeps.
+        the fitted estimator never keeps. ``groups`` (one person label per row)
+        makes the person the unit of privacy.
         """
+        self._check_groups(groups)
         if self._partitioned(X, y):   # checked as a map-reduce; labels mapped in partitions
             design = partitioned_design(self, X, y, data_norm=self._resolve_data_norm(),
                                         fit_intercept=self.fit_intercept,
@@ -870,8 +913,10 @@ class NAPPLassoClassifier(_LinearClassifierMixin, ClassifierMixin, _BaseNAPP):
         check_classification_targets(y)
         self._check_params(X.shape[1] + int(self.fit_intercept))
         self.classes_, y_idx = encode_labels(y, self.classes)
-        weights, self.weight_bound_ = row_weights(self, sample_weight, X, y_idx, self.classes_)
+        weights, self.weight_bound_ = row_weights(self, sample_weight, X, y_idx, self.classes_,
+                                                  groups=groups)
         design = _napp_design(X, self)
         targets = one_vs_rest_targets(y_idx, len(self.classes_))
         rng = noise_generator(self.random_state)
-        return self._run([(design, target) for target in targets], rng, weights)
+        return self._run([(design, target) for target in targets], rng, weights,
+                         persons=groups is not None)

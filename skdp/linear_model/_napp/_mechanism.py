@@ -108,19 +108,22 @@ def cover_release(solution, epsilon_cover, tol, strong_convexity, cover_draw):
 
 def napp_release(X, y, loss, penalty, *, epsilon, delta, gradient_bound, hessian_bound,
                  coef_bound, eps_jacobian_frac, neighboring, retrieval, solver, rng,
-                 calibrate=napp_calibration):
+                 calibrate=napp_calibration, persons=False):
     """Default NAPP mechanism (spec 7.1): calibrate, draw ``b`` once, solve, certify, cover.
 
     ``X`` is the clipped (intercept-augmented) design, ``y`` the clipped target. The
     mechanism gets the share :func:`~skdp.mechanisms.split_budget` leaves it; the rest
     pays for the output noise that covers the solver's distance to the exact minimiser.
+    With ``persons`` (``groups``) the bounds are a person's and the Jacobian is bounded
+    for a Hessian difference of rank up to the number of coefficients ``X.shape[1]``.
     """
     budget = split_budget(epsilon, delta)
     mu = penalty.strong_convexity(coef_bound)
     calibration = calibrate(budget.epsilon_mechanism, budget.delta_mechanism,
                             gradient_bound=gradient_bound, hessian_bound=hessian_bound,
                             penalty_curvature=mu, eps_jacobian_frac=eps_jacobian_frac,
-                            neighboring=neighboring, retrieval=retrieval)
+                            neighboring=neighboring, retrieval=retrieval, persons=persons,
+                            dimension=X.shape[1])
     draw = draw_noise(calibration.noise, X.shape[1], rng)
     cover_draw = _cover_draw(draw, X.shape[1], rng)
     solution = solve_release(X, y, loss, penalty, calibration, draw, coef_bound=coef_bound,
@@ -153,7 +156,8 @@ class _RidgeWeights:
 
 
 def napp_two_stage(X, y, loss, penalty, *, epsilon, delta, gradient_bound, hessian_bound,
-                   coef_bound, eps_jacobian_frac, neighboring, stage1_frac, solver, rng):
+                   coef_bound, eps_jacobian_frac, neighboring, stage1_frac, solver, rng,
+                   persons=False):
     """Two-stage adaptive NAPP (spec 7.3): rigorous MOOR, retrieval and recycling.
 
     Stage 1 is :func:`napp_release` with ``(stage1_frac * epsilon, stage1_frac *
@@ -163,22 +167,27 @@ def napp_two_stage(X, y, loss, penalty, *, epsilon, delta, gradient_bound, hessi
     public; the Jacobian then costs ``log(1 + beta_H / min_S w_j)`` and the
     rest of the stage-2 budget goes to a fresh noise vector on ``S``
     (recycling). Total budget by sequential composition: ``(epsilon, delta)``.
+    With ``persons`` each stage bounds its Jacobian for a person's Hessian
+    difference of rank up to its number of coefficients (``X.shape[1]``, then
+    ``|S|``, public once stage 1 is released).
     """
     eps1, delta1 = stage1_frac * epsilon, stage1_frac * delta
     eps2, delta2 = (np.inf if np.isinf(epsilon) else epsilon - eps1), delta - delta1
     first = napp_release(X, y, loss, penalty, epsilon=eps1, delta=delta1,
                          gradient_bound=gradient_bound, hessian_bound=hessian_bound,
                          coef_bound=coef_bound, eps_jacobian_frac=eps_jacobian_frac,
-                         neighboring=neighboring, retrieval="recycle", solver=solver, rng=rng)
+                         neighboring=neighboring, retrieval="recycle", solver=solver, rng=rng,
+                         persons=persons)
     # stage 2 reads only stage 1's release (public), never its unreleased solution
     support = np.flatnonzero(first.released)
     d = X.shape[1]
     budget2 = split_budget(eps2, delta2)
+    rank2 = max(1, len(support)) if persons else 1
     if np.isinf(epsilon):
         floor = 0.0
     else:
         floor = jacobian_curvature(min(eps_jacobian_frac * budget2.epsilon_mechanism,
-                                       MAX_JACOBIAN_EPSILON), hessian_bound)
+                                       MAX_JACOBIAN_EPSILON), hessian_bound, rank2)
     cap = 1e8 * max(1.0, floor, penalty.l1_weight + np.max(penalty.l2_weight)
                     + penalty.bridge_weight)
     weights = np.maximum(floor, penalty.lqa_weight(first.released[support], cap))
@@ -189,7 +198,7 @@ def napp_two_stage(X, y, loss, penalty, *, epsilon, delta, gradient_bound, hessi
                                    penalty_curvature=ridge.strong_convexity() if len(support)
                                    else np.inf,
                                    eps_jacobian_frac=eps_jacobian_frac, neighboring=neighboring,
-                                   retrieval="recycle")
+                                   retrieval="recycle", persons=persons, dimension=rank2)
     theta = np.zeros(d)
     if len(support) == 0:
         # nothing to estimate: stage 2 reads no data
