@@ -170,7 +170,9 @@ _SHARED_PARAMS = {
         Delta of the guarantee delivered by this fit.
 
     neighboring_ : str
-        Neighbouring relation of the guarantee.""",
+        Neighbouring relation of the guarantee: ``"add_remove"`` or ``"replace"``
+        (one row), or with ``fit(..., groups=...)`` ``"add_remove_person"`` or
+        ``"replace_person"`` (one person, all of their rows).""",
 }
 
 
