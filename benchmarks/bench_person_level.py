@@ -98,6 +98,29 @@ def run(seeds, n_jobs=1):
             "majority_rate": majority, "results": results}
 
 
+def plot(payload, path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(payload["results"])
+    fig, ax = plt.subplots(figsize=(8, 3.5))
+    width = 0.8 / len(ROUTES)
+    for i, route in enumerate(ROUTES):
+        means = [payload["results"][n][route]["accuracy"]["mean"] for n in names]
+        sems = [payload["results"][n][route]["accuracy"]["sem"] for n in names]
+        ax.bar(np.arange(len(names)) + (i - 1) * width, means, width, yerr=sems, label=route)
+    ax.axhline(payload["majority_rate"], color="k", ls="--", lw=1, label="majority class")
+    ax.set_xticks(range(len(names)), names, fontsize=8)
+    ax.set_ylim(0.6, 0.9)
+    ax.set_ylabel("test accuracy")
+    ax.set_title(f"Adult as a visit table, epsilon {payload['params']['epsilon']:g}")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
@@ -107,7 +130,8 @@ def main(argv=None):
     payload = {"params": {"epsilon": EPSILON, "delta": DELTA, "largest_person": LARGEST_PERSON,
                           "public_seed": PUBLIC_SEED, "seeds": seeds},
                **run(seeds, args.n_jobs)}
-    write_results(NAME + ("_quick" if args.quick else ""), payload)
+    path = write_results(NAME + ("_quick" if args.quick else ""), payload)
+    plot(payload, path.with_suffix(".png"))
 
 
 if __name__ == "__main__":
