@@ -13,7 +13,7 @@ from ..base import neighboring_constraint
 from ..mechanisms import draw_noise
 from ..mechanisms._approximate_minima import COVER_EPSILON_SHARE, MAX_TOL, solver_cover
 from ..mechanisms._objective_perturbation import (_jacobian_multiplier, jacobian_share_C,
-                                                  kst_release_rdp,
+                                                  kst_noise_dim, kst_release_rdp,
                                                   objective_perturbation_calibration,
                                                   person_hessian)
 from ..losses import SoftmaxLoss, WeightedLoss
@@ -235,15 +235,22 @@ class ObjPertSolution:
         return d_log_scale * self.cover_draw.vector(self.cover.scale)
 
 
-def _calibration_at(epsilon, delta, unit_bounds, C, hessian_rank=1, person_dim=1, **kwargs):
+def _calibration_at(epsilon, delta, unit_bounds, C, hessian_rank=1, person_dim=1, n_coef=None,
+                    **kwargs):
     """:func:`objective_perturbation_calibration` at ``C`` for the bounds at ``C = 1``;
     with ``person_dim`` above 1, the Jacobian constants of one person
-    (:func:`~skdp.mechanisms._objective_perturbation.person_hessian`)."""
+    (:func:`~skdp.mechanisms._objective_perturbation.person_hessian`). The Gaussian
+    noise covers a gradient difference in a subspace of dimension
+    :func:`~skdp.mechanisms._objective_perturbation.kst_noise_dim` (``n_coef``: the
+    coefficients per class, for its cap)."""
     gradient_bound, hessian_bound = unit_bounds
+    noise_dim = kst_noise_dim(hessian_rank, kwargs.get("neighboring", "add_remove"),
+                              person_dim, n_coef)
     hessian_bound, hessian_rank = person_hessian(C * hessian_bound, hessian_rank, person_dim)
     return objective_perturbation_calibration(epsilon, delta, gradient_bound=C * gradient_bound,
                                               hessian_bound=hessian_bound,
-                                              hessian_rank=hessian_rank, **kwargs)
+                                              hessian_rank=hessian_rank, noise_dim=noise_dim,
+                                              **kwargs)
 
 
 def _objective_perturbation(X, y, loss, *, C, epsilon, delta, neighboring, delta_rule,
@@ -268,7 +275,8 @@ def _objective_perturbation(X, y, loss, *, C, epsilon, delta, neighboring, delta
     ridge = 1.0
     calibrate = partial(_calibration_at, epsilon, delta, loss.bounds(row_norm), ridge=ridge,
                         neighboring=neighboring, delta_rule=delta_rule,
-                        eps_jacobian_frac=eps_jacobian_frac, person_dim=person_dim)
+                        eps_jacobian_frac=eps_jacobian_frac, person_dim=person_dim,
+                        n_coef=X.shape[1])
     budget, calibration = calibrate(C)
     d = X.shape[1]
     draw = draw_noise(calibration.noise, d, rng)
@@ -328,7 +336,7 @@ def _multinomial_objective_perturbation(X, Y, *, C, epsilon, delta, neighboring,
     calibrate = partial(_calibration_at, epsilon, delta, loss.bounds(row_norm), ridge=ridge,
                         neighboring=neighboring, delta_rule=delta_rule,
                         eps_jacobian_frac=eps_jacobian_frac, hessian_rank=n_classes - 1,
-                        person_dim=person_dim)
+                        person_dim=person_dim, n_coef=X.shape[1])
     budget, calibration = calibrate(C)
     shape = (n_classes, X.shape[1])
     dim = n_classes * X.shape[1]
@@ -623,6 +631,12 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
             With ``delta=0``, ``neighboring="replace"`` or a multinomial fit.
         """
         check_is_fitted(self, "C_")
+        if self.neighboring_ not in ("add_remove", "replace"):
+            raise ValueError(
+                "A fit with groups (neighboring_="
+                f"{self.neighboring_!r}) has no Renyi curve here: the curve needs one "
+                "gradient direction per record, and one person's several rows have many. "
+                "Its (epsilon, delta) guarantee is the KST calibration's.")
         return gaussian_renyi_curve(self, len(self.classes_), orders, C=self.C_,
                                     weight_bound=self.weight_bound_)
 
@@ -646,13 +660,6 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
         check_class_weight(self.class_weight)
         self._check_privacy_params()
         check_person_params(self, groups)
-        if groups is not None and self.delta > 0:
-            raise ValueError(
-                "ObjPertLogisticRegression: delta > 0 (Kifer et al.'s Gaussian objective "
-                "perturbation) is refused with groups: its tail bound needs the gradient "
-                "difference of two neighbours to keep one direction, and one person's "
-                "several rows do not. Use delta=0 (pure objective perturbation, calibrated "
-                "per person), or OutputPertSVM.")
         weights = None
         partitioned = is_dask_collection(X) or is_dask_collection(y)
         if partitioned:  # checked as a map-reduce; each partition maps its own labels
