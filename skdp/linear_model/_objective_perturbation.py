@@ -479,8 +479,12 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
     plus an extra ridge when the Jacobian term ``m log(1 + c C R^2)`` (``m =
     1`` add/remove, 2 replace) exceeds its share. With ``delta > 0`` it is the
     Gaussian objective perturbation of Kifer, Smith & Thakurta (2012),
-    (epsilon, delta)-DP, with standard deviation ``zeta sqrt(8 log(2/delta) +
-    4 epsilon) / epsilon`` and extra ridge ``2 c C R^2 / epsilon``. Here ``R``
+    (epsilon, delta)-DP, with standard deviation ``zeta sqrt(4 q^2 + 4
+    epsilon) / epsilon``, ``q^2 = max(2 log(2/delta), chi2.isf(delta, m))``,
+    and extra ridge ``2 c C R^2 / epsilon``: ``m`` is the dimension of a fixed
+    subspace that holds the neighbours' gradient difference whatever the
+    output (1 for a binary record, 2 under replace, where ``q^2 = 2
+    log(2/delta)``, Kifer et al.'s constant). Here ``R``
     is ``sqrt(data_norm**2 + intercept_scaling**2)`` with an intercept and
     ``c`` is 1/4 (logistic) or ``1 / (2 huber_h)`` (Huber). The proofs hold
     for the exact minimiser; the solver stops at the public gradient norm
@@ -490,7 +494,10 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
     perturb the softmax objective over the ``K x d`` coefficient matrix: ``G =
     sqrt(2) C R`` and ``c = 1/2`` with the Jacobian term multiplied by the rank
     ``K - 1`` of a record's Hessian (KST: extra ridge ``2 (K - 1) c C R^2 /
-    epsilon``). One-vs-rest splits epsilon and delta evenly over the classes
+    epsilon``); a record's softmax gradient ``(p - e_y) x^T`` turns with the
+    coefficients in a subspace of dimension ``K - 1``, so the Gaussian noise
+    takes ``m = K - 1`` (``2 (K - 1)`` under replace, at most ``(K - 1) d``).
+    One-vs-rest splits epsilon and delta evenly over the classes
     (sequential composition). A Gaussian fit under add/remove-one neighbours
     (binary or one-vs-rest) also has a Renyi curve, :meth:`renyi_curve`, which
     private selection and searches compose. A fit that does
@@ -522,10 +529,11 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
     in place of ``m log(1 + beta / (1 + Delta))``: the calibration, its extra
     ridge and ``C="auto"`` use it for every fit with ``groups``, whatever the
     persons' sizes (which the fit does not read; even when each person has one
-    row). Refused with ``groups``, before any noise: ``delta > 0`` (Kifer et
-    al.'s Gaussian tail bound needs the gradient difference to keep one
-    direction, which a person's several rows do not) and ``data_norm="private"``
-    (a row-level quantile).
+    row). With ``delta > 0`` a person's gradient turns with the coefficients in
+    the span of their rows' gradients, of dimension at most ``d`` (``(K - 1) d``
+    for the softmax): the Gaussian noise takes ``m = d`` (``(K - 1) d``), and
+    the fit has no Renyi curve. Refused with ``groups``, before any noise:
+    ``data_norm="private"`` (a row-level quantile).
 
     Defaults. The shares of ``C="auto"`` (the Jacobian term's 5 %% of a binary
     problem's epsilon, one-vs-rest included; 2.5 %% for the softmax problem with
@@ -628,7 +636,8 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
         Raises
         ------
         ValueError
-            With ``delta=0``, ``neighboring="replace"`` or a multinomial fit.
+            With ``delta=0``, ``neighboring="replace"``, a multinomial fit or a
+            fit with ``groups``.
         """
         check_is_fitted(self, "C_")
         if self.neighboring_ not in ("add_remove", "replace"):

@@ -44,7 +44,9 @@ person (:func:`person_coin_split`), the counts of persons (each person's fractio
 rows in each class: L1 and L2 sensitivity at most 1), the test sums ``sum_p
 (mean_{i in p} u_i - t)`` (sensitivity ``max(t, 1 - t)`` per person), and rungs fitted
 with ``fit(X, y, groups=...)`` that certify add/remove-person neighbours; the accounts
-are unchanged (:func:`check_person_selection` refuses what cannot take them).
+are unchanged (:func:`check_person_selection` refuses what cannot take them), except
+that Gaussian ``ObjPertLogisticRegression`` rungs go to the basic-composition odometer
+(their Renyi curve is a record's: ``training_account(..., persons=True)``).
 """
 
 from dataclasses import dataclass, field
