@@ -326,6 +326,50 @@ def test_objpert_replayed_privacy_loss_of_a_person_is_within_epsilon(unit_ball_c
     assert noise_term > calibration.epsilon_noise / M   # one row's calibration: it would fail
 
 
+def test_objpert_gaussian_replayed_privacy_loss_of_a_person(unit_ball_classification):
+    """The Gaussian variant with groups, replayed at a released fit as above: a person
+    of ``d - 1`` orthonormal rows at margin 0 has a Jacobian term above the record's
+    bound and within the ``eps / 2`` of Kifer et al.'s ridge, and their gradient lies
+    in the span of their rows, where the noise term is at most ``a ||P_V b|| / s + a^2 /
+    2`` (``a = ||v|| / s``): within ``eps / 2`` since ``||P_V b|| <= s q`` at the
+    person's ``q`` (``m = d``)."""
+    X, y = unit_ball_classification
+    X, y = X[:60], y[:60]
+    d = X.shape[1]
+    C, epsilon, delta, M = 8.0, 1.0, 1e-5, 3.0
+    background = np.full(len(y), 1e-3)
+    est = ObjPertLogisticRegression(epsilon=epsilon, delta=delta, C=C, fit_intercept=False,
+                                    data_norm=1.0, max_rows_per_group=M, random_state=3)
+    solution = est._releases(X, y, sample_weight=background, groups=np.arange(len(y)))[0]
+    calibration = solution.calibration
+    theta, scale, lam = solution.minimiser, calibration.noise_scale, solution.ridge
+    signs = 2.0 * y - 1.0
+    margins = signs * (X @ theta)
+    b = -(C * X.T @ (background * -signs * expit(-margins)) + lam * theta)
+    assert_allclose(b, solution.noise, rtol=1e-6, atol=1e-8)
+    hessian = (C * (X.T * (background * expit(margins) * expit(-margins))) @ X
+               + lam * np.eye(d))
+    beta, eps_m = 0.25 * C * M, 0.99 * epsilon
+    rows = _orthonormal_complement(theta)
+    k = rows.shape[0]
+    weights = np.full(k, min(1.0, M / k))
+    gradient = C * rows.T @ (weights * -expit(-(rows @ theta)))
+    curvature = C * weights * expit(rows @ theta) * expit(-(rows @ theta))
+    E = (rows.T * curvature) @ rows
+    log_jacobian = np.linalg.slogdet(np.eye(d) + np.linalg.solve(hessian, E))[1]
+    assert log_jacobian > np.log1p(beta / lam)           # not one record's term
+    assert log_jacobian <= eps_m / 2
+    noise_term = (np.sum((b - gradient) ** 2) - np.sum(b**2)) / (2 * scale**2)
+    # the span of the person's rows: ||P_V b|| within s q, so the noise term within eps/2
+    projected = np.linalg.norm(rows @ b)
+    q = np.sqrt(max(2 * np.log(2 / (delta * np.exp(-0.005))),
+                    chi2.isf(delta * np.exp(-0.005), d)))
+    assert projected <= scale * q
+    a = np.linalg.norm(gradient) / scale
+    assert abs(noise_term) <= a * projected / scale + a * a / 2 <= eps_m / 2
+    assert abs(noise_term) + log_jacobian <= eps_m
+
+
 @pytest.mark.parametrize("loss", ["hinge", "logistic"])
 def test_output_perturbation_replayed_privacy_loss_of_a_person_is_within_epsilon(
         loss, unit_ball_classification):
