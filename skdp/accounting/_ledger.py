@@ -87,13 +87,22 @@ def _a_priori(obj, renyi, index):
     return float(epsilon), float(delta), rdp, "fit"
 
 
-def _check_renyi_classes(obj, y):
+def _check_renyi_classes(obj, y, fit_params=None):
     """Refuse, before any noise, a Gaussian objective-perturbation fit whose label set
-    has another size than its Renyi cost assumed (declared ``classes``, else two)."""
+    has another size than its Renyi cost assumed (declared ``classes``, else two), or
+    that is fitted with ``groups``: its Renyi curve is of one record, and a person's
+    several rows have none here."""
     from ..model_selection._accounts import ObjPertRungCost, is_gaussian_objpert
 
     final = _private_step(obj)
     if is_gaussian_objpert(final):
+        if any(key == "groups" or key.endswith("__groups")
+               for key, value in (fit_params or {}).items() if value is not None):
+            raise ValueError(
+                "A Gaussian ObjPertLogisticRegression fitted with groups has no Renyi "
+                "curve (it needs one gradient direction per record, and a person's rows "
+                "have many): enter it in a ledger with composition='basic'. Nothing was "
+                "fitted.")
         from ..model_selection._private_selection import whole_label_set
 
         ObjPertRungCost(final).check_classes(whole_label_set(final, y))
@@ -299,7 +308,7 @@ class PrivacyLedger:
             raise ValueError(f"{what} cannot enter the ledger: {reason}. Use "
                              "random_state=None (fresh noise) for released fits.")
         if self.composition == "renyi":
-            _check_renyi_classes(estimator, y)
+            _check_renyi_classes(estimator, y, fit_params)
         self._admit(what, epsilon, delta, rdp)
         entry = {"what": f"{what} ({kind})", "a_priori": (epsilon, delta),
                  "realised": (epsilon, delta), "rdp": rdp}

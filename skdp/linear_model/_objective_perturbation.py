@@ -13,7 +13,7 @@ from ..base import neighboring_constraint
 from ..mechanisms import draw_noise
 from ..mechanisms._approximate_minima import COVER_EPSILON_SHARE, MAX_TOL, solver_cover
 from ..mechanisms._objective_perturbation import (_jacobian_multiplier, jacobian_share_C,
-                                                  kst_release_rdp,
+                                                  kst_noise_dim, kst_release_rdp,
                                                   objective_perturbation_calibration,
                                                   person_hessian)
 from ..losses import SoftmaxLoss, WeightedLoss
@@ -235,15 +235,22 @@ class ObjPertSolution:
         return d_log_scale * self.cover_draw.vector(self.cover.scale)
 
 
-def _calibration_at(epsilon, delta, unit_bounds, C, hessian_rank=1, person_dim=1, **kwargs):
+def _calibration_at(epsilon, delta, unit_bounds, C, hessian_rank=1, person_dim=1, n_coef=None,
+                    **kwargs):
     """:func:`objective_perturbation_calibration` at ``C`` for the bounds at ``C = 1``;
     with ``person_dim`` above 1, the Jacobian constants of one person
-    (:func:`~skdp.mechanisms._objective_perturbation.person_hessian`)."""
+    (:func:`~skdp.mechanisms._objective_perturbation.person_hessian`). The Gaussian
+    noise covers a gradient difference in a subspace of dimension
+    :func:`~skdp.mechanisms._objective_perturbation.kst_noise_dim` (``n_coef``: the
+    coefficients per class, for its cap)."""
     gradient_bound, hessian_bound = unit_bounds
+    noise_dim = kst_noise_dim(hessian_rank, kwargs.get("neighboring", "add_remove"),
+                              person_dim, n_coef)
     hessian_bound, hessian_rank = person_hessian(C * hessian_bound, hessian_rank, person_dim)
     return objective_perturbation_calibration(epsilon, delta, gradient_bound=C * gradient_bound,
                                               hessian_bound=hessian_bound,
-                                              hessian_rank=hessian_rank, **kwargs)
+                                              hessian_rank=hessian_rank, noise_dim=noise_dim,
+                                              **kwargs)
 
 
 def _objective_perturbation(X, y, loss, *, C, epsilon, delta, neighboring, delta_rule,
@@ -268,7 +275,8 @@ def _objective_perturbation(X, y, loss, *, C, epsilon, delta, neighboring, delta
     ridge = 1.0
     calibrate = partial(_calibration_at, epsilon, delta, loss.bounds(row_norm), ridge=ridge,
                         neighboring=neighboring, delta_rule=delta_rule,
-                        eps_jacobian_frac=eps_jacobian_frac, person_dim=person_dim)
+                        eps_jacobian_frac=eps_jacobian_frac, person_dim=person_dim,
+                        n_coef=X.shape[1])
     budget, calibration = calibrate(C)
     d = X.shape[1]
     draw = draw_noise(calibration.noise, d, rng)
@@ -328,7 +336,7 @@ def _multinomial_objective_perturbation(X, Y, *, C, epsilon, delta, neighboring,
     calibrate = partial(_calibration_at, epsilon, delta, loss.bounds(row_norm), ridge=ridge,
                         neighboring=neighboring, delta_rule=delta_rule,
                         eps_jacobian_frac=eps_jacobian_frac, hessian_rank=n_classes - 1,
-                        person_dim=person_dim)
+                        person_dim=person_dim, n_coef=X.shape[1])
     budget, calibration = calibrate(C)
     shape = (n_classes, X.shape[1])
     dim = n_classes * X.shape[1]
@@ -471,8 +479,12 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
     plus an extra ridge when the Jacobian term ``m log(1 + c C R^2)`` (``m =
     1`` add/remove, 2 replace) exceeds its share. With ``delta > 0`` it is the
     Gaussian objective perturbation of Kifer, Smith & Thakurta (2012),
-    (epsilon, delta)-DP, with standard deviation ``zeta sqrt(8 log(2/delta) +
-    4 epsilon) / epsilon`` and extra ridge ``2 c C R^2 / epsilon``. Here ``R``
+    (epsilon, delta)-DP, with standard deviation ``zeta sqrt(4 q^2 + 4
+    epsilon) / epsilon``, ``q^2 = max(2 log(2/delta), chi2.isf(delta, m))``,
+    and extra ridge ``2 c C R^2 / epsilon``: ``m`` is the dimension of a fixed
+    subspace that holds the neighbours' gradient difference whatever the
+    output (1 for a binary record, 2 under replace, where ``q^2 = 2
+    log(2/delta)``, Kifer et al.'s constant). Here ``R``
     is ``sqrt(data_norm**2 + intercept_scaling**2)`` with an intercept and
     ``c`` is 1/4 (logistic) or ``1 / (2 huber_h)`` (Huber). The proofs hold
     for the exact minimiser; the solver stops at the public gradient norm
@@ -482,7 +494,10 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
     perturb the softmax objective over the ``K x d`` coefficient matrix: ``G =
     sqrt(2) C R`` and ``c = 1/2`` with the Jacobian term multiplied by the rank
     ``K - 1`` of a record's Hessian (KST: extra ridge ``2 (K - 1) c C R^2 /
-    epsilon``). One-vs-rest splits epsilon and delta evenly over the classes
+    epsilon``); a record's softmax gradient ``(p - e_y) x^T`` turns with the
+    coefficients in a subspace of dimension ``K - 1``, so the Gaussian noise
+    takes ``m = K - 1`` (``2 (K - 1)`` under replace, at most ``(K - 1) d``).
+    One-vs-rest splits epsilon and delta evenly over the classes
     (sequential composition). A Gaussian fit under add/remove-one neighbours
     (binary or one-vs-rest) also has a Renyi curve, :meth:`renyi_curve`, which
     private selection and searches compose. A fit that does
@@ -514,10 +529,11 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
     in place of ``m log(1 + beta / (1 + Delta))``: the calibration, its extra
     ridge and ``C="auto"`` use it for every fit with ``groups``, whatever the
     persons' sizes (which the fit does not read; even when each person has one
-    row). Refused with ``groups``, before any noise: ``delta > 0`` (Kifer et
-    al.'s Gaussian tail bound needs the gradient difference to keep one
-    direction, which a person's several rows do not) and ``data_norm="private"``
-    (a row-level quantile).
+    row). With ``delta > 0`` a person's gradient turns with the coefficients in
+    the span of their rows' gradients, of dimension at most ``d`` (``(K - 1) d``
+    for the softmax): the Gaussian noise takes ``m = d`` (``(K - 1) d``), and
+    the fit has no Renyi curve. Refused with ``groups``, before any noise:
+    ``data_norm="private"`` (a row-level quantile).
 
     Defaults. The shares of ``C="auto"`` (the Jacobian term's 5 %% of a binary
     problem's epsilon, one-vs-rest included; 2.5 %% for the softmax problem with
@@ -620,9 +636,16 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
         Raises
         ------
         ValueError
-            With ``delta=0``, ``neighboring="replace"`` or a multinomial fit.
+            With ``delta=0``, ``neighboring="replace"``, a multinomial fit or a
+            fit with ``groups``.
         """
         check_is_fitted(self, "C_")
+        if self.neighboring_ not in ("add_remove", "replace"):
+            raise ValueError(
+                "A fit with groups (neighboring_="
+                f"{self.neighboring_!r}) has no Renyi curve here: the curve needs one "
+                "gradient direction per record, and one person's several rows have many. "
+                "Its (epsilon, delta) guarantee is the KST calibration's.")
         return gaussian_renyi_curve(self, len(self.classes_), orders, C=self.C_,
                                     weight_bound=self.weight_bound_)
 
@@ -646,13 +669,6 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
         check_class_weight(self.class_weight)
         self._check_privacy_params()
         check_person_params(self, groups)
-        if groups is not None and self.delta > 0:
-            raise ValueError(
-                "ObjPertLogisticRegression: delta > 0 (Kifer et al.'s Gaussian objective "
-                "perturbation) is refused with groups: its tail bound needs the gradient "
-                "difference of two neighbours to keep one direction, and one person's "
-                "several rows do not. Use delta=0 (pure objective perturbation, calibrated "
-                "per person), or OutputPertSVM.")
         weights = None
         partitioned = is_dask_collection(X) or is_dask_collection(y)
         if partitioned:  # checked as a map-reduce; each partition maps its own labels

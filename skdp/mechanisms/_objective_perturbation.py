@@ -158,25 +158,97 @@ def kst_extra_ridge(epsilon, hessian_bound, hessian_rank=1):
     return 0.0 if np.isinf(epsilon) else 2.0 * hessian_rank * hessian_bound / epsilon
 
 
-def kst_gaussian_std(epsilon, delta, zeta):
-    """``s(epsilon) = zeta sqrt(8 log(2/delta) + 4 epsilon) / epsilon`` (spec 4)."""
+def kst_noise_dim(hessian_rank=1, neighboring="add_remove", person_dim=1, n_coef=None):
+    """Dimension ``m`` of a fixed subspace that holds the gradient difference ``v(theta)``.
+
+    Kifer et al.'s noise term is ``(2 <b, v> + ||v||^2) / (2 s^2)`` at the output
+    ``theta``, where ``v(theta)`` is the gradient difference of the two neighbouring
+    datasets and ``b`` the Gaussian noise that produced ``theta``. ``v`` moves with
+    ``theta``, hence with ``b``; what stays fixed is a subspace ``V`` that holds it
+    for every ``theta``, and ``|<b, v>| <= ||P_V b|| ||v||`` with ``||P_V b||^2 /
+    s^2`` chi-square with ``m = dim V`` degrees of freedom
+    (``docs/privacy/objective_perturbation.rst``, "The Gaussian tail"):
+
+    * one record of a margin loss: ``v`` is a multiple of ``x``, ``m = 1`` (``2``
+      under replace: ``x`` and ``x'``);
+    * one record of the softmax loss: ``v = (p(theta) - e_y) x^T`` with ``sum (p -
+      e_y) = 0``, ``m = r = K - 1`` (``2 r`` under replace);
+    * one person (``person_dim = d`` coefficients per class): ``v`` lies in the span of
+      their rows' gradients, ``m = r d`` whatever the relation.
+
+    Every gradient of the softmax loss lies in ``{Theta: 1^T Theta = 0}``, of
+    dimension ``r d`` (``d`` for a margin loss): ``m`` is capped there. Public: it
+    reads the Hessian rank, the relation and the number of coefficients.
+
+    Parameters
+    ----------
+    hessian_rank : int, default=1
+        ``r``: 1 for a margin loss, ``K - 1`` for the softmax loss.
+    neighboring : {"add_remove", "replace"}, default="add_remove"
+    person_dim : int, default=1
+        Coefficients per class of a fit with ``groups``; 1 for one record.
+    n_coef : int, default=None
+        Coefficients per class (``d``), for the cap; ``None``: no cap.
+
+    Returns
+    -------
+    m : int
+    """
+    m = hessian_rank * person_dim * (1 if person_dim > 1 else
+                                     int(_jacobian_multiplier(neighboring)))
+    return int(m if n_coef is None else min(m, hessian_rank * n_coef))
+
+
+def kst_tail(delta, noise_dim=1):
+    """``q^2 = max(2 log(2/delta), chi2.isf(delta, m))`` and ``dq^2 / dlog delta``.
+
+    ``||P_V b|| <= s q`` with probability at least ``1 - delta`` for ``b ~ N(0, s^2
+    I)`` and ``V`` of dimension ``m = noise_dim`` (the chi-square quantile); the
+    logarithmic term is Kifer et al.'s constant, which covers the chi-square quantile
+    for ``m <= 2`` (``chi2.isf(delta, 2) = 2 log(1/delta)``, and the one-dimensional
+    tail ``P(|Z| > t) <= exp(-t^2 / 2)``): it is kept there, bit for bit.
+    """
+    log_term = 2.0 * np.log(2.0 / delta)
+    if noise_dim <= 2:
+        return log_term, -2.0
+    from scipy.stats import chi2
+
+    quantile = float(chi2.isf(delta, noise_dim))
+    if quantile <= log_term:
+        return log_term, -2.0
+    # delta = chi2.sf(q^2, m): dq^2 / ddelta = -1 / pdf(q^2)
+    return quantile, float(-delta / chi2.pdf(quantile, noise_dim))
+
+
+def kst_gaussian_std(epsilon, delta, zeta, noise_dim=1):
+    """``s(epsilon) = zeta sqrt(4 q^2 + 4 epsilon) / epsilon``, ``q^2`` of :func:`kst_tail`.
+
+    With ``a = zeta / s`` the noise term is at most ``a q + a^2 / 2`` outside an event
+    of probability ``delta``, and this ``s`` makes that ``<= epsilon / 2``. For
+    ``noise_dim <= 2`` it is the spec's ``zeta sqrt(8 log(2/delta) + 4 epsilon) /
+    epsilon`` (spec 4).
+    """
     if np.isinf(epsilon):
         return 0.0
-    return zeta * np.sqrt(8.0 * np.log(2.0 / delta) + 4.0 * epsilon) / epsilon
+    q2 = kst_tail(delta, noise_dim)[0]
+    return zeta * np.sqrt(4.0 * q2 + 4.0 * epsilon) / epsilon
 
 
 def kst_calibration(epsilon, delta, *, gradient_bound, hessian_bound, neighboring="replace",
-                    hessian_rank=1):
+                    hessian_rank=1, noise_dim=1):
     """KST objective perturbation: Gaussian noise if ``delta > 0``, else Gamma-norm.
 
     Both add the extra ridge ``2 beta_H / epsilon`` (``dDelta / depsilon = -2
     beta_H / epsilon**2``), which bounds the Jacobian term by ``log(1 +
     epsilon/2) <= epsilon/2`` under either relation. The Gaussian standard
-    deviation is :func:`kst_gaussian_std`, with ``dlog s / depsilon = -(4t +
-    epsilon) / (2 epsilon (2t + epsilon))`` and ``dlog s / dlog delta = -1 / (2t
-    + epsilon)``, ``t = log(2/delta)`` (the source paper's eq. (6) has the
-    opposite sign of ``s'``); the pure variant's Gamma-norm scale is ``2 zeta /
-    epsilon``, with ``dlog s / depsilon = -1 / epsilon``.
+    deviation is :func:`kst_gaussian_std` for a gradient difference in a fixed
+    subspace of dimension ``noise_dim`` (:func:`kst_noise_dim`), with ``dlog s /
+    depsilon = -(4t + epsilon) / (2 epsilon (2t + epsilon))`` and ``dlog s / dlog
+    delta = (dq^2 / dlog delta) / (2 (2t + epsilon))``, ``t = q^2 / 2`` (:func:`kst_tail`;
+    ``t = log(2/delta)`` and ``dlog s / dlog delta = -1 / (2t + epsilon)`` for
+    ``noise_dim <= 2``; the source paper's eq. (6) has the opposite sign of ``s'``);
+    the pure variant's Gamma-norm scale is ``2 zeta / epsilon``, with ``dlog s /
+    depsilon = -1 / epsilon``.
     """
     if np.isinf(epsilon):
         return ObjPertCalibration(0.0, "none", 0.0, np.inf)
@@ -184,19 +256,20 @@ def kst_calibration(epsilon, delta, *, gradient_bound, hessian_bound, neighborin
     extra_ridge = kst_extra_ridge(epsilon, hessian_bound, hessian_rank)
     d_extra = -2.0 * hessian_rank * hessian_bound / epsilon**2
     if delta > 0:
-        t = np.log(2.0 / delta)
+        q2, d_q2 = kst_tail(delta, noise_dim)
+        t = 0.5 * q2
         return ObjPertCalibration(
-            extra_ridge, "gaussian", float(kst_gaussian_std(epsilon, delta, zeta)),
+            extra_ridge, "gaussian", float(kst_gaussian_std(epsilon, delta, zeta, noise_dim)),
             0.5 * epsilon, d_extra_ridge=d_extra,
             d_log_noise_scale=-(4.0 * t + epsilon) / (2.0 * epsilon * (2.0 * t + epsilon)),
-            d_log_noise_scale_d_log_delta=-1.0 / (2.0 * t + epsilon))
+            d_log_noise_scale_d_log_delta=d_q2 / (2.0 * (2.0 * t + epsilon)))
     return ObjPertCalibration(extra_ridge, "gamma_norm", 2.0 * zeta / epsilon, 0.5 * epsilon,
                               d_extra_ridge=d_extra, d_log_noise_scale=-1.0 / epsilon)
 
 
 def objective_perturbation_calibration(epsilon, delta, *, gradient_bound, hessian_bound,
                                        ridge, neighboring, delta_rule="continuous",
-                                       eps_jacobian_frac=0.5, hessian_rank=1):
+                                       eps_jacobian_frac=0.5, hessian_rank=1, noise_dim=1):
     """The whole calibration of one objective-perturbation release.
 
     The request ``(epsilon, delta)`` is shared with the cover of the solver's error
@@ -219,6 +292,9 @@ def objective_perturbation_calibration(epsilon, delta, *, gradient_bound, hessia
         Jacobian share of the continuous rule.
     hessian_rank : int, default=1
         Bound on the rank of a record's Hessian (``K - 1`` for the softmax loss).
+    noise_dim : int, default=1
+        Dimension of a fixed subspace holding the gradient difference of two
+        neighbours (:func:`kst_noise_dim`), read by the Gaussian variant only.
 
     Returns
     -------
@@ -232,7 +308,7 @@ def objective_perturbation_calibration(epsilon, delta, *, gradient_bound, hessia
         calibration = kst_calibration(budget.epsilon_mechanism, budget.delta_mechanism,
                                       gradient_bound=gradient_bound,
                                       hessian_bound=hessian_bound, neighboring=neighboring,
-                                      hessian_rank=hessian_rank)
+                                      hessian_rank=hessian_rank, noise_dim=noise_dim)
     else:
         calibration = chaudhuri_calibration(budget.epsilon_mechanism,
                                             gradient_bound=gradient_bound,

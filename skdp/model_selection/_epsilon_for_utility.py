@@ -565,7 +565,8 @@ default=None
                              "learning_rate_schedule='constant' and noise_multiplier=None.")
         account = training_account(estimator, self.epsilon_max, self.delta_max,
                                    self.epsilon_start, self.max_rungs,
-                                   self.checkpoints)  # refusals first
+                                   self.checkpoints,
+                                   persons=groups is not None)  # refusals first
         check_test_rows(self.test_rows, account)
         X, y = validate_private_input(self, estimator, X, y)
         if groups is not None:

@@ -128,11 +128,13 @@ def _planned_rdp(estimator, epsilon, delta, costs):
 
 def _objpert_curve_known(estimator, classes):
     """Whether ``estimator`` is Gaussian objective perturbation with a Renyi curve for
-    this label set (``None``: unknown before the fit, so no curve)."""
+    this label set (``None``: unknown before the fit, so no curve); a fit with
+    ``groups`` (``neighboring_`` of a person) has none."""
     from ._accounts import is_gaussian_objpert
 
     return (classes is not None and is_gaussian_objpert(estimator)
             and estimator.neighboring == "add_remove"
+            and getattr(estimator, "neighboring_", "add_remove") == "add_remove"
             and not estimator._is_multinomial(len(classes)))
 
 

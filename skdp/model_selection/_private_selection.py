@@ -44,7 +44,9 @@ person (:func:`person_coin_split`), the counts of persons (each person's fractio
 rows in each class: L1 and L2 sensitivity at most 1), the test sums ``sum_p
 (mean_{i in p} u_i - t)`` (sensitivity ``max(t, 1 - t)`` per person), and rungs fitted
 with ``fit(X, y, groups=...)`` that certify add/remove-person neighbours; the accounts
-are unchanged (:func:`check_person_selection` refuses what cannot take them).
+are unchanged (:func:`check_person_selection` refuses what cannot take them), except
+that Gaussian ``ObjPertLogisticRegression`` rungs go to the basic-composition odometer
+(their Renyi curve is a record's: ``training_account(..., persons=True)``).
 """
 
 from dataclasses import dataclass, field
@@ -798,7 +800,7 @@ def renyi_objpert(final):
 
 
 def training_account(estimator, epsilon_max, delta_max, epsilon_start=None, max_rungs=8,
-                     checkpoints=False):
+                     checkpoints=False, persons=False):
     """The account of the training rows for the rungs of ``estimator``.
 
     Returns ``(account, rung_params)``: the account, and the private-step parameters
@@ -813,7 +815,10 @@ def training_account(estimator, epsilon_max, delta_max, epsilon_start=None, max_
     ``delta``, so the whole search has the delta chosen for one fit. Everything is
     read from public parameters; refusals come before any data is read.
     ``epsilon_start``, the first rung's epsilon, sets the odometers' lowest level
-    (``None``: ``epsilon_max / 100``).
+    (``None``: ``epsilon_max / 100``). ``persons``: the rungs are fitted with
+    ``groups``; a Gaussian ``ObjPertLogisticRegression`` then has no Renyi curve (its
+    curve needs one gradient direction per record, which a person's rows do not
+    keep) and goes to the basic-composition odometer.
     """
     from ..linear_model import DPSGDClassifier
     from ._accounts import ApproxDPOdometer, RenyiOdometer, level_ladder
@@ -841,7 +846,7 @@ def training_account(estimator, epsilon_max, delta_max, epsilon_start=None, max_
                 "rung. Use accountant='auto' (the default) or 'rdp'.")
         return RenyiOdometer.for_estimator(estimator, epsilon_max, delta_max,
                                            epsilon_start), {}
-    if renyi_objpert(final):
+    if renyi_objpert(final) and not persons:
         return RenyiOdometer.for_estimator(estimator, epsilon_max, delta_max,
                                            epsilon_start), {}
     n_levels = len(level_ladder(epsilon_max, epsilon_start))
@@ -1559,7 +1564,8 @@ def select_epsilon_privately(estimator, X, y, *, target, epsilon_max, epsilon_st
     if classes is None and is_classifier(estimator):
         classes = np.unique(y)  # the whole input's label set, never the training part's
     account, rung_params = account or training_account(estimator, epsilon_max, delta_max,
-                                                       epsilon_start, max_rungs, checkpoints)
+                                                       epsilon_start, max_rungs, checkpoints,
+                                                       persons=groups is not None)
     if reduction:
         steering, ratio = "geometric", NOISE_REDUCTION_STEP
     elif steering == "random":

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 from scipy.special import softmax
+from scipy.stats import chi2
 from sklearn.datasets import make_classification
 from sklearn.linear_model import LogisticRegression
 
@@ -71,7 +72,10 @@ def _bounds_used(solution, epsilon, delta, relation):
     cal = solution.calibration
     m = 2.0 if relation == "replace" else 1.0
     if cal.noise == "gaussian":
-        zeta = cal.noise_scale * eps_m / np.sqrt(8.0 * np.log(2.0 / delta_m) + 4.0 * eps_m)
+        # the tail of ||P_V b||, V of dimension K - 1 (2 (K - 1) under replace)
+        dim = (K - 1) * int(m)
+        q2 = max(2.0 * np.log(2.0 / delta_m), chi2.isf(delta_m, dim))
+        zeta = cal.noise_scale * eps_m / np.sqrt(4.0 * q2 + 4.0 * eps_m)
         # KST's extra ridge bounds one record's term by eps / 2 under either relation
         # (a replaced record's own term only lowers the ratio)
         return zeta, eps_m / 2.0
@@ -121,6 +125,36 @@ def test_calibration_by_hand():
     assert gaussian.extra_ridge == pytest.approx(2 * r * beta / 2.0)
 
 
+@pytest.mark.parametrize("relation", ["add_remove", "replace"])
+@pytest.mark.parametrize("n_classes", [3, 5, 10])
+def test_gaussian_noise_covers_the_softmax_gradient_subspace(n_classes, relation):
+    """The Gaussian softmax fit's noise: ``zeta sqrt(4 q^2 + 4 eps) / eps`` with ``q^2 =
+    max(2 log(2/delta), chi2.isf(delta, m))``, ``m = K - 1`` (a record's ``p - e_y``
+    sums to 0) or ``2 (K - 1)`` under replace, capped at ``(K - 1) d``; computed here
+    from the derivation, at the mechanism's share of the budget. For ``K = 3`` under
+    add/remove (``m = 2``) it is Kifer et al.'s constant, unchanged."""
+    rng = np.random.default_rng(1)
+    n, d, C, epsilon, delta = 40, 3, 3.0, 1.0, 1e-5
+    X = rng.normal(size=(n, d - 1))
+    y = np.arange(n) % n_classes
+    (sol,) = ObjPertLogisticRegression(epsilon=epsilon, delta=delta, C=C, data_norm=1.0,
+                                       neighboring=relation, random_state=0)._releases(X, y)
+    eps_m, delta_m = 0.99 * epsilon, delta * np.exp(-0.005 * epsilon)
+    factor = 2.0 if relation == "replace" else 1.0
+    zeta = factor * np.sqrt(2.0) * C * np.sqrt(2.0)       # R = sqrt(1 + 1), intercept
+    m = min(int(factor) * (n_classes - 1), (n_classes - 1) * d)
+    q2 = max(2.0 * np.log(2.0 / delta_m), chi2.isf(delta_m, m))
+    assert_allclose(sol.calibration.noise_scale, zeta * np.sqrt(4 * q2 + 4 * eps_m) / eps_m,
+                    rtol=1e-12)
+    kifer = zeta * np.sqrt(8.0 * np.log(2.0 / delta_m) + 4.0 * eps_m) / eps_m
+    if m <= 2:
+        assert_allclose(sol.calibration.noise_scale, kifer, rtol=1e-14)
+    else:
+        assert sol.calibration.noise_scale > kifer * (1 + 1e-3)
+    assert_allclose(sol.calibration.extra_ridge,
+                    2 * (n_classes - 1) * 0.5 * C * 2.0 / eps_m, rtol=1e-12)
+
+
 def test_estimator_passes_the_softmax_constants():
     X, y = _data(30)
     (sol,) = ObjPertLogisticRegression(epsilon=1.0, C=3.0, random_state=0)._releases(X, y)
@@ -162,10 +196,15 @@ def test_multinomial_spends_the_whole_budget_on_one_problem_ovr_splits_it():
     assert huber.coef_.shape == (K, 2)  # auto: one-vs-rest for the Huber loss
 
 
-@pytest.mark.parametrize("epsilon, params", [(3.0, dict(C=0.1)), (0.3, {}),
-                                             (1.0, dict(delta=1e-5)), (2.0, dict(C="auto"))])
+@pytest.mark.parametrize("epsilon, params", [
+    (3.0, dict(C=0.1)), (0.3, {}), (1.0, dict(delta=1e-5)), (2.0, dict(C="auto")),
+    # the chi-square tail (m = 2 (K - 1) = 4, and m = K - 1 = 5)
+    (1.0, dict(delta=1e-5, neighboring="replace")), (1.5, dict(delta=1e-6, n_classes=6))])
 def test_derivative_matches_common_noise_differences(epsilon, params):
-    X, y = make_classification(n_samples=800, n_features=5, n_informative=3, n_classes=3,
+    params = dict(params)
+    n_classes = params.pop("n_classes", 3)
+    X, y = make_classification(n_samples=800, n_features=5, n_informative=3,
+                               n_classes=n_classes, n_clusters_per_class=1 + (n_classes == 3),
                                random_state=1)
 
     def release(eps):

@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy.special import expit
+from scipy.stats import chi2
+from sklearn.base import clone
 
 import skdp.linear_model._objective_perturbation as objpert_module
 import skdp.linear_model._output_perturbation as outpert_module
@@ -163,17 +165,102 @@ def test_objpert_person_epsilon_derivative_matches_finite_differences(
     X, y = unit_ball_classification
     groups = _pairs(len(y))
 
-    def make(epsilon, C=0.5):
-        return ObjPertLogisticRegression(epsilon=epsilon, C=C, data_norm=1.0,
+    def make(epsilon, C=0.5, delta=0.0):
+        return ObjPertLogisticRegression(epsilon=epsilon, C=C, delta=delta, data_norm=1.0,
                                          max_rows_per_group=2.0, random_state=0)
 
     h = 1e-5
-    for C in (0.5, 20.0, "auto"):     # no ridge, the extra-ridge branch, C moving
-        for labels in (y, _three_classes(X)):
-            release = make(2.0, C).fit_release(X, labels, groups=groups)
-            up = make(2.0 + h, C).fit(X, labels, groups=groups).coef_
-            down = make(2.0 - h, C).fit(X, labels, groups=groups).coef_
-            assert_allclose(release.coef_derivative, (up - down) / (2 * h), atol=1e-6)
+    for delta in (0.0, 1e-5):             # pure, and Gaussian (the chi-square tail)
+        for C in (0.5, 20.0, "auto"):     # no ridge, the extra-ridge branch, C moving
+            for labels in (y, _three_classes(X)):
+                release = make(2.0, C, delta).fit_release(X, labels, groups=groups)
+                up = make(2.0 + h, C, delta).fit(X, labels, groups=groups).coef_
+                down = make(2.0 - h, C, delta).fit(X, labels, groups=groups).coef_
+                assert_allclose(release.coef_derivative, (up - down) / (2 * h), atol=1e-6)
+
+
+# -- objective perturbation, Gaussian: the tail of a person's gradient subspace -------------
+
+@pytest.mark.parametrize("neighboring", ["add_remove", "replace"])
+@pytest.mark.parametrize("C", [0.05, 2.0])
+def test_objpert_gaussian_person_calibration_by_hand(C, neighboring, unit_ball_classification):
+    """With groups, ``delta > 0``: ``s = zeta sqrt(4 q^2 + 4 eps) / eps`` with ``q^2 =
+    max(2 log(2/delta), chi2.isf(delta, m))`` and ``m = r d`` (a person's gradient
+    turns in the span of their rows: ``d`` coefficients, ``r = 1`` binary, ``K - 1``
+    softmax), the extra ridge ``2 r beta / eps`` of KST; at the mechanism's share. The
+    person's chi-square tail keeps the noise term within ``eps / 2`` outside ``delta``
+    whatever the direction in the span; the record's calibration (one direction) does
+    not."""
+    X, y = unit_ball_classification
+    M, R, d, delta = 3.0, np.sqrt(2.0), X.shape[1] + 1, 1e-6
+    factor = 2.0 if neighboring == "replace" else 1.0
+    eps_m, delta_m = 0.99, delta * np.exp(-0.005)
+    kw = dict(epsilon=1.0, delta=delta, C=C, data_norm=1.0, neighboring=neighboring,
+              random_state=0)
+    for target, c, rank, gradient in ((y, 0.25, 1, 1.0),
+                                      (_three_classes(X), 0.5, 2, np.sqrt(2.0))):
+        solution = ObjPertLogisticRegression(max_rows_per_group=M, **kw)._releases(
+            X, target, groups=_pairs(len(y)))[0]
+        calibration = solution.calibration
+        zeta, m = factor * gradient * C * M * R, rank * d
+        q2 = max(2.0 * np.log(2.0 / delta_m), chi2.isf(delta_m, m))
+        assert q2 > 2.0 * np.log(2.0 / delta_m)      # the person's tail is wider
+        assert calibration.noise == "gaussian"
+        assert_allclose(calibration.noise_scale, zeta * np.sqrt(4 * q2 + 4 * eps_m) / eps_m,
+                        rtol=1e-12)
+        assert_allclose(calibration.extra_ridge, 2 * rank * c * C * M * R**2 / eps_m,
+                        rtol=1e-12)
+        # the noise term a ||P_V b|| / s + a^2 / 2 (a = zeta / s) passes eps / 2 only
+        # where ||P_V b|| / s > t: probability chi2.sf(t^2, m), at most delta
+        a = zeta / calibration.noise_scale
+        t = (eps_m / 2 - a * a / 2) / a
+        assert chi2.sf(t * t, m) <= delta_m * (1 + 1e-9)
+        # the record's calibration at C W: far more than delta
+        record = ObjPertLogisticRegression(**{**kw, "C": C * M})._releases(X, target)[0]
+        a = zeta / record.calibration.noise_scale
+        t = (eps_m / 2 - a * a / 2) / a
+        assert chi2.sf(t * t, m) > 10 * delta_m
+
+
+def test_objpert_gaussian_fit_with_groups_has_no_renyi_curve(unit_ball_classification):
+    from skdp.model_selection._privacy_cost import _objpert_curve_known
+
+    X, y = unit_ball_classification
+    est = ObjPertLogisticRegression(epsilon=1.0, delta=1e-5, data_norm=1.0, random_state=0)
+    rows = clone(est).fit(X, y)
+    persons = clone(est).fit(X, y, groups=_pairs(len(y)))
+    assert persons.neighboring_ == "add_remove_person"
+    assert np.all(np.isfinite(rows.renyi_curve()))
+    with pytest.raises(ValueError, match="groups.*no Renyi curve"):
+        persons.renyi_curve()
+    assert _objpert_curve_known(rows, rows.classes_)
+    assert not _objpert_curve_known(persons, persons.classes_)
+
+
+def test_person_selection_of_gaussian_objpert_is_not_charged_a_renyi_curve():
+    """A search over persons with Gaussian objective-perturbation rungs composes their
+    (epsilon, delta) (basic-composition odometer), never the record's Renyi curve."""
+    from skdp.model_selection._accounts import ApproxDPOdometer, RenyiOdometer
+    from skdp.model_selection._private_selection import training_account
+
+    est = ObjPertLogisticRegression(delta=1e-6, data_norm=1.0)
+    rows, _ = training_account(est, 2.0, 1e-5)
+    persons, params = training_account(est, 2.0, 1e-5, persons=True)
+    assert isinstance(rows, RenyiOdometer)
+    assert isinstance(persons, ApproxDPOdometer) and 0 < params["delta"] < 1e-5
+
+
+def test_renyi_ledger_refuses_a_gaussian_objpert_fit_with_groups(unit_ball_classification,
+                                                                 monkeypatch):
+    from skdp.accounting import PrivacyLedger
+
+    X, y = unit_ball_classification
+    _no_noise(monkeypatch)
+    ledger = PrivacyLedger(epsilon=5.0, delta=1e-5, composition="renyi")
+    with pytest.raises(ValueError, match="groups has no Renyi curve"):
+        ledger.fit(ObjPertLogisticRegression(delta=1e-7, data_norm=1.0), X, y,
+                   groups=_pairs(len(y)))
+    assert ledger.entries == []
 
 
 # -- exact replays of the privacy loss on person-level neighbours ---------------------------
@@ -237,6 +324,50 @@ def test_objpert_replayed_privacy_loss_of_a_person_is_within_epsilon(unit_ball_c
     noise_term, log_jacobian = privacy_loss(rows, -np.ones(int(M)), np.ones(int(M)))
     assert max(noise_term - log_jacobian, log_jacobian - noise_term) <= mechanism_epsilon
     assert noise_term > calibration.epsilon_noise / M   # one row's calibration: it would fail
+
+
+def test_objpert_gaussian_replayed_privacy_loss_of_a_person(unit_ball_classification):
+    """The Gaussian variant with groups, replayed at a released fit as above: a person
+    of ``d - 1`` orthonormal rows at margin 0 has a Jacobian term above the record's
+    bound and within the ``eps / 2`` of Kifer et al.'s ridge, and their gradient lies
+    in the span of their rows, where the noise term is at most ``a ||P_V b|| / s + a^2 /
+    2`` (``a = ||v|| / s``): within ``eps / 2`` since ``||P_V b|| <= s q`` at the
+    person's ``q`` (``m = d``)."""
+    X, y = unit_ball_classification
+    X, y = X[:60], y[:60]
+    d = X.shape[1]
+    C, epsilon, delta, M = 8.0, 1.0, 1e-5, 3.0
+    background = np.full(len(y), 1e-3)
+    est = ObjPertLogisticRegression(epsilon=epsilon, delta=delta, C=C, fit_intercept=False,
+                                    data_norm=1.0, max_rows_per_group=M, random_state=3)
+    solution = est._releases(X, y, sample_weight=background, groups=np.arange(len(y)))[0]
+    calibration = solution.calibration
+    theta, scale, lam = solution.minimiser, calibration.noise_scale, solution.ridge
+    signs = 2.0 * y - 1.0
+    margins = signs * (X @ theta)
+    b = -(C * X.T @ (background * -signs * expit(-margins)) + lam * theta)
+    assert_allclose(b, solution.noise, rtol=1e-6, atol=1e-8)
+    hessian = (C * (X.T * (background * expit(margins) * expit(-margins))) @ X
+               + lam * np.eye(d))
+    beta, eps_m = 0.25 * C * M, 0.99 * epsilon
+    rows = _orthonormal_complement(theta)
+    k = rows.shape[0]
+    weights = np.full(k, min(1.0, M / k))
+    gradient = C * rows.T @ (weights * -expit(-(rows @ theta)))
+    curvature = C * weights * expit(rows @ theta) * expit(-(rows @ theta))
+    E = (rows.T * curvature) @ rows
+    log_jacobian = np.linalg.slogdet(np.eye(d) + np.linalg.solve(hessian, E))[1]
+    assert log_jacobian > np.log1p(beta / lam)           # not one record's term
+    assert log_jacobian <= eps_m / 2
+    noise_term = (np.sum((b - gradient) ** 2) - np.sum(b**2)) / (2 * scale**2)
+    # the span of the person's rows: ||P_V b|| within s q, so the noise term within eps/2
+    projected = np.linalg.norm(rows @ b)
+    q = np.sqrt(max(2 * np.log(2 / (delta * np.exp(-0.005))),
+                    chi2.isf(delta * np.exp(-0.005), d)))
+    assert projected <= scale * q
+    a = np.linalg.norm(gradient) / scale
+    assert abs(noise_term) <= a * projected / scale + a * a / 2 <= eps_m / 2
+    assert abs(noise_term) + log_jacobian <= eps_m
 
 
 @pytest.mark.parametrize("loss", ["hinge", "logistic"])
@@ -312,16 +443,6 @@ def test_private_norm_with_groups_is_refused_before_any_noise(make, unit_ball_cl
     with pytest.raises(ValueError, match="data_norm='private' is refused with groups.*one "
                                          "person's rows"):
         make().fit(X, y, groups=np.arange(len(y)))
-
-
-def test_objpert_gaussian_with_groups_is_refused_before_any_noise(unit_ball_classification,
-                                                                  monkeypatch):
-    X, y = unit_ball_classification
-    _no_noise(monkeypatch)
-    for target in (y, _three_classes(X)):
-        with pytest.raises(ValueError, match="delta > 0.*refused with groups.*one direction"):
-            ObjPertLogisticRegression(delta=1e-5, data_norm=1.0).fit(
-                X, target, groups=_pairs(len(y)))
 
 
 def test_groups_on_a_dask_array_are_refused(unit_ball_classification):

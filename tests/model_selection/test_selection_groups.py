@@ -270,6 +270,21 @@ def test_a_rung_without_a_person_guarantee_is_caught():
         _select(_Ignores(), groups=groups, max_rungs=1)
 
 
+def test_gaussian_objpert_rungs_over_persons_compose_their_epsilon_delta():
+    """Gaussian objective perturbation over persons: each rung is calibrated for one
+    person (the chi-square tail of their gradient's span) and charged by the
+    basic-composition odometer, never by the record's Renyi curve (which the search
+    over rows uses)."""
+    est = ObjPertLogisticRegression(delta=1e-5, data_norm=1.0)
+    persons = _select(est, groups=groups, max_rungs=3, delta_max=1e-5)
+    rows = _select(est, max_rungs=3, delta_max=1e-5)
+    assert persons.estimator.neighboring_ == "add_remove_person"
+    assert persons.training["accounting"].startswith("(epsilon, delta)-DP rungs: basic")
+    assert 0 < persons.estimator.delta < 1e-5            # a rung's share of the delta
+    assert "Renyi curve" in rows.training["accounting"]
+    assert rows.estimator.delta == 1e-5
+
+
 def test_every_person_a_single_row_is_the_row_level_search():
     """Singleton persons (labels sorting as the rows): the same coins, counts, sums and
     rungs as the search over rows, exactly; only the unit in the report differs."""
