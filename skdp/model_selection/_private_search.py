@@ -21,6 +21,18 @@ weights: its Renyi divergence at every order is at most the largest candidate's
 (Renyi divergence is jointly quasi-convex; van Erven & Harremoes 2014, Theorem 13).
 A Laplace count of the scoring rows (post-processed into the released mean score) is
 composed in sequence.
+
+Persons (``fit(X, y, groups=g)``): the unit becomes one person, all of their rows. The
+split is one public coin per person (:func:`._private_selection.person_coin_split`), a
+trial's score is ``sum_p mean_{i in p} u_i = sum_i u_i / k_i`` (``k_i`` the row's
+person's number of rows; adding or removing a person moves it by their mean utility, in
+[0, 1]: sensitivity 1 per person), the count is of persons (``sum_i 1 / k_i``,
+sensitivity 1), and every candidate is fitted with its part's groups and must certify
+add/remove-person neighbours. A candidate's cost is then per person: pure fits,
+Gaussian output perturbation (its calibration is the weighted fit's at a person's
+weight bound, still ``mu``-GDP) and DP-SGD (persons sampled at the rate ``q``, the
+same steps and noise, so the same Renyi curve) unchanged; Gaussian objective
+perturbation has no Renyi curve for persons and is refused (:func:`check_person_search`).
 """
 
 import itertools
@@ -36,13 +48,18 @@ from ..accounting._rdp import ORDERS, rdp_to_epsilon
 from ..exceptions import PrivacyBudgetError
 from ..utils._docstrings import fill_doc
 from ..utils._sklearn_compat import HasMethods, Interval, StrOptions, _fit_context
+from ..utils._groups import check_groups
 from ._private_selection import (
     _SelectionStreams,
     _select_rows,
+    accepts_groups,
     bounded_utilities,
+    check_person_rung,
     check_private_step_params,
     coin_split,
     count_epsilon,
+    person_coin_split,
+    person_shares,
     private_step,
     renyi_objpert,
     supports_noise_reduction,
@@ -355,6 +372,62 @@ def _check_renyi_classes(plan, classes):
             ObjPertRungCost(final).check_classes(classes)
 
 
+def check_person_search(estimator, space, grid, who):
+    """Refuse, before any data is read, a search over persons (``groups``) that its
+    candidates cannot take.
+
+    Every candidate is a fresh fit ``fit(X, y, groups=...)`` that must certify
+    add/remove-person neighbours and whose certified cost must hold per person.
+    Refused: an estimator whose ``fit`` does not take ``groups``
+    (:func:`~._private_selection.accepts_groups`), and any candidate of the space
+    with ``neighboring="replace"`` (a replace-person guarantee does not cover adding
+    or removing a person), ``data_norm="private"`` (a bound private per row) or
+    Gaussian ``ObjPertLogisticRegression`` (its Renyi curve is a record's, and the
+    search's Renyi accounting has no place for its (epsilon, delta); with
+    ``delta=0`` it is refused as any approximate-DP candidate). ``data_norm`` must
+    then be a list in a randomised search.
+    """
+    from ._accounts import is_gaussian_objpert
+
+    final, prefix = private_step(estimator)
+    name = type(final).__name__
+    if not accepts_groups(final):
+        raise ValueError(
+            f"{who} with groups fits every candidate with fit(X, y, groups=...), and "
+            f"{name} does not take groups: choose an estimator with person-level "
+            "privacy, or fit without groups (one row is then the unit of privacy). "
+            "Nothing was fitted.")
+    for variant in _cost_variants(space, prefix, grid, ("data_norm",)):
+        candidate = private_step(clone(estimator).set_params(**variant))[0]
+        params = candidate.get_params()
+        if params.get("neighboring", "add_remove") != "add_remove":
+            raise ValueError(
+                f"{who} with groups guarantees privacy against adding or removing one "
+                f"person, which {name}(neighboring={params['neighboring']!r}) does not "
+                "certify: use neighboring='add_remove'. Nothing was fitted.")
+        if params.get("data_norm") == "private":
+            raise ValueError(
+                f"{who} with groups: data_norm='private' spends on a bound of the rows' "
+                "norm that is private per row, not per person; pass a numeric data_norm "
+                "(a public bound). Nothing was fitted.")
+        if is_gaussian_objpert(candidate):
+            raise ValueError(
+                f"{who} with groups: Gaussian {name} (delta > 0) fitted with groups has "
+                "no Renyi curve (it needs one gradient direction per record, which a "
+                "person's rows do not keep), and the search's accounting needs one. Use "
+                "delta=0 for it (pure DP), DPSGDClassifier or Gaussian output "
+                "perturbation. Nothing was fitted.")
+
+
+def trial_sum(utility, model, X, y, shares=None):
+    """A trial's score before noise: ``sum_i u_i`` over the scoring rows, or with
+    persons (``shares``, each row's ``1 / k_i``, all of a person's rows in this part)
+    ``sum_p mean_{i in p} u_i = sum_i u_i / k_i``. Adding or removing one row (one
+    person, all of their rows) moves it by at most 1: sensitivity 1."""
+    utilities = utility(model, X, y)
+    return float(np.sum(utilities) if shares is None else np.sum(shares * utilities))
+
+
 def _check_fresh_noise(random_states, user_random_state):
     """Refuse, before any fit, trials that would share their noise.
 
@@ -456,7 +529,7 @@ class _BasePrivateSearch(ReleasedModelMixin, MetaEstimatorMixin, BaseEstimator):
                           self.validation_fraction is not None)
 
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y):
+    def fit(self, X, y, groups=None):
         """Search privately and release the best trial's model.
 
         Parameters
@@ -465,16 +538,36 @@ class _BasePrivateSearch(ReleasedModelMixin, MetaEstimatorMixin, BaseEstimator):
             The private rows.
         y : array-like of shape (n_samples,)
             Labels or targets.
+        groups : array-like of shape (n_samples,), default=None
+            The person of each row (any labels; a wrong length or a missing label is
+            refused before any noise). Given, the unit of privacy is one person, all
+            of their rows (``privacy_report_["neighboring"] == "add_remove_person"``):
+            ``validation_fraction`` splits by one public coin per person; a trial's
+            score sums over persons each person's mean utility (sensitivity 1 per
+            person) and the noisy count counts persons, so ``best_score_`` is a mean
+            over persons; every candidate is fitted with its part's groups (a
+            Pipeline's private step as ``<step>__groups``) and must certify
+            add/remove-person neighbours. Refused before any data is read: an
+            estimator whose ``fit`` takes no ``groups``, ``neighboring="replace"``,
+            ``data_norm="private"`` and Gaussian ``ObjPertLogisticRegression`` (no
+            Renyi curve for persons).
 
         Returns
         -------
         self : object
         """
         estimator = self.estimator
+        persons = groups is not None
+        if persons:  # what the candidates cannot take with groups, before anything else
+            check_private_step_params(estimator, who=type(self).__name__)
+            check_person_search(estimator, self._space(), self._grid(), type(self).__name__)
         plan = self.plan()  # every refusal on public parameters comes first
         utility = self._check_scoring(estimator)
         final, prefix = private_step(estimator)
         X, y = validate_private_input(self, estimator, X, y)
+        if persons:
+            codes = check_groups(groups, len(y))  # bad groups: refused before any noise
+            groups = np.asarray(groups).reshape(len(y))
         extra = {}
         if is_classifier(estimator) and "classes" in final.get_params():
             extra[prefix + "classes"] = whole_label_set(final, y)
@@ -492,25 +585,37 @@ class _BasePrivateSearch(ReleasedModelMixin, MetaEstimatorMixin, BaseEstimator):
         budget_params = ({} if plan.candidate_epsilon is None
                          else {prefix + "epsilon": plan.candidate_epsilon})
         self._check_candidates(plan, candidates, budget_params)
+        # with persons, each row's share 1 / k of its person (k rows, all in one part)
+        shares = person_shares(codes) if persons else None
+        groups_fit, shares_score = groups, shares
         if self.validation_fraction is None:
             X_fit, y_fit, X_score, y_score = X, y, X, y
         else:
-            in_validation = coin_split(len(y), self.validation_fraction, streams.coins())
+            in_validation = (person_coin_split(codes, self.validation_fraction,
+                                               streams.coins()) if persons else
+                             coin_split(len(y), self.validation_fraction, streams.coins()))
             X_fit, y_fit = _select_rows(X, ~in_validation), np.asarray(y)[~in_validation]
             X_score, y_score = _select_rows(X, in_validation), np.asarray(y)[in_validation]
-        noisy_count = len(y_score) + noise_rng.laplace(scale=1.0 / plan.count_epsilon)
+            if persons:
+                groups_fit, shares_score = groups[~in_validation], shares[in_validation]
+        # the scoring rows' count (of persons: sum of shares, sensitivity 1)
+        size = float(np.sum(shares_score)) if persons else len(y_score)
+        noisy_count = size + noise_rng.laplace(scale=1.0 / plan.count_epsilon)
+        fit_params = {prefix + "groups": groups_fit} if persons else {}
         best = None
         for candidate, random_state in zip(candidates, random_states):
             model = clone(estimator).set_params(
                 **candidate, **budget_params, **extra, **{prefix + "random_state": random_state})
-            model.fit(X_fit, y_fit)
-            noisy_sum = float(np.sum(utility(model, X_score, y_score)) + self._score_noise(
-                plan, noise_rng))
+            model.fit(X_fit, y_fit, **fit_params)
+            if persons:
+                check_person_rung(model)
+            noisy_sum = trial_sum(utility, model, X_score, y_score, shares_score) + float(
+                self._score_noise(plan, noise_rng))
             if best is None or noisy_sum > best[0]:
                 best = (noisy_sum, candidate, model)
         noisy_sum, candidate, model = best
         model.set_params(**{prefix + "random_state": user_random_state})
-        self._release(plan, candidate, model, noisy_sum, noisy_count)
+        self._release(plan, candidate, model, noisy_sum, noisy_count, persons)
         return self
 
     @staticmethod
@@ -530,7 +635,7 @@ class _BasePrivateSearch(ReleasedModelMixin, MetaEstimatorMixin, BaseEstimator):
             return rng.laplace(scale=plan.score_noise["scale"])
         return rng.normal(scale=plan.score_noise["scale"])
 
-    def _release(self, plan, candidate, model, noisy_sum, noisy_count):
+    def _release(self, plan, candidate, model, noisy_sum, noisy_count, persons=False):
         score = noisy_sum / max(noisy_count, 1.0)
         self.best_params_ = dict(candidate)
         self.best_score_ = float(score)
@@ -543,7 +648,7 @@ class _BasePrivateSearch(ReleasedModelMixin, MetaEstimatorMixin, BaseEstimator):
         }
         if self.refit:
             self.best_estimator_ = model
-        self.privacy_report_ = search_report(self, plan, model, score, noisy_count)
+        self.privacy_report_ = search_report(self, plan, model, score, noisy_count, persons)
         if self.verbose:
             print(f"[{type(self).__name__}] {self.privacy_report_['statement']}", flush=True)
 
@@ -563,28 +668,41 @@ class _BasePrivateSearch(ReleasedModelMixin, MetaEstimatorMixin, BaseEstimator):
         return tags
 
 
-def search_report(search, plan, model, score, noisy_count):
-    """``privacy_report_`` of a private search, with a statement to sign."""
+def search_report(search, plan, model, score, noisy_count, persons=False):
+    """``privacy_report_`` of a private search, with a statement to sign (``persons``:
+    fitted with ``groups``, the unit of privacy one person, all of their rows)."""
     epsilon, delta = plan.a_priori
     fmt = f"({epsilon:.4g}, {delta:.3g})" if delta else f"{epsilon:.4g}"
     final, _ = private_step(model)
     name = type(final).__name__
     spent = (float(final.epsilon_spent_), float(final.delta_spent_))
-    scoring_rows = ("a validation part of the records, split from the training part by "
-                    "independent coins" if plan.held_out else "the same records")
+    if persons:
+        scoring_rows = ("a validation part of the persons, split from the training part "
+                        "by one independent coin per person (all of a person's rows on "
+                        "one side)" if plan.held_out else "the same persons")
+        score_text = ("a noisy sum over persons of each person's mean per-row utility in "
+                      f"[0, 1] on {scoring_rows}, over a noisy count of persons")
+        unit = "any one person (all of their rows)"
+    else:
+        scoring_rows = ("a validation part of the records, split from the training part "
+                        "by independent coins" if plan.held_out else "the same records")
+        score_text = f"a noisy sum of a per-row utility in [0, 1] on {scoring_rows}"
+        unit = "any one person's record"
     statement = (
         f"The search fitted {name} candidates drawn at random from the grid, each with "
         f"fresh noise, a secret random number of times (mean {plan.mean_trials:g}), scored "
-        f"each by a noisy sum of a per-row utility in [0, 1] on {scoring_rows}, and "
+        f"each by {score_text}, and "
         f"released only the best: its parameters, its model and its noisy score "
         f"{score:.4f}. Everything released, the choice included, is {fmt}-differentially "
-        "private with respect to adding or removing any one person's record among those "
+        f"private with respect to adding or removing {unit} among those "
         "given. This figure was fixed before the data were read and is the same on every "
         "run. The number of trials, the other candidates and their scores are not released "
         "and must not be: the guarantee depends on their staying secret (the search's "
         "running time reveals the number of trials to whoever watches it).")
     return {
         "selection": "private (random stopping)",
+        "neighboring": "add_remove_person" if persons else "add_remove",
+        "unit": "person" if persons else "row",
         "a_priori": {"epsilon": epsilon, "delta": delta},
         "ex_post": {"epsilon": epsilon, "delta": delta},
         "budget": {"epsilon": plan.budget[0], "delta": plan.budget[1]},
@@ -652,6 +770,8 @@ _SEARCH_ATTRIBUTES = """best_estimator_ : estimator
         ``params``, ``mean_test_score``, ``rank_test_score`` and ``param_*`` of the
         released candidate only: the others' scores are not released.
     privacy_report_ : dict
+        ``neighboring`` (``"add_remove"``, or ``"add_remove_person"`` with
+        ``groups``), ``unit`` (``"row"`` or ``"person"``),
         ``a_priori`` (= ``ex_post``) guarantee, ``budget``, ``plan`` (noise scales,
         law of the trials, accounting), ``released_model``, ``transcript``,
         ``resolution`` and ``statement``.
