@@ -372,6 +372,24 @@ def _check_renyi_classes(plan, classes):
             ObjPertRungCost(final).check_classes(classes)
 
 
+def _check_no_step_replaced(estimator, space):
+    """Refuse a space that replaces a Pipeline's steps (``"<step>"`` or ``"steps"`` as a
+    key): the plan's costs and the public-preprocessing check read the steps given, so
+    a candidate must change their parameters (``"<step>__<param>"``), never the steps."""
+    from sklearn.pipeline import Pipeline
+
+    if not isinstance(estimator, Pipeline):
+        return
+    names = {name for name, _ in estimator.steps} | {"steps"}
+    for chosen in _as_list_of_dicts(space):
+        replaced = sorted(names & set(chosen))
+        if replaced:
+            raise ValueError(
+                f"The search space replaces the Pipeline's {replaced[0]!r}: the search "
+                "plans its cost and checks its public steps on the steps given, so search "
+                "over their parameters ('<step>__<param>') instead. Nothing was fitted.")
+
+
 def check_person_search(estimator, space, grid, who):
     """Refuse, before any data is read, a search over persons (``groups``) that its
     candidates cannot take.
@@ -516,6 +534,7 @@ class _BasePrivateSearch(ReleasedModelMixin, MetaEstimatorMixin, BaseEstimator):
         """
         estimator = self.estimator
         check_private_step_params(estimator, who=type(self).__name__)
+        _check_no_step_replaced(estimator, self._space())
         _, prefix = private_step(estimator)
         grid = self._grid()
         from ..linear_model import ObjPertLogisticRegression

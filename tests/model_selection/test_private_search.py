@@ -95,8 +95,10 @@ def test_released_quantities_only():
     assert search.best_index_ == 0
     report = search.privacy_report_
     # nothing that counts the trials: the documented keys, and the plan's public ones
-    assert set(report) == {"selection", "a_priori", "ex_post", "budget", "plan",
-                           "released_model", "transcript", "resolution", "statement"}
+    assert set(report) == {"selection", "neighboring", "unit", "a_priori", "ex_post",
+                           "budget", "plan", "released_model", "transcript", "resolution",
+                           "statement"}
+    assert (report["neighboring"], report["unit"]) == ("add_remove", "row")
     assert set(report["transcript"]) == {"best_noisy_score", "noisy_count"}
     assert set(report["plan"]) == {"stopping_shape", "stopping_parameter", "mean_trials",
                                    "candidate_epsilon", "score_noise", "count_epsilon",
@@ -190,6 +192,15 @@ def test_refusals_before_any_fit(monkeypatch):
     # one class
     with pytest.raises(ValueError):
         PrivateGridSearchCV(ObjPertLogisticRegression(), GRID).fit(X, np.zeros(len(y)))
+    # a Pipeline step replaced by a candidate: the plan would cost the step given
+    pipe = Pipeline([("scale", Clipper(-3.0, 3.0)), ("clf", ObjPertLogisticRegression())])
+    for space in ({"clf": [ObjPertLogisticRegression(delta=1e-3)]},
+                  [GRID, {"scale": [StandardScaler()]}],
+                  {"steps": [[("clf", OutputPertSVM(delta=1e-3))]]}):
+        with pytest.raises(ValueError, match="replaces the Pipeline"):
+            PrivateGridSearchCV(pipe, space).fit(X, y)
+        with pytest.raises(ValueError, match="replaces the Pipeline"):
+            PrivateRandomizedSearchCV(pipe, space).fit(X, y)
 
 
 # -- planted bugs -----------------------------------------------------------------------
