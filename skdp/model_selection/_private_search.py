@@ -782,7 +782,8 @@ _SEARCH_ATTRIBUTES = """best_estimator_ : estimator
     best_params_ : dict
         The best trial's candidate.
     best_score_ : float
-        Its noisy score (a noisy sum over the noisy count of the scoring rows).
+        Its noisy score (a noisy sum over the noisy count of the scoring rows; with
+        ``groups``, of the persons' mean utilities over the noisy count of persons).
     best_index_ : int
         0: ``cv_results_`` holds the released candidate only.
     cv_results_ : dict
