@@ -417,3 +417,21 @@ def test_malformed_groups_are_refused_before_any_noise(monkeypatch, bad):
     monkeypatch.setattr(_SelectionStreams, "noise", lambda self: pytest.fail("noise drawn"))
     with pytest.raises(ValueError, match="groups"):
         PrivateGridSearchCV(_PersonStub(), GRID, random_state=0).fit(X, y, groups=bad)
+
+
+@pytest.mark.parametrize("estimator, delta", [
+    (ObjPertLogisticRegression(data_norm=1.0), 0.0),
+    (OutputPertSVM(data_norm=1.0), 0.0),
+    (OutputPertSVM(data_norm=1.0, delta=1e-6), 1e-5),
+])
+def test_real_candidates_certify_the_planned_epsilon_per_person(estimator, delta):
+    """With real person-level estimators, the released candidate certifies add/remove-
+    person neighbours at exactly the plan's candidate epsilon (what the plan charged)."""
+    search = PrivateGridSearchCV(estimator, {"C": [0.1, 1.0]}, delta=delta,
+                                 validation_fraction=0.3, random_state=0)
+    search.fit(X, y, groups=groups)
+    model = search.best_estimator_
+    assert model.neighboring_ == "add_remove_person"
+    assert model.epsilon_spent_ == pytest.approx(search.plan().candidate_epsilon, rel=1e-12)
+    assert model.delta_spent_ == estimator.delta
+    assert search.privacy_report_["a_priori"]["epsilon"] <= 1.0 + 1e-12
