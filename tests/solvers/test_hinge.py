@@ -102,10 +102,14 @@ def test_distinct_rows_is_unique_with_its_inverse_and_counts():
     with_duplicates = rows[[0, 1, 0, 2, 1, 0]]
     colliding = np.array([[1.0, 0.0], [0.0, 0.0]])
     colliding[1, 1] = np.cos(0.5) / np.cos(1.5)  # the same projection, another row
-    for matrix in (with_duplicates, colliding):
+    signed_zeros = np.array([[0.0, 1.0], [-0.0, 1.0], [2.0, -3.0], [0.0, 1.0], [-0.0, -0.0],
+                             [0.0, 0.0]])  # equal in value, not in bytes
+    wide = rng.integers(-2, 3, size=(12, 40)).astype(float)[rng.integers(0, 12, size=80)]
+    for matrix in (with_duplicates, colliding, signed_zeros, wide):
         distinct, inverse, counts = _distinct_rows(matrix)
         expected = np.unique(matrix, axis=0, return_inverse=True, return_counts=True)
         assert np.array_equal(distinct, expected[0])
+        assert np.array_equal(inverse, expected[1].ravel())
         assert np.array_equal(distinct[inverse], matrix)
         assert np.array_equal(counts, expected[2])
 
