@@ -121,9 +121,17 @@ def objective_perturbation(payload, timing=None):
             # merged by --as-run-only with its own environment, or from --timing-only
             merged = "as_run_environment" in timing
             source = {"environment": timing["as_run_environment"]} if merged else timing
+            where = _timing_run(source, "--as-run-only" if merged else "--timing-only")
+            matched = (timing.get("matched_interleaved") or {}).get(dataset)
+            if matched:
+                low, high = matched["ratio_range"]
+                lines += [f"**Matched (C = 1 on both sides, each solver's tolerance)**, "
+                          f"{where}: ObjPertLogisticRegression {fmt(matched['ours_s'], 3)} s, "
+                          f"LogisticRegression(C=1) {fmt(matched['reference_s'], 3)} s; ratio "
+                          f"**{fmt(matched['ratio'], 2)}x** (median of {matched['repeats']} "
+                          f"interleaved pairs, range {fmt(low, 2)} to {fmt(high, 2)}).", ""]
             lines += _as_run_line("ObjPertLogisticRegression", "LogisticRegression()", as_run,
-                                  _timing_run(source, "--as-run-only" if merged
-                                              else "--timing-only"), cpus=_cpus(source))
+                                  where, cpus=_cpus(source))
     return lines
 
 

@@ -362,6 +362,12 @@ def test_fit_times_matched_and_as_run_are_the_json_numbers(dataset):
     text = line("objective_perturbation", "**As run (defaults on both sides)**")
     for piece in _as_run_sentence(timing["objective_perturbation"]["as_run"][dataset]):
         assert piece in text, piece
+    matched = timing["objective_perturbation"].get("matched_interleaved", {}).get(dataset)
+    if matched:
+        text = line("objective_perturbation",
+                    "**Matched (C = 1 on both sides, each solver's tolerance)**")
+        for piece in _as_run_sentence(matched):
+            assert piece in text, piece
 
 
 def test_report_is_deterministic_and_committed_report_current(tmp_path, committed):
