@@ -79,7 +79,7 @@ def test_box_least_squares_matches_bvls(shape, monkeypatch):
     from skdp.solvers import _hinge
     from skdp.solvers._hinge import _box_least_squares
 
-    monkeypatch.setattr(_hinge, "_BVLS_VARIABLES", 0)
+    monkeypatch.setattr(_hinge, "_BVLS_SIZE", 0)
     rng = np.random.default_rng(shape[0])
     M = rng.normal(size=shape)
     b = M @ rng.normal(scale=2.0, size=shape[1]) + rng.normal(size=shape[0])
@@ -117,14 +117,16 @@ def test_distinct_rows_is_unique_with_its_inverse_and_counts():
 
 
 def test_small_box_least_squares_is_bvls():
-    """At most _BVLS_VARIABLES variables: bvls's own solution, bit for bit."""
+    """At most _BVLS_SIZE variables, or that many rows (the rank) and at most
+    _BVLS_LOW_RANK_VARIABLES variables: bvls's own solution, bit for bit."""
     from scipy.optimize import lsq_linear
 
-    from skdp.solvers._hinge import _BVLS_VARIABLES, _box_least_squares
+    from skdp.solvers._hinge import _BVLS_LOW_RANK_VARIABLES, _BVLS_SIZE, _box_least_squares
 
     rng = np.random.default_rng(5)
-    for variables in (12, _BVLS_VARIABLES):
-        M = rng.normal(size=(variables // 2, variables))
+    for rows, variables in ((6, 12), (_BVLS_SIZE // 2, _BVLS_SIZE),
+                            (_BVLS_SIZE, _BVLS_LOW_RANK_VARIABLES)):
+        M = rng.normal(size=(rows, variables))
         b = M @ rng.normal(scale=2.0, size=variables)
         upper = rng.uniform(0.5, 1.5, size=variables)
         reference = lsq_linear(M, b, bounds=(np.zeros(variables), upper), method="bvls").x
