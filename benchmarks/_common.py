@@ -34,6 +34,37 @@ def best_time(fit, repeats=3):
     return best
 
 
+def interleaved_ratio(ours, reference, repeats, others=None):
+    """Fit times of ``ours`` against ``reference`` as a user meets them: the fits timed
+    in turn (ours, reference, then ``others``), ``repeats`` rounds in one process.
+
+    Each round gives a ratio ``ours / reference`` of two fits run back to back, so load
+    from other processes hits both sides of a pair alike; the figure is the median of
+    those ratios (``ratio``), with their range. ``others`` (name -> fit) are timed in
+    the same rounds, with the median of their own per-round ratios to ``ours``
+    (``ours_over``: what the certified fit costs over them). The 1-minute load average
+    before and after is recorded (``os.getloadavg``).
+    """
+    fits = {"ours": ours, "reference": reference, **(others or {})}
+    times = {name: [] for name in fits}
+    load = [os.getloadavg()[0]]
+    for _ in range(repeats):
+        for name, fit in fits.items():
+            start = time.perf_counter()
+            fit()
+            times[name].append(time.perf_counter() - start)
+    load.append(os.getloadavg()[0])
+    mine = np.asarray(times["ours"])
+    ratios = mine / np.asarray(times["reference"])
+    return {"ours_s": float(np.median(mine)), "reference_s": float(np.median(times["reference"])),
+            "ratio": float(np.median(ratios)),
+            "ratio_range": [float(ratios.min()), float(ratios.max())],
+            "ours_over": {name: float(np.median(mine / np.asarray(times[name])))
+                          for name in others or {}},
+            "others_s": {name: float(np.median(times[name])) for name in others or {}},
+            "repeats": int(repeats), "load_average": load, "all_s": times}
+
+
 def optional_import(name):
     """Import an optional anchor library, or return None when it is absent or broken.
 

@@ -112,13 +112,57 @@ def objective_perturbation(payload, timing=None):
     for dataset, result in results.items():
         lines += [f"### {dataset}", ""] + _objpert_accuracy(dataset, result)
         lines += _objpert_fit_time(dataset, result.get("fit_time"), "this run")
+        lines += _as_run_line("ObjPertLogisticRegression", "LogisticRegression()",
+                              result.get("fit_time_as_run"), "this run", cpus=_cpus(payload))
         if dataset in timing_runs:
-            env = timing.get("environment", {})
-            lines += _objpert_fit_time(
-                dataset, timing_runs[dataset],
-                f"a separate timing-only run (`--timing-only`, git "
-                f"{env.get('git_sha') or NOT_RECORDED}, date {env.get('date') or NOT_RECORDED})")
+            lines += _objpert_fit_time(dataset, timing_runs[dataset], _timing_run(timing))
+        as_run = ((timing or {}).get("as_run") or {}).get(dataset)
+        if as_run:
+            # merged by --as-run-only with its own environment, or from --timing-only
+            merged = "as_run_environment" in timing
+            source = {"environment": timing["as_run_environment"]} if merged else timing
+            where = _timing_run(source, "--as-run-only" if merged else "--timing-only")
+            matched = (timing.get("matched_interleaved") or {}).get(dataset)
+            if matched:
+                low, high = matched["ratio_range"]
+                lines += [f"**Matched (C = 1 on both sides, each solver's tolerance)**, "
+                          f"{where}: ObjPertLogisticRegression {fmt(matched['ours_s'], 3)} s, "
+                          f"LogisticRegression(C=1) {fmt(matched['reference_s'], 3)} s; ratio "
+                          f"**{fmt(matched['ratio'], 2)}x** (median of {matched['repeats']} "
+                          f"interleaved pairs, range {fmt(low, 2)} to {fmt(high, 2)}).", ""]
+            lines += _as_run_line("ObjPertLogisticRegression", "LogisticRegression()", as_run,
+                                  where, cpus=_cpus(source))
     return lines
+
+
+def _timing_run(timing, flag="--timing-only"):
+    """Where a separate timing-only run's figures come from."""
+    env = timing.get("environment", {})
+    return (f"a separate timing-only run (`{flag}`, git "
+            f"{env.get('git_sha') or NOT_RECORDED}, date {env.get('date') or NOT_RECORDED})")
+
+
+def _as_run_line(ours, reference, t, where, others=None, cpus=None):
+    """The as-run figure (defaults on both sides) of :func:`interleaved_ratio`'s record;
+    ``others`` names the extra fits timed in the same rounds."""
+    if not t:
+        return []
+    extra = "".join(f"; {label}: {fmt(t['others_s'][name], 3)} s, the certified fit "
+                    f"{fmt(t['ours_over'][name], 2)}x it"
+                    for name, label in (others or {}).items() if name in t.get("ours_over", {}))
+    low, high = t.get("ratio_range", (None, None))
+    load = t.get("load_average") or []
+    return [f"**As run (defaults on both sides)**, {where}: {ours} {fmt(t['ours_s'], 3)} s, "
+            f"{reference} {fmt(t['reference_s'], 3)} s; ratio **{fmt(t['ratio'], 2)}x** "
+            f"(median of {t.get('repeats', '?')} interleaved pairs, range {fmt(low, 2)} to "
+            f"{fmt(high, 2)}; 1-minute load average "
+            f"{' to '.join(fmt(v, 1) for v in load) or NOT_RECORDED} on "
+            f"{cpus or NOT_RECORDED} CPUs){extra}." + (f" {t['note']}" if t.get("note") else ""), ""]
+
+
+def _cpus(payload):
+    """The CPU count of the run that recorded ``payload`` (for its load averages)."""
+    return ((payload or {}).get("environment") or {}).get("cpu_count")
 
 
 def _objpert_accuracy(dataset, result):
@@ -156,7 +200,8 @@ def _objpert_fit_time(dataset, fit_time, where):
         return []
     rows = [[m, fmt(t.get("seconds"), 3), fmt(t.get("ratio_to_sklearn"), 2)]
             for m, t in fit_time.items()]
-    return ([f"Fit time on the whole {dataset} training split, C = 1, best of 3, measured in "
+    return ([f"Fit time on the whole {dataset} training split, C = 1 on both sides "
+             f"(matched: same C, each solver's own tolerance), best of 3, measured in "
              f"{where}:", ""]
             + table(["method", "seconds", "ratio to sklearn LogisticRegression"], rows))
 
@@ -192,19 +237,38 @@ def output_perturbation(payload, timing=None):
         if "majority_class_test_accuracy" in result:
             refs.append(f"majority class: {fmt(result['majority_class_test_accuracy'])}")
         lines += ["Non-private: " + "; ".join(refs) + ".", ""]
-        t = result.get("timing")
-        if t:
-            how = (f"median of {t['repeats']} interleaved repetitions" if "repeats" in t
-                   else "best of 3")
-            lines += [f"Fit time ({how}, this run): "
-                      f"LinearSVC {fmt(t.get('linearsvc_default_s'), 3)} s; OutputPertSVM "
-                      f"linear {fmt(t.get('outputpert_linear_s'), 3)} s = "
-                      f"{fmt(t.get('ratio_outputpert_linear'), 2)}x LinearSVC; "
-                      f"ObjPertLogisticRegression {fmt(t.get('objpert_s'), 3)} s = "
-                      f"{fmt(t.get('ratio_objpert'), 2)}x LinearSVC."
-                      + (f" {t['note']}" if t.get("note") else ""), ""]
+        lines += _outputpert_times(result.get("timing"), "this run", _cpus(payload))
+        separate = ((timing or {}).get("timing") or {}).get(dataset)
+        if separate:
+            lines += _outputpert_times({**separate["matched"], "as_run": separate.get("as_run")},
+                                       _timing_run(timing), _cpus(timing))
         lines += _rbf_study(result.get("rbf_defaults_study"))
     return lines
+
+
+def _outputpert_times(t, where, cpus=None):
+    """The matched fit times (same C and clipped design) and the as-run figure."""
+    if not t:
+        return []
+    how = (f"median of {t['repeats']} interleaved repetitions" if "repeats" in t
+           else "best of 3")
+    uncertified = ""
+    if t.get("uncertified_hinge_s") is not None:
+        uncertified = (f"; LinearSVC(C, loss='hinge') {fmt(t['uncertified_hinge_s'], 3)} s "
+                       f"(the same problem at liblinear's tolerance, no certificate: "
+                       f"OutputPertSVM {fmt(t.get('ratio_outputpert_to_uncertified_hinge'), 2)}x "
+                       f"it)")
+    lines = [f"**Matched (same C, same clipped design, scikit-learn's tolerance)**, fit time "
+             f"({how}, ratios of medians, {where}): "
+             f"LinearSVC {fmt(t.get('linearsvc_default_s'), 3)} s; OutputPertSVM "
+             f"linear {fmt(t.get('outputpert_linear_s'), 3)} s = "
+             f"**{fmt(t.get('ratio_outputpert_linear'), 2)}x** LinearSVC; "
+             f"ObjPertLogisticRegression {fmt(t.get('objpert_s'), 3)} s = "
+             f"{fmt(t.get('ratio_objpert'), 2)}x LinearSVC{uncertified}."
+             + (f" {t['note']}" if t.get("note") else ""), ""]
+    return lines + _as_run_line("OutputPertSVM", "LinearSVC()", t.get("as_run"), where,
+                                {"uncertified_hinge": "LinearSVC(C=C_, loss='hinge') on the "
+                                                      "clipped rows (no certificate)"}, cpus)
 
 
 def _rbf_study(study):
@@ -322,7 +386,8 @@ def napp(payload, timing=None):
     if classification is None and "adult" in payload:  # the earlier Adult-only layout
         classification = {"adult": payload["adult"]}
     for dataset, result in (classification or {}).items():
-        lines += [f"### {dataset}", ""] + _napp_classification(dataset, result)
+        lines += [f"### {dataset}", ""] + _napp_classification(
+            dataset, result, timing, _cpus(payload))
     if "runtime_seconds" in payload:
         lines += [f"Run time of the whole benchmark: {payload['runtime_seconds']:.0f} s"
                   + (f" (the kept simulations: {sim['runtime_seconds']:.0f} s in their own run)"
@@ -331,7 +396,7 @@ def napp(payload, timing=None):
     return lines
 
 
-def _napp_classification(dataset, result):
+def _napp_classification(dataset, result, timing=None, cpus=None):
     by_eps = {}
     for r in result.get("rows", []):
         by_eps.setdefault(r["epsilon"], {})[r["method"]] = r
@@ -349,9 +414,24 @@ def _napp_classification(dataset, result):
               f"{fmt(100 * result['sklearn_liblinear_error'], 2)} %.", ""]
     if result.get("timing"):
         t = result["timing"]
-        lines += [f"Fit time on {dataset} (best of 3, this run): scikit-learn liblinear "
+        lines += [f"**Matched (same L1 problem, liblinear at its tolerance)**, fit time on "
+                  f"{dataset} (best of 3, this run): scikit-learn liblinear "
                   f"{fmt(t.get('sklearn_seconds'), 3)} s, NAPP "
                   f"{fmt(t.get('napp_seconds'), 3)} s, ratio {fmt(t.get('ratio'), 2)}.", ""]
+        lines += _as_run_line("NAPPLassoClassifier", "liblinear's L1 LogisticRegression",
+                              t.get("as_run"), "this run", cpus=cpus)
+    separate = ((timing or {}).get("timing") or {}).get(dataset)
+    if separate:
+        where = _timing_run(timing)
+        m = separate["matched"]
+        low, high = m.get("ratio_range", (None, None))
+        lines += [f"**Matched (same L1 problem, liblinear at its tolerance)**, {where}: "
+                  f"NAPP {fmt(m['ours_s'], 3)} s, liblinear {fmt(m['reference_s'], 3)} s "
+                  f"(alpha {fmt_eps(m.get('alpha'))}); ratio **{fmt(m['ratio'], 2)}x** (median "
+                  f"of {m.get('repeats', '?')} interleaved pairs, range {fmt(low, 2)} to "
+                  f"{fmt(high, 2)}).", ""]
+        lines += _as_run_line("NAPPLassoClassifier", "liblinear's L1 LogisticRegression",
+                              separate.get("as_run"), where, cpus=_cpus(timing))
     return lines
 
 

@@ -27,11 +27,16 @@ stratified, random_state 0), never on the test set. That selection reads the pro
 training rows without noise and is outside every reported epsilon.
 
 Fit time: best of 3, as a ratio to scikit-learn's Lasso (simulation, linear n = 500)
-and LogisticRegression(l1_ratio=1, liblinear) on each dataset, measured in the same run.
-BLAS is limited to one thread (two shared cores: multithreaded BLAS thrashes).
+and LogisticRegression(l1_ratio=1, liblinear) on each dataset, measured in the same run;
+and "as run", each estimator with its defaults (``NAPPLassoClassifier(epsilon=1.0,
+data_norm=1.0)`` against ``LogisticRegression(l1_ratio=1.0, solver="liblinear")``), timed
+in turn in one process, the median of the per-round ratios. ``--timing-only`` measures
+the classification fit times alone (matched, interleaved, and as run) into
+``napp_timing.json``. BLAS is limited to one thread (two shared cores: multithreaded BLAS
+thrashes).
 
 Run ``python -m benchmarks.bench_napp [--quick] [--n-jobs N] [--datasets adult kddcup99]
-[--keep-simulations]`` from the repo root. ``--n-jobs`` runs the simulation repetitions
+[--keep-simulations] [--timing-only]`` from the repo root. ``--n-jobs`` runs the simulation repetitions
 and the classification seeds through joblib (same results for any value); the fit times
 are always measured one after another. ``--keep-simulations`` reruns part 2 only and
 copies part 1 (with the environment of the run that produced it) from the existing JSON.
@@ -55,7 +60,7 @@ from skdp.mechanisms._napp import kifer_calibration
 from skdp.penalties import L1
 
 from ._common import (N_JOBS_HELP, RESULTS_DIR, best_time, environment, figure_footer,
-                      map_seeds, summarise, write_results)
+                      interleaved_ratio, map_seeds, summarise, write_results)
 
 NAME = "napp"
 P = 30
@@ -254,10 +259,7 @@ def run_classification(name, params, n_jobs=1):
     X_fit, X_val, y_fit, y_val = train_test_split(X_train, y_train, test_size=0.2,
                                                   random_state=0, stratify=y_train)
     results = []
-    # non-private reference (alpha chosen on the validation split)
-    val = {a: 1 - NAPPLassoClassifier(alpha=a, epsilon=np.inf).fit(X_fit, y_fit).score(X_val, y_val)
-           for a in params["classification_alphas"]}
-    alpha_np = min(val, key=val.get)
+    alpha_np = nonprivate_alpha(X_fit, y_fit, X_val, y_val, params["classification_alphas"])
     ref = NAPPLassoClassifier(alpha=alpha_np, epsilon=np.inf).fit(X_train, y_train)
     nonprivate = 1 - ref.score(data.X_test, data.y_test)
     sk = LogisticRegression(l1_ratio=1.0, C=1.0 / alpha_np, solver="liblinear",
@@ -294,7 +296,73 @@ def run_classification(name, params, n_jobs=1):
                        .fit(X_train, y_train), repeats)
     return dict(nonprivate_error=nonprivate, nonprivate_alpha=alpha_np,
                 sklearn_liblinear_error=sk_error, rows=results, n_train=len(y_train),
-                timing=dict(sklearn_seconds=t_sk, napp_seconds=t_napp, ratio=t_napp / t_sk))
+                timing=dict(sklearn_seconds=t_sk, napp_seconds=t_napp, ratio=t_napp / t_sk,
+                            as_run=as_run_timing(X_train, y_train, AS_RUN_REPEATS)))
+
+
+def nonprivate_alpha(X_fit, y_fit, X_val, y_val, alphas):
+    """The non-private reference's alpha: least validation error at epsilon = inf."""
+    val = {a: 1 - NAPPLassoClassifier(alpha=a, epsilon=np.inf).fit(X_fit, y_fit).score(X_val, y_val)
+           for a in alphas}
+    return min(val, key=val.get)
+
+
+AS_RUN_REPEATS = 7
+AS_RUN_NOTE = ("As run: each estimator with its defaults as a user fits it on the training "
+               "rows, NAPPLassoClassifier(epsilon=1.0, data_norm=1.0) against "
+               "LogisticRegression(l1_ratio=1.0, solver='liblinear') (scikit-learn's "
+               "penalty='l1', C=1, with its intercept), timed in turn in one process; ratio = "
+               "median of the per-round ratios.")
+MATCHED_NOTE = ("Matched: the same problem, NAPPLassoClassifier(alpha, epsilon=1.0, "
+                "random_state=0) against LogisticRegression(l1_ratio=1.0, C=1/alpha, "
+                "solver='liblinear', fit_intercept=False) on the intercept-augmented rows "
+                "(alpha the non-private reference's), liblinear at its tolerance 1e-4; timed "
+                "in turn in one process, ratio = median of the per-round ratios.")
+
+
+def as_run_timing(X, y, repeats):
+    """NAPPLassoClassifier and liblinear's L1 logistic regression with their defaults."""
+    timing = interleaved_ratio(
+        lambda: NAPPLassoClassifier(epsilon=1.0, data_norm=1.0).fit(X, y),
+        lambda: LogisticRegression(l1_ratio=1.0, solver="liblinear").fit(X, y), repeats)
+    return {**timing, "note": AS_RUN_NOTE}
+
+
+def matched_timing(X, y, alpha, repeats):
+    """NAPP against liblinear on the same L1 problem (see MATCHED_NOTE), interleaved."""
+    from skdp.utils import augment_intercept
+
+    design = augment_intercept(X, 1.0)
+    timing = interleaved_ratio(
+        lambda: NAPPLassoClassifier(alpha=alpha, epsilon=1.0, random_state=0).fit(X, y),
+        lambda: LogisticRegression(l1_ratio=1.0, C=1.0 / alpha, solver="liblinear",
+                                   fit_intercept=False).fit(design, y), repeats)
+    return {**timing, "alpha": alpha, "note": MATCHED_NOTE}
+
+
+def timing_only(params, quick=False):
+    """The classification fit times alone (matched and as run), BLAS on one thread,
+    written to ``napp_timing.json`` beside the accuracy run's JSON."""
+    timing = {}
+    for name in params["datasets"]:
+        data = LOADERS[name]()
+        X_train, y_train = data.X_train, data.y_train
+        if params.get("classification_rows"):
+            X_train = X_train[:params["classification_rows"]]
+            y_train = y_train[:params["classification_rows"]]
+        split = train_test_split(X_train, y_train, test_size=0.2, random_state=0,
+                                 stratify=y_train)
+        alpha = nonprivate_alpha(split[0], split[2], split[1], split[3],
+                                 params["classification_alphas"])
+        timing[name] = {"matched": matched_timing(X_train, y_train, alpha, AS_RUN_REPEATS),
+                        "as_run": as_run_timing(X_train, y_train, AS_RUN_REPEATS)}
+        m, a = timing[name]["matched"], timing[name]["as_run"]
+        print(f"{name}: matched {m['ratio']:.2f}x liblinear (alpha {alpha}); as run "
+              f"{a['ratio']:.2f}x ({a['ours_s']:.3f} s vs {a['reference_s']:.3f} s); load "
+              f"{a['load_average']}", flush=True)
+    stem = NAME + ("_quick" if quick else "") + "_timing"
+    print("wrote", write_results(stem, {"params": {"repeats": AS_RUN_REPEATS, "blas_threads": 1},
+                                         "timing": timing}))
 
 
 def simulation_timing():
@@ -407,6 +475,9 @@ def main(argv=None):
                         help="datasets of part 2 (default: all of %(choices)s)")
     parser.add_argument("--keep-simulations", action="store_true",
                         help="do not rerun part 1: copy it from the existing results/napp.json")
+    parser.add_argument("--timing-only", action="store_true",
+                        help="only the classification fit times, matched and as run "
+                             "(napp_timing.json)")
     args = parser.parse_args(argv)
     params = {**PARAMS, **QUICK} if args.quick else dict(PARAMS)
     params["datasets"] = list(args.datasets or params["datasets"])
@@ -417,6 +488,13 @@ def main(argv=None):
         limiter = threadpool_limits(1)
     except ImportError:  # pragma: no cover
         limiter = None
+    if args.timing_only:
+        try:
+            timing_only(params, args.quick)
+        finally:
+            if limiter is not None:
+                limiter.restore_original_limits()
+        return
     start = time.perf_counter()
     if args.keep_simulations:
         simulation, sim_seeds = kept_simulations(params, families)

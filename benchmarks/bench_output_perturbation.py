@@ -2,7 +2,9 @@
 
 Run from the repository root::
 
-    python -m benchmarks.bench_output_perturbation [--quick]
+    python -m benchmarks.bench_output_perturbation [--quick] [--timing-only]
+
+(``--timing-only``: the fit times alone, written to ``output_perturbation_timing.json``.)
 
 Setting (stated in the JSON and on the figure): neighbouring relation add/remove-one,
 pure epsilon-DP (``delta=0``, Gamma-norm noise), epsilon in {0.1, 0.5, 1, 2, 5}, 10
@@ -25,7 +27,12 @@ mean validation accuracy at epsilon = 1.
 Speed: fit times of the private linear model (epsilon=1), ``LinearSVC(C)`` (defaults,
 clipped rows) and ``ObjPertLogisticRegression`` are measured in interleaved repetitions
 (ours, LinearSVC, ObjPert, ours, ...) in the same process, and the ratio of the medians
-is reported, so that load from other processes hits both sides alike.
+is reported, so that load from other processes hits both sides alike ("matched": the
+same C and clipped design, scikit-learn's tolerance; ``LinearSVC(C, loss="hinge")`` on
+that design, the same problem with no certificate, is timed in the same rounds). "As
+run": ``OutputPertSVM(epsilon=1.0, data_norm=1.0, random_state=0)`` with its defaults
+(``C="auto"``) against ``LinearSVC()`` with scikit-learn's, interleaved in one process,
+the median of the per-round ratios (see ``AS_RUN_NOTE``).
 
 Accuracy over seeds and epsilons reuses one certified solve per seed: the released
 coefficients at epsilon are ``theta* + scale(epsilon) * u`` with the seed's standard
@@ -47,7 +54,8 @@ from skdp.linear_model._base import split_coefficients
 from skdp.mechanisms import draw_gamma_norm
 from skdp.utils.validation import clip_rows_to_norm
 
-from ._common import RESULTS_DIR, environment, figure_footer, summarise, write_results
+from ._common import (RESULTS_DIR, environment, figure_footer, interleaved_ratio, summarise,
+                      write_results)
 
 NAME = "output_perturbation"
 PARAMS = {
@@ -76,6 +84,53 @@ TIMING_NOTE = ("Fit times: interleaved repetitions (OutputPertSVM linear epsilon
                "dual='auto', tol=1e-4, fit_intercept=True with intercept_scaling=1) fitted on "
                "the rows clipped to norm 1: the same clipped design with the same penalised "
                "intercept column as OutputPertSVM (which clips inside its own, timed, fit).")
+
+
+AS_RUN_NOTE = ("As run: each estimator with its defaults as a user fits it on the training "
+               "rows, OutputPertSVM(epsilon=1.0, data_norm=1.0, random_state=0) (hinge, "
+               "C='auto', tol=1e-3) against LinearSVC() (squared hinge, C=1, tol=1e-4), "
+               "timed in turn in one process; ratio = median of the per-round ratios. "
+               "'uncertified hinge': LinearSVC(C=C_, loss='hinge', random_state=0) on the "
+               "rows clipped to norm 1, the problem OutputPertSVM solves (C_ its C='auto' "
+               "value) at liblinear's tolerance with no certificate; ours_over it is what "
+               "the certificate costs.")
+
+
+def as_run_timing(X, y, repeats):
+    """OutputPertSVM and LinearSVC with their defaults, interleaved (see AS_RUN_NOTE)."""
+    ours = lambda: OutputPertSVM(epsilon=1.0, data_norm=1.0, random_state=0).fit(X, y)
+    C_auto = ours().C_   # public: epsilon, the norm bound and the dimension
+    X_clipped = clip_rows_to_norm(X, 1.0)
+    timing = interleaved_ratio(ours, lambda: LinearSVC().fit(X, y), repeats, {
+        "uncertified_hinge": lambda: LinearSVC(C=C_auto, loss="hinge", random_state=0)
+        .fit(X_clipped, y)})
+    return {**timing, "C_auto": C_auto, "note": AS_RUN_NOTE}
+
+
+def matched_timing(X, y, params):
+    """The interleaved fit times at the benchmark's C on the same clipped design (see
+    TIMING_NOTE); ratios of medians, as recorded since the first run."""
+    C = params["C_linear"]
+    X_clipped = clip_rows_to_norm(X, 1.0)
+    times = interleaved_times({
+        "outputpert_linear": lambda: make_estimator(params, "linear", 0).fit(X, y),
+        "linearsvc_default": lambda: LinearSVC(C=C).fit(X_clipped, y),
+        "objpert": lambda: ObjPertLogisticRegression(epsilon=1.0, C=C, random_state=0).fit(X, y),
+        "uncertified_hinge": lambda: LinearSVC(C=C, loss="hinge", random_state=0)
+        .fit(X_clipped, y),
+    }, params["timing_repeats"])
+    median = {k: float(np.median(v)) for k, v in times.items()}
+    return {
+        "linearsvc_default_s": median["linearsvc_default"],
+        "outputpert_linear_s": median["outputpert_linear"],
+        "objpert_s": median["objpert"],
+        "uncertified_hinge_s": median["uncertified_hinge"],
+        "ratio_outputpert_linear": median["outputpert_linear"] / median["linearsvc_default"],
+        "ratio_objpert": median["objpert"] / median["linearsvc_default"],
+        "ratio_outputpert_to_uncertified_hinge":
+            median["outputpert_linear"] / median["uncertified_hinge"],
+        "repeats": params["timing_repeats"], "all_s": times, "note": TIMING_NOTE,
+    }
 
 
 def make_data(name, params):
@@ -166,20 +221,10 @@ def run_dataset(name, params):
     out["majority_class_test_accuracy"] = float(max(np.mean(y_test == c)
                                                     for c in np.unique(y_test)))
     # --- timing (linear kernel): interleaved, medians, ratio to LinearSVC default
-    times = interleaved_times({
-        "outputpert_linear": lambda: make_estimator(params, "linear", 0).fit(X, y),
-        "linearsvc_default": lambda: LinearSVC(C=C).fit(X_clipped, y),
-        "objpert": lambda: ObjPertLogisticRegression(epsilon=1.0, C=C, random_state=0).fit(X, y),
-    }, params["timing_repeats"])
-    median = {k: float(np.median(v)) for k, v in times.items()}
-    out["timing"] = {
-        "linearsvc_default_s": median["linearsvc_default"],
-        "outputpert_linear_s": median["outputpert_linear"],
-        "objpert_s": median["objpert"],
-        "ratio_outputpert_linear": median["outputpert_linear"] / median["linearsvc_default"],
-        "ratio_objpert": median["objpert"] / median["linearsvc_default"],
-        "repeats": params["timing_repeats"], "all_s": times, "note": TIMING_NOTE,
-    }
+    out["timing"] = matched_timing(X, y, params)
+    out["timing"]["as_run"] = as_run_timing(X, y, params["timing_repeats"])
+    median = {"outputpert_linear": out["timing"]["outputpert_linear_s"],
+              "linearsvc_default": out["timing"]["linearsvc_default_s"]}
     # --- ObjPertLogisticRegression at the same C
     objpert = {}
     for eps in params["epsilons"]:
@@ -263,10 +308,40 @@ def plot(payload, path):
     plt.close(fig)
 
 
+def timing_only(params, quick=False):
+    """The fit times alone (matched and as run) per dataset, BLAS limited to one thread,
+    written to ``output_perturbation_timing.json`` beside the accuracy run's JSON."""
+    from threadpoolctl import threadpool_limits
+
+    timing = {}
+    with threadpool_limits(1):
+        for name in params["datasets"]:
+            X, y, _, _ = make_data(name, params)
+            timing[name] = {"matched": matched_timing(X, y, params),
+                            "as_run": as_run_timing(X, y, params["timing_repeats"])}
+            m, a = timing[name]["matched"], timing[name]["as_run"]
+            print(f"{name}: matched {m['ratio_outputpert_linear']:.2f}x LinearSVC(C), "
+                  f"{m['ratio_outputpert_to_uncertified_hinge']:.2f}x the uncertified hinge; "
+                  f"as run {a['ratio']:.2f}x LinearSVC() ({a['ours_s']:.3f} s vs "
+                  f"{a['reference_s']:.3f} s), {a['ours_over']['uncertified_hinge']:.2f}x the "
+                  f"uncertified hinge at C_ = {a['C_auto']:.4g}; load {a['load_average']}")
+    stem = NAME + ("_quick" if quick else "") + "_timing"
+    print("wrote", write_results(stem, {"params": {"timing_repeats": params["timing_repeats"],
+                                                    "C_linear": params["C_linear"],
+                                                    "blas_threads": 1},
+                                         "timing": timing}))
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small run for CI (< 1 minute)")
+    parser.add_argument("--timing-only", action="store_true",
+                        help="only the fit times, matched and as run, BLAS on one thread "
+                             "(output_perturbation_timing.json)")
     args = parser.parse_args(argv)
+    if args.timing_only:
+        timing_only(QUICK if args.quick else PARAMS, args.quick)
+        return
     params = QUICK if args.quick else PARAMS
     name = NAME + ("_quick" if args.quick else "")
     results = {d: run_dataset(d, params) for d in params["datasets"]}

@@ -310,6 +310,66 @@ def test_private_search_numbers_and_every_guarantee_within_its_budget(report, co
     assert text.count("**not met**") == sum(not g["met"] for g in payload["goal"])
 
 
+def _as_run_sentence(t):
+    """The as-run figure's numbers as the report prints them."""
+    low, high = t["ratio_range"]
+    return (f"{t['ours_s']:.3f} s", f"{t['reference_s']:.3f} s", f"ratio **{t['ratio']:.2f}x**",
+            f"median of {t['repeats']} interleaved pairs, range {low:.2f} to {high:.2f}")
+
+
+@pytest.mark.parametrize("dataset", ["adult", "kddcup99"])
+def test_fit_times_matched_and_as_run_are_the_json_numbers(dataset):
+    """Each fit-time figure of the timing-only runs is printed beside its label: the
+    matched one (same problem, the reference's tolerance) and the as-run one (defaults on
+    both sides, median of the per-round ratios), with the certificate's price for the
+    hinge (the same problem at liblinear's tolerance, uncertified)."""
+    stems = ("output_perturbation", "napp", "objective_perturbation")
+    if not all((RESULTS / f"{stem}{suffix}.json").exists()
+               for stem in stems for suffix in ("", "_timing")):
+        pytest.skip("the JSON files of these benchmarks and their timing runs are not all "
+                    "present")
+    timing = {stem: json.loads((RESULTS / f"{stem}_timing.json").read_text())
+              for stem in stems}
+    report = render_report(RESULTS, names=stems)
+
+    def line(stem, label):
+        """The one line of the timing-only run's figures that starts with ``label``."""
+        lines = [text for text in _subsection(_section(report, stem), dataset).splitlines()
+                 if text.startswith(label) and "separate timing-only run" in text]
+        assert len(lines) == 1, (stem, label, lines)
+        return lines[0]
+
+    matched = timing["output_perturbation"]["timing"][dataset]["matched"]
+    as_run = timing["output_perturbation"]["timing"][dataset]["as_run"]
+    text = line("output_perturbation",
+                "**Matched (same C, same clipped design, scikit-learn's tolerance)**")
+    assert f"OutputPertSVM linear {matched['outputpert_linear_s']:.3f} s" in text
+    assert f"= **{matched['ratio_outputpert_linear']:.2f}x** LinearSVC" in text
+    assert (f"OutputPertSVM {matched['ratio_outputpert_to_uncertified_hinge']:.2f}x it"
+            in text)
+    text = line("output_perturbation", "**As run (defaults on both sides)**")
+    for piece in _as_run_sentence(as_run):
+        assert piece in text, piece
+    assert f"the certified fit {as_run['ours_over']['uncertified_hinge']:.2f}x it" in text
+
+    text = line("napp", "**Matched (same L1 problem, liblinear at its tolerance)**")
+    for piece in _as_run_sentence(timing["napp"]["timing"][dataset]["matched"]):
+        assert piece in text, piece
+    text = line("napp", "**As run (defaults on both sides)**")
+    for piece in _as_run_sentence(timing["napp"]["timing"][dataset]["as_run"]):
+        assert piece in text, piece
+
+    text = line("objective_perturbation", "**As run (defaults on both sides)**")
+    for piece in _as_run_sentence(timing["objective_perturbation"]["as_run"][dataset]):
+        assert piece in text, piece
+    matched = timing["objective_perturbation"].get("matched_interleaved", {}).get(dataset)
+    if matched:
+        text = line("objective_perturbation",
+                    "**Matched (C = 1 on both sides, each solver's tolerance)**")
+        for piece in _as_run_sentence(matched):
+            assert piece in text, piece
+
+
 def test_report_is_deterministic_and_committed_report_current(tmp_path, committed):
     first = _report.write_report(RESULTS, tmp_path / "a.md").read_text()
     second = _report.write_report(RESULTS, tmp_path / "b.md").read_text()

@@ -57,6 +57,15 @@ _ACTIVE_SET_STEPS = 20
 _JOINING_ROWS = 5
 # projected Newton steps of the bounded least squares before bvls takes over
 _BOX_NEWTON_STEPS = 50
+# bounded least squares of at most _BVLS_SIZE variables, or of rank (the rows of M) at most
+# _BVLS_SIZE and at most _BVLS_LOW_RANK_VARIABLES variables, go to bvls directly: exact,
+# and there 3-10x faster than the projected Newton steps, which on KDDCup99's margin bands
+# (13 to 42 distinct rows) stopped at points above the minimum, so that no band's polish
+# certified; Adult's band (rank 43, 171 variables) 7 ms against 30. bvls measured on
+# random rank-deficient problems: at most 24 ms at 64 variables, 0.37 s at rank 64 with
+# 256 variables; 9 s at rank 100 with 256 variables (the projected steps: 0.7 s)
+_BVLS_SIZE = 64
+_BVLS_LOW_RANK_VARIABLES = 256
 # Huber widths of the fallback path
 _HUBER_PATH = (1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8)
 
@@ -128,13 +137,26 @@ def _margin_dual(signed, C, fixed):
 
 def _distinct_rows(rows):
     """``np.unique(rows, axis=0)`` with the inverse and the counts, without its sort of
-    whole rows when a fixed projection of the rows already tells them all apart."""
+    whole rows when a fixed projection of the rows already tells them all apart.
+
+    Otherwise the rows are grouped by their bytes (``-0.0`` made ``+0.0`` first, so
+    that rows equal in value are equal in bytes; the rows are finite), one 1-D sort,
+    and the groups put in ``np.unique``'s lexicographic order by a sort of the
+    distinct rows only (on KDDCup99's margin bands six times faster than
+    ``np.unique(axis=0)``'s sort of whole rows as records, the same result).
+    """
     keys = rows @ np.cos(np.arange(rows.shape[1]) + 0.5)
     if np.unique(keys).size == keys.size:
         return rows, np.arange(keys.size), np.ones(keys.size, dtype=np.int64)
-    distinct, inverse, counts = np.unique(rows, axis=0, return_inverse=True,
+    signless = np.ascontiguousarray(rows + 0.0)
+    records = signless.view(np.dtype((np.void, signless.itemsize * rows.shape[1]))).ravel()
+    _, first, inverse, counts = np.unique(records, return_index=True, return_inverse=True,
                                           return_counts=True)
-    return distinct, inverse.ravel(), counts
+    distinct = rows[first]
+    order = np.lexsort(distinct.T[::-1])
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    return distinct[order], rank[inverse.ravel()], counts[order]
 
 
 def _margin_dual_from_gram(signed, C, fixed):
@@ -167,9 +189,14 @@ def _box_least_squares(M, b, upper, start):
     (bvls changes one per step: minutes on a few thousand rows), then backtracks
     along the projected path (Armijo), until the free variables' gradient vanishes
     or no step decreases the objective (rounding level); bvls finishes from scratch
-    if neither happens within :data:`_BOX_NEWTON_STEPS` steps. The caller certifies
-    the result (a duality gap), so the solver's accuracy never enters the guarantee.
+    if neither happens within :data:`_BOX_NEWTON_STEPS` steps. Problems of at most
+    :data:`_BVLS_SIZE` variables, or of that rank and at most
+    :data:`_BVLS_LOW_RANK_VARIABLES` variables, go to bvls directly. The caller certifies the
+    result (a duality gap), so the solver's accuracy never enters the guarantee.
     """
+    rank, variables = M.shape
+    if variables <= _BVLS_SIZE or (rank <= _BVLS_SIZE and variables <= _BVLS_LOW_RANK_VARIABLES):
+        return lsq_linear(M, b, bounds=(np.zeros_like(upper), upper), method="bvls").x
     alpha = np.clip(start, 0.0, upper)
     residual = M @ alpha - b
     value = 0.5 * residual @ residual
@@ -275,6 +302,8 @@ def _band_huber_path(X, y, C, w, max_iter, max_entries=_BAND_ENTRIES[-1]):
                                  linear=linear, tol=1e-12 * (1.0 + np.linalg.norm(theta)),
                                  max_iter=min(max_iter, 30), theta0=theta, refine=False)
         theta, n_iter = result.theta, n_iter + result.n_iter
+        if not result.converged:  # the narrower widths do not converge from here either
+            break
     return theta, n_iter
 
 

@@ -67,6 +67,42 @@ def test_point_dependent_curvature_is_recomputed():
     assert problem._constant_gram is None
 
 
+class _CountingRows(np.ndarray):
+    """A dense design (more rows than columns) that counts its products with a vector
+    (``X @ theta``; not ``X.T @ v``)."""
+
+    products = 0
+
+    def __matmul__(self, other):
+        if np.ndim(other) == 1 and self.shape[0] > self.shape[1]:
+            type(self).products += 1
+        return np.asarray(self).__matmul__(other)
+
+
+def test_value_gradient_and_hessian_at_one_point_read_x_once():
+    """The last ``X @ theta`` serves the next call at the same point (bit for bit: a
+    sign-flipped zero is another point); the terms equal those computed from X."""
+    problem = _problem(LogisticLoss())
+    X, y, loss = np.asarray(problem.X), problem.y, LogisticLoss()
+    problem.X = X.view(_CountingRows)
+    _CountingRows.products = 0
+    theta = np.random.default_rng(4).standard_normal(X.shape[1])
+    theta[0] = 0.0
+    z = X @ theta
+    assert problem.data_value(theta) == np.sum(loss.loss(z, y))
+    assert_array_equal(problem.data_gradient(theta.copy()), X.T @ loss.dz(z, y))
+    assert_allclose(problem.data_hessian(theta), X.T @ (loss.d2z(z, y)[:, None] * X),
+                    rtol=1e-12)
+    assert _CountingRows.products == 1
+    assert not problem._last_predictor[1].flags.writeable  # no loss may change it in place
+    signed_zero = theta.copy()
+    signed_zero[0] = -0.0
+    problem.data_value(signed_zero)
+    other = theta + 1.0
+    assert problem.data_value(other) == np.sum(loss.loss(X @ other, y))
+    assert _CountingRows.products == 3
+
+
 def test_well_conditioned_leaves_a_positive_definite_matrix_alone():
     A = np.random.default_rng(4).standard_normal((50, 8))
     H = GramPlusDiagonal(A.T @ A, 1.0)

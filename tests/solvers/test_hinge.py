@@ -70,14 +70,16 @@ def test_margin_dual_of_duplicates_solves_the_full_bounded_least_squares():
 
 
 @pytest.mark.parametrize("shape", [(30, 50), (80, 40), (200, 200)])
-def test_box_least_squares_matches_bvls(shape):
+def test_box_least_squares_matches_bvls(shape, monkeypatch):
     """Projected Newton on ``min ||M a - b||``, ``0 <= a <= u``, against bvls: the same
     objective, on full-rank and rank-deficient (more variables than rows) problems
-    with many bounds active."""
+    with many bounds active (the projected steps for every size here)."""
     from scipy.optimize import lsq_linear
 
+    from skdp.solvers import _hinge
     from skdp.solvers._hinge import _box_least_squares
 
+    monkeypatch.setattr(_hinge, "_BVLS_SIZE", 0)
     rng = np.random.default_rng(shape[0])
     M = rng.normal(size=shape)
     b = M @ rng.normal(scale=2.0, size=shape[1]) + rng.normal(size=shape[0])
@@ -102,12 +104,34 @@ def test_distinct_rows_is_unique_with_its_inverse_and_counts():
     with_duplicates = rows[[0, 1, 0, 2, 1, 0]]
     colliding = np.array([[1.0, 0.0], [0.0, 0.0]])
     colliding[1, 1] = np.cos(0.5) / np.cos(1.5)  # the same projection, another row
-    for matrix in (with_duplicates, colliding):
+    signed_zeros = np.array([[0.0, 1.0], [-0.0, 1.0], [2.0, -3.0], [0.0, 1.0], [-0.0, -0.0],
+                             [0.0, 0.0]])  # equal in value, not in bytes
+    wide = rng.integers(-2, 3, size=(12, 40)).astype(float)[rng.integers(0, 12, size=80)]
+    for matrix in (with_duplicates, colliding, signed_zeros, wide):
         distinct, inverse, counts = _distinct_rows(matrix)
         expected = np.unique(matrix, axis=0, return_inverse=True, return_counts=True)
         assert np.array_equal(distinct, expected[0])
+        assert np.array_equal(inverse, expected[1].ravel())
         assert np.array_equal(distinct[inverse], matrix)
         assert np.array_equal(counts, expected[2])
+
+
+def test_small_box_least_squares_is_bvls():
+    """At most _BVLS_SIZE variables, or that many rows (the rank) and at most
+    _BVLS_LOW_RANK_VARIABLES variables: bvls's own solution, bit for bit."""
+    from scipy.optimize import lsq_linear
+
+    from skdp.solvers._hinge import _BVLS_LOW_RANK_VARIABLES, _BVLS_SIZE, _box_least_squares
+
+    rng = np.random.default_rng(5)
+    for rows, variables in ((6, 12), (_BVLS_SIZE // 2, _BVLS_SIZE),
+                            (_BVLS_SIZE, _BVLS_LOW_RANK_VARIABLES)):
+        M = rng.normal(size=(rows, variables))
+        b = M @ rng.normal(scale=2.0, size=variables)
+        upper = rng.uniform(0.5, 1.5, size=variables)
+        reference = lsq_linear(M, b, bounds=(np.zeros(variables), upper), method="bvls").x
+        np.testing.assert_array_equal(_box_least_squares(M, b, upper, np.zeros(variables)),
+                                      reference)
 
 
 def _dense_problem(rng):
@@ -184,6 +208,31 @@ def test_kddcup99_hinge_certifies():
         pytest.skip("KDDCup99 not available")
     model = OutputPertSVM(epsilon=1.0, C=0.01, random_state=0).fit(data.X_train, data.y_train)
     assert model.score(data.X_test, data.y_test) > 0.95
+
+
+def test_kddcup99_certifies_from_liblinears_first_partition(monkeypatch):
+    """At the default C (and at 0.01) liblinear's first point (tolerance 1e-4) certifies
+    by its own polish: the margin bands' bounded least squares solved exactly (bvls).
+    The projected Newton steps stopped above their minimum there, and the fit needed
+    the band's Huber path (a fit as run took 2.4x LinearSVC())."""
+    from skdp import OutputPertSVM
+    from skdp.datasets import load_kddcup99
+    from skdp.solvers import _hinge
+
+    from ..conftest import shared_data_home
+
+    try:
+        data = load_kddcup99(data_home=shared_data_home(), download_if_missing=False)
+    except OSError:
+        pytest.skip("KDDCup99 not available")
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the band's Huber path was needed")
+
+    monkeypatch.setattr(_hinge, "_band_huber_path", refuse)
+    for C in ("auto", 0.01):
+        OutputPertSVM(epsilon=1.0, C=C, data_norm=1.0, random_state=0).fit(data.X_train,
+                                                                          data.y_train)
 
 
 def test_band_caps_grow_only_where_the_shape_lets_the_band_grow():
