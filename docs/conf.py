@@ -10,6 +10,7 @@ from pathlib import Path
 import skdp
 
 # docs/_ext/recorded.py: the :recorded: role, numbers quoted from the examples' records
+# and docs/_ext/benchmark.py: the :benchmark: role, numbers quoted from benchmarks/results
 sys.path.insert(0, str(Path(__file__).resolve().parent / "_ext"))
 
 project = "skdp"
@@ -23,6 +24,7 @@ extensions = [
     "sphinx.ext.autosummary",
     "numpydoc",
     "recorded",
+    "benchmark",
 ]
 
 # Offline build: no intersphinx, no remote images.
