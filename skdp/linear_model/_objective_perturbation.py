@@ -27,7 +27,6 @@ from ..utils._progress import Progress, problem_names, problems_header, solve_ea
 from ..utils._random import noise_generator
 from ..utils._sklearn_compat import Interval, StrOptions
 from ..utils.validation import effective_data_norm
-from ..utils._groups import person_relation
 from ._weights import (WeightedFitMixin, check_class_weight, check_person_params,
                        parametric_weight_bound, person_constraints, row_weights,
                        weight_constraints, weighted_problem)
@@ -651,12 +650,6 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
 
     def _partitioned_refusal(self, with_derivative):
         return None  # binary, one-vs-rest or softmax; logistic or Huber loss
-
-    def _fit_releases(self, X, y, with_derivative=False, **fit_params):
-        releases = super()._fit_releases(X, y, with_derivative=with_derivative, **fit_params)
-        if fit_params.get("groups") is not None:
-            self.neighboring_ = person_relation(self.neighboring)
-        return releases
 
     def _releases(self, X, y, with_derivative=False, sample_weight=None, groups=None):
         """Validate, then run the mechanism once (two classes, or a multinomial fit)

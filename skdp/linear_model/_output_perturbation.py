@@ -46,7 +46,6 @@ from ._base import (
     encode_labels,
     one_vs_rest_targets,
 )
-from ..utils._groups import person_relation
 from ._weights import (WeightedFitMixin, check_class_weight, check_person_params,
                        person_constraints, row_weights, weight_constraints, weighted_problem)
 from ._random_features import (
@@ -562,12 +561,6 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
         self.weight_bound_ = 1.0
         return self._problem_releases(problems, [None] * len(problems), design.shape[1],
                                       row_norm, noise_generator(self.random_state))
-
-    def _fit_releases(self, X, y, with_derivative=False, **fit_params):
-        releases = super()._fit_releases(X, y, with_derivative=with_derivative, **fit_params)
-        if fit_params.get("groups") is not None:
-            self.neighboring_ = person_relation(self.neighboring)
-        return releases
 
     def _releases(self, X, y, with_derivative=False, sample_weight=None, groups=None):
         """Validate, then run the mechanism once (two classes, or a multinomial fit) or

@@ -16,7 +16,7 @@ from sklearn.utils.class_weight import compute_class_weight
 
 from ..losses import WeightedLoss, weighted_targets
 from ..solvers._partitioned import is_dask_collection
-from ..utils._groups import check_groups, person_row_weights
+from ..utils._groups import check_groups, person_relation, person_row_weights
 from ..utils._sklearn_compat import Interval, StrOptions, _check_sample_weight, _fit_context
 
 BALANCED_REFUSAL = (
@@ -144,6 +144,13 @@ class WeightedFitMixin:
     """``fit(X, y, sample_weight=None)`` for the estimators whose mechanisms take
     bounded row weights (mixed in left of
     :class:`~skdp.linear_model._base.PrivateLinearModel`)."""
+
+    def _fit_releases(self, X, y, with_derivative=False, **fit_params):
+        """The fit; with ``groups``, the guarantee's relation is the person's."""
+        releases = super()._fit_releases(X, y, with_derivative=with_derivative, **fit_params)
+        if fit_params.get("groups") is not None:
+            self.neighboring_ = person_relation(self.neighboring)
+        return releases
 
     def _check_weight_params(self, X, y, sample_weight, groups=None):
         """Before any work on the data: ``"balanced"`` and a dask fit with weights or

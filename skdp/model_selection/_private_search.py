@@ -54,6 +54,7 @@ from ._private_selection import (
     _select_rows,
     accepts_groups,
     bounded_utilities,
+    check_person_params,
     check_person_rung,
     check_private_step_params,
     coin_split,
@@ -417,17 +418,7 @@ def check_person_search(estimator, space, grid, who):
             "Nothing was fitted.")
     for variant in _cost_variants(space, prefix, grid, ("data_norm",)):
         candidate = private_step(clone(estimator).set_params(**variant))[0]
-        params = candidate.get_params()
-        if params.get("neighboring", "add_remove") != "add_remove":
-            raise ValueError(
-                f"{who} with groups guarantees privacy against adding or removing one "
-                f"person, which {name}(neighboring={params['neighboring']!r}) does not "
-                "certify: use neighboring='add_remove'. Nothing was fitted.")
-        if params.get("data_norm") == "private":
-            raise ValueError(
-                f"{who} with groups: data_norm='private' spends on a bound of the rows' "
-                "norm that is private per row, not per person; pass a numeric data_norm "
-                "(a public bound). Nothing was fitted.")
+        check_person_params(candidate, who)
         if is_gaussian_objpert(candidate):
             raise ValueError(
                 f"{who} with groups: Gaussian {name} (delta > 0) fitted with groups has "

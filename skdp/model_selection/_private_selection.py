@@ -1016,7 +1016,15 @@ def check_person_selection(estimator, checkpoints=False, who="EpsilonForUtility"
             "Use OutputPertSVM(noise='auto', delta=0) (Gamma-norm noise, fresh fits) or "
             "another estimator, or "
             "checkpoints=False. Nothing was fitted.")
-    params = final.get_params()
+    check_person_params(final, who)
+
+
+def check_person_params(final, who):
+    """Refuse a private step whose parameters cannot certify a person-level search:
+    ``neighboring="replace"`` (a replace-person guarantee does not cover adding or
+    removing a person, the search's relation) and ``data_norm="private"`` (its bound
+    is private per row)."""
+    name, params = type(final).__name__, final.get_params()
     if params.get("neighboring", "add_remove") != "add_remove":
         raise ValueError(
             f"{who} with groups guarantees privacy against adding or removing one person, "
