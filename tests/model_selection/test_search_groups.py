@@ -22,6 +22,8 @@ from skdp.model_selection._private_selection import (
 from skdp.model_selection._repeat_and_select import draw_runs
 from skdp.utils._groups import check_groups
 
+from ._persons import _person_coins, _PersonStub, _ReleasesRowsOnly, _RowsOnly, _straddling
+
 X, y = make_classification(n_samples=600, n_features=4, n_informative=2, n_redundant=0,
                            class_sep=1.0, flip_y=0.1, random_state=0)
 X /= np.linalg.norm(X, axis=1).max()
@@ -31,36 +33,6 @@ _person = np.repeat(np.arange(300), _sizes)[:len(y)]
 groups = np.array([f"p{p:04d}" for p in _person], dtype=object)
 CODES = check_groups(groups, len(y))
 GRID = {"C": [0.01, 0.1, 1.0, 10.0]}
-
-
-class _PersonStub(ObjPertLogisticRegression):
-    """A stand-in for an estimator with person-level privacy: it records the groups
-    each fit receives and fits the rows as given (pure objective perturbation, the
-    same noise with or without groups), declaring ``neighboring_ =
-    "add_remove_person"`` when given groups. It tests the search's plumbing, not a
-    mechanism."""
-
-    received = []
-
-    def fit(self, X, y, groups=None):
-        _PersonStub.received.append(None if groups is None else np.asarray(groups).copy())
-        super().fit(X, y)
-        if groups is not None:
-            self.neighboring_ = "add_remove_person"
-        return self
-
-
-def _person_coins(seed, codes, fraction):
-    """The persons' split by hand: person ``j`` goes to validation when the ``j``-th
-    draw of the coins' stream is below ``fraction``."""
-    draws = _SelectionStreams(seed).coins().random(codes.max() + 1)
-    return (draws < fraction)[codes]
-
-
-def _straddling(codes, in_validation):
-    """Number of persons with rows in both parts."""
-    frame = pd.DataFrame({"person": codes, "validation": in_validation})
-    return int((frame.groupby("person")["validation"].nunique() > 1).sum())
 
 
 def _person_score_by_hand(model, X_, y_, persons):
@@ -363,20 +335,6 @@ def test_the_report_says_the_unit_is_one_person():
 
 
 # -- refusals, before any data is read -------------------------------------------------------
-
-class _RowsOnly(ObjPertLogisticRegression):
-    """A fit without groups."""
-
-    def fit(self, X, y):
-        return super().fit(X, y)
-
-
-class _ReleasesRowsOnly(ObjPertLogisticRegression):
-    """The weighted fit, whose ``_releases`` takes no groups."""
-
-    def _releases(self, X, y, with_derivative=False, sample_weight=None):
-        return super()._releases(X, y, with_derivative, sample_weight=sample_weight)
-
 
 @pytest.mark.parametrize("search, match", [
     (PrivateGridSearchCV(_RowsOnly(), GRID), "does not take groups"),

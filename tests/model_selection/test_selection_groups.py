@@ -22,6 +22,8 @@ from skdp.model_selection._private_selection import (
 )
 from skdp.utils._groups import check_groups
 
+from ._persons import _person_coins, _PersonStub, _ReleasesRowsOnly, _RowsOnly, _straddling
+
 X, y = make_classification(n_samples=1200, n_features=4, n_informative=2, n_redundant=0,
                            class_sep=1.5, random_state=0)
 X /= np.linalg.norm(X, axis=1).max()
@@ -31,39 +33,10 @@ _person = np.repeat(np.arange(400), _sizes)[:len(y)]
 groups = np.array([f"p{p:04d}" for p in _person], dtype=object)
 
 
-class _PersonStub(ObjPertLogisticRegression):
-    """A stand-in for an estimator with person-level privacy (the estimators take
-    ``groups`` on their own branches): it records the groups each fit receives and
-    fits the rows as given, declaring ``neighboring_ = "add_remove_person"``. It tests
-    the selection's plumbing, not a mechanism."""
-
-    received = []
-
-    def fit(self, X, y, groups=None):
-        _PersonStub.received.append(None if groups is None else np.asarray(groups).copy())
-        super().fit(X, y)
-        if groups is not None:
-            self.neighboring_ = "add_remove_person"
-        return self
-
-
 def _select(estimator, X=X, y=y, **params):
     defaults = dict(target=0.85, epsilon_max=10.0, epsilon_start=0.05,
                     steering="geometric", random_state=0, tolerance=0.5)
     return select_epsilon_privately(estimator, X, y, **{**defaults, **params})
-
-
-def _person_coins(seed, codes, fraction=0.2):
-    """The persons' split by hand: person ``j`` goes to validation when the ``j``-th
-    draw of the coins' stream is below ``fraction``."""
-    draws = _SelectionStreams(seed).coins().random(codes.max() + 1)
-    return (draws < fraction)[codes]
-
-
-def _straddling(codes, in_validation):
-    """Number of persons with rows in both parts."""
-    frame = pd.DataFrame({"person": codes, "validation": in_validation})
-    return int((frame.groupby("person")["validation"].nunique() > 1).sum())
 
 
 # -- the split: one public coin per person -------------------------------------------------
@@ -311,20 +284,6 @@ def test_the_report_says_the_unit_is_one_person():
 
 
 # -- refusals, before any data is read -------------------------------------------------------
-
-class _RowsOnly(ObjPertLogisticRegression):
-    """A fit without groups."""
-
-    def fit(self, X, y):
-        return super().fit(X, y)
-
-
-class _ReleasesRowsOnly(ObjPertLogisticRegression):
-    """The weighted fit, whose ``_releases`` takes no groups."""
-
-    def _releases(self, X, y, with_derivative=False, sample_weight=None):
-        return super()._releases(X, y, with_derivative, sample_weight=sample_weight)
-
 
 class _PersonSVM(OutputPertSVM):
     def fit(self, X, y, groups=None):
