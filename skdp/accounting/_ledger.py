@@ -130,6 +130,14 @@ def _realised(obj, epsilon, delta):
     return (epsilon if spent is None else min(epsilon, float(spent))), delta
 
 
+def _unit(fit_params):
+    """``"person"`` when a fit is given ``groups`` (its own, or a Pipeline step's
+    ``<step>__groups``), else ``"row"``."""
+    given = any(value is not None for key, value in fit_params.items()
+                if key == "groups" or key.endswith("__groups"))
+    return "person" if given else "row"
+
+
 class PrivacyLedger:
     """One privacy budget for a whole analysis: refuses the fit that would cross it.
 
@@ -162,6 +170,9 @@ class PrivacyLedger:
     entries : list of dict
         One per charge: what, ``a_priori`` and ``realised`` (epsilon, delta) and, in
         Renyi mode, ``rdp``.
+    unit : {"row", "person"} or None
+        The unit of privacy of the ledger's fits: ``"person"`` when they are given
+        ``groups``; one ledger takes fits of one unit (``None`` before the first).
 
     Examples
     --------
@@ -190,6 +201,7 @@ class PrivacyLedger:
         self.epsilon, self.delta, self.composition = float(epsilon), float(delta), composition
         self.entries = []
         self._seeds = []
+        self.unit = None
         self.order, self._order_index, self.rdp_budget = None, None, None
         if composition == "renyi":
             self._open_renyi(order)
@@ -300,6 +312,7 @@ class PrivacyLedger:
             The fitted estimator.
         """
         what = type(estimator).__name__
+        self._check_unit(what, _unit(fit_params))
         epsilon, delta, rdp, kind = _a_priori(estimator, self.composition == "renyi",
                                               self._order_index)
         seeds = _seeds(estimator)
@@ -314,10 +327,22 @@ class PrivacyLedger:
                  "realised": (epsilon, delta), "rdp": rdp}
         self.entries.append(entry)
         self._seeds += seeds
+        self.unit = _unit(fit_params)
         estimator.fit(X, y, **fit_params)
         if self.composition == "basic":
             entry["realised"] = _realised(estimator, epsilon, delta)
         return estimator
+
+    def _check_unit(self, what, unit):
+        """One unit of privacy per ledger: a fit with ``groups`` protects one person
+        (all of their rows), one without protects one row, and neither claim covers
+        the other's neighbours (removing one of a person's rows replaces that person),
+        so their sum would state no relation at all. Refused before any charge."""
+        if self.unit is not None and unit != self.unit:
+            raise ValueError(
+                f"{what} cannot enter the ledger: its unit of privacy is one {unit}, and "
+                f"the ledger's fits so far protect one {self.unit}. Run every fit of an "
+                "analysis with groups (one person) or every fit without (one row).")
 
     def report(self):
         """The ledger's entries, totals and what they cover.
@@ -333,13 +358,16 @@ class PrivacyLedger:
                "basic" else f"a Renyi filter at order {self.order:g} (Feldman & Zrnic "
                "2021), converted at the ledger's delta")
         fmt = f"({epsilon:.4g}, {delta:.3g})" if delta else f"{epsilon:.4g}"
+        unit = "one person (all of their rows)" if self.unit == "person" else "one row"
         return {
             "budget": {"epsilon": self.epsilon, "delta": self.delta},
             "spent": {"epsilon": epsilon, "delta": delta},
             "composition": how,
             "entries": [dict(e) for e in self.entries],
+            "unit": self.unit,
             "statement": (f"The {len(self.entries)} releases of this analysis, each chosen "
                           f"in view of the earlier ones, are together {fmt}-differentially "
-                          f"private ({how}); no release could have taken them past the "
+                          f"private ({how}) with respect to adding or removing {unit}; "
+                          "no release could have taken them past the "
                           f"budget ({self.epsilon:g}, {self.delta:g})."),
         }

@@ -127,3 +127,23 @@ def test_renyi_ledger_order_must_be_one_the_curves_are_known_at():
     assert PrivacyLedger(3.0, 1e-5, composition="renyi", order=12.0).order == 12.0
     with pytest.raises(ValueError, match="ORDERS"):
         PrivacyLedger(3.0, 1e-5, composition="renyi", order=100.0)
+
+
+def test_one_unit_of_privacy_per_ledger():
+    """A fit with groups protects one person, one without one row; the ledger refuses
+    to sum the two, before any charge or noise, and its statement names its unit."""
+    persons = np.arange(len(y)) // 4
+    ledger = PrivacyLedger(epsilon=2.0)
+    ledger.fit(OutputPertSVM(epsilon=0.5, data_norm=1.0), X, y, groups=persons)
+    assert ledger.unit == "person"
+    assert "one person (all of their rows)" in ledger.report()["statement"]
+    with pytest.raises(ValueError, match="unit of privacy is one row"):
+        ledger.fit(OutputPertSVM(epsilon=0.5, data_norm=1.0), X, y)
+    assert ledger.spent == (0.5, 0.0) and len(ledger.entries) == 1
+    ledger.fit(OutputPertSVM(epsilon=0.5, data_norm=1.0), X, y, groups=persons)
+    assert ledger.spent == (1.0, 0.0)
+    rows = PrivacyLedger(epsilon=2.0)
+    rows.fit(OutputPertSVM(epsilon=0.5, data_norm=1.0), X, y)
+    assert rows.unit == "row" and "adding or removing one row" in rows.report()["statement"]
+    with pytest.raises(ValueError, match="unit of privacy is one person"):
+        rows.fit(OutputPertSVM(epsilon=0.5, data_norm=1.0), X, y, groups=persons)
