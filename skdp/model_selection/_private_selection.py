@@ -328,7 +328,8 @@ class GaussianTests:
         self.test_ratio, self.count_mu = float(test_ratio), float(count_mu)
         self.rung_delta = float(rung_delta)
         self.follow_floor, self.floor_mu = follow_floor, np.inf
-        self.odometer.mu_squared += self.count_mu**2
+        self.increments, self._last = odometer.reduction, 0.0
+        self.odometer.charge_tests(self.count_mu**2)
         self.mu_squared = self.count_mu**2
 
     def set_rows(self, rows):
@@ -345,29 +346,46 @@ class GaussianTests:
         """The largest rung epsilon that fits the top filter with its test."""
         from ..accounting import gaussian_epsilon
 
-        room = self.odometer.mu_max**2 - self.odometer.mu_squared
+        odometer, ratio = self.odometer, self.test_ratio
+        room = odometer.mu_max**2 - (odometer._closed + odometer._tests if self.increments
+                                     else odometer.mu_squared)
         if room <= 0:
             return 0.0
-        mu = np.sqrt(room / (1.0 + self.test_ratio**2))
-        if self.test_ratio * mu > self.floor_mu:  # the test is at the floor
-            mu = np.sqrt(max(room - self.floor_mu**2, 0.0))
+        # the rung's mu^2 plus its test's, ratio^2 (mu^2 - last^2) or the floor's
+        # squared, whichever is less: the largest mu either form fits
+        last = self._last if self.increments else 0.0
+        mu = np.sqrt(max((room + ratio**2 * last**2) / (1.0 + ratio**2),
+                         room - self.floor_mu**2, 0.0))
         return gaussian_epsilon(self.rung_delta, mu * (1 - 1e-9)) if mu > 0 else 0.0
+
+    def new_path(self):
+        """Noise reduction: the next rung starts a new path, its test at its full ``mu``."""
+        self._last = 0.0
 
     def smallest_rung(self, min_budget):
         """The smallest rung epsilon whose test has ``mu`` ``min_budget`` at least."""
         from ..accounting import gaussian_epsilon
 
-        return gaussian_epsilon(self.rung_delta, min_budget / self.test_ratio)
+        last = self._last if self.increments else 0.0
+        return gaussian_epsilon(self.rung_delta,
+                                np.hypot(last, min_budget / self.test_ratio))
 
     def test_budget(self, epsilon):
-        """The ``mu`` of the test of a rung at ``epsilon``."""
-        return min(self.test_ratio * self._mu(epsilon), self.floor_mu)
+        """The ``mu`` of the test of a rung at ``epsilon``: ``test_ratio`` times its
+        rung's ``mu`` (under noise reduction, its increment ``sqrt(mu^2 - last^2)``
+        over the path's last release), at most the floor's."""
+        mu = self._mu(epsilon)
+        if self.increments:
+            mu = np.sqrt(max(mu**2 - self._last**2, 0.0))
+        return min(self.test_ratio * mu, self.floor_mu)
 
     def charge(self, epsilon):
         """Charge the test of the rung at ``epsilon`` to the odometer; return its ``mu``."""
         mu = self.test_budget(epsilon)
-        self.odometer.mu_squared += mu**2
+        self.odometer.charge_tests(mu**2)
         self.mu_squared += mu**2
+        if self.increments:
+            self._last = self._mu(epsilon)
         return mu
 
     @property
@@ -423,6 +441,7 @@ class RenyiTests(GaussianTests):
         self.test_ratio, self.count_mu = float(test_ratio), float(count_mu)
         self.rung_delta = float(rung_delta)
         self.follow_floor, self.floor_mu = follow_floor, np.inf
+        self.increments, self._last = False, 0.0
         self.mu_squared = self.count_mu**2
         odometer.join_tests(_gaussian_rdp(self.count_mu),
                             lambda epsilon: _gaussian_rdp(self.test_budget(epsilon)))
@@ -712,7 +731,13 @@ class GaussianDPOdometer:
         self.mu_max = gdp_mu(self.epsilon_max, self.level_delta)
         self.levels = self.mu_max * ODOMETER_LEVEL_RATIO ** -np.arange(n_levels)[::-1]
         self.mu_squared = 0.0
-        self._closed = self._current = 0.0
+        self._closed = self._current = self._tests = 0.0
+
+    def charge_tests(self, mu_squared):
+        """Charge Gaussian releases on the rungs' rows (:class:`GaussianTests`): they
+        compose in ``mu^2`` with the rungs, a path's included."""
+        self._tests += float(mu_squared)
+        self.mu_squared += float(mu_squared)
 
     def new_path(self):
         """Noise reduction: close the current path (its last ``mu`` composes in ``mu^2``
@@ -724,7 +749,8 @@ class GaussianDPOdometer:
         """The largest rung epsilon (at ``rung_delta``) whose ``mu`` fits the top filter."""
         from ..accounting import gaussian_epsilon
 
-        room = self.mu_max**2 - (self._closed if self.reduction else self.mu_squared)
+        room = self.mu_max**2 - (self._closed + self._tests if self.reduction
+                                 else self.mu_squared)
         if room <= 0:
             return 0.0
         return gaussian_epsilon(self.rung_delta, np.sqrt(room) * (1 - 1e-9))
@@ -740,7 +766,7 @@ class GaussianDPOdometer:
             raise RuntimeError("a rung certified a larger mu than the odometer charged")
         if self.reduction:
             self._current = max(self._current, mu**2)
-            self.mu_squared = self._closed + self._current
+            self.mu_squared = self._closed + self._current + self._tests
         else:
             self.mu_squared += mu**2
         if self.mu_squared > self.mu_max**2 * (1 + 1e-9):
@@ -932,9 +958,10 @@ def supports_checkpoints(estimator):
 def check_test_rows(test_rows, account):
     """Whether the tests read every row (``test_rows="all"``); refuse it, before any
     data is read, unless the rungs' account can take the tests: pure rungs, fresh or
-    releases of Laplace noise paths (:class:`PureTests`), fresh full-batch DP-GD rungs
-    in the Gaussian-DP odometer (:class:`GaussianTests`), or Poisson DP-SGD and
-    Gaussian objective perturbation rungs in the Renyi odometer (:class:`RenyiTests`)."""
+    releases of Laplace noise paths (:class:`PureTests`), full-batch DP-GD rungs, fresh
+    or checkpoints of one run, and Gaussian noise reduction in the Gaussian-DP odometer
+    (:class:`GaussianTests`), or Poisson DP-SGD and Gaussian objective perturbation
+    rungs in the Renyi odometer (:class:`RenyiTests`)."""
     from ._accounts import RenyiOdometer
 
     if test_rows not in ("held_out", "all"):
@@ -942,15 +969,13 @@ def check_test_rows(test_rows, account):
     if test_rows == "held_out":
         return False
     account = account[0] if isinstance(account, tuple) else account
-    fresh_gaussian = isinstance(account, GaussianDPOdometer) and not account.reduction
-    if not (isinstance(account, PureDPAccount) or fresh_gaussian
-            or isinstance(account, RenyiOdometer)):
+    if not isinstance(account, (PureDPAccount, GaussianDPOdometer, RenyiOdometer)):
         raise ValueError(
             "test_rows='all' composes the tests on every row with the rungs in one "
             "account: it needs pure rungs (delta=0, Laplace noise reduction included), "
-            "fresh DP-SGD rungs or Gaussian objective perturbation with a Renyi curve, "
-            "not Gaussian noise reduction, checkpoints or rungs accounted by basic "
-            "composition. Those test on a held-out part (test_rows='held_out').")
+            "DP-SGD rungs, Gaussian noise reduction or Gaussian objective perturbation "
+            "with a Renyi curve, not rungs accounted by basic composition. Those test "
+            "on a held-out part (test_rows='held_out').")
     return True
 
 

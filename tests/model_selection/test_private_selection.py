@@ -1079,16 +1079,49 @@ def test_largest_rung_with_its_test_at_the_floor_fills_the_top_filter():
     assert gdp_mu(largest, 1e-6) ** 2 + tests.floor_mu**2 == pytest.approx(room, rel=1e-6)
 
 
-def test_all_rows_is_refused_for_other_rungs_before_any_data_is_read():
+def test_all_rows_is_refused_for_basic_composition_before_any_data_is_read():
     not_data = object()  # reading it would fail differently
-    for estimator, kw in [(ObjPertLogisticRegression(delta=1e-6, neighboring="replace"),
-                           {}),  # basic-composition odometer
-                          (DPSGDClassifier(delta=1e-6, sample_rate=1.0), {"checkpoints": True}),
-                          (OutputPertSVM(delta=1e-6), {})]:  # Gaussian noise reduction
-        search = EpsilonForUtility(estimator, test_rows="all", epsilon_max=1.0,
-                                   delta_max=1e-5, **kw)
-        with pytest.raises(ValueError, match="test_rows='all'"):
-            search.fit(not_data, not_data)
+    search = EpsilonForUtility(ObjPertLogisticRegression(delta=1e-6, neighboring="replace"),
+                               test_rows="all", epsilon_max=1.0, delta_max=1e-5)
+    with pytest.raises(ValueError, match="test_rows='all'"):
+        search.fit(not_data, not_data)
+
+
+@pytest.mark.parametrize("estimator, kw", [
+    (OutputPertSVM(delta=1e-6, C=0.1), {}),  # Gaussian noise reduction
+    (DPSGDClassifier(delta=1e-6, sample_rate=1.0, epochs=5, learning_rate_schedule="constant"),
+     {"checkpoints": True})])
+def test_all_rows_tests_on_one_path_are_increments_charged_by_hand(estimator, kw):
+    """Gaussian noise reduction and checkpoints of one DP-GD run, tested on every row:
+    the path's releases cost its last one's mu^2 (the earlier ones are its
+    post-processing, or prefixes of one run of Gaussian steps), and each test, at
+    ``mu_t = min(sqrt(mu_k^2 - mu_{k-1}^2), floor)`` (full for a path's first), adds
+    ``mu_t^2``: fully adaptive GDP composition of the path's increments and the tests.
+    The odometer's realised mu^2 is the counts' plus the path's last plus the tests'."""
+    from scipy.stats import norm
+
+    search = EpsilonForUtility(estimator, target_utility=0.99, epsilon_max=2.0,
+                               delta_max=1e-5, epsilon_start=0.05, test_rows="all",
+                               max_rungs=4, random_state=3, **kw).fit(X, y)
+    report = search.privacy_report_
+    rungs = report["transcript"]["rungs"]
+    assert len(rungs) >= 2
+    count = report["transcript"]["noisy_validation_count"]
+    floor = norm.ppf(0.9) / (0.005 * count)
+    mus = np.array([gdp_mu(r["epsilon"], 1e-6) for r in rungs])
+    increments = np.sqrt(np.diff(np.concatenate([[0.0], mus**2])))
+    tests = np.minimum(increments, floor)
+    assert [r["test_budget"] for r in rungs] == pytest.approx(tests, rel=1e-9)
+    count_mu = report["parts"]["validation"]["count_mu"]
+    assert count_mu == pytest.approx(0.3 * gdp_mu(0.05, 1e-6))
+    realised = np.sqrt(count_mu**2 + mus[-1] ** 2 + np.sum(tests**2))
+    _, _, level = _odometer_by_hand([0.05], 0.05, 2.0, 1e-5, 1e-6)
+    while level < realised * (1 - 1e-12):
+        level *= 1.1
+    assert level / 1.1 < realised
+    n_levels = 1 + int(np.ceil(np.log(gdp_mu(2.0, 1e-5) / gdp_mu(0.05, 1e-6)) / np.log(1.1)))
+    assert report["ex_post"]["epsilon"] == pytest.approx(
+        gaussian_epsilon(1e-5 / n_levels, level))
 
 
 @pytest.mark.parametrize("estimator", [
