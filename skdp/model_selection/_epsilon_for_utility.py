@@ -210,15 +210,15 @@ class EpsilonForUtility(ReleasedModelMixin, MetaEstimatorMixin, BaseEstimator):
         rungs train on every row and the counts and tests read every row too, in the
         rungs' own account: for pure rungs, Laplace counts and tests added to the
         rungs' sum (under Laplace noise reduction, each test at ``test_ratio`` times
-        its rung's increment of epsilon, added to the path's last release); for fresh
-        full-batch ``DPSGDClassifier(sample_rate=1.0)``
-        rungs (``delta > 0``), Gaussian counts and tests (each test's mu
-        set by ``test_ratio``) in one Gaussian-DP odometer; for
-        Poisson-sampled DP-SGD and Gaussian objective perturbation rungs, the same
-        Gaussian counts and tests charged in Renyi DP to their Renyi odometer.
-        Refused for Gaussian noise reduction, checkpoints and rungs accounted by
-        basic composition, before any data is read. The tested utility is then on rows
-        the model trained on, optimistic by its generalisation gap.
+        its rung's increment of epsilon, added to the path's last release); for
+        full-batch ``DPSGDClassifier(sample_rate=1.0)`` rungs (``delta > 0``), fresh
+        or checkpoints of one run, and Gaussian noise reduction, Gaussian counts and
+        tests (each test's mu set by ``test_ratio``; on one path, by the release's
+        increment of mu) in one Gaussian-DP odometer; for Poisson-sampled DP-SGD and
+        Gaussian objective perturbation rungs, the same Gaussian counts and tests
+        charged in Renyi DP to their Renyi odometer. Refused for rungs accounted by
+        basic composition, before any data is read. The tested utility is then on
+        rows the model trained on, optimistic by its generalisation gap.
 
     max_rungs : int, default=8
         Private mode: most rungs fitted.
