@@ -346,9 +346,7 @@ class GaussianTests:
         """The largest rung epsilon that fits the top filter with its test."""
         from ..accounting import gaussian_epsilon
 
-        odometer, ratio = self.odometer, self.test_ratio
-        room = odometer.mu_max**2 - (odometer._closed + odometer._tests if self.increments
-                                     else odometer.mu_squared)
+        ratio, room = self.test_ratio, self.odometer.rung_room()
         if room <= 0:
             return 0.0
         # the rung's mu^2 plus its test's, ratio^2 (mu^2 - last^2) or the floor's
@@ -749,11 +747,17 @@ class GaussianDPOdometer:
         """The largest rung epsilon (at ``rung_delta``) whose ``mu`` fits the top filter."""
         from ..accounting import gaussian_epsilon
 
-        room = self.mu_max**2 - (self._closed + self._tests if self.reduction
-                                 else self.mu_squared)
+        room = self.rung_room()
         if room <= 0:
             return 0.0
         return gaussian_epsilon(self.rung_delta, np.sqrt(room) * (1 - 1e-9))
+
+    def rung_room(self):
+        """The ``mu^2`` the top filter leaves the next rung (with its test, when tests
+        share the odometer): under noise reduction a rung replaces its path's last
+        release, so the room is what the closed paths and the tests left."""
+        spent = self._closed + self._tests if self.reduction else self.mu_squared
+        return self.mu_max**2 - spent
 
     def charge(self, epsilon_requested, model):
         """Charge the rung's ``mu`` from its public parameters; check the certified one."""
@@ -1341,26 +1345,21 @@ def bounded_utilities(model, X, y, y_bound=None):
     return 1.0 - np.minimum(1.0, error**2 / (4.0 * y_bound**2))
 
 
-def _validation_sum(model, X_val, y_val, threshold, y_bound):
+def _validation_sum(model, X_val, y_val, threshold, y_bound, shares=None):
     """``sum_i (u_i - threshold)`` over the validation part: a rung's only read of it
-    (sensitivity ``max(threshold, 1 - threshold) <= 1``)."""
-    return float(np.sum(bounded_utilities(model, X_val, y_val, y_bound) - threshold))
-
-
-def _person_validation_sum(model, X_val, y_val, shares, threshold, y_bound):
-    """``sum_p (mean_{i in p} u_i - threshold)`` over the persons of the validation part,
-    as ``sum_i (u_i - threshold) / k_i`` (``shares``: ``1 / k_i``, ``k_i`` the row's
-    person's number of rows, all in this part): a rung's only read of it. Adding or
-    removing a person moves it by their mean utility less the threshold, in ``[-t, 1 -
-    t]``: sensitivity ``max(t, 1 - t) <= 1`` per person."""
-    utilities = bounded_utilities(model, X_val, y_val, y_bound)
-    return float(np.sum(shares * (utilities - threshold)))
+    (sensitivity ``max(threshold, 1 - threshold) <= 1``). With persons (``shares``:
+    each row's ``1 / k_i``, ``k_i`` its person's number of rows, all in this part),
+    ``sum_p (mean_{i in p} u_i - threshold) = sum_i (u_i - threshold) / k_i``: adding
+    or removing a person moves it by their mean utility less the threshold, the same
+    sensitivity per person."""
+    deviations = bounded_utilities(model, X_val, y_val, y_bound) - threshold
+    return float(np.sum(deviations if shares is None else shares * deviations))
 
 
 def person_shares(codes):
     """Each row's share ``1 / k`` of its person (``k`` their number of rows): a person's
     shares sum to 1. Private (from the persons' sizes): used only inside sums whose
-    sensitivity per person is bounded (:func:`_person_validation_sum`, the label
+    sensitivity per person is bounded (:func:`_validation_sum`, the label
     counts)."""
     return 1.0 / rows_per_person(codes)
 
@@ -1396,9 +1395,8 @@ def _noisy_test(model, validation, epsilon, count, noise_rng, threshold, y_bound
     (mean_{i in p} u_i - threshold)``) (``tests.noisy_sum``, which charges it), its
     pass bit, and the noisy utility ``threshold + noisy sum / count``."""
     X_val, y_val = validation
-    value = (_validation_sum(model, X_val, y_val, threshold, y_bound) if shares is None
-             else _person_validation_sum(model, X_val, y_val, shares, threshold, y_bound))
-    noisy_sum, budget = tests.noisy_sum(value, noise_rng, epsilon)
+    noisy_sum, budget = tests.noisy_sum(
+        _validation_sum(model, X_val, y_val, threshold, y_bound, shares), noise_rng, epsilon)
     return {"test_budget": budget, "threshold": threshold, "noisy_sum": noisy_sum,
             "passed": bool(noisy_sum >= 0.0),
             "noisy_utility": threshold + noisy_sum / max(count, 1.0),

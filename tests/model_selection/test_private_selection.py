@@ -455,7 +455,7 @@ def test_unnoised_steering_is_caught_by_the_replay(monkeypatch):
     leak = []
 
     def planted(replay):
-        def read(model, X_val, y_val, threshold, y_bound):
+        def read(model, X_val, y_val, threshold, y_bound, shares=None):
             leak.append(float(np.mean(model.predict(X_val) == y_val)))
             return next(replay) + leak[-1]   # the exact accuracy, beside the sum
         return read

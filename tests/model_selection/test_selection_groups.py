@@ -12,8 +12,8 @@ from skdp import (DPSGDClassifier, EpsilonForUtility, ObjPertLogisticRegression,
                   OutputPertSVM)
 from skdp.model_selection._private_selection import (
     _SelectionStreams,
-    _person_validation_sum,
     _validation_histogram,
+    _validation_sum,
     coin_split,
     count_epsilon,
     person_coin_split,
@@ -86,14 +86,14 @@ def test_person_test_sum_by_hand(monkeypatch):
     the person coins' validation rows."""
     import skdp.model_selection._private_selection as module
 
-    seen, original = [], module._person_validation_sum
-    monkeypatch.setattr(module, "_person_validation_sum",
+    seen, original = [], module._validation_sum
+    monkeypatch.setattr(module, "_validation_sum",
                         lambda *args: seen.append((args, original(*args))) or seen[-1][1])
     result = _select(_PersonStub(), groups=groups, target=0.93, random_state=6)
     assert len(seen) == len(result.rungs) >= 2
     codes = check_groups(groups, len(y))
     in_validation = _person_coins(6, codes)
-    for (model, X_val, y_val, _, threshold, _), value in seen:
+    for (model, X_val, y_val, threshold, _, _), value in seen:
         np.testing.assert_array_equal(X_val, X[in_validation])
         assert value == pytest.approx(_test_sum_by_hand(
             model, X[in_validation], y[in_validation], groups[in_validation], threshold))
@@ -124,9 +124,8 @@ def test_a_person_moves_the_test_sum_and_the_counts_by_at_most_one(k, right):
                           else np.random.default_rng(k).integers(0, 2, k))
     b, classes = 0.7, np.array([0, 1])
     for t in (0.0, 0.3, 0.9, 1.0):
-        f = _person_validation_sum(model, X[base], y[base], person_shares(codes), t, None)
-        f2 = _person_validation_sum(model, X[both], y_both, person_shares(codes_both), t,
-                                    None)
+        f = _validation_sum(model, X[base], y[base], t, None, person_shares(codes))
+        f2 = _validation_sum(model, X[both], y_both, t, None, person_shares(codes_both))
         assert abs(f2 - f) <= max(t, 1 - t) + 1e-12
         noise = stats.laplace(scale=1 / b)  # pass: f + noise >= 0; fail: below
         assert abs(noise.logsf(-f) - noise.logsf(-f2)) <= b + 1e-9
@@ -328,8 +327,8 @@ def test_tests_on_every_person_by_hand(monkeypatch):
     (as for rows)."""
     import skdp.model_selection._private_selection as module
 
-    seen, original = [], module._person_validation_sum
-    monkeypatch.setattr(module, "_person_validation_sum",
+    seen, original = [], module._validation_sum
+    monkeypatch.setattr(module, "_validation_sum",
                         lambda *args: seen.append((args, original(*args))) or seen[-1][1])
     _PersonStub.received = []
     result = _select(_PersonStub(), groups=groups, target=0.93, random_state=6,
@@ -337,7 +336,7 @@ def test_tests_on_every_person_by_hand(monkeypatch):
     assert result.rungs and len(_PersonStub.received) == len(seen) == len(result.rungs)
     for received in _PersonStub.received:
         np.testing.assert_array_equal(received, groups)
-    for (model, X_val, y_val, _, threshold, _), value in seen:
+    for (model, X_val, y_val, threshold, _, _), value in seen:
         assert len(y_val) == len(y)
         assert value == pytest.approx(_test_sum_by_hand(model, X, y, groups, threshold))
     ran = [r["epsilon"] for r in result.rungs]
@@ -353,9 +352,9 @@ def test_validation_persons_enter_only_through_the_sums(monkeypatch):
     person each). Unpinned, the real sums on the changed rows differ."""
     import skdp.model_selection._private_selection as module
 
-    recorded, original = [], module._person_validation_sum
+    recorded, original = [], module._validation_sum
     histograms, original_histogram = [], module._validation_histogram
-    monkeypatch.setattr(module, "_person_validation_sum",
+    monkeypatch.setattr(module, "_validation_sum",
                         lambda *args: recorded.append(original(*args)) or recorded[-1])
     monkeypatch.setattr(module, "_validation_histogram",
                         lambda *args: histograms.append(original_histogram(*args))
@@ -369,13 +368,13 @@ def test_validation_persons_enter_only_through_the_sums(monkeypatch):
     X2[in_validation] = rng.normal(size=(in_validation.sum(), X.shape[1])) / 10
     y2[in_validation] = rng.integers(0, 2, in_validation.sum())
     replay = iter(recorded)
-    monkeypatch.setattr(module, "_person_validation_sum", lambda *args: next(replay))
+    monkeypatch.setattr(module, "_validation_sum", lambda *args: next(replay))
     monkeypatch.setattr(module, "_validation_histogram", lambda *args: histograms[0].copy())
     second = _select(_PersonStub(), X2, y2, **params)
     assert len(first.rungs) >= 3  # the curve steered at least once
     assert second.rungs == first.rungs
     np.testing.assert_array_equal(second.estimator.coef_, first.estimator.coef_)
     shares = person_shares(check_groups(groups, len(y)))[in_validation]
-    assert original(first.estimator, X2[in_validation], y2[in_validation], shares, 0.955,
-                    None) != original(first.estimator, X[in_validation], y[in_validation],
-                                      shares, 0.955, None)
+    assert original(first.estimator, X2[in_validation], y2[in_validation], 0.955, None,
+                    shares) != original(first.estimator, X[in_validation], y[in_validation],
+                                        0.955, None, shares)
