@@ -271,6 +271,26 @@ def _orthonormal_complement(theta):
     return q[:, 1:theta.size].T
 
 
+def _replayed_release(X, y, C, M, **params):
+    """A released fit with groups on rows of small weight (little curvature besides the
+    ridge), and what the proof rebuilds from it: the minimiser, the noise scale, the
+    ridge, the noise ``b`` recomputed from the stationarity condition (checked against
+    the drawn one) and the objective's Hessian ``A`` at the minimiser."""
+    d = X.shape[1]
+    background = np.full(len(y), 1e-3)
+    est = ObjPertLogisticRegression(C=C, fit_intercept=False, data_norm=1.0,
+                                    max_rows_per_group=M, random_state=3, **params)
+    solution = est._releases(X, y, sample_weight=background, groups=np.arange(len(y)))[0]
+    theta, lam = solution.minimiser, solution.ridge
+    signs = 2.0 * y - 1.0
+    margins = signs * (X @ theta)
+    b = -(C * X.T @ (background * -signs * expit(-margins)) + lam * theta)
+    assert_allclose(b, solution.noise, rtol=1e-6, atol=1e-8)
+    hessian = (C * (X.T * (background * expit(margins) * expit(-margins))) @ X
+               + lam * np.eye(d))
+    return solution.calibration, theta, solution.calibration.noise_scale, lam, b, hessian
+
+
 def test_objpert_replayed_privacy_loss_of_a_person_is_within_epsilon(unit_ball_classification):
     """From a released pure fit, rebuild the noise that the dataset with one more person
     would have needed for the same output, and the Jacobian ratio ``det(A + E) / det(A)``
@@ -284,19 +304,8 @@ def test_objpert_replayed_privacy_loss_of_a_person_is_within_epsilon(unit_ball_c
     X, y = X[:60], y[:60]
     d = X.shape[1]
     C, epsilon, M = 8.0, 1.0, 3.0
-    background = np.full(len(y), 1e-3)     # little curvature besides the ridge
-    est = ObjPertLogisticRegression(epsilon=epsilon, C=C, fit_intercept=False, data_norm=1.0,
-                                    max_rows_per_group=M, random_state=3)
-    solution = est._releases(X, y, sample_weight=background, groups=np.arange(len(y)))[0]
-    calibration = solution.calibration
-    theta, scale, lam = solution.minimiser, calibration.noise_scale, solution.ridge
+    calibration, theta, scale, lam, b, hessian = _replayed_release(X, y, C, M, epsilon=epsilon)
     assert calibration.extra_ridge > 0          # the person's term needed the ridge
-    signs = 2.0 * y - 1.0
-    margins = signs * (X @ theta)
-    b = -(C * X.T @ (background * -signs * expit(-margins)) + lam * theta)
-    assert_allclose(b, solution.noise, rtol=1e-6, atol=1e-8)
-    hessian = (C * (X.T * (background * expit(margins) * expit(-margins))) @ X
-               + lam * np.eye(d))
     beta = 0.25 * C * M                         # R = 1 without the intercept
     mechanism_epsilon, jacobian_share = 0.99 * epsilon, 0.99 * epsilon - calibration.epsilon_noise
 
@@ -337,18 +346,8 @@ def test_objpert_gaussian_replayed_privacy_loss_of_a_person(unit_ball_classifica
     X, y = X[:60], y[:60]
     d = X.shape[1]
     C, epsilon, delta, M = 8.0, 1.0, 1e-5, 3.0
-    background = np.full(len(y), 1e-3)
-    est = ObjPertLogisticRegression(epsilon=epsilon, delta=delta, C=C, fit_intercept=False,
-                                    data_norm=1.0, max_rows_per_group=M, random_state=3)
-    solution = est._releases(X, y, sample_weight=background, groups=np.arange(len(y)))[0]
-    calibration = solution.calibration
-    theta, scale, lam = solution.minimiser, calibration.noise_scale, solution.ridge
-    signs = 2.0 * y - 1.0
-    margins = signs * (X @ theta)
-    b = -(C * X.T @ (background * -signs * expit(-margins)) + lam * theta)
-    assert_allclose(b, solution.noise, rtol=1e-6, atol=1e-8)
-    hessian = (C * (X.T * (background * expit(margins) * expit(-margins))) @ X
-               + lam * np.eye(d))
+    _, theta, scale, lam, b, hessian = _replayed_release(X, y, C, M, epsilon=epsilon,
+                                                         delta=delta)
     beta, eps_m = 0.25 * C * M, 0.99 * epsilon
     rows = _orthonormal_complement(theta)
     k = rows.shape[0]
