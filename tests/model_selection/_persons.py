@@ -5,6 +5,7 @@ import pandas as pd
 
 from skdp import ObjPertLogisticRegression
 from skdp.model_selection._private_selection import _SelectionStreams
+from skdp.utils._groups import check_groups
 
 
 class _PersonStub(ObjPertLogisticRegression):
@@ -49,3 +50,17 @@ def _straddling(codes, in_validation):
     """Number of persons with rows in both parts."""
     frame = pd.DataFrame({"person": codes, "validation": in_validation})
     return int((frame.groupby("person")["validation"].nunique() > 1).sum())
+
+
+def _with_a_person(model, X, y, groups, k, right, first):
+    """Person-level neighbours: the first 200 rows, and the same plus one new person of
+    the ``k`` rows from ``first`` on, labelled as ``model`` predicts them (``right``)
+    or at random. Returns the two row sets, their person codes and the second's labels."""
+    base, added = np.arange(200), np.arange(first, first + k)
+    both = np.r_[base, added]
+    codes = check_groups(groups[base], len(base))
+    codes_both = np.r_[codes, [codes.max() + 1] * k]
+    y_both = y[both].copy()
+    y_both[len(base):] = (model.predict(X[added]) if right
+                          else np.random.default_rng(k).integers(0, 2, k))
+    return base, both, codes, codes_both, y_both

@@ -22,7 +22,8 @@ from skdp.model_selection._private_selection import (
 from skdp.model_selection._repeat_and_select import draw_runs
 from skdp.utils._groups import check_groups
 
-from ._persons import _person_coins, _PersonStub, _ReleasesRowsOnly, _RowsOnly, _straddling
+from ._persons import (_person_coins, _PersonStub, _ReleasesRowsOnly, _RowsOnly,
+                       _straddling, _with_a_person)
 
 X, y = make_classification(n_samples=600, n_features=4, n_informative=2, n_redundant=0,
                            class_sep=1.0, flip_y=0.1, random_state=0)
@@ -139,13 +140,7 @@ def test_a_person_moves_the_score_and_the_count_by_at_most_one(k, right):
     ``exp(e)`` at their budget ``e``. The row score on the same neighbours moves by
     ``k`` for a person predicted right: a row statistic is caught for ``k > 1``."""
     model = _PersonStub().fit(X, y)
-    base, added = np.arange(200), np.arange(400, 400 + k)
-    both = np.r_[base, added]
-    codes = check_groups(groups[base], len(base))
-    codes_both = np.r_[codes, [codes.max() + 1] * k]
-    y_both = y[both].copy()
-    y_both[len(base):] = (model.predict(X[added]) if right
-                          else np.random.default_rng(k).integers(0, 2, k))
+    base, both, codes, codes_both, y_both = _with_a_person(model, X, y, groups, k, right, 400)
 
     def utility(model, X_, y_):
         return bounded_utilities(model, X_, y_, None)
@@ -153,7 +148,7 @@ def test_a_person_moves_the_score_and_the_count_by_at_most_one(k, right):
     shares, shares_both = person_shares(codes), person_shares(codes_both)
     f = trial_sum(utility, model, X[base], y[base], shares)
     f2 = trial_sum(utility, model, X[both], y_both, shares_both)
-    mean_added = np.mean(model.predict(X[added]) == y_both[len(base):])
+    mean_added = np.mean(model.predict(X[both[len(base):]]) == y_both[len(base):])
     assert f2 - f == pytest.approx(mean_added, abs=1e-12)
     assert 0 <= f2 - f <= 1 + 1e-12
     rows = trial_sum(utility, model, X[both], y_both) - trial_sum(utility, model, X[base],

@@ -22,7 +22,8 @@ from skdp.model_selection._private_selection import (
 )
 from skdp.utils._groups import check_groups
 
-from ._persons import _person_coins, _PersonStub, _ReleasesRowsOnly, _RowsOnly, _straddling
+from ._persons import (_person_coins, _PersonStub, _ReleasesRowsOnly, _RowsOnly,
+                       _straddling, _with_a_person)
 
 X, y = make_classification(n_samples=1200, n_features=4, n_informative=2, n_redundant=0,
                            class_sep=1.5, random_state=0)
@@ -115,13 +116,8 @@ def test_a_person_moves_the_test_sum_and_the_counts_by_at_most_one(k, right):
     ``exp(budget)``. The row-level sum on the same neighbours moves by ``k (1 - t)``
     for a person predicted right: the planted row statistic is caught for ``k > 1``."""
     model = _PersonStub().fit(X, y)
-    base, added = np.arange(200), np.arange(1000, 1000 + k)
-    both = np.r_[base, added]
-    codes = check_groups(groups[base], len(base))
-    codes_both = np.r_[codes, [codes.max() + 1] * k]
-    y_both = y[both].copy()
-    y_both[len(base):] = (model.predict(X[added]) if right
-                          else np.random.default_rng(k).integers(0, 2, k))
+    base, both, codes, codes_both, y_both = _with_a_person(model, X, y, groups, k, right,
+                                                           1000)
     b, classes = 0.7, np.array([0, 1])
     for t in (0.0, 0.3, 0.9, 1.0):
         f = _validation_sum(model, X[base], y[base], t, None, person_shares(codes))
