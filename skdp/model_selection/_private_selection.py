@@ -328,9 +328,13 @@ class GaussianTests:
         self.test_ratio, self.count_mu = float(test_ratio), float(count_mu)
         self.rung_delta = float(rung_delta)
         self.follow_floor, self.floor_mu = follow_floor, np.inf
-        self.increments, self._last = odometer.reduction, 0.0
-        self.odometer.charge_tests(self.count_mu**2)
+        # a path's releases (noise reduction, checkpoints) are tested by their increments
+        self.increments, self._last = bool(getattr(odometer, "reduction", False)), 0.0
         self.mu_squared = self.count_mu**2
+        self._charge_counts()
+
+    def _charge_counts(self):
+        self.odometer.charge_tests(self.count_mu**2)
 
     def set_rows(self, rows):
         """The noisy count of the rows tested on (public): sets the floor's ``mu``."""
@@ -434,15 +438,9 @@ class RenyiTests(GaussianTests):
         :meth:`set_rows` on, before any rung.
     """
 
-    def __init__(self, odometer, test_ratio, count_mu, rung_delta, follow_floor=False):
-        self.odometer = odometer
-        self.test_ratio, self.count_mu = float(test_ratio), float(count_mu)
-        self.rung_delta = float(rung_delta)
-        self.follow_floor, self.floor_mu = follow_floor, np.inf
-        self.increments, self._last = False, 0.0
-        self.mu_squared = self.count_mu**2
-        odometer.join_tests(_gaussian_rdp(self.count_mu),
-                            lambda epsilon: _gaussian_rdp(self.test_budget(epsilon)))
+    def _charge_counts(self):
+        self.odometer.join_tests(_gaussian_rdp(self.count_mu),
+                                 lambda epsilon: _gaussian_rdp(self.test_budget(epsilon)))
 
     def set_rows(self, rows):
         super().set_rows(rows)
