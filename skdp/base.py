@@ -8,7 +8,7 @@ from numbers import Real
 import numpy as np
 from sklearn.utils import Tags, get_tags
 
-from .exceptions import LargeDeltaWarning
+from .exceptions import LargeDeltaWarning, NoiseDominanceWarning
 from .utils._sklearn_compat import Interval, StrOptions
 from .utils.validation import check_data_norm
 
@@ -46,6 +46,25 @@ def warn_large_delta(delta, name):
             "Choose delta well below 1 / n for a public upper bound n on the number of "
             "rows (1 / n**2 is common), or delta=0 for pure DP where the estimator has it.",
             LargeDeltaWarning, stacklevel=4)
+
+
+def warn_noise_floor(name, count, floor, unit, source):
+    """Warn (:class:`~skdp.NoiseDominanceWarning`) when ``count`` units are fewer than
+    the noise floor: the number of units whose largest contributions the noise
+    outweighs with probability 0.99 (:func:`~skdp.mechanisms._dominance.noise_floor`).
+
+    ``count`` must be public, or a differentially private quantity the fit releases
+    (``source`` says which, for the message): never the private number of rows.
+    """
+    if not count < floor:
+        return
+    warnings.warn(
+        f"{name}: the noise outweighs the data. With these parameters the noise is, with "
+        f"probability 0.99, longer than everything fewer than {floor:,.0f} {unit}s can "
+        f"contribute, and this fit has {source}: whatever the {unit}s hold, the released "
+        "model points where its noise points. Raise epsilon, use fewer features, a "
+        "smaller data_norm or a smaller C where the estimator has one, or more "
+        f"{unit}s.", NoiseDominanceWarning, stacklevel=5)
 
 
 class PrivacyParamsMixin:

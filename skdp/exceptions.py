@@ -32,12 +32,15 @@ class LargeDeltaWarning(UserWarning):
 
 
 class NoiseDominanceWarning(UserWarning):
-    """The noise of the mechanism is likely to dominate the fitted model.
+    """The noise of the mechanism dominates, or is likely to dominate, the fitted model.
 
-    Raised before any noise is drawn, from public quantities only (the shape of the
-    design, the number of classes, the budget and the parameters), never from the
-    rows or their number; the message names an estimator that measured better at
-    that shape. Silence it with ``warnings.filterwarnings`` when the data are
+    Never from the private number of rows. Either before any noise, from public
+    quantities only (``NAPPLassoClassifier``'s one-vs-rest fits: the shape of the
+    design, the number of classes, the budget and the parameters; the message names
+    an estimator that measured better at that shape), or after the fit, when a count
+    the guarantee allows reading is below the fit's ``noise_floor_``: the number of
+    rows under ``neighboring="replace"`` (public there), or DP-SGD's differentially
+    private row count. Silence it with ``warnings.filterwarnings`` when the data are
     known to be large enough.
     """
 

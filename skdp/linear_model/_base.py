@@ -12,11 +12,12 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..base import (EpsilonRelease, PrivacyParamsMixin, PrivacyTags, copy_with_coefficients,
-                    with_privacy_tags)
+                    warn_noise_floor, with_privacy_tags)
 from ..exceptions import ConvergenceError, DataNormWarning
 from ..mechanisms._quantile import DATA_NORM_EPSILON_SHARE, NORM_QUANTILE, private_quantile
 from ..losses import make_loss
 from ..utils._docstrings import fill_doc
+from ..utils._groups import check_groups
 from ..solvers._design import ScaledDesign, WideRows, canonical_csr
 from ..solvers._partitioned import is_dask_collection, kept_values
 from ..utils._memory import check_allocation
@@ -400,7 +401,21 @@ class PrivateLinearModel(PrivacyParamsMixin, BaseEstimator):
                 raise ValueError(f"{refusal} {PARTITIONED_SUPPORT}")
         releases = self._releases(X, y, with_derivative=with_derivative, **fit_params)
         self._set_fitted(releases)
+        self._set_noise_floor(releases, X, fit_params.get("groups"))
         return releases
+
+    def _set_noise_floor(self, releases, X, groups):
+        """``noise_floor_`` from public quantities; under ``neighboring="replace"``, where
+        the number of rows (of persons, with ``groups``) is public, a warning when the
+        data have fewer (:func:`~skdp.base.warn_noise_floor`)."""
+        self.noise_floor_ = max((r.noise_floor() for r in releases
+                                 if hasattr(r, "noise_floor")), default=0.0)
+        if self.neighboring != "replace" or np.isnan(X.shape[0]):
+            return
+        count = X.shape[0] if groups is None else int(check_groups(groups, X.shape[0]).max()) + 1
+        unit = "row" if groups is None else "person"
+        warn_noise_floor(type(self).__name__, count, self.noise_floor_, unit,
+                         f"{count:,} {unit}s (public under neighboring='replace')")
 
     def _n_coefficients(self):
         return self.n_features_in_

@@ -11,6 +11,7 @@ from numbers import Real
 
 import numpy as np
 import scipy.sparse as sp
+from scipy import stats
 from scipy.special import expit, log_softmax, softmax
 from sklearn.base import ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
@@ -20,9 +21,10 @@ from threadpoolctl import threadpool_limits
 from ..accounting._calibration import calibrate_noise_multiplier, noise_multiplier_derivative
 from ..accounting._dpsgd import (DPSGDEvent, composed_dpsgd_epsilon, default_count_noise_std,
                                  dpsgd_epsilon)
-from ..base import LARGE_DELTA
+from ..base import LARGE_DELTA, warn_noise_floor
 from ..exceptions import LargeDeltaWarning, PrivacyBudgetError
 from ..losses import HingeLoss
+from ..mechanisms._dominance import NOISE_FLOOR_CERTAINTY, noise_floor
 from ..solvers._design import (_BUFFER_BYTES, _CACHE_BYTES, _cache_rows, _sparse_block_rows,
                                as_design, is_sparse)
 from ..solvers._newton import _row_norms
@@ -829,6 +831,19 @@ class DPGDCheckpoints:
         return model
 
 
+def _run_noise_floor(noise_multiplier, sample_rate, n_steps, dim):
+    """The units whose expected pull over a run its summed step noise outweighs.
+
+    The steps' noise adds up to ``N(0, T (z W C)^2 I)`` in ``dim`` coordinates; a unit
+    adds at most ``W C`` to a step it is sampled in, ``q T`` steps in expectation, and
+    the steps' updates filter the data's sums and the noise alike. So the data's
+    whole pull is shorter than the noise's, with probability 0.99, on fewer units than
+    :func:`~skdp.mechanisms._dominance.noise_floor` of that Gaussian over ``q T``.
+    """
+    return noise_floor("gaussian", dim, noise_multiplier * math.sqrt(n_steps),
+                       sample_rate * n_steps)
+
+
 @dataclass
 class _Checkpoint:
     """What ``DPSGDClassifier._set_fitted`` reads of a run stopped at a checkpoint."""
@@ -1097,6 +1112,8 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         and may exceed ``epsilon``, which bounds each call.
 
     %(weight_attrs)s
+
+    %(noise_floor_attrs)s
 
     %(privacy_attrs)s
 
@@ -1464,10 +1481,13 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         codes = None if groups is None else check_groups(groups, design.shape[0])
         # the units counted: rows, or persons (codes 0 .. P - 1)
         n_units = design.shape[0] if codes is None else int(codes.max()) + 1
+        n_outputs = 1 if len(self.classes_) == 2 else len(self.classes_)
+        floor = _run_noise_floor(z, sample_rate, n_steps, design.shape[1] * n_outputs)
         normaliser, sampling_rng, noise_rng = self._draws(design, count_noise, sample_rate,
                                                           call=len(previous_events),
                                                           n_units=n_units,
-                                                          persons=codes is not None)
+                                                          persons=codes is not None,
+                                                          noise_floor=floor)
         self.learning_rate_ = self._step_size(z, normaliser)
         settings = dict(max_grad_norm=float(self.max_grad_norm), normaliser=normaliser,
                         learning_rate=self.learning_rate_,
@@ -1577,12 +1597,14 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
                                intercept_scaling=self.intercept_scaling)
         return design, Y, loss, weights
 
-    def _draws(self, design, count_noise, sample_rate, call=0, n_units=None, persons=False):
+    def _draws(self, design, count_noise, sample_rate, call=0, n_units=None, persons=False,
+               noise_floor=0.0):
         """``(normaliser, sampling_rng, noise_rng)``: the DP count of the units (the
         only way their number enters the released model) times the rate, and the step
         streams of the run's ``call``-th mechanism (:func:`_call_streams`). The units
         are the rows, or the persons (``persons``, ``n_units`` of them): a person
-        changes their count by one, as a row changes the row count."""
+        changes their count by one, as a row changes the row count. A DP count whose
+        upper confidence bound is below the run's ``noise_floor`` warns."""
         count_rng, sampling_rng, noise_rng = _call_streams(self.random_state, call)
         n_units = design.shape[0] if n_units is None else n_units
         n_tilde = n_units + count_noise * count_rng.standard_normal()
@@ -1595,6 +1617,10 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
                 f"guarantee allows publishing a {record} whole. Choose delta well below "
                 f"1 / n for a public upper bound n on the number of {unit}s.",
                 LargeDeltaWarning, stacklevel=5)
+        upper = n_tilde + stats.norm.ppf(NOISE_FLOOR_CERTAINTY) * count_noise
+        warn_noise_floor("DPSGDClassifier", upper, noise_floor, unit,
+                         f"a differentially private {unit} count of {n_tilde:,.0f} (at most "
+                         f"{upper:,.0f} with probability 0.99)")
         return max(sample_rate * n_tilde, 1.0), sampling_rng, noise_rng
 
     def _step_size(self, noise_multiplier, normaliser):
@@ -1708,6 +1734,8 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         self.n_steps_ = int(solution.n_steps)
         self.n_iter_ = self.n_steps_
         self.count_noise_std_ = float(solution.count_noise_std)
+        self.noise_floor_ = _run_noise_floor(self.noise_multiplier_, self.sample_rate_,
+                                             self.n_steps_, np.size(solution.theta))
         event = DPSGDEvent(self.noise_multiplier_, self.sample_rate_, self.n_steps_,
                            self.count_noise_std_, solution.accountant, self.data_norm_epsilon_)
         self.dp_events_ = list(solution.previous_events) + [event]

@@ -12,6 +12,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ..base import neighboring_constraint
 from ..mechanisms import draw_noise
 from ..mechanisms._approximate_minima import COVER_EPSILON_SHARE, MAX_TOL, solver_cover
+from ..mechanisms._dominance import noise_floor
 from ..mechanisms._objective_perturbation import (_jacobian_multiplier, jacobian_share_C,
                                                   kst_noise_dim, kst_release_rdp,
                                                   objective_perturbation_calibration,
@@ -172,6 +173,15 @@ class ObjPertSolution:
     C_rate: float = 0.0
     recalibrate: object = None
     weights: np.ndarray = None
+    record_bound: float = None
+
+    def noise_floor(self):
+        """The records whose largest gradients the linear noise ``b`` outweighs: at
+        the solution, ``(1 + Delta) theta + b`` is minus the data's gradient sum, of
+        norm at most ``record_bound`` per record
+        (:func:`~skdp.mechanisms._dominance.noise_floor`)."""
+        c = self.calibration
+        return noise_floor(c.noise, self.theta.size, c.noise_scale, self.record_bound)
 
     @property
     def noise(self):
@@ -292,7 +302,8 @@ def _objective_perturbation(X, y, loss, *, C, epsilon, delta, neighboring, delta
     released = result.theta if draw is None else result.theta + cover_draw.vector(cover.scale)
     return ObjPertSolution(released, result.theta, result.converged, calibration, draw, cover,
                            cover_draw, X, y, C, total_ridge, loss, n_problems, C_rate=C_rate,
-                           recalibrate=lambda c: calibrate(c)[1])
+                           recalibrate=lambda c: calibrate(c)[1],
+                           record_bound=C * loss.bounds(row_norm)[0])
 
 
 @dataclass
@@ -356,7 +367,7 @@ def _multinomial_objective_perturbation(X, Y, *, C, epsilon, delta, neighboring,
     return MultinomialObjPertSolution(released, result.theta, result.converged, calibration,
                                       draw, cover, cover_draw, X, Y, C, total_ridge, loss,
                                       C_rate=C_rate, recalibrate=lambda c: calibrate(c)[1],
-                                      weights=weights)
+                                      weights=weights, record_bound=C * loss.bounds(row_norm)[0])
 
 
 @fill_doc
@@ -459,6 +470,8 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
     %(privacy_attrs)s
 
     %(weight_attrs)s
+
+    %(noise_floor_attrs)s
 
     See Also
     --------

@@ -18,6 +18,7 @@ from ..base import neighboring_constraint, warn_large_delta
 from ..losses import HingeLoss, SoftmaxLoss, WeightedLoss, unweighted
 from ..mechanisms import (draw_noise, minimiser_sensitivity, output_perturbation_calibration,
                           reduce_gaussian_noise, reduce_laplace_noise)
+from ..mechanisms._dominance import noise_floor
 from ..mechanisms._output_perturbation import coordinate_noise_std
 from ..solvers import certified_hinge_minimiser, newton_minimise
 from ..solvers._hinge import check_liblinear_memory
@@ -107,6 +108,14 @@ class OutputPertSolution:
     draw: object
     law: str = "auto"
     noise_rng: object = None
+    record_bound: float = None
+
+    def noise_floor(self):
+        """The records whose largest pull on ``theta_star`` the noise outweighs: one
+        record moves the minimiser's stationarity sum by at most its gradient bound
+        ``C L R`` (:func:`~skdp.mechanisms._dominance.noise_floor`)."""
+        return noise_floor(self.noise, self.theta_star.size, self.noise_scale(),
+                           self.record_bound)
 
     @property
     def sensitivity(self):
@@ -198,7 +207,8 @@ def _output_perturbation(X, y, loss, *, C, epsilon, delta, neighboring, row_norm
     noise = output_perturbation_calibration(epsilon, delta, base, law, dim=theta.size).noise
     draw = draw_noise(noise, theta.size, rng)
     return OutputPertSolution(theta, float(distance), bool(distance <= slack), n_iter, base,
-                              slack, noise, epsilon, delta, n_problems, draw, law, rng)
+                              slack, noise, epsilon, delta, n_problems, draw, law, rng,
+                              record_bound=C * loss.lipschitz * row_norm)
 
 
 @fill_doc
@@ -334,6 +344,8 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
     %(privacy_attrs)s
 
     %(weight_attrs)s
+
+    %(noise_floor_attrs)s
 
     See Also
     --------

@@ -115,6 +115,19 @@ _SHARED_PARAMS = {
         ``max_sample_weight`` when ``sample_weight`` was passed (else 1), times
         the largest class weight over ``classes_`` when ``class_weight`` is
         given; 1 for an unweighted fit.""",
+    "noise_floor_attrs": """noise_floor_ : float
+        The number of rows (persons with ``groups``) whose largest contributions
+        the noise outweighs with probability 0.99, from public quantities only
+        (the noise's law and scale, the number of coefficients, the bound on one
+        record's term): on fewer, whatever the rows hold, the model points where
+        its noise points. The number of rows is private under add/remove, so the
+        fit compares it with this floor only where the guarantee allows reading
+        a count, and then warns (:class:`~skdp.NoiseDominanceWarning`): the
+        public count under ``neighboring="replace"``, and DP-SGD's differentially
+        private count (its 0.99 upper bound). With the default add/remove
+        relation the perturbation estimators cannot tell, and do not warn:
+        compare your cohort's size with ``noise_floor_`` yourself (user guide,
+        "Tiny cohorts").""",
     "classifier_attrs": """coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
         One row per one-vs-rest problem (one row for two classes).
 

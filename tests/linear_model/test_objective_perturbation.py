@@ -189,7 +189,7 @@ def test_fitted_estimator_keeps_no_noise_or_data(unit_ball_classification):
     fitted = {k for k in vars(est) if k.endswith("_") and not k.startswith("__")}
     assert fitted == {"coef_", "intercept_", "classes_", "n_features_in_", "C_", "data_norm_",
                       "data_norm_epsilon_", "epsilon_spent_", "delta_spent_", "neighboring_",
-                      "weight_bound_"}
+                      "weight_bound_", "noise_floor_"}
     assert not [k for k in vars(est) if k.startswith("_") and not k.startswith("__")]
 
 

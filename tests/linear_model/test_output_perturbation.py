@@ -582,7 +582,7 @@ def test_fitted_estimator_keeps_no_noise_or_data(unit_ball_classification):
     X, y = unit_ball_classification
     common = {"coef_", "intercept_", "classes_", "n_features_in_", "C_", "data_norm_",
               "data_norm_epsilon_", "epsilon_spent_", "delta_spent_", "neighboring_",
-              "weight_bound_"}
+              "weight_bound_", "noise_floor_"}
     for kw, extra in ((dict(), set()),
                       (dict(kernel="rbf", n_components=10), {"random_weights_",
                                                                "random_offset_"})):

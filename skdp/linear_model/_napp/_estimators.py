@@ -13,6 +13,7 @@ from ...base import PrivacyParamsMixin, neighboring_constraint
 from ...exceptions import NoiseDominanceWarning
 from ...mechanisms import split_budget
 from ...mechanisms._approximate_minima import COVER_EPSILON_SHARE, MAX_TOL, in_total_epsilon
+from ...mechanisms._dominance import noise_norm
 from ...mechanisms._napp import napp_calibration
 from ...losses import WeightedLoss, weighted_targets
 from ...penalties import make_penalty
@@ -192,17 +193,13 @@ against 0.91 for ``DPSGDClassifier`` (``docs/choosing.rst``)."""
 
 
 def noise_in_records(calibration, dim):
-    """Expected norm of one release's noise over one record's largest gradient ``G``.
+    """Mean norm of one release's noise over one record's largest gradient ``G``.
 
     The number of records pulling the same way whose gradients the noise matches
-    (Gamma-norm noise in ``dim`` coordinates: mean norm ``dim * scale``; Gaussian:
-    about ``sqrt(dim) * sigma``). A function of public constants only.
+    (:func:`~skdp.mechanisms._dominance.noise_norm`). A function of public constants only.
     """
-    if calibration.noise == "none":
-        return 0.0
-    norm = calibration.noise_scale * (dim if calibration.noise == "gamma_norm"
-                                      else np.sqrt(dim))
-    return float(norm / calibration.gradient_bound)
+    return noise_norm(calibration.noise, dim, calibration.noise_scale) / \
+        calibration.gradient_bound
 
 
 def _cover_derivative(solution):
@@ -557,6 +554,8 @@ class NAPPLasso(RegressorMixin, _BaseNAPP):
 
     %(weight_attrs)s
 
+    %(noise_floor_attrs)s
+
     See Also
     --------
     NAPPLassoClassifier : the logistic-loss sibling.
@@ -764,6 +763,8 @@ class NAPPLassoClassifier(_LinearClassifierMixin, ClassifierMixin, _BaseNAPP):
     %(privacy_attrs)s
 
     %(weight_attrs)s
+
+    %(noise_floor_attrs)s
 
     See Also
     --------

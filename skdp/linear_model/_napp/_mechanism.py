@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...mechanisms import SolverCover, draw_noise, split_budget
+from ...mechanisms._dominance import noise_floor
 from ...mechanisms._napp import MAX_JACOBIAN_EPSILON, jacobian_curvature, napp_calibration
 from ...solvers import CompositeProblem, solve_napp
 from ...solvers._design import as_design
@@ -45,6 +46,12 @@ class NAPPSolution:
         if self.draw is None:
             return np.zeros(self.problem.X.shape[1])
         return self.draw.vector(self.calibration.noise_scale)
+
+    def noise_floor(self):
+        """The records whose largest gradients the linear noise outweighs
+        (:func:`~skdp.mechanisms._dominance.noise_floor`)."""
+        c = self.calibration
+        return noise_floor(c.noise, self.problem.X.shape[1], c.noise_scale, c.gradient_bound)
 
 
 def build_problem(X, y, loss, penalty, *, linear, extra_ridge, coef_bound):
