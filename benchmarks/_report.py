@@ -522,7 +522,8 @@ SELECTION_SUMMARY = (
     ("objective perturbation, Gaussian", ("objective perturbation (Gaussian",),
      ("private", "all rows", "random ladder", "all rows, random ladder"),
      ("private+proxy", "all rows+proxy")),
-    ("DP-GD", ("DP-GD",), ("private", "all rows", "all rows, random ladder"),
+    ("DP-GD", ("DP-GD",), ("private", "all rows", "all rows, random ladder", "checkpoints",
+                           "all rows, checkpoints"),
      ("private+proxy", "all rows+proxy")),
 )
 
