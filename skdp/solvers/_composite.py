@@ -332,7 +332,7 @@ def _kkt(problem, theta, mu):
     return float(np.max(r, initial=0.0)), g
 
 
-def quadratic_l1(H, c, l1, z0, *, max_steps=None):
+def quadratic_l1(H, c, l1, z0, *, max_steps=None, tol=None):
     """Exact minimiser of ``1/2 z^T H z - c^T z + sum_j l1_j |z_j|`` (H positive definite).
 
     Feature-sign search (an active-set method, finite in exact arithmetic):
@@ -342,6 +342,15 @@ def quadratic_l1(H, c, l1, z0, *, max_steps=None):
     condition most enter the active set one at a time. Warm-started from
     ``z0``'s support, so the proximal Newton iterations usually need a few
     steps. The solution is exact to rounding (no coordinate-descent tolerance).
+
+    The search ends at an exact solve on its final active set, so once ``z``
+    has moved a violation of the optimality conditions of at most ``1e-12 max(1,
+    |c|, l1)`` (a rounding guard relative to the problem's scale) is accepted.
+    The warm start ``z0`` itself is returned unmoved only within ``tol`` when
+    that is smaller: a caller certifying an absolute tolerance passes a
+    fraction of it, else a warm start that close to the solution, yet not
+    within the caller's tolerance, would come back unmoved (a large noise
+    term makes ``|c|`` large, and the guard with it).
     """
     if not isinstance(H, GramPlusDiagonal):
         H = GramPlusDiagonal(np.asarray(H, dtype=float), 0.0)
@@ -352,7 +361,8 @@ def quadratic_l1(H, c, l1, z0, *, max_steps=None):
         return _solve_spd(H.block, c)
     z = np.array(z0, dtype=float)
     signs = np.sign(z)
-    tol = 1e-12 * max(1.0, np.max(np.abs(c)), np.max(l1))
+    guard = 1e-12 * max(1.0, np.max(np.abs(c)), np.max(l1))
+    tol = guard if tol is None else min(guard, tol)   # the warm start's acceptance
 
     max_steps = 20 * d + 100 if max_steps is None else max_steps
     for _ in range(max_steps):
@@ -389,6 +399,7 @@ def quadratic_l1(H, c, l1, z0, *, max_steps=None):
         if not best_value < 0.0:
             return z   # no progress (rounding): the caller's certificate decides
         z[idx] = target
+        tol = guard   # z has moved: the search ends at an exact solve
     return z
 
 
@@ -479,7 +490,9 @@ def prox_newton(problem, theta0, *, mu=0.0, tol, max_iter):
             break
         H = _well_conditioned(problem.smooth_hessian(theta, mu),
                               float(np.min(problem.ridge + mu, initial=np.inf)))
-        z = quadratic_l1(H, H @ theta - g, problem.l1, theta)
+        # the model's violation at theta is the true one: a warm start within the
+        # subproblem's rounding guard but not within the target must still move
+        z = quadratic_l1(H, H @ theta - g, problem.l1, theta, tol=0.1 * target)
         step = z - theta
         decrease = g @ step + problem.l1 @ (np.abs(z) - np.abs(theta))
         t = 1.0

@@ -10,7 +10,9 @@ from skdp.solvers._composite import (
     CompositeProblem,
     GramPlusDiagonal,
     _well_conditioned,
+    kkt_residual,
     prox_newton,
+    quadratic_l1,
     weighted_gram,
 )
 
@@ -310,6 +312,55 @@ def test_prox_newton_stops_when_a_step_moves_nothing():
     assert not result.converged
     assert result.n_iter < 20
     assert result.residual < 1e-8
+
+
+def _noisy_lasso(seed=0):
+    """A lasso whose noise term ``b`` is large (about 8e4, a small epsilon's): the
+    gradients, and with them the subproblem's rounding guard ``1e-12 |c|``, are large."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((200, 6))
+    X *= 3.0 / np.linalg.norm(X, axis=1, keepdims=True)
+    y = 50.0 * rng.standard_normal(200)
+    return CompositeProblem(X, y, SquaredLoss(), 8e4 * rng.standard_normal(6), 5.0, 60.0)
+
+
+def _l1_violation(H, c, l1, z):
+    g = H @ z - c
+    return np.max(np.where(z != 0, np.abs(g + l1 * np.sign(z)), np.maximum(np.abs(g) - l1, 0.0)))
+
+
+def test_quadratic_l1_moves_a_warm_start_that_only_its_rounding_guard_accepts():
+    # c of size 1e5: the guard 1e-12 max|c| accepts a warm start violating the
+    # optimality conditions by 4e-8 and returns it unmoved; a caller's smaller tol
+    # makes it solve to rounding
+    problem = _noisy_lasso()
+    H = problem.smooth_hessian(np.zeros(6))
+    c, l1 = -problem._gradient_at_zero - problem.linear, problem.l1
+    exact = quadratic_l1(H, c, l1, np.zeros(6))
+    assert _l1_violation(H, c, l1, exact) <= 1e-10 and np.all(exact != 0)
+    start = exact + 1e-10
+    guard = 1e-12 * np.max(np.abs(c))
+    assert 1e-8 < _l1_violation(H, c, l1, start) < guard
+    assert_array_equal(quadratic_l1(H, c, l1, start), start)
+    moved = quadratic_l1(H, c, l1, start, tol=1e-10)
+    assert _l1_violation(H, c, l1, moved) <= 1e-10
+    assert_allclose(moved, exact, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("mu", [1e-10, 3e-10, 1e-9])
+def test_prox_newton_meets_a_tolerance_below_the_subproblem_guard_from_a_warm_start(mu):
+    # the ball search's probes: the point solved at one multiplier, warm start of a
+    # multiplier 1e-10 away, violates the target by mu ||theta|| (6e-8 and up). Before
+    # the warm start's acceptance followed the target, the subproblem returned it
+    # unmoved and proximal Newton stopped there as if at rounding level, uncertified,
+    # which failed every two-stage NAPPLasso fit of the docstring's example
+    problem = _noisy_lasso()
+    start = prox_newton(problem, np.zeros(6), tol=1e-10, max_iter=100)
+    assert start.converged
+    assert kkt_residual(problem, start.theta, mu) > 100 * 1e-10
+    result = prox_newton(problem, start.theta, mu=mu, tol=1e-10, max_iter=100)
+    assert result.converged and result.residual <= 1e-10
+    assert kkt_residual(problem, result.theta, mu) <= 1e-10
 
 
 # -- the warm start's Hessian: a fixed subsample of the rows when they are many ---------
