@@ -611,6 +611,28 @@ def test_two_stage_budget_adds_up_and_stage2_uses_retrieval():
     assert [s["epsilon"] + s["epsilon_cover"] for s in stages] == pytest.approx([0.6, 1.4])
 
 
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("kw", [dict(adaptive_two_stage=True), dict(epsilon=0.3)])
+def test_docstring_example_with_an_active_ball_is_released(seed, kw):
+    # the two-stage fit's first stage gets 0.3 epsilon, so a larger noise: its minimiser
+    # lies on the ball ||theta|| = coef_bound, as the default fit's does at epsilon 0.3.
+    # The multiplier search certifies both ends of its bracket; its probes, warm-started
+    # 1e-10 away, were returned unmoved by the L1 subproblem and no seed was released
+    X, y = make_regression(n_samples=200, n_features=5, random_state=0)
+    est = NAPPLasso(alpha=5.0, y_bound=300.0, coef_bound=300.0, data_norm=3.0,
+                    random_state=seed, **kw)
+    (solution,) = est._releases(X, y)
+    first = solution.stage1 if est.adaptive_two_stage else solution
+    assert first.converged
+    radius = distance_bound(first.problem, est.tol, first.calibration.extra_ridge)
+    assert 0.0 <= 300.0 - np.linalg.norm(first.theta) <= radius
+    assert solution.converged
+    est.fit(X, y)
+    assert est.coef_.shape == (5,) and np.all(np.isfinite(est.coef_))
+    assert np.any(est.coef_ != 0.0)
+    assert est.epsilon_spent_ == pytest.approx(est.epsilon)
+
+
 def test_sklearn_tools_work():
     X, y = make_classification(n_samples=200, n_features=5, random_state=0)
     pipe = make_pipeline(MaxAbsScaler(), NAPPLassoClassifier(alpha=1.0, random_state=0))
