@@ -302,11 +302,12 @@ def _clip_person_sums(X, R, persons, bound):
     ``R_i`` its residual already clipped and weighted), so person ``p``'s sum is
     ``G_p = sum_{i in p} R_i z_i^T``; its rows are multiplied by ``min(1, bound /
     ||G_p||_F)``. The norm is computed class by class, ``||G_p||_F^2 = sum_k ||sum_{i
-    in p} R_ik z_i||^2``, by one sparse product ``A_k Z`` with ``A_k`` the (persons x
-    rows) indicator carrying the weights ``R_ik``: a segment sum, no loop over rows or
-    persons. A person with one row is left as it is (its term is already within
-    ``bound``, the row bound times the weight bound): persons of one row each give the
-    row-level sum exactly.
+    in p} R_ik z_i||^2``: the rows of one sparse left product ``A Z`` with the block's
+    design (:meth:`~skdp.solvers._design.ScaledDesign.left_product_squares`), ``A`` the
+    (classes x persons, rows) indicator carrying the weights ``R_ik``: segment sums, no
+    loop over rows or persons, and no copy of the rows. A person with one row is left
+    as it is (its term is already within ``bound``, the row bound times the weight
+    bound): persons of one row each give the row-level sum exactly.
 
     Parameters
     ----------
@@ -320,25 +321,28 @@ def _clip_person_sums(X, R, persons, bound):
         The bound on a person's summed gradient (the weight bound times the clipping
         norm).
     """
-    if persons.shape[0] < 2:
+    n, K = R.shape
+    changes = np.flatnonzero(persons[1:] != persons[:-1])   # last row of a person but one
+    if changes.size >= n - 1:                  # one row each (or none): nothing to clip
         return
-    starts = np.r_[True, persons[1:] != persons[:-1]]
-    seg = np.cumsum(starts) - 1                # persons numbered 0 .. m - 1 in the block
-    sizes = np.bincount(seg)
-    multi = np.flatnonzero(sizes[seg] > 1)     # rows of persons with several rows
-    if multi.size == 0:
-        return
-    seg = np.unique(seg[multi], return_inverse=True)[1]   # renumbered 0 .. m' - 1
-    Z = as_design(X)[multi]                    # their explicit rows (intercept included)
-    columns = np.arange(multi.size)
-    squares = np.zeros(seg[-1] + 1)
-    for k in range(R.shape[1]):                # classes: a loop over K, not over rows
-        A = sp.csr_matrix((R[multi, k], (seg, columns)), shape=(squares.size, multi.size))
-        G = A @ Z
-        squares += (np.asarray(G.multiply(G).sum(axis=1)).ravel() if sp.issparse(G)
-                    else np.einsum("ij,ij->i", G, G))
-    factors = row_clip_factors(np.sqrt(squares), bound)
-    R[multi] *= factors[seg][:, None]
+    # one indicator for every class and person, row k m + p carrying R_ik on person p's
+    # rows i (in order): one sparse left product with the block's design for them all
+    index = np.int32 if K * n <= np.iinfo(np.int32).max else np.int64   # scipy's choice
+    edges = np.empty(changes.size + 2, dtype=index)   # 0, each person's start, n
+    edges[0], edges[1:-1], edges[-1] = 0, changes + 1, n
+    sizes = np.diff(edges)
+    m = sizes.size
+    indptr = np.append((edges[:-1] + n * np.arange(K, dtype=index)[:, None]).ravel(), K * n)
+    A = sp.csr_matrix((R.T.ravel(), np.tile(np.arange(n, dtype=index), K), indptr),
+                      shape=(K * m, n))
+    squares = as_design(X).left_product_squares(A).reshape(K, m)
+    total = squares[0].copy()
+    for k in range(1, K):                      # the classes in order: a loop over K
+        total += squares[k]
+    factors = row_clip_factors(np.sqrt(total, out=total), bound)
+    factors[sizes == 1] = 1.0                  # a one-row person is left as it is
+    if factors.min() < 1.0:
+        R *= np.repeat(factors, sizes)[:, None]
 
 
 def _partition_clipped_sum(design, y, theta, loss, max_grad_norm):

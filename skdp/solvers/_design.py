@@ -228,6 +228,56 @@ class ScaledDesign:
             out[:, -1] = self.intercept
         return out
 
+    def left_product_squares(self, A):
+        """The squared norms of the rows of ``A @ Z`` for a sparse ``A`` of shape (m, n),
+        without the explicit design ``Z`` (for sums of weighted rows over segments:
+        ``A`` the segments' indicator carrying the weights).
+
+        An entry of ``A @ Z`` is the sum, in the order of ``A``'s stored values, of their
+        products with the clipped values ``s_i x_ij`` (or the intercept): what ``A @
+        self[:]`` gives. The rows are read in place when none is scaled, else scaled
+        once (no gather, no intercept column); the intercept column of the product is
+        ``A`` times a constant column. A dense product's squares are summed row by
+        row by ``einsum`` (as with the explicit design); a sparse product's as its
+        squared stored values, then the intercept's square.
+
+        Parameters
+        ----------
+        A : sparse matrix of shape (m, n_samples)
+            The left factor.
+
+        Returns
+        -------
+        squares : ndarray of shape (m,)
+            ``||(A Z)_p||^2`` for each row ``p``.
+        """
+        A = A if sp.issparse(A) and A.format == "csr" else sp.csr_matrix(A)
+        top = A @ self._clipped_values()
+        column = (None if self.intercept is None
+                  else A @ np.full(self.shape[0], float(self.intercept)))
+        if self.sparse:
+            top = sp.csr_matrix(top)
+            squares = segment_sums(np.square(top.data), top.indptr)
+            return squares if column is None else squares + np.square(column)
+        if column is not None:   # the intercept in place: each row summed as a whole
+            product = np.empty((A.shape[0], self.shape[1]))
+            product[:, :-1] = top
+            product[:, -1] = column
+            top = product
+        return np.einsum("ij,ij->i", top, top)
+
+    def _clipped_values(self):
+        """The clipped rows ``s_i x_i`` of every row, without the intercept column:
+        ``X`` itself when no row is scaled, else one scaled copy (no gather)."""
+        if self.scale is None and self.wide is None:
+            return self.X
+        if self.sparse:
+            return self.clipped_rows()
+        rows = self.X * self.scale[:, None]   # a wide row's raw values times its factor 0
+        if self.wide is not None:
+            rows[self.wide.index] = self.wide.rows
+        return rows
+
     def clipped_rows(self, rows=slice(None)):
         """The explicit clipped rows ``s_i x_i`` (no intercept column): an array, or a
         CSR matrix when sparse (every row of a design without wide rows: new values on

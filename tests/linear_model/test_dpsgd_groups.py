@@ -124,6 +124,82 @@ def test_person_clipped_sum_is_the_direct_computation(n_classes, sparse, streame
     assert not np.allclose(rows, expected)
 
 
+def _previous_clip_person_sums(X, R, persons, bound):
+    """The person clip as first written (a test oracle for the faster one): one sparse
+    indicator per class, built from coordinates, times the explicit rows of the persons
+    with several rows."""
+    if persons.shape[0] < 2:
+        return
+    starts = np.r_[True, persons[1:] != persons[:-1]]
+    seg = np.cumsum(starts) - 1
+    sizes = np.bincount(seg)
+    multi = np.flatnonzero(sizes[seg] > 1)
+    if multi.size == 0:
+        return
+    seg = np.unique(seg[multi], return_inverse=True)[1]
+    Z = as_design(X)[multi]
+    columns = np.arange(multi.size)
+    squares = np.zeros(seg[-1] + 1)
+    for k in range(R.shape[1]):
+        A = sp.csr_matrix((R[multi, k], (seg, columns)), shape=(squares.size, multi.size))
+        G = A @ Z
+        squares += (np.asarray(G.multiply(G).sum(axis=1)).ravel() if sp.issparse(G)
+                    else np.einsum("ij,ij->i", G, G))
+    R[multi] *= dpsgd_module.row_clip_factors(np.sqrt(squares), bound)[seg][:, None]
+
+
+@pytest.mark.parametrize("n_classes", [2, 4])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_person_clip_is_the_previous_implementation_s(n_classes, sparse, monkeypatch):
+    """The person clip and a fit with sampled persons (rows scaled into the ball, an
+    intercept, singletons among persons of up to 9 rows, the clip active) against the
+    first implementation kept above: a dense design's bit for bit (the same products
+    summed in the same order); a sparse one's to rounding (a person's squares are
+    summed in the product's stored order, not in scipy's elementwise product's)."""
+    rng = np.random.default_rng(8)
+    n, d = 400, 6
+    X = rng.normal(size=(n, d)) * rng.uniform(0.3, 3.0, size=(n, 1))
+    X[rng.random((n, d)) < 0.3] = 0.0
+    y = rng.integers(0, n_classes, size=n)
+    y[:n_classes] = np.arange(n_classes)
+    groups = np.repeat(np.arange(n), rng.integers(1, 10, size=n))[:n]
+    groups = rng.permutation(groups.max() + 1)[groups]   # persons' rows not in order
+    X = sp.csr_matrix(X) if sparse else X
+    same = assert_allclose if sparse else (lambda a, b, **tol: assert_array_equal(a, b))
+    # one block: the clip itself, on the design the estimator builds
+    est = DPSGDClassifier(data_norm=2.0, random_state=0)
+    design = dpsgd_module.solver_design(X, data_norm=2.0, fit_intercept=True,
+                                        intercept_scaling=1.0)
+    assert design.scale is not None
+    codes = np.unique(groups, return_inverse=True)[1]
+    order = np.argsort(codes, kind="stable")
+    block, persons = design.subset(order), codes[order]
+    K = 1 if n_classes == 2 else n_classes
+    R = rng.normal(size=(n, K)) * 0.3
+    new, old = R.copy(), R.copy()
+    dpsgd_module._clip_person_sums(block, new, persons, 0.5)
+    _previous_clip_person_sums(block, old, persons, 0.5)
+    same(new, old, rtol=1e-14, atol=0)
+    assert np.any(new != R), "the person clip is inactive: the comparison is vacuous"
+    # whole fits with sampled persons, several blocks a step
+    monkeypatch.setattr(dpsgd_module, "_cache_rows", lambda d, b=None: 40)
+    monkeypatch.setattr(dpsgd_module, "_sparse_block_rows", lambda X, b: 40)
+    settings = dict(epsilon=2.0, data_norm=2.0, sample_rate=0.4, epochs=3, random_state=5)
+    fitted = est.set_params(**settings).fit(X, y, groups=groups)
+    clipped = []
+
+    def recorded(X, R, persons, bound):
+        before = R.copy()
+        _previous_clip_person_sums(X, R, persons, bound)
+        clipped.append(np.any(R != before))
+
+    monkeypatch.setattr(dpsgd_module, "_clip_person_sums", recorded)
+    previous = DPSGDClassifier(**settings).fit(X, y, groups=groups)
+    assert len(clipped) > 2 * fitted.n_steps_ and any(clipped)
+    same(fitted.coef_, previous.coef_, rtol=1e-12, atol=0)
+    same(fitted.intercept_, previous.intercept_, rtol=1e-12, atol=0)
+
+
 def test_noiseless_step_is_the_person_sum_over_the_person_count():
     """epsilon=inf, z=0: one full-batch step from 0 is -eta S / P, S the direct person
     sum (rows given in shuffled person order) and P the exact number of persons."""

@@ -396,3 +396,28 @@ def test_row_norms_of_a_raw_design_do_not_overflow_or_underflow(sparse):
     norms = as_design(sp.csr_matrix(X) if sparse else X).row_norms()
     assert_allclose(norms, [1e200, np.sqrt(2) * 1e-200, np.sqrt(2) * 1e308, np.inf, 5.0, 0.0],
                     rtol=1e-15)
+
+
+@pytest.mark.filterwarnings("error")  # the wide rows' raw values never overflow
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_left_product_squares_are_the_explicit_product_s(fit_intercept, sparse):
+    """The squared row norms of ``A Z`` for a sparse ``A`` (segment sums of weighted
+    rows; rows outside the ball and wide rows among them): those of the product with
+    the explicit clipped design, and for a dense design bit for bit those of scipy's
+    product with the design's own explicit rows (the sums in the same order)."""
+    implicit, explicit, _ = _extreme_pair(fit_intercept, sparse)
+    rng = np.random.default_rng(3)
+    segments = np.sort(rng.integers(0, 25, size=70))   # some segments empty
+    A = sp.csr_matrix((rng.normal(size=70), (segments, np.arange(70))), shape=(25, 70))
+    squares = implicit.left_product_squares(A)
+    assert_allclose(squares, np.sum((A @ explicit)**2, axis=1), rtol=1e-13, atol=1e-300)
+    assert np.all(squares[np.setdiff1d(np.arange(25), segments)] == 0.0)
+    if not sparse:
+        product = A @ implicit[:]
+        np.testing.assert_array_equal(squares, np.einsum("ij,ij->i", product, product))
+    for scaled in (implicit.subset(np.arange(0, 70, 2)), _pair(fit_intercept)[0]):
+        A = sp.csr_matrix(rng.normal(size=(6, scaled.shape[0])) * (rng.random((6, 1)) < 0.8))
+        explicit_rows = scaled[:].toarray() if sp.issparse(scaled[:]) else scaled[:]
+        assert_allclose(scaled.left_product_squares(A), np.sum((A @ explicit_rows)**2, axis=1),
+                        rtol=1e-13)
