@@ -294,6 +294,9 @@ def _person_cuts(persons, rows):
     return np.append(cuts, n)
 
 
+_INT32_MAX = np.iinfo(np.int32).max
+
+
 def _clip_person_sums(X, R, persons, bound):
     """Scale ``R`` in place so that each person's summed gradient has norm at most
     ``bound``.
@@ -327,14 +330,19 @@ def _clip_person_sums(X, R, persons, bound):
         return
     # one indicator for every class and person, row k m + p carrying R_ik on person p's
     # rows i (in order): one sparse left product with the block's design for them all
-    index = np.int32 if K * n <= np.iinfo(np.int32).max else np.int64   # scipy's choice
+    index = np.int32 if K * n <= _INT32_MAX else np.int64   # scipy's own choice
     edges = np.empty(changes.size + 2, dtype=index)   # 0, each person's start, n
     edges[0], edges[1:-1], edges[-1] = 0, changes + 1, n
-    sizes = np.diff(edges)
+    sizes = edges[1:] - edges[:-1]
     m = sizes.size
-    indptr = np.append((edges[:-1] + n * np.arange(K, dtype=index)[:, None]).ravel(), K * n)
-    A = sp.csr_matrix((R.T.ravel(), np.tile(np.arange(n, dtype=index), K), indptr),
-                      shape=(K * m, n))
+    columns = np.arange(n, dtype=index)
+    if K == 1:
+        indptr = edges
+    else:   # class k's persons start n k further on, its rows are the same
+        indptr = np.append((edges[:-1] + n * np.arange(K, dtype=index)[:, None]).ravel(),
+                           K * n)
+        columns = np.tile(columns, K)
+    A = sp.csr_matrix((R.T.ravel(), columns, indptr), shape=(K * m, n))
     squares = as_design(X).left_product_squares(A).reshape(K, m)
     total = squares[0].copy()
     for k in range(1, K):                      # the classes in order: a loop over K
