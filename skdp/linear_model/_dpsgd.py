@@ -308,9 +308,11 @@ def _clip_person_sums(X, R, persons, bound):
     in p} R_ik z_i||^2``: the rows of one sparse left product ``A Z`` with the block's
     design (:meth:`~skdp.solvers._design.ScaledDesign.left_product_squares`), ``A`` the
     (classes x persons, rows) indicator carrying the weights ``R_ik``: segment sums, no
-    loop over rows or persons, and no copy of the rows. A person with one row is left
-    as it is (its term is already within ``bound``, the row bound times the weight
-    bound): persons of one row each give the row-level sum exactly.
+    loop over rows or persons, no gather of the rows. A dense block's norms are those
+    of the persons' explicit rows bit for bit (the same products summed in the same
+    order); a sparse block's squares are summed in the product's stored order. A person
+    with one row is left as it is (its term is already within ``bound``, the row bound
+    times the weight bound): persons of one row each give the row-level sum exactly.
 
     Parameters
     ----------

@@ -237,9 +237,10 @@ class ScaledDesign:
         products with the clipped values ``s_i x_ij`` (or the intercept): what ``A @
         self[:]`` gives. The rows are read in place when none is scaled, else scaled
         once (no gather, no intercept column); the intercept column of the product is
-        ``A`` times a constant column. A dense product's squares are summed row by
-        row by ``einsum`` (as with the explicit design); a sparse product's as its
-        squared stored values, then the intercept's square.
+        ``A`` times a constant column. A dense product's rows (intercept in place) are
+        squared and summed by ``einsum``: bit for bit the squares of ``A @ self[:]``. A
+        sparse product's squared stored values are summed row by row, then the
+        intercept's square added (the same to rounding).
 
         Parameters
         ----------
