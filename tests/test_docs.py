@@ -96,13 +96,17 @@ def test_example_figures_are_small():
 # docs/_static/<name>.json; the docs quote it with the :recorded: role of
 # docs/_ext/recorded.py (resolved at build time).
 
-def recorded():
-    """docs/_ext/recorded.py, imported by path (docs/ is not a package)."""
-    spec = importlib.util.spec_from_file_location("skdp_docs_recorded",
-                                                  DOCS / "_ext" / "recorded.py")
+def _extension(name):
+    """docs/_ext/<name>.py, imported by path (docs/ is not a package)."""
+    spec = importlib.util.spec_from_file_location(f"skdp_docs_{name}",
+                                                  DOCS / "_ext" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def recorded():
+    return _extension("recorded")
 
 
 EXAMPLE_SCRIPTS = sorted([*(DOCS.parent / "examples").glob("plot_*.py"),
@@ -204,12 +208,7 @@ def test_unmarked_numbers_are_found():
 # test below checks what they quote with the same resolver.
 
 def benchmark():
-    """docs/_ext/benchmark.py, imported by path (docs/ is not a package)."""
-    spec = importlib.util.spec_from_file_location("skdp_docs_benchmark",
-                                                  DOCS / "_ext" / "benchmark.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return _extension("benchmark")
 
 
 BENCHMARK_ROLE = re.compile(r":benchmark:`([^`]+)`")

@@ -1032,26 +1032,36 @@ def test_all_rows_counts_and_tests_have_gaussian_noise_of_their_mu():
     assert low < np.sum(np.square(z)) < high
 
 
+def _floor_and_rung_mus(report):
+    """The test floor's mu, z_0.9 / (0.005 m) on the noisy count m, and each rung's mu
+    (at its delta 1e-6), from a Gaussian all-rows search's report."""
+    from scipy.stats import norm
+
+    count = report["transcript"]["noisy_validation_count"]
+    rungs = report["transcript"]["rungs"]
+    return (norm.ppf(0.9) / (0.005 * count),
+            np.array([gdp_mu(r["epsilon"], 1e-6) for r in rungs]))
+
+
+def _test_budgets(report):
+    return [r["test_budget"] for r in report["transcript"]["rungs"]]
+
+
 def test_auto_tests_on_all_rows_are_no_finer_than_the_test_floor_by_hand():
     """test_ratio="auto" with Gaussian tests on every row: each test's mu is its rung's,
     capped at the floor's, z_0.9 / (0.005 m) on the noisy count m (0.21 on these 1200
     rows: the rungs from epsilon 1 up have a larger mu, so their tests are at the floor),
     and the odometer is charged the counts, the rungs and those tests."""
-    from scipy.stats import norm
-
     search = EpsilonForUtility(DPSGDClassifier(delta=1e-6, sample_rate=1.0, epochs=3),
                                target_utility=0.99, epsilon_max=4.0, delta_max=1e-5,
                                epsilon_start=0.5, steering="geometric", test_rows="all",
                                random_state=5).fit(X, y)
     report = search.privacy_report_
-    rungs = report["transcript"]["rungs"]
-    assert len(rungs) >= 3
-    count = report["transcript"]["noisy_validation_count"]
-    floor = norm.ppf(0.9) / (0.005 * count)
-    mus = np.array([gdp_mu(r["epsilon"], 1e-6) for r in rungs])
+    floor, mus = _floor_and_rung_mus(report)
+    assert len(mus) >= 3
     tests = np.minimum(mus, floor)
     assert (mus > floor).sum() >= 2 and (mus < floor).sum() >= 1
-    assert [r["test_budget"] for r in rungs] == pytest.approx(tests, rel=1e-12)
+    assert _test_budgets(report) == pytest.approx(tests, rel=1e-12)
     count_mu = 0.3 * gdp_mu(0.5, 1e-6)  # the counts: 0.3 times a rung at the start
     assert report["parts"]["validation"]["count_mu"] == pytest.approx(count_mu)
     realised = np.sqrt(count_mu**2 + np.sum(mus**2 + tests**2))
@@ -1098,20 +1108,15 @@ def test_all_rows_tests_on_one_path_are_increments_charged_by_hand(estimator, kw
     ``mu_t = min(sqrt(mu_k^2 - mu_{k-1}^2), floor)`` (full for a path's first), adds
     ``mu_t^2``: fully adaptive GDP composition of the path's increments and the tests.
     The odometer's realised mu^2 is the counts' plus the path's last plus the tests'."""
-    from scipy.stats import norm
-
     search = EpsilonForUtility(estimator, target_utility=0.99, epsilon_max=2.0,
                                delta_max=1e-5, epsilon_start=0.05, test_rows="all",
                                max_rungs=4, random_state=3, **kw).fit(X, y)
     report = search.privacy_report_
-    rungs = report["transcript"]["rungs"]
-    assert len(rungs) >= 2
-    count = report["transcript"]["noisy_validation_count"]
-    floor = norm.ppf(0.9) / (0.005 * count)
-    mus = np.array([gdp_mu(r["epsilon"], 1e-6) for r in rungs])
+    floor, mus = _floor_and_rung_mus(report)
+    assert len(mus) >= 2
     increments = np.sqrt(np.diff(np.concatenate([[0.0], mus**2])))
     tests = np.minimum(increments, floor)
-    assert [r["test_budget"] for r in rungs] == pytest.approx(tests, rel=1e-9)
+    assert _test_budgets(report) == pytest.approx(tests, rel=1e-9)
     count_mu = report["parts"]["validation"]["count_mu"]
     assert count_mu == pytest.approx(0.3 * gdp_mu(0.05, 1e-6))
     realised = np.sqrt(count_mu**2 + mus[-1] ** 2 + np.sum(tests**2))
