@@ -10,8 +10,8 @@ from .linear_model import (
     ObjPertLogisticRegression,
     OutputPertSVM,
 )
-from .accounting import PrivacyLedger
-from .model_selection import EpsilonForUtility, PrivateGridSearchCV, PrivateRandomizedSearchCV
+from .model_selection import (EpsilonForUtility, PrivacyLedger, PrivateGridSearchCV,
+                              PrivateRandomizedSearchCV)
 
 __version__ = "0.1.0.dev0"
 

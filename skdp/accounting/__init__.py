@@ -11,10 +11,8 @@ from ._gaussian import (
 )
 from ._dpsgd import composed_mu, default_count_noise_std, dpsgd_delta, dpsgd_epsilon
 from ._calibration import calibrate_noise_multiplier, noise_multiplier_derivative
-from ._ledger import PrivacyLedger
 
 __all__ = [
-    "PrivacyLedger",
     "analytic_gaussian_sigma",
     "analytic_gaussian_sigma_derivative",
     "calibrate_noise_multiplier",

@@ -552,22 +552,40 @@ default=None
                              "selection='analytic' pass the public data as X, y.")
         return self._fit_analytic(X, y)
 
-    def _fit_private(self, X, y, proxy, groups=None):
-        """Accuracy-first private selection (module ``_private_selection``)."""
+    def check_before_data(self, persons=False):
+        """Every refusal of the private selection that reads no data.
+
+        Parameters
+        ----------
+        persons : bool, default=False
+            Whether the selection is fitted with ``groups``.
+
+        Returns
+        -------
+        account : tuple
+            :func:`~._private_selection.training_account`'s ``(account,
+            rung_params)`` for the rungs.
+        """
         estimator = self._inner()
-        final, _ = private_step(estimator)
-        y_bound = self._check_private_target(estimator)
-        check_private_step_params(estimator)
-        if groups is not None:
+        self._check_private_target(estimator)
+        check_private_step_params(estimator, persons=persons)
+        if persons:
             check_person_selection(estimator, self.checkpoints)
         if self.checkpoints and not supports_checkpoints(estimator):
             raise ValueError("checkpoints=True needs DPSGDClassifier(sample_rate=1.0) with "
                              "learning_rate_schedule='constant' and noise_multiplier=None.")
         account = training_account(estimator, self.epsilon_max, self.delta_max,
                                    self.epsilon_start, self.max_rungs,
-                                   self.checkpoints,
-                                   persons=groups is not None)  # refusals first
+                                   self.checkpoints, persons=persons)
         check_test_rows(self.test_rows, account)
+        return account
+
+    def _fit_private(self, X, y, proxy, groups=None):
+        """Accuracy-first private selection (module ``_private_selection``)."""
+        estimator = self._inner()
+        final, _ = private_step(estimator)
+        account = self.check_before_data(groups is not None)  # refusals first
+        y_bound = self._check_private_target(estimator)
         X, y = validate_private_input(self, estimator, X, y)
         if groups is not None:
             check_groups(groups, len(y))  # bad groups: refused before any noise

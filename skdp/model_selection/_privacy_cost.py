@@ -20,6 +20,7 @@ from sklearn.pipeline import Pipeline
 from ..accounting._rdp import ORDERS, rdp_to_epsilon
 from ..utils._random import noise_independence
 from ..utils._sklearn_compat import BaseSearchCV
+from ._gate import Statement, check_public_steps, check_relation
 
 SEARCH_STATEMENT = (
     "Every candidate was fitted on every training fold and the best one refitted on all "
@@ -57,19 +58,13 @@ PER_ROW_STATEMENT = (
 
 
 def _private_estimator(estimator):
-    """The private estimator (or search) at the end of a Pipeline, or ``estimator``.
-
-    Every step before it must be public preprocessing (it learns nothing from
-    the rows), or the Pipeline's fits release more than the estimator's spend.
-    The type is matched exactly: a subclass of Pipeline may fit its steps otherwise.
-    """
-    from ._public_steps import check_public_preprocessing
-
-    while type(estimator) is Pipeline:
-        for name, step in estimator.steps[:-1]:
-            check_public_preprocessing(step, name=f"Pipeline step {name!r}")
-        estimator = estimator.steps[-1][1]
-    return estimator
+    """The private estimator (or search) at the end of a Pipeline, or ``estimator``,
+    through the gate: every step before it is public preprocessing, and its relation
+    is add/remove (:mod:`._gate`)."""
+    final = check_public_steps(estimator)
+    if hasattr(final, "get_params"):
+        check_relation(final, Statement("privacy_cost_of_search"))
+    return final
 
 
 def _claimed_spend(estimator):

@@ -54,7 +54,6 @@ from ._private_selection import (
     _select_rows,
     accepts_groups,
     bounded_utilities,
-    check_person_params,
     check_person_rung,
     check_private_step_params,
     coin_split,
@@ -67,6 +66,7 @@ from ._private_selection import (
     validate_private_input,
     whole_label_set,
 )
+from ._gate import Statement, check_fit, check_space, secret_fit
 from ._released import ReleasedModelMixin
 from ._repeat_and_select import (
     draw_runs,
@@ -117,7 +117,10 @@ def candidate_cost(final, renyi, infinite_budget=False):
     if type(final) is DPSGDClassifier:
         from ._accounts import DPSGDRungCost
 
-        return DPSGDRungCost.from_params(final.get_params()).rdp(epsilon)
+        # the steps and the count at the mechanism's share, and data_norm="private"'s
+        # pure share (0 otherwise) in sequence: the fit's whole curve
+        steps = DPSGDRungCost.from_params(final.get_params()).rdp(final._mechanism_epsilon())
+        return steps + pure_rdp(final._data_norm_epsilon())
     if not delta:
         return pure_rdp(epsilon)
     if renyi_objpert(final):
@@ -417,8 +420,8 @@ def check_person_search(estimator, space, grid, who):
             "privacy, or fit without groups (one row is then the unit of privacy). "
             "Nothing was fitted.")
     for variant in _cost_variants(space, prefix, grid, ("data_norm",)):
-        candidate = private_step(clone(estimator).set_params(**variant))[0]
-        check_person_params(candidate, who)
+        configured = clone(estimator).set_params(**variant)
+        candidate = check_fit(configured, Statement(who, persons=True))
         if is_gaussian_objpert(candidate):
             raise ValueError(
                 f"{who} with groups: Gaussian {name} (delta > 0) fitted with groups has "
@@ -435,6 +438,76 @@ def trial_sum(utility, model, X, y, shares=None):
     person, all of their rows) moves it by at most 1: sensitivity 1."""
     utilities = utility(model, X, y)
     return float(np.sum(utilities) if shares is None else np.sum(shares * utilities))
+
+
+class _ScoringProbe:
+    """A stand-in fitted model (constant outputs) on which a user's scoring callable
+    is tried before any noise: it reads no private row."""
+
+    def __init__(self, classes, estimator):
+        self.classes_ = classes
+        self._estimator = estimator
+
+    def __getattr__(self, name):  # the candidate's public parameters (C, epsilon, ...)
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self._estimator, name)
+
+    def predict(self, X):
+        if self.classes_ is None:
+            return np.zeros(_n_rows(X))
+        return np.repeat(self.classes_[:1], _n_rows(X))
+
+    def predict_proba(self, X):
+        k = len(self.classes_)
+        return np.full((_n_rows(X), k), 1.0 / k)
+
+    def decision_function(self, X):
+        k = len(self.classes_)
+        return np.zeros(_n_rows(X) if k == 2 else (_n_rows(X), k))
+
+    def score(self, X, y):
+        return float(np.mean(self.predict(X) == y))
+
+
+def _n_rows(X):
+    return X.shape[0] if hasattr(X, "shape") else len(X)
+
+
+_PROBE_ROWS = 3
+
+
+def _probe_input(X):
+    """Public stand-in rows with ``X``'s columns (zeros; a frame keeps its names)."""
+    if hasattr(X, "iloc"):
+        import pandas as pd
+
+        return pd.DataFrame(np.zeros((_PROBE_ROWS, X.shape[1])), columns=X.columns)
+    return np.zeros((_PROBE_ROWS, X.shape[1]))
+
+
+def probe_scoring(utility, estimator, X, classes):
+    """Refuse, before any noise, a scoring callable that does not return one utility
+    per row, by calling it on public stand-in rows and a constant stand-in model
+    (:class:`_ScoringProbe`, which also answers the estimator's parameters); nothing
+    in the message depends on the private rows. A callable that reads what the
+    stand-in cannot give (a fitted attribute) is left to its real call, whose
+    message states no count either."""
+    classes = None if classes is None else np.asarray(classes)
+    classifier = is_classifier(estimator) and classes is not None
+    y_probe = np.resize(classes, _PROBE_ROWS) if classifier else np.zeros(_PROBE_ROWS)
+    probe = _ScoringProbe(classes if classifier else None, estimator)
+    try:
+        utility(probe, _probe_input(X), y_probe)
+    except AttributeError:
+        return
+    except Exception as error:
+        raise ValueError(
+            "scoring must be a per-row utility: a callable (model, X, y) returning one value "
+            "per row from the model's predictions. Tried before any noise on public "
+            "stand-in rows and a stand-in model (predict, predict_proba, decision_function, "
+            f"score), it failed with {type(error).__name__}: {error} Nothing was "
+            "fitted.") from None
 
 
 def _check_fresh_noise(random_states, user_random_state):
@@ -507,9 +580,10 @@ class _BasePrivateSearch(ReleasedModelMixin, MetaEstimatorMixin, BaseEstimator):
         def clipped(model, X, y):
             values = np.asarray(user(model, X, y), dtype=float)
             if values.shape != (len(y),):
+                # the shape would count the scoring rows: the message states none
                 raise ValueError(
                     "scoring must be a per-row utility: a callable (model, X, y) returning "
-                    f"one value per row, got shape {values.shape} for {len(y)} rows.")
+                    "one value per row of X (an array of shape (n_rows,)).")
             return np.clip(np.nan_to_num(values, nan=0.0), 0.0, 1.0)
 
         return clipped
@@ -526,6 +600,7 @@ class _BasePrivateSearch(ReleasedModelMixin, MetaEstimatorMixin, BaseEstimator):
         estimator = self.estimator
         check_private_step_params(estimator, who=type(self).__name__)
         _check_no_step_replaced(estimator, self._space())
+        check_space(estimator, self._space(), Statement(type(self).__name__))
         _, prefix = private_step(estimator)
         grid = self._grid()
         from ..linear_model import ObjPertLogisticRegression
@@ -537,6 +612,26 @@ class _BasePrivateSearch(ReleasedModelMixin, MetaEstimatorMixin, BaseEstimator):
                           self.epsilon, self.delta, stopping_shape(self.stopping),
                           self._mean_trials(grid), self.score_share,
                           self.validation_fraction is not None)
+
+    def check_before_data(self, persons=False):
+        """Every refusal that reads no data, in the order :meth:`fit` makes them.
+
+        Parameters
+        ----------
+        persons : bool, default=False
+            Whether the search is fitted with ``groups``.
+
+        Returns
+        -------
+        plan : SearchPlan
+        """
+        if persons:  # what the candidates cannot take with groups, before anything else
+            check_private_step_params(self.estimator, who=type(self).__name__, persons=True)
+            check_person_search(self.estimator, self._space(), self._grid(),
+                                type(self).__name__)
+        plan = self.plan()
+        self._check_scoring(self.estimator)
+        return plan
 
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y, groups=None):
@@ -568,10 +663,7 @@ class _BasePrivateSearch(ReleasedModelMixin, MetaEstimatorMixin, BaseEstimator):
         """
         estimator = self.estimator
         persons = groups is not None
-        if persons:  # what the candidates cannot take with groups, before anything else
-            check_private_step_params(estimator, who=type(self).__name__)
-            check_person_search(estimator, self._space(), self._grid(), type(self).__name__)
-        plan = self.plan()  # every refusal on public parameters comes first
+        plan = self.check_before_data(persons)  # every refusal on public parameters first
         utility = self._check_scoring(estimator)
         final, prefix = private_step(estimator)
         X, y = validate_private_input(self, estimator, X, y)
@@ -582,6 +674,8 @@ class _BasePrivateSearch(ReleasedModelMixin, MetaEstimatorMixin, BaseEstimator):
         if is_classifier(estimator) and "classes" in final.get_params():
             extra[prefix + "classes"] = whole_label_set(final, y)
             _check_renyi_classes(plan, extra[prefix + "classes"])
+        if self.scoring is not None:  # a user's utility, tried on public input first
+            probe_scoring(utility, estimator, X, extra.get(prefix + "classes"))
         user_random_state = final.get_params().get("random_state")
         streams = _SelectionStreams(self.random_state, user_random_state)
         noise_rng = streams.noise()
@@ -612,20 +706,22 @@ class _BasePrivateSearch(ReleasedModelMixin, MetaEstimatorMixin, BaseEstimator):
         size = float(np.sum(shares_score)) if persons else len(y_score)
         noisy_count = size + noise_rng.laplace(scale=1.0 / plan.count_epsilon)
         fit_params = {prefix + "groups": groups_fit} if persons else {}
+        statement = Statement(type(self).__name__, persons)
         best = None
         for candidate, random_state in zip(candidates, random_states):
             model = clone(estimator).set_params(
                 **candidate, **budget_params, **extra, **{prefix + "random_state": random_state})
-            model.fit(X_fit, y_fit, **fit_params)
+            model, speech = secret_fit(model, X_fit, y_fit, statement, fit_params)
             if persons:
                 check_person_rung(model)
             noisy_sum = trial_sum(utility, model, X_score, y_score, shares_score) + float(
                 self._score_noise(plan, noise_rng))
             if best is None or noisy_sum > best[0]:
-                best = (noisy_sum, candidate, model)
-        noisy_sum, candidate, model = best
+                best = (noisy_sum, candidate, model, speech)
+        noisy_sum, candidate, model, speech = best
         model.set_params(**{prefix + "random_state": user_random_state})
         self._release(plan, candidate, model, noisy_sum, noisy_count, persons)
+        speech.replay()  # only the released trial speaks
         return self
 
     @staticmethod

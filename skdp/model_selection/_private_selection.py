@@ -57,6 +57,7 @@ from sklearn.pipeline import Pipeline
 
 from ..exceptions import PrivacyBudgetError
 from ..utils._groups import check_groups, rows_per_person
+from ._gate import Speech, Statement, check_fit, private_step, secret, secret_fit
 from ._measure import _NoiseSources
 from ._transcript import utility_law
 
@@ -496,37 +497,32 @@ def sampling_sd(target, validation_rows):
 
 # -- the private estimator, alone or as the last step of a Pipeline ------------------------
 
-def private_step(estimator):
-    """``(private estimator, parameter prefix)``: the last step of a Pipeline, or itself."""
-    if isinstance(estimator, Pipeline):
-        name, final = estimator.steps[-1]
-        return final, f"{name}__"
-    return estimator, ""
-
-
 def private_step_params(estimator):
     """The private estimator's own parameters (without the Pipeline prefix)."""
     return private_step(estimator)[0].get_params()
 
 
-def check_private_step_params(estimator, who="EpsilonForUtility"):
+def check_private_step_params(estimator, who="EpsilonForUtility", persons=False):
     """Refuse, before any work, what the selection cannot account for.
 
-    The private step needs ``epsilon`` and ``random_state`` and must certify a
-    finite epsilon from its parameters (a research mode does not); every step
-    before it must be public preprocessing
-    (:func:`~skdp.model_selection._public_steps.check_public_preprocessing`).
+    The gate's check of the estimator as configured (:func:`~._gate.check_fit`:
+    public preprocessing, a finite certified epsilon, add/remove neighbours of one
+    row, or of one person with ``persons``), then what a selection needs of it: an
+    ``epsilon`` and a ``random_state`` parameter, and no ``data_norm="private"``
+    with ``delta > 0`` (its rungs are charged their Gaussian or Renyi cost, which
+    leaves the bound's pure epsilon out).
     """
     final, _ = private_step(estimator)
     for name in ("epsilon", "random_state"):
         if name not in final.get_params():
             raise ValueError(f"{who} needs a private estimator with an {name!r} "
                              f"parameter; {type(final).__name__} has none.")
-    if not hasattr(final, "_claimed_spend") or not np.isfinite(final._claimed_spend()[0]):
+    check_fit(estimator, Statement(who, persons))
+    if not np.isfinite(final._claimed_spend()[0]):
         raise ValueError(
             f"{type(final).__name__} with these parameters certifies no finite epsilon (a "
-            "research mode, or not an skdp private estimator): private selection cannot "
-            "account for its fits. Nothing was fitted.")
+            "research mode): private selection cannot account for its fits. Nothing was "
+            "fitted.")
     params = final.get_params()
     if params.get("data_norm") == "private" and params.get("delta", 0.0) > 0:
         raise ValueError(
@@ -534,14 +530,6 @@ def check_private_step_params(estimator, who="EpsilonForUtility"):
             "calibration, which leaves out the pure epsilon that data_norm='private' spends "
             "on the bound: pass a numeric data_norm (a public bound on the rows' L2 norm). "
             "Nothing was fitted.")
-    if isinstance(estimator, Pipeline):
-        from ._public_steps import check_public_preprocessing
-
-        if type(estimator) is not Pipeline:
-            raise ValueError(f"{type(estimator).__name__} is a subclass of Pipeline, whose "
-                             "fit may read the rows: use sklearn.pipeline.Pipeline itself.")
-        for name, step in estimator.steps[:-1]:
-            check_public_preprocessing(step, name=f"Pipeline step {name!r}")
 
 
 def validate_private_input(meta, estimator, X, y):
@@ -1043,25 +1031,7 @@ def check_person_selection(estimator, checkpoints=False, who="EpsilonForUtility"
             "Use OutputPertSVM(noise='auto', delta=0) (Gamma-norm noise, fresh fits) or "
             "another estimator, or "
             "checkpoints=False. Nothing was fitted.")
-    check_person_params(final, who)
-
-
-def check_person_params(final, who):
-    """Refuse a private step whose parameters cannot certify a person-level search:
-    ``neighboring="replace"`` (a replace-person guarantee does not cover adding or
-    removing a person, the search's relation) and ``data_norm="private"`` (its bound
-    is private per row)."""
-    name, params = type(final).__name__, final.get_params()
-    if params.get("neighboring", "add_remove") != "add_remove":
-        raise ValueError(
-            f"{who} with groups guarantees privacy against adding or removing one person, "
-            f"which {name}(neighboring={params['neighboring']!r}) does not certify: use "
-            "neighboring='add_remove'. Nothing was fitted.")
-    if params.get("data_norm") == "private":
-        raise ValueError(
-            f"{who} with groups: data_norm='private' spends on a bound of the rows' norm "
-            "that is private per row, not per person; pass a numeric data_norm (a public "
-            "bound). Nothing was fitted.")
+    check_private_step_params(estimator, who, persons=True)
 
 
 def check_person_rung(model):
@@ -1106,18 +1076,20 @@ class FreshFits:
         self.estimator, self.X, self.y, self.sources = estimator, X, y, sources
         self.params, self.largest_epsilon = params, largest_epsilon
         self.groups = groups
+        self.statement = Statement("EpsilonForUtility", persons=groups is not None)
         self.n_fits = 0
+        self.speech = None
 
     def rung(self, epsilon):
-        """The model of the rung at ``epsilon``."""
+        """The model of the rung at ``epsilon``, fitted through the gate (silenced:
+        :attr:`speech` holds what it said, replayed only if it is released)."""
         _, random_state = self.sources.next()
         model = with_budget(self.estimator, epsilon=epsilon, random_state=random_state,
                             **self.params)
-        if self.groups is None:
-            model.fit(self.X, self.y)
-        else:
-            _, prefix = private_step(self.estimator)
-            model.fit(self.X, self.y, **{prefix + "groups": self.groups})
+        _, prefix = private_step(self.estimator)
+        fit_params = {} if self.groups is None else {prefix + "groups": self.groups}
+        model, self.speech = secret_fit(model, self.X, self.y, self.statement, fit_params)
+        if self.groups is not None:
             check_person_rung(model)
         self.n_fits += 1
         return model
@@ -1163,15 +1135,18 @@ class NoiseReductionRungs(FreshFits):
         if new_path:
             _, random_state = self.sources.next()
             final, _ = private_step(self.estimator)
-            model = clone(final).set_params(epsilon=epsilon, random_state=random_state,
-                                            **self.params)
+            self._path_model = clone(final).set_params(
+                epsilon=epsilon, random_state=random_state, **self.params)
             C_epsilon = min(epsilon * NOISE_REDUCTION_SEGMENT,
                             max(self.largest_epsilon, epsilon))
-            self._path = model._noise_reduction_path(self._X_design, self.y,
-                                                     C_epsilon=C_epsilon)
+            with secret(self._path_model, self.statement) as self._path_speech:
+                self._path = self._path_model._noise_reduction_path(
+                    self._X_design, self.y, C_epsilon=C_epsilon)
             self._path_start = epsilon
             self.n_fits += 1
-        model = self._path.release(epsilon)
+        with secret(self._path_model, self.statement) as speech:
+            model = self._path.release(epsilon)
+        self.speech = Speech(self._path_speech.warnings + speech.warnings)
         if not isinstance(self.estimator, Pipeline):
             return model
         pipeline = clone(self.estimator)
@@ -1699,6 +1674,7 @@ def select_epsilon_privately(estimator, X, y, *, target, epsilon_max, epsilon_st
         # the released model keeps the user's random_state, never a derived one
         _, prefix = private_step(released)
         released.set_params(**{prefix + "random_state": user_random_state})
+        fits.speech.replay()  # the released rung speaks; the others stay silent
     (train_post, delta_post), (train_prior, delta_prior) = account.guarantee()
     if joint:
         gaussian = isinstance(tests, GaussianTests)

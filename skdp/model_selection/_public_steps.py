@@ -106,7 +106,13 @@ def _simple_imputer(step):
 def _column_selector(columns):
     if callable(columns) and type(columns) is not make_column_selector:
         return (f"its column selector {columns!r} is a callable, which is given the rows; "
-                "select columns by name, index, mask or make_column_selector")
+                "select columns by declared name, index, slice or mask")
+    if type(columns) is make_column_selector and (columns.dtype_include is not None or
+                                                  columns.dtype_exclude is not None):
+        return ("make_column_selector(dtype_include=..., dtype_exclude=...) selects columns "
+                "by the dtype pandas infers from their values (one '?' in a numeric column "
+                "makes it an object column): select columns by declared name, index, slice "
+                "or mask, or by make_column_selector(pattern=...) on the names alone")
     return None
 
 
@@ -271,7 +277,8 @@ def check_public_preprocessing(step, *, name=None):
     - ``Pipeline`` and ``FeatureUnion`` whose steps are all public, and
       ``ColumnTransformer`` whose transformers and remainder are all public,
       whose columns are selected by name, index, slice, mask or
-      ``make_column_selector`` (schema), not by another callable, and whose
+      ``make_column_selector(pattern=...)`` (declared names), not by dtype or
+      another callable, and whose
       choice between a sparse and a dense output cannot depend on the rows:
       ``sparse_threshold=0``, or every block's share of non-zeros fixed
       (``BoundedScaler``, ``Clipper``, ``OrdinalEncoder``, ``OneHotEncoder``

@@ -20,7 +20,6 @@ choice.
 
 import numpy as np
 import pandas as pd
-from sklearn.utils.validation import column_or_1d
 
 PERSON_RELATIONS = {"add_remove": "add_remove_person", "replace": "replace_person"}
 
@@ -45,13 +44,24 @@ def check_groups(groups, n_samples):
         ``groups`` is not one label per row, or holds a missing value. Raised before
         any noise is drawn.
     """
-    labels = column_or_1d(np.asarray(groups, dtype=object), warn=True)
+    labels = np.asarray(groups, dtype=object)
+    if labels.ndim == 2 and labels.shape[1] == 1:
+        labels = labels[:, 0]
+    if labels.ndim != 1:
+        raise ValueError(f"groups must be one person label per row, a 1-D array; got an "
+                         f"array of {labels.ndim} dimensions.")
     if pd.isna(labels).any():
         raise ValueError("groups holds a missing value; give every row a person label.")
     if labels.shape[0] != n_samples:
-        raise ValueError(f"groups has {labels.shape[0]} labels for {n_samples} rows; "
-                         "give one person label per row.")
-    _, codes = np.unique(labels, return_inverse=True)
+        # neither length is stated: under add/remove the number of rows is private
+        raise ValueError("groups has another number of labels than X has rows; give one "
+                         "person label per row.")
+    try:
+        _, codes = np.unique(labels, return_inverse=True)
+    except TypeError:
+        raise ValueError("groups mixes labels of types that cannot be ordered together "
+                         "(for example strings and numbers); give every person a label of "
+                         "one type.") from None
     return codes.astype(np.intp, copy=False)
 
 

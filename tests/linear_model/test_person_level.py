@@ -252,7 +252,7 @@ def test_person_selection_of_gaussian_objpert_is_not_charged_a_renyi_curve():
 
 def test_renyi_ledger_refuses_a_gaussian_objpert_fit_with_groups(unit_ball_classification,
                                                                  monkeypatch):
-    from skdp.accounting import PrivacyLedger
+    from skdp import PrivacyLedger
 
     X, y = unit_ball_classification
     _no_noise(monkeypatch)

@@ -466,9 +466,8 @@ def test_renyi_composition_of_fitted_dpsgd_and_pure_fits():
     report = privacy_cost_of_search(dpsgd + [gaussian])
     mixed = curve - np.minimum(0.05, ORDERS * 0.05**2 / 2) + gaussian.renyi_curve()
     assert report["renyi_epsilon"] == pytest.approx(rdp_to_epsilon(mixed, 4e-6), rel=1e-9)
-    # under replace-one it has no curve here: the basic sum only
+    # a replace-one fit states another relation: refused, never mixed into the sum
     gaussian = ObjPertLogisticRegression(epsilon=0.5, delta=1e-6,
                                          neighboring="replace").fit(X, y)
-    report = privacy_cost_of_search([pure, gaussian])
-    assert report["renyi_epsilon"] is None
-    assert report["total_epsilon"] == pytest.approx(0.05 + 0.5)
+    with pytest.raises(ValueError, match="neighboring='replace'"):
+        privacy_cost_of_search([pure, gaussian])

@@ -178,9 +178,10 @@ def test_refusals_before_any_fit(monkeypatch):
 
     monkeypatch.setattr(ObjPertLogisticRegression, "fit", no_fit)
     monkeypatch.setattr(OutputPertSVM, "fit", no_fit)
-    # an (epsilon, delta) mechanism without a Renyi curve (replace-one neighbours)
+    # an (epsilon, delta) mechanism without a Renyi curve (multinomial)
     with pytest.raises(ValueError, match="no Renyi curve"):
-        PrivateGridSearchCV(ObjPertLogisticRegression(delta=1e-6, neighboring="replace"),
+        PrivateGridSearchCV(ObjPertLogisticRegression(delta=1e-6, multi_class="multinomial",
+                                                      classes=[0, 1, 2]),
                             GRID, delta=1e-5).fit(X, y)
     # a delta > 0 estimator in a pure search
     with pytest.raises(ValueError, match="not pure DP"):

@@ -930,12 +930,13 @@ def test_default_dpsgd_rungs_go_through_the_renyi_odometer():
 
 
 def test_gaussian_objective_perturbation_rungs_share_the_search_delta():
-    """KST rungs under replace-one have no GDP or RDP bound here: basic-composition
+    """Multinomial KST rungs have no GDP or RDP bound here: basic-composition
     filters at J levels, each rung at delta_max / (J max_rungs), so that the union over
     the levels is delta_max, the estimator's own delta by default."""
     from skdp.model_selection._accounts import level_ladder
 
-    search = EpsilonForUtility(ObjPertLogisticRegression(delta=1e-5, neighboring="replace"),
+    search = EpsilonForUtility(ObjPertLogisticRegression(delta=1e-5, multi_class="multinomial",
+                                                         classes=[0, 1, 2]),
                                target_utility=0.85, random_state=0, max_rungs=5).fit(X, y)
     report = search.privacy_report_
     rung_delta = 1e-5 / (len(level_ladder(10.0, 0.1)) * 5)
@@ -1091,7 +1092,8 @@ def test_largest_rung_with_its_test_at_the_floor_fills_the_top_filter():
 
 def test_all_rows_is_refused_for_basic_composition_before_any_data_is_read():
     not_data = object()  # reading it would fail differently
-    search = EpsilonForUtility(ObjPertLogisticRegression(delta=1e-6, neighboring="replace"),
+    search = EpsilonForUtility(ObjPertLogisticRegression(delta=1e-6, multi_class="multinomial",
+                                                         classes=[0, 1, 2]),
                                test_rows="all", epsilon_max=1.0, delta_max=1e-5)
     with pytest.raises(ValueError, match="test_rows='all'"):
         search.fit(not_data, not_data)

@@ -63,8 +63,8 @@ PUBLIC = {
         ("cat", OneHotEncoder(categories=CATS, sparse_output=False, drop="first"), ["c"]),
         ("ord", OrdinalEncoder(categories=CATS), [True, False, False]),
         ("num", make_pipeline(Clipper(0, 1), "passthrough"), ["x"])]),
-    "ColumnTransformer schema selector": ColumnTransformer([
-        ("num", BoundedScaler(0, 1), make_column_selector(dtype_include=np.number))]),
+    "ColumnTransformer name selector": ColumnTransformer([
+        ("num", BoundedScaler(0, 1), make_column_selector(pattern="^x"))]),
     "nested": make_pipeline(
         ColumnTransformer([("num", make_pipeline(BoundedScaler(0, 1),
                                                  FunctionTransformer(np.sqrt)), [0])],

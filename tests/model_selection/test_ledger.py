@@ -105,8 +105,9 @@ def test_renyi_ledger_admits_exactly_what_its_filter_allows(monkeypatch):
     with pytest.raises(PrivacyBudgetError, match="Renyi"):
         ledger.fit(DPSGDClassifier(epsilon=1.0, epochs=1), X, y)
     assert ledger.spent[0] <= 3.0
-    with pytest.raises(ValueError, match="no Renyi curve"):
-        ledger.fit(ObjPertLogisticRegression(epsilon=0.01, delta=1e-7, neighboring="replace"),
+    with pytest.raises(ValueError, match="no Renyi curve"):  # multinomial: no curve here
+        ledger.fit(ObjPertLogisticRegression(epsilon=0.01, delta=1e-7,
+                                             multi_class="multinomial", classes=[0, 1, 2]),
                    X, y)
 
 

@@ -22,37 +22,33 @@ released before: the ledger is a privacy filter for fully adaptive composition.
 
 import numpy as np
 
+from ..accounting._rdp import ORDERS
 from ..exceptions import PrivacyBudgetError
+from ..utils._groups import check_groups
 from ..utils._random import noise_independence
+from ._epsilon_for_utility import EpsilonForUtility
+from ._private_search import _BasePrivateSearch, candidate_cost
+from ._accounts import (ObjPertRungCost, conversion_shift, is_gaussian_objpert,
+                        rdp_budget, rdp_order_epsilon)
+from ._gate import Statement, check_fit, private_step, route_fit_params
+from ._repeat_and_select import pure_rdp
 
 _SLACK = 1e-9
 
 
-def _private_step(estimator):
-    from sklearn.pipeline import Pipeline
-
-    while isinstance(estimator, Pipeline):
-        estimator = estimator.steps[-1][1]
-    return estimator
-
-
-def _a_priori(obj, renyi, index):
+def _a_priori(obj, renyi, index, statement):
     """``(epsilon, delta, rdp_at_order, kind)`` the fit of ``obj`` can cost at most,
-    from public parameters alone (refusals before any data); ``index`` is the Renyi
-    filter's order in ``ORDERS``."""
+    from public parameters alone, after every check that reads no data (refusals
+    before any charge); ``index`` is the Renyi filter's order in ``ORDERS``."""
     from sklearn.model_selection._search import BaseSearchCV
 
-    from ..model_selection import EpsilonForUtility
-    from ..model_selection._private_search import _BasePrivateSearch, candidate_cost
-    from ..model_selection._private_selection import (check_private_step_params,
-                                                      training_account)
     if isinstance(obj, BaseSearchCV):
         raise ValueError(
             f"{type(obj).__name__} chooses its candidate by exact scores on the private "
             "rows, a choice no guarantee covers: use skdp.model_selection."
             "PrivateGridSearchCV or PrivateRandomizedSearchCV.")
     if isinstance(obj, _BasePrivateSearch):
-        plan = obj.plan()
+        plan = obj.check_before_data(statement.persons)
         rdp = None
         if renyi:
             if not plan.renyi:
@@ -66,19 +62,10 @@ def _a_priori(obj, renyi, index):
                 "EpsilonForUtility enters a ledger with selection='private' (one public cap "
                 "on the whole search) and composition='basic'; the analytic selection is "
                 "not covered by any guarantee.")
-        estimator = obj._inner()
-        check_private_step_params(estimator)
-        account, _ = training_account(estimator, obj.epsilon_max, obj.delta_max,
-                                      obj.epsilon_start, obj.max_rungs)
+        account, _ = obj.check_before_data(statement.persons)
         epsilon, delta = account.guarantee()[1]
         return float(epsilon), float(delta), None, "private selection of epsilon"
-    final = _private_step(obj)
-    if not hasattr(final, "_claimed_spend"):
-        raise ValueError(f"{type(final).__name__} is not an skdp private estimator: its "
-                         "privacy cost is unbounded.")
-    from ..model_selection._privacy_cost import _private_estimator
-
-    _private_estimator(obj)  # a Pipeline's steps must be public preprocessing
+    final = check_fit(obj, statement)
     epsilon, delta = final._claimed_spend()
     if not np.isfinite(epsilon):
         raise ValueError(f"{type(final).__name__} with these parameters certifies no finite "
@@ -87,23 +74,20 @@ def _a_priori(obj, renyi, index):
     return float(epsilon), float(delta), rdp, "fit"
 
 
-def _check_renyi_classes(obj, y, fit_params=None):
+def _check_renyi_classes(obj, y, persons):
     """Refuse, before any noise, a Gaussian objective-perturbation fit whose label set
     has another size than its Renyi cost assumed (declared ``classes``, else two), or
     that is fitted with ``groups``: its Renyi curve is of one record, and a person's
     several rows have none here."""
-    from ..model_selection._accounts import ObjPertRungCost, is_gaussian_objpert
-
-    final = _private_step(obj)
+    final, _ = private_step(obj)
     if is_gaussian_objpert(final):
-        if any(key == "groups" or key.endswith("__groups")
-               for key, value in (fit_params or {}).items() if value is not None):
+        if persons:
             raise ValueError(
                 "A Gaussian ObjPertLogisticRegression fitted with groups has no Renyi "
                 "curve (it needs one gradient direction per record, and a person's rows "
                 "have many): enter it in a ledger with composition='basic'. Nothing was "
                 "fitted.")
-        from ..model_selection._private_selection import whole_label_set
+        from ._private_selection import whole_label_set
 
         ObjPertRungCost(final).check_classes(whole_label_set(final, y))
 
@@ -112,7 +96,7 @@ def _seeds(obj):
     """The ``random_state`` values that decide a fit's noise (a meta-estimator's own
     and its private estimator's)."""
     inner = getattr(obj, "estimator", None)
-    objects = [_private_step(obj)] if inner is None else [obj, _private_step(inner)]
+    objects = [private_step(obj)[0]] if inner is None else [obj, private_step(inner)[0]]
     seeds = [o.get_params(deep=False).get("random_state") for o in objects
              if hasattr(o, "get_params")]
     return [s for s in seeds if s is not None]
@@ -125,17 +109,20 @@ def _realised(obj, epsilon, delta):
     report = getattr(obj, "privacy_report_", None)
     if isinstance(report, dict) and "ex_post" in report:
         return min(epsilon, float(report["ex_post"]["epsilon"])), delta
-    final = _private_step(getattr(obj, "best_estimator_", obj))
+    final, _ = private_step(getattr(obj, "best_estimator_", obj))
     spent = getattr(final, "epsilon_spent_", None)
     return (epsilon if spent is None else min(epsilon, float(spent))), delta
 
 
-def _unit(fit_params):
-    """``"person"`` when a fit is given ``groups`` (its own, or a Pipeline step's
-    ``<step>__groups``), else ``"row"``."""
-    given = any(value is not None for key, value in fit_params.items()
-                if key == "groups" or key.endswith("__groups"))
-    return "person" if given else "row"
+def _groups(fit_params):
+    """The persons a fit is given (``groups``, or a Pipeline step's ``<step>__groups``)."""
+    given = [value for key, value in fit_params.items()
+             if (key == "groups" or key.endswith("__groups")) and value is not None]
+    return given[0] if given else None
+
+
+def _n_rows(X):
+    return X.shape[0] if hasattr(X, "shape") else len(X)
 
 
 class PrivacyLedger:
@@ -178,7 +165,7 @@ class PrivacyLedger:
     --------
     >>> from sklearn.datasets import make_classification
     >>> from skdp import ObjPertLogisticRegression, PrivacyBudgetError
-    >>> from skdp.accounting import PrivacyLedger
+    >>> from skdp import PrivacyLedger
     >>> X, y = make_classification(n_samples=300, random_state=0)
     >>> ledger = PrivacyLedger(epsilon=1.0)
     >>> model = ledger.fit(ObjPertLogisticRegression(epsilon=0.6, data_norm=1.0), X, y)
@@ -207,9 +194,6 @@ class PrivacyLedger:
             self._open_renyi(order)
 
     def _open_renyi(self, order):
-        from ..model_selection._accounts import conversion_shift, rdp_budget
-        from ._rdp import ORDERS
-
         if not self.delta:
             raise ValueError("composition='renyi' converts at the ledger's delta: give "
                              "delta > 0.")
@@ -230,8 +214,6 @@ class PrivacyLedger:
     def spent(self):
         """``(epsilon, delta)`` certified so far (Renyi mode: the sum's conversion)."""
         if self.composition == "renyi":
-            from ..model_selection._accounts import rdp_order_epsilon
-
             rdp = sum(e["rdp"] for e in self.entries)
             return ((rdp_order_epsilon(rdp, self.order, self.delta), self.delta) if rdp
                     else (0.0, 0.0))
@@ -281,8 +263,6 @@ class PrivacyLedger:
         """
         rdp = None
         if self.composition == "renyi":
-            from ..model_selection._repeat_and_select import pure_rdp
-
             if delta:
                 raise ValueError("A Renyi ledger charges (epsilon, delta) releases only "
                                  "through fit(); charge() takes pure releases (delta=0).")
@@ -312,22 +292,28 @@ class PrivacyLedger:
             The fitted estimator.
         """
         what = type(estimator).__name__
-        self._check_unit(what, _unit(fit_params))
+        fit_params = route_fit_params(estimator, fit_params, f"PrivacyLedger.fit({what})")
+        groups = _groups(fit_params)
+        if groups is not None:  # malformed persons: refused before any charge
+            check_groups(groups, _n_rows(X))
+        unit = "row" if groups is None else "person"
+        self._check_unit(what, unit)
+        statement = Statement(f"PrivacyLedger ({what})", persons=groups is not None)
         epsilon, delta, rdp, kind = _a_priori(estimator, self.composition == "renyi",
-                                              self._order_index)
+                                              self._order_index, statement)
         seeds = _seeds(estimator)
         independent, reason = noise_independence(self._seeds + seeds)
         if not independent:
             raise ValueError(f"{what} cannot enter the ledger: {reason}. Use "
                              "random_state=None (fresh noise) for released fits.")
         if self.composition == "renyi":
-            _check_renyi_classes(estimator, y, fit_params)
+            _check_renyi_classes(estimator, y, groups is not None)
         self._admit(what, epsilon, delta, rdp)
         entry = {"what": f"{what} ({kind})", "a_priori": (epsilon, delta),
                  "realised": (epsilon, delta), "rdp": rdp}
         self.entries.append(entry)
         self._seeds += seeds
-        self.unit = _unit(fit_params)
+        self.unit = unit
         estimator.fit(X, y, **fit_params)
         if self.composition == "basic":
             entry["realised"] = _realised(estimator, epsilon, delta)

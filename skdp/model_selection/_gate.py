@@ -1,0 +1,300 @@
+"""The one door through which a composer fits on private rows.
+
+A composer (:class:`~skdp.EpsilonForUtility`, the private searches,
+:class:`~skdp.PrivacyLedger`, :func:`~skdp.model_selection.privacy_cost_of_search`)
+runs several fits and states one guarantee. Every check that guarantee rests on,
+and that reads no data, lives here, so that no composer keeps a copy of its own:
+
+* :func:`private_step`: the one descent rule into a ``Pipeline`` (its exact type:
+  a subclass may fit its steps otherwise);
+* :func:`check_fit`: the estimator as configured for this very fit (after
+  ``set_params``): every step before the private one is public preprocessing, the
+  private step certifies a finite cost, and its neighbouring relation is the
+  composer's (add/remove-one record, or add/remove-one person with ``groups``);
+* :func:`check_space`: every candidate of a search space, before any data;
+* :func:`route_fit_params`: which step of a Pipeline takes ``groups`` and
+  ``sample_weight``, resolved before any charge;
+* :func:`secret_fit`: a fit whose output is secret (a trial, a rung), checked,
+  then run silenced (``verbose`` off, warnings, prints and logs captured); only
+  the released fit speaks, through :meth:`Speech.replay`.
+"""
+
+import contextlib
+import inspect
+import io
+import logging
+import warnings
+from dataclasses import dataclass, field
+
+from sklearn.base import clone
+from sklearn.pipeline import Pipeline
+
+STATED_RELATION = "add_remove"
+"""The neighbouring relation every composer states: adding or removing one record
+(with ``groups``: one person, all of their rows)."""
+
+
+@dataclass(frozen=True)
+class Statement:
+    """What a composer states about its fits: who states it (for messages) and the
+    unit of privacy (``persons``: one person with all of their rows, else one row)."""
+
+    who: str
+    persons: bool = False
+
+    @property
+    def unit(self):
+        return "person" if self.persons else "row"
+
+
+# -- (a) the estimator as configured -------------------------------------------------------
+
+def private_step(estimator):
+    """``(private estimator, parameter prefix)``: the last step of a Pipeline, or itself.
+
+    The one descent rule of every composer. A Pipeline is recognised by its exact
+    type: a subclass may fit or transform its steps otherwise, and is refused.
+
+    Raises
+    ------
+    ValueError
+        For a subclass of ``Pipeline``.
+    """
+    if isinstance(estimator, Pipeline):
+        if type(estimator) is not Pipeline:
+            raise ValueError(
+                f"{type(estimator).__name__} is a subclass of Pipeline, whose fit may read "
+                "the rows otherwise than its steps say: use sklearn.pipeline.Pipeline "
+                "itself. Nothing was fitted.")
+        name, final = estimator.steps[-1]
+        return final, f"{name}__"
+    return estimator, ""
+
+
+def check_public_steps(estimator):
+    """Refuse a Pipeline whose steps before the private one learn from the rows."""
+    from ._public_steps import check_public_preprocessing  # sklearn's composites: lazily
+
+    final, prefix = private_step(estimator)
+    if prefix:
+        for name, step in estimator.steps[:-1]:
+            check_public_preprocessing(step, name=f"Pipeline step {name!r}")
+    return final
+
+
+def check_fit(estimator, statement):
+    """Refuse, before any data is read, a fit the composer's statement cannot cover.
+
+    Checked on the object that will be fitted (after every ``set_params``): its
+    Pipeline steps are public preprocessing (exact types and parameters), its
+    private step is an skdp private estimator (it declares its cost), and it
+    certifies the composer's relation: add/remove neighbours (``neighboring="replace"`` is
+    refused: under it the row count is public and a fit may use it, which an
+    add/remove statement does not cover), and with persons a bound that holds per
+    person (``data_norm="private"`` does not).
+
+    Parameters
+    ----------
+    estimator : estimator or Pipeline
+        As configured for the fit.
+    statement : Statement
+        The composer's unit and name.
+
+    Returns
+    -------
+    final : estimator
+        The private step.
+    """
+    final = check_public_steps(estimator)
+    if not hasattr(final, "_claimed_spend"):
+        raise ValueError(
+            f"{type(final).__name__} is not an skdp private estimator: {statement.who} "
+            "cannot account for its fits. Nothing was fitted.")
+    check_relation(final, statement)
+    if statement.persons and final.get_params().get("data_norm") == "private":
+        raise ValueError(
+            f"{statement.who} with groups: data_norm='private' spends on a bound of the "
+            "rows' norm that is private per row, not per person; pass a numeric data_norm "
+            "(a public bound). Nothing was fitted.")
+    return final
+
+
+def check_relation(final, statement):
+    """Refuse a private step whose neighbouring relation is not the composer's
+    (add/remove): under replace-one the number of rows is public, and a fit may use
+    it (its noise floor, its warnings), which an add/remove statement does not cover."""
+    relation = final.get_params().get("neighboring", STATED_RELATION)
+    if relation != STATED_RELATION:
+        raise ValueError(
+            f"{statement.who} states its guarantee for adding or removing one "
+            f"{statement.unit}, and {type(final).__name__}(neighboring={relation!r}) "
+            "certifies another relation (under replace-one the number of rows is public, "
+            "and a fit may use it): use neighboring='add_remove'. Nothing was fitted.")
+
+
+def _as_list_of_dicts(space):
+    return [space] if isinstance(space, dict) else list(space)
+
+
+def _preprocessing_keys(estimator, chosen):
+    """The keys of one space dict that address a step before the private one."""
+    _, prefix = private_step(estimator)
+    if not prefix:
+        return []
+    return sorted(key for key in chosen if not key.startswith(prefix))
+
+
+def check_space(estimator, space, statement):
+    """Refuse, before any data is read, a search space one of whose candidates the
+    statement cannot cover.
+
+    A key that addresses a preprocessing step (not the private step's
+    ``<step>__<param>``) takes a list of values, and every combination of those
+    values is checked with :func:`check_fit`: a candidate may otherwise turn a
+    public step into a fitted one (``SimpleImputer(strategy="mean")``,
+    ``FunctionTransformer(func=scale)``). The per-fit check of :func:`secret_fit`
+    then checks each drawn candidate again, as configured.
+    """
+    import itertools
+
+    for chosen in _as_list_of_dicts(space):
+        keys = _preprocessing_keys(estimator, chosen)
+        for key in keys:
+            if hasattr(chosen[key], "rvs"):
+                raise ValueError(
+                    f"{key!r} sets a preprocessing step, so its values must be a list "
+                    "(each is checked for public preprocessing before the data are "
+                    "read), not a distribution. Nothing was fitted.")
+        for combo in itertools.product(*(list(chosen[key]) for key in keys)):
+            check_fit(clone(estimator).set_params(**dict(zip(keys, combo))), statement)
+
+
+# -- (c) routing -----------------------------------------------------------------------
+
+ROUTED_TO_PRIVATE_STEP = ("groups", "sample_weight")
+
+
+def _fit_parameters(step):
+    return inspect.signature(type(step).fit).parameters
+
+
+def route_fit_params(estimator, fit_params, who):
+    """Fit parameters resolved for ``estimator.fit``, refused before any charge.
+
+    For a Pipeline, ``groups`` and ``sample_weight`` go to its private step (as
+    ``<step>__groups``), and a ``<step>__<param>`` must name a step whose ``fit``
+    takes ``<param>``; for an estimator, each key must be a parameter of its
+    ``fit``. Nothing here reads the values.
+
+    Returns
+    -------
+    routed : dict
+    """
+    final, prefix = private_step(estimator)
+    routed = {}
+    for key, value in fit_params.items():
+        if prefix and key in ROUTED_TO_PRIVATE_STEP:
+            key = prefix + key
+        routed[key] = value
+    steps = dict(estimator.steps) if prefix else {}
+    for key in routed:
+        if prefix:
+            step_name, _, param = key.partition("__")
+            step = steps.get(step_name)
+            if not param or step is None:
+                raise ValueError(
+                    f"{who}: the fit parameter {key!r} names no step of the Pipeline "
+                    f"(steps {sorted(steps)}); pass '<step>__<param>', or groups / "
+                    "sample_weight for the private step. Nothing was fitted.")
+        else:
+            step, param = final, key
+        parameters = _fit_parameters(step)
+        takes_any = any(p.kind is p.VAR_KEYWORD for p in parameters.values())
+        if param not in parameters and not takes_any:
+            raise ValueError(
+                f"{who}: {type(step).__name__}.fit takes no {param!r}. Nothing was "
+                "fitted.")
+    return routed
+
+
+# -- (d) secret fits ---------------------------------------------------------------------
+
+@dataclass
+class Speech:
+    """What a secret fit said: its warnings (kept to be replayed if it is released)."""
+
+    warnings: list = field(default_factory=list)
+
+    def replay(self):
+        """Emit the released fit's warnings, now that its output is public."""
+        for message in self.warnings:
+            warnings.warn(message.message, message.category, stacklevel=2)
+
+
+def _verbose_keys(model):
+    return [key for key in model.get_params() if key == "verbose" or key.endswith("__verbose")]
+
+
+@contextlib.contextmanager
+def _silenced(speech):
+    previous = logging.root.manager.disable
+    sink = io.StringIO()
+    with warnings.catch_warnings(record=True) as caught, \
+            contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+        warnings.simplefilter("always")
+        logging.disable(logging.CRITICAL)
+        try:
+            yield
+        finally:
+            logging.disable(previous)
+            speech.warnings.extend(caught)
+
+
+@contextlib.contextmanager
+def secret(model, statement):
+    """Run a composer's secret step on ``model`` (a fit, a noise path, a release).
+
+    The model is checked as configured (:func:`check_fit`), its ``verbose``
+    parameters (and its Pipeline's) are turned off inside and restored after, and
+    whatever it warns, prints or logs inside is captured in the yielded
+    :class:`Speech`: the composer replays the warnings of the one fit it releases
+    (:meth:`Speech.replay`) and drops the rest, whose number and content would
+    reveal the secret trials.
+    """
+    check_fit(model, statement)
+    verbose = {key: value for key, value in model.get_params().items()
+               if key in _verbose_keys(model)}
+    model.set_params(**{key: False if isinstance(value, bool) else 0
+                        for key, value in verbose.items()})
+    speech = Speech()
+    try:
+        with _silenced(speech):
+            yield speech
+    finally:
+        model.set_params(**verbose)
+
+
+def secret_fit(model, X, y, statement, fit_params=None):
+    """Fit ``model`` on private rows as a composer's secret step (:func:`secret`).
+
+    Parameters
+    ----------
+    model : estimator or Pipeline
+        A fresh clone, configured for this fit.
+    X, y : array-like
+        The rows of this fit.
+    statement : Statement
+        The composer's statement.
+    fit_params : dict, default=None
+        Routed fit parameters (:func:`route_fit_params`).
+
+    Returns
+    -------
+    model : estimator
+        The fitted model.
+    speech : Speech
+        Its captured warnings.
+    """
+    with secret(model, statement) as speech:
+        model.fit(X, y, **(fit_params or {}))
+    return model, speech
