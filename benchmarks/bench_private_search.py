@@ -185,7 +185,7 @@ def renyi_epsilon_per_fit(spec, budget, n_fits):
     reports as the total (its ``renyi_epsilon``), from the fits' public parameters.
     Bisection in log between the basic-composition share and the budget."""
     from skdp.accounting._rdp import rdp_to_epsilon
-    from skdp.model_selection._accounts import DPSGDRungCost
+    from skdp.accounting._costs import DPSGDRungCost
 
     cost = DPSGDRungCost.from_params({**spec["make"]().get_params(),
                                       "delta": spec["delta"] / n_fits})

@@ -8,6 +8,7 @@ from numbers import Real
 import numpy as np
 from sklearn.utils import Tags, get_tags
 
+from .accounting._costs import pure_rdp
 from .exceptions import LargeDeltaWarning, NoiseDominanceWarning
 from .utils._sklearn_compat import Interval, StrOptions
 from .utils.validation import check_data_norm
@@ -96,6 +97,38 @@ class PrivacyParamsMixin:
         research mode) override it to return ``(inf, delta)``.
         """
         return float(self.epsilon), float(self.delta)
+
+    def _renyi_cost(self, n_classes=None, persons=False):
+        """The Renyi DP curve (at :data:`~skdp.accounting._rdp.ORDERS`) that a fit with
+        these parameters costs, from the parameters alone; ``None`` where the
+        mechanism has none here.
+
+        The one declaration of a fit's cost that the composers' Renyi filters and
+        odometers read (they never look at an estimator's class). Pure fits:
+        ``min(epsilon, alpha epsilon^2 / 2)``; estimators with a Gaussian curve
+        override it.
+
+        Parameters
+        ----------
+        n_classes : int, default=None
+            The number of classes the fit will see (``None``: not known yet); a
+            curve that depends on it is ``None`` without it.
+        persons : bool, default=False
+            Whether the fit is given ``groups`` (one person is the unit).
+
+        Returns
+        -------
+        rdp : ndarray of shape ORDERS.shape, or None
+        """
+        epsilon, delta = self._claimed_spend()
+        return pure_rdp(epsilon) if delta == 0 else None
+
+    def _renyi_spent(self):
+        """The fitted mechanism's Renyi DP curve (what the fit certifies), or ``None``
+        where it has none here (:meth:`_renyi_cost` before the fit)."""
+        if float(self.delta_spent_) == 0:
+            return pure_rdp(self.epsilon_spent_)
+        return None
 
     def _record_spend(self, epsilon, delta, neighboring):
         self.epsilon_spent_ = float(epsilon)

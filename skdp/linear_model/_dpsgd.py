@@ -19,6 +19,7 @@ from sklearn.utils.validation import validate_data
 from threadpoolctl import threadpool_limits
 
 from ..accounting._calibration import calibrate_noise_multiplier, noise_multiplier_derivative
+from ..accounting._costs import DPSGDRungCost, mechanism_rdp, pure_rdp
 from ..accounting._dpsgd import (DPSGDEvent, composed_dpsgd_epsilon, default_count_noise_std,
                                  dpsgd_epsilon)
 from ..base import LARGE_DELTA, warn_noise_floor
@@ -1643,6 +1644,21 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
             sensitivity = self.max_grad_norm * self.weight_bound_
             return auto_learning_rate(noise_multiplier * sensitivity / normaliser)
         return float(self.learning_rate)
+
+    def _renyi_cost(self, n_classes=None, persons=False):
+        """The count and the steps at the mechanism's share of epsilon, calibrated as
+        :meth:`fit` calibrates them, and ``data_norm="private"``'s pure share, in
+        sequence: the whole fit's Renyi curve, from its parameters (with ``groups``,
+        persons are sampled at the same rate: the same curve)."""
+        steps = DPSGDRungCost.from_params(self.get_params()).rdp(self._mechanism_epsilon())
+        return steps + pure_rdp(self._data_norm_epsilon())
+
+    def _renyi_spent(self):
+        """The fitted count and steps (``noise_multiplier_``, ``sample_rate_``,
+        ``n_steps_``, ``count_noise_std_``) and the private bound's share."""
+        steps = mechanism_rdp(self.noise_multiplier_, self.sample_rate_, self.n_steps_,
+                              self.count_noise_std_)
+        return steps + pure_rdp(self.data_norm_epsilon_)
 
     def _supports_checkpoints(self):
         """Whether private selection can release one run at increasing epsilons

@@ -624,6 +624,31 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
         self.random_state = random_state
         self.verbose = verbose
 
+    _renyi_cost_params = ("C", "loss", "huber_h", "multi_class", "fit_intercept",
+                          "intercept_scaling", "data_norm", "classes")
+    """Parameters that change the Gaussian fit's Renyi curve besides the privacy ones
+    (its ratio of curvature to ridge, its gradient bound and its number of problems):
+    a randomised search must give them as lists."""
+
+    def _renyi_cost(self, n_classes=None, persons=False):
+        """Gaussian objective perturbation has a Renyi curve for records under
+        add/remove neighbours and one binary or one-vs-rest problems
+        (:func:`gaussian_renyi_curve` for ``n_classes``), none for persons, for
+        multinomial problems or for an unknown label set; pure fits as any."""
+        if self.delta:
+            if (persons or self.neighboring != "add_remove" or n_classes is None
+                    or self._is_multinomial(n_classes)):
+                return None
+            return gaussian_renyi_curve(self, n_classes)
+        return super()._renyi_cost(n_classes, persons)
+
+    def _renyi_spent(self):
+        """The fitted Gaussian curve (:meth:`renyi_curve`) where it exists."""
+        if float(self.delta_spent_) and (self.neighboring_ != "add_remove"
+                                         or self._is_multinomial(len(self.classes_))):
+            return None
+        return self.renyi_curve() if float(self.delta_spent_) else super()._renyi_spent()
+
     def renyi_curve(self, orders=None):
         """The fit's Renyi DP curve (Gaussian variant, ``delta > 0``).
 

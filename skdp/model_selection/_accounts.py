@@ -44,9 +44,8 @@ import math
 
 import numpy as np
 
-from ..accounting._calibration import calibrate_noise_multiplier
-from ..accounting._dpsgd import default_count_noise_std, dpsgd_epsilon
-from ..accounting._rdp import ORDERS, dpsgd_rdp, rdp_to_epsilon
+from ..accounting._costs import DPSGDRungCost, check_delta
+from ..accounting._rdp import ORDERS, rdp_to_epsilon
 from ..exceptions import PrivacyBudgetError
 
 LEVEL_RATIO = 1.1
@@ -97,11 +96,6 @@ def _check_positive(**values):
     for name, value in values.items():
         if not (value > 0 and math.isfinite(value)):
             raise ValueError(f"{name} must be a finite number > 0, got {value!r}.")
-
-
-def _check_delta(name, value):
-    if not 0 < value < 1:
-        raise ValueError(f"{name} must be in (0, 1), got {value!r}.")
 
 
 def _lookup(levels, spent):
@@ -173,116 +167,6 @@ def rdp_budget(epsilon, order, delta):
     while budget > 0 and rdp_order_epsilon(budget, order, delta) > epsilon:
         budget = math.nextafter(budget, -math.inf)
     return budget
-
-
-# -- DP-SGD rungs: their public Renyi cost ------------------------------------------------
-
-class DPSGDRungCost:
-    """The Renyi cost of a DP-SGD rung as a function of its requested epsilon.
-
-    A rung is ``DPSGDClassifier(epsilon=e, **params)``: the Gaussian row count of
-    standard deviation ``s`` (sensitivity 1) and ``T`` Poisson-sampled Gaussian
-    steps of multiplier ``z`` at rate ``q``. Its RDP at order ``alpha`` is
-    ``alpha / (2 s^2) + T eps_step(alpha)`` (composition, Mironov 2017, Prop. 1;
-    sampled Gaussian, Mironov, Talwar & Zhang 2019), computed by
-    :func:`~skdp.accounting._rdp.dpsgd_rdp`. ``(z, s)`` are computed from the public
-    parameters exactly as ``DPSGDClassifier`` does (its ``_schedule``,
-    ``_count_noise``, ``_accountant`` and ``_privacy_spend``), with the module-level
-    functions it calls; never from data.
-
-    Parameters
-    ----------
-    delta : float
-        The rung's delta (``DPSGDClassifier.delta``).
-    sample_rate : float
-        Poisson rate ``q`` in (0, 1].
-    epochs : float
-        Passes; ``T = max(1, ceil(epochs / q))``.
-    noise_multiplier : float or None, default=None
-        A fixed multiplier (``None``: calibrated to each requested epsilon).
-    count_noise_std : float or None, default=None
-        A fixed count noise (``None``: ``default_count_noise_std(epsilon, delta)``).
-    accountant : {"auto", "pld", "rdp"}, default="auto"
-        The accountant the estimator calibrates with (``"auto"``: PLD for full
-        batches, RDP under sampling).
-    """
-
-    def __init__(self, delta, sample_rate, epochs, noise_multiplier=None,
-                 count_noise_std=None, accountant="auto"):
-        _check_delta("delta", delta)
-        if not 0 < sample_rate <= 1:
-            raise ValueError(f"sample_rate must be in (0, 1], got {sample_rate!r}.")
-        self.delta, self.sample_rate = float(delta), float(sample_rate)
-        self.n_steps = max(1, math.ceil(epochs / self.sample_rate - 1e-9))
-        self.noise_multiplier = None if noise_multiplier is None else float(noise_multiplier)
-        self.count_noise_std = None if count_noise_std is None else float(count_noise_std)
-        if accountant == "auto":
-            accountant = "pld" if self.sample_rate == 1.0 else "rdp"
-        self.accountant = accountant
-        self._cache, self._rdp_cache = {}, {}
-
-    @classmethod
-    def from_params(cls, params):
-        """From ``DPSGDClassifier.get_params()`` (``delta``, ``sample_rate``,
-        ``epochs``, ``noise_multiplier``, ``count_noise_std``, ``accountant``)."""
-        return cls(params["delta"], params["sample_rate"], params["epochs"],
-                   params["noise_multiplier"], params["count_noise_std"], params["accountant"])
-
-    def mechanism(self, epsilon):
-        """``(noise_multiplier, count_noise_std)`` of the rung at ``epsilon``.
-
-        Raises
-        ------
-        PrivacyBudgetError
-            When the estimator would refuse ``epsilon`` (before any data).
-        """
-        epsilon = float(epsilon)
-        if epsilon not in self._cache:
-            self._cache[epsilon] = self._mechanism(epsilon)
-        result = self._cache[epsilon]
-        if isinstance(result, PrivacyBudgetError):
-            raise result
-        return result
-
-    def _mechanism(self, epsilon):
-        count = (self.count_noise_std if self.count_noise_std is not None
-                 else default_count_noise_std(epsilon, self.delta))
-        accounting = dict(accountant=self.accountant, count_noise_std=count)
-        try:
-            if self.noise_multiplier is None:
-                z = calibrate_noise_multiplier(epsilon, self.delta, self.sample_rate,
-                                               self.n_steps, **accounting)
-            else:
-                z = self.noise_multiplier
-                if dpsgd_epsilon(z, self.sample_rate, self.n_steps, self.delta,
-                                 **accounting) > epsilon:
-                    raise PrivacyBudgetError(f"noise_multiplier={z} does not fit "
-                                             f"epsilon={epsilon}")
-        except PrivacyBudgetError as error:
-            return error
-        return float(z), float(count)
-
-    def rdp(self, epsilon):
-        """The rung's RDP at every order of :data:`~skdp.accounting._rdp.ORDERS`.
-
-        Raises
-        ------
-        PrivacyBudgetError
-            When the estimator would refuse ``epsilon``.
-        """
-        epsilon = float(epsilon)
-        if epsilon not in self._rdp_cache:
-            z, count = self.mechanism(epsilon)
-            self._rdp_cache[epsilon] = mechanism_rdp(z, self.sample_rate, self.n_steps, count)
-        return self._rdp_cache[epsilon].copy()
-
-    @staticmethod
-    def certified(model):
-        """The fitted rung's RDP, from its mechanism (:func:`certified_rdp`)."""
-        return certified_rdp(model)
-
-    def check_classes(self, classes):
-        """Nothing to check: the cost does not depend on the label set."""
 
 
 # -- Gaussian objective-perturbation rungs: their public Renyi cost -----------------------
@@ -360,45 +244,6 @@ class ObjPertRungCost:
                 "was fitted.")
 
 
-def mechanism_rdp(noise_multiplier, sample_rate, n_steps, count_noise_std):
-    """RDP at :data:`~skdp.accounting._rdp.ORDERS` of a count and ``T`` sampled steps.
-
-    Parameters
-    ----------
-    noise_multiplier : float
-        Multiplier ``z`` of the steps.
-    sample_rate : float
-        Poisson rate ``q``.
-    n_steps : int
-        Number of steps ``T``.
-    count_noise_std : float or None
-        Standard deviation of the Gaussian count (``None``: no count; 0: a count
-        without noise, infinite RDP).
-
-    Returns
-    -------
-    rdp : ndarray of shape ORDERS.shape
-    """
-    if count_noise_std is not None and count_noise_std == 0:
-        return np.full(ORDERS.shape, np.inf)
-    return dpsgd_rdp(float(noise_multiplier), float(sample_rate), int(n_steps),
-                     None if count_noise_std is None else float(count_noise_std))
-
-
-def certified_rdp(model):
-    """RDP at :data:`~skdp.accounting._rdp.ORDERS` of a fitted ``DPSGDClassifier``.
-
-    Read from the fitted mechanism (``noise_multiplier_``, ``sample_rate_``,
-    ``n_steps_``, ``count_noise_std_``), to check what was charged.
-    """
-    for name in ("noise_multiplier_", "sample_rate_", "n_steps_", "count_noise_std_"):
-        if not hasattr(model, name):
-            raise RuntimeError(f"the rung ({type(model).__name__}) has no {name}: it is "
-                               "not a DP-SGD fit this account can check")
-    return mechanism_rdp(model.noise_multiplier_, model.sample_rate_, model.n_steps_,
-                         model.count_noise_std_)
-
-
 def renyi_order(cost, epsilon, delta):
     """The order that certifies one rung at ``epsilon`` best, at ``delta``.
 
@@ -463,7 +308,7 @@ def renyi_default_delta_max(rung_delta, epsilon_max=None, epsilon_start=None,
     -------
     delta_max : float
     """
-    _check_delta("rung delta", rung_delta)
+    check_delta("rung delta", rung_delta)
     return float(rung_delta)
 
 
@@ -548,7 +393,7 @@ class RenyiOdometer:
                  single_order=False):
         if delta_max is None:
             delta_max = renyi_default_delta_max(cost.delta)
-        _check_delta("delta_max", delta_max)
+        check_delta("delta_max", delta_max)
         self.epsilon_max, self.delta_max = float(epsilon_max), float(delta_max)
         self.cost, self.rung_delta = cost, cost.delta
         ladder = level_ladder(self.epsilon_max, epsilon_start, level_ratio)
@@ -783,7 +628,7 @@ def default_delta_max(rung_delta, epsilon_max, epsilon_start, max_rungs,
     -------
     delta_max : float
     """
-    _check_delta("rung delta", rung_delta)
+    check_delta("rung delta", rung_delta)
     n_levels = len(level_ladder(epsilon_max, epsilon_start, level_ratio))
     return float(n_levels * int(max_rungs) * rung_delta)
 
@@ -838,7 +683,7 @@ class ApproxDPOdometer:
                  level_ratio=LEVEL_RATIO):
         if int(max_rungs) != max_rungs or max_rungs < 1:
             raise ValueError(f"max_rungs must be a positive integer, got {max_rungs!r}.")
-        _check_delta("rung delta", rung_delta)
+        check_delta("rung delta", rung_delta)
         self.epsilon_max, self.rung_delta = float(epsilon_max), float(rung_delta)
         self.max_rungs = int(max_rungs)
         self.levels = level_ladder(self.epsilon_max, epsilon_start, level_ratio)
@@ -846,7 +691,7 @@ class ApproxDPOdometer:
         needed = self.levels.size * self.filter_delta
         if delta_max is None:
             delta_max = needed
-        _check_delta("delta_max", delta_max)
+        check_delta("delta_max", delta_max)
         if delta_max < needed * (1 - 1e-12):
             raise ValueError(
                 f"delta_max={delta_max!r} is too small for rungs of delta={rung_delta!r}: "

@@ -21,17 +21,18 @@ released before: the ledger is a privacy filter for fully adaptive composition.
 """
 
 import numpy as np
+from sklearn.base import is_classifier
 
+from ..accounting._costs import pure_rdp
 from ..accounting._rdp import ORDERS
 from ..exceptions import PrivacyBudgetError
 from ..utils._groups import check_groups
 from ..utils._random import noise_independence
+from ._accounts import conversion_shift, rdp_budget, rdp_order_epsilon
 from ._epsilon_for_utility import EpsilonForUtility
-from ._private_search import _BasePrivateSearch, candidate_cost
-from ._accounts import (ObjPertRungCost, conversion_shift, is_gaussian_objpert,
-                        rdp_budget, rdp_order_epsilon)
 from ._gate import Statement, check_fit, private_step, route_fit_params
-from ._repeat_and_select import pure_rdp
+from ._private_search import _BasePrivateSearch, candidate_cost, declared_classes
+from ._private_selection import whole_label_set
 
 _SLACK = 1e-9
 
@@ -74,22 +75,26 @@ def _a_priori(obj, renyi, index, statement):
     return float(epsilon), float(delta), rdp, "fit"
 
 
-def _check_renyi_classes(obj, y, persons):
-    """Refuse, before any noise, a Gaussian objective-perturbation fit whose label set
-    has another size than its Renyi cost assumed (declared ``classes``, else two), or
-    that is fitted with ``groups``: its Renyi curve is of one record, and a person's
-    several rows have none here."""
+def _check_renyi_curve(obj, y, persons):
+    """Refuse, before any noise, a fit whose Renyi curve on these labels (and unit)
+    is not the one charged: none at all (a Gaussian objective-perturbation fit with
+    ``groups`` has none: its curve is of one record), or another for a label set of
+    another size than the declared ``classes`` (else two)."""
     final, _ = private_step(obj)
-    if is_gaussian_objpert(final):
-        if persons:
-            raise ValueError(
-                "A Gaussian ObjPertLogisticRegression fitted with groups has no Renyi "
-                "curve (it needs one gradient direction per record, and a person's rows "
-                "have many): enter it in a ledger with composition='basic'. Nothing was "
-                "fitted.")
-        from ._private_selection import whole_label_set
-
-        ObjPertRungCost(final).check_classes(whole_label_set(final, y))
+    name = type(final).__name__
+    n_classes = len(whole_label_set(final, y)) if is_classifier(final) else None
+    curve = final._renyi_cost(n_classes=n_classes, persons=persons)
+    if curve is None:
+        raise ValueError(
+            f"{name} fitted {'with groups' if persons else 'here'} has no Renyi curve (a "
+            "Gaussian objective perturbation's is of one record, and a person's rows have "
+            "many): enter it in a ledger with composition='basic'. Nothing was fitted.")
+    if not np.array_equal(curve, final._renyi_cost(n_classes=declared_classes(final))):
+        raise ValueError(
+            f"The Renyi cost of {name} was computed for {declared_classes(final)} classes "
+            f"(declared, or two when undeclared); the labels have {n_classes}. Declare "
+            "classes= (one-vs-rest: multi_class='ovr') so that the cost is known before "
+            "the data. Nothing was fitted.")
 
 
 def _seeds(obj):
@@ -306,8 +311,8 @@ class PrivacyLedger:
         if not independent:
             raise ValueError(f"{what} cannot enter the ledger: {reason}. Use "
                              "random_state=None (fresh noise) for released fits.")
-        if self.composition == "renyi":
-            _check_renyi_classes(estimator, y, groups is not None)
+        if self.composition == "renyi" and kind == "fit":
+            _check_renyi_curve(estimator, y, groups is not None)
         self._admit(what, epsilon, delta, rdp)
         entry = {"what": f"{what} ({kind})", "a_priori": (epsilon, delta),
                  "realised": (epsilon, delta), "rdp": rdp}

@@ -15,9 +15,10 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.model_selection import (GridSearchCV, ParameterGrid, ParameterSampler,
                                      PredefinedSplit, RandomizedSearchCV, check_cv)
-from sklearn.pipeline import Pipeline
 
+from ..accounting._costs import pure_rdp
 from ..accounting._rdp import ORDERS, rdp_to_epsilon
+from ..exceptions import PrivacyBudgetError
 from ..utils._random import noise_independence
 from ..utils._sklearn_compat import BaseSearchCV
 from ._gate import Statement, check_public_steps, check_relation
@@ -80,73 +81,26 @@ def _claimed_spend(estimator):
 
 # -- Renyi curves --------------------------------------------------------------------------
 
-def _pure_rdp(epsilon):
-    """RDP of a pure ``epsilon``-DP fit: ``min(eps, alpha eps^2 / 2)`` at every order
-    (pure eps-DP is (alpha, eps)-RDP, and eps^2/2-zCDP: Bun & Steinke 2016, Prop. 3.3)."""
+def _planned_rdp(estimator, epsilon, delta):
+    """RDP curve of a fit with these parameters (its declared ``_renyi_cost`` for the
+    declared label set; unknown without one), or None when it has none here."""
     if not np.isfinite(epsilon):
         return np.full(ORDERS.shape, np.inf)
-    return np.minimum(epsilon, ORDERS * epsilon**2 / 2)
-
-
-def _is_dpsgd(estimator):
-    from ..linear_model import DPSGDClassifier
-
-    return type(estimator) is DPSGDClassifier
-
-
-def _planned_rdp(estimator, epsilon, delta, costs):
-    """RDP curve of a fit with these parameters, or None when it has none here."""
-    if not np.isfinite(epsilon):
+    if not hasattr(estimator, "_renyi_cost"):  # a private estimator of another library
+        return pure_rdp(epsilon) if delta == 0 else None
+    classes = estimator.get_params().get("classes")
+    try:
+        return estimator._renyi_cost(n_classes=None if classes is None else len(classes))
+    except PrivacyBudgetError:  # the fit would have refused: it failed (counted inf)
         return np.full(ORDERS.shape, np.inf)
-    if _is_dpsgd(estimator):
-        from ..exceptions import PrivacyBudgetError
-        from ._accounts import DPSGDRungCost
-
-        params = estimator.get_params()
-        key = tuple(repr(params[k]) for k in ("delta", "sample_rate", "epochs",
-                                              "noise_multiplier", "count_noise_std",
-                                              "accountant"))
-        if key not in costs:
-            costs[key] = DPSGDRungCost.from_params(params)
-        try:
-            return costs[key].rdp(epsilon)
-        except PrivacyBudgetError:  # the fit would have refused: it failed (counted inf)
-            return np.full(ORDERS.shape, np.inf)
-    if delta == 0:
-        return _pure_rdp(epsilon)
-    if _objpert_curve_known(estimator, estimator.get_params().get("classes")):
-        from ._accounts import ObjPertRungCost
-
-        return ObjPertRungCost(estimator).rdp(epsilon)
-    return None
-
-
-def _objpert_curve_known(estimator, classes):
-    """Whether ``estimator`` is Gaussian objective perturbation with a Renyi curve for
-    this label set (``None``: unknown before the fit, so no curve); a fit with
-    ``groups`` (``neighboring_`` of a person) has none."""
-    from ._accounts import is_gaussian_objpert
-
-    return (classes is not None and is_gaussian_objpert(estimator)
-            and estimator.neighboring == "add_remove"
-            and getattr(estimator, "neighboring_", "add_remove") == "add_remove"
-            and not estimator._is_multinomial(len(classes)))
 
 
 def _fitted_rdp(estimator):
-    """RDP curve of a fitted estimator, from what it fitted, or None."""
-    epsilon = float(estimator.epsilon_spent_)
-    if not np.isfinite(epsilon):
+    """RDP curve of a fitted estimator, from what it fitted (its ``_renyi_spent``), or
+    None."""
+    if not np.isfinite(float(estimator.epsilon_spent_)):
         return np.full(ORDERS.shape, np.inf)
-    if _is_dpsgd(estimator):
-        from ._accounts import certified_rdp
-
-        return certified_rdp(estimator)
-    if float(estimator.delta_spent_) == 0:
-        return _pure_rdp(epsilon)
-    if _objpert_curve_known(estimator, getattr(estimator, "classes_", None)):
-        return estimator.renyi_curve()
-    return None
+    return estimator._renyi_spent()
 
 
 # -- the fits of each kind of object --------------------------------------------------------
@@ -165,14 +119,14 @@ def _failed(records, purpose):
                  purpose=purpose + " (failed)") for r in records]
 
 
-def _planned_fits(estimator, purpose, params, costs):
+def _planned_fits(estimator, purpose, params):
     """The fits a successful fit of (unfitted) ``estimator`` makes, from its parameters."""
     estimator = _private_estimator(estimator)
     if isinstance(estimator, BaseSearchCV):
-        return _planned_search_fits(estimator, purpose, costs)
+        return _planned_search_fits(estimator, purpose)
     epsilon, delta = _claimed_spend(estimator)
     return [_record(epsilon, delta, purpose, estimator.get_params().get("random_state"),
-                    _planned_rdp(estimator, epsilon, delta, costs), params)]
+                    _planned_rdp(estimator, epsilon, delta), params)]
 
 
 def _undetermined(search, purpose, reason):
@@ -199,7 +153,7 @@ def _planned_candidates(search):
                   "GridSearchCV and RandomizedSearchCV are planned from parameters)")
 
 
-def _planned_search_fits(search, purpose, costs):
+def _planned_search_fits(search, purpose):
     """The fits of one fit of an inner search, from its parameters alone.
 
     Its refit is one of its candidates, chosen from the data: it is counted as
@@ -220,7 +174,7 @@ def _planned_search_fits(search, purpose, costs):
     except Exception:  # a splitter that needs the rows to count its folds
         return _undetermined(search, purpose, "its number of folds depends on the rows")
     plans = [_planned_fits(clone(search.estimator).set_params(**c), purpose + " candidate",
-                           c, costs) for c in candidates]
+                           c) for c in candidates]
     records = [r for plan in plans for _ in range(n_splits) for r in plan]
     if search.refit and plans:
         if all(len(p) == 1 for p in plans):
@@ -236,11 +190,11 @@ def _planned_search_fits(search, purpose, costs):
     return records
 
 
-def _fitted_fits(obj, purpose, costs):
+def _fitted_fits(obj, purpose):
     """The fits of a fitted object: an estimator, a Pipeline or a search."""
     estimator = _private_estimator(obj)
     if isinstance(estimator, BaseSearchCV):
-        return _search_fits(estimator, purpose, costs)[0]
+        return _search_fits(estimator, purpose)[0]
     if not hasattr(estimator, "epsilon_spent_"):
         raise ValueError(f"{type(estimator).__name__} is not a fitted skdp estimator "
                          "(no epsilon_spent_).")
@@ -258,9 +212,8 @@ def _public_folds(cv):
     return None
 
 
-def _search_fits(search, purpose="", costs=None):
+def _search_fits(search, purpose=""):
     """The fits of a fitted search (each with its fold), and its public folds or None."""
-    costs = {} if costs is None else costs
     if not hasattr(search, "cv_results_"):
         raise ValueError("The search is not fitted yet.")
     prefix = f"{purpose} > " if purpose else ""
@@ -271,7 +224,7 @@ def _search_fits(search, purpose="", costs=None):
         for k in range(search.n_splits_):
             if plan is None:
                 plan = _planned_fits(clone(search.estimator).set_params(**candidate),
-                                     prefix + "candidate x fold", candidate, costs)
+                                     prefix + "candidate x fold", candidate)
             records = [dict(r, fold=k) for r in plan]
             if not all(np.isfinite(results[key][i]) for key in results
                        if key.startswith(f"split{k}_test_")):
@@ -281,17 +234,17 @@ def _search_fits(search, purpose="", costs=None):
         inner = _private_estimator(search.best_estimator_)
         if isinstance(inner, BaseSearchCV):  # nested: the refitted inner search is here
             fits += [dict(r, fold=None)  # the refit holds every row
-                     for r in _search_fits(inner, prefix + "refit", costs)[0]]
+                     for r in _search_fits(inner, prefix + "refit")[0]]
         else:
             fits += _planned_fits(clone(search.estimator).set_params(**search.best_params_),
-                                  prefix + "refit", search.best_params_, costs)
+                                  prefix + "refit", search.best_params_)
     folds = _public_folds(search.cv)
     if folds is not None and len(folds) != search.n_splits_:
         folds = None
     return fits, folds
 
 
-def _cross_validate_fits(result, cv, costs):
+def _cross_validate_fits(result, cv):
     """The fits of a ``cross_validate`` result, and its public folds or None."""
     if "estimator" not in result:
         raise ValueError(
@@ -301,8 +254,7 @@ def _cross_validate_fits(result, cv, costs):
             "test) index pairs, for the per-row figure).")
     fits = []
     for k, estimator in enumerate(result["estimator"]):
-        fits += [dict(r, fold=k) for r in _fitted_fits(estimator, "cross_validate fold",
-                                                       costs)]
+        fits += [dict(r, fold=k) for r in _fitted_fits(estimator, "cross_validate fold")]
     folds = None
     declared = _public_folds(cv) if cv is not None else None
     if declared is not None and "indices" in result:
@@ -341,25 +293,25 @@ def _row_cost(fits, folds):
     return worst_epsilon, worst_delta
 
 
-def _items(search, cv, costs):
+def _items(search, cv):
     """``(fits, public folds or None)`` for each object of ``search``."""
     if isinstance(search, dict):
-        return [_cross_validate_fits(search, cv, costs)]
+        return [_cross_validate_fits(search, cv)]
     if isinstance(search, (list, tuple)):
         items = []
         for obj in search:
             if isinstance(obj, (dict, list, tuple)):
-                items += _items(obj, cv, costs)
+                items += _items(obj, cv)
             else:
-                items.append(_item(obj, costs))
+                items.append(_item(obj))
         return items
-    return [_item(search, costs)]
+    return [_item(search)]
 
 
-def _item(obj, costs):
+def _item(obj):
     if isinstance(obj, BaseSearchCV):
-        return _search_fits(obj, "", costs)
-    return [dict(r, fold=None) for r in _fitted_fits(obj, "fit", costs)], None
+        return _search_fits(obj, "")
+    return [dict(r, fold=None) for r in _fitted_fits(obj, "fit")], None
 
 
 def privacy_cost_of_search(search, *, cv=None):
@@ -515,8 +467,7 @@ def privacy_cost_of_search(search, *, cv=None):
     >>> report["total_epsilon"], report["per_row_epsilon"]
     (1.5, 1.0)
     """
-    costs = {}
-    items = _items(search, cv, costs)
+    items = _items(search, cv)
     fits = [f for item_fits, _ in items for f in item_fits]
     independent, reason = noise_independence([f["random_state"] for f in fits])
     basic, total_delta, renyi = _compose(fits)

@@ -44,6 +44,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import ParameterGrid
 from sklearn.utils.validation import check_is_fitted
 
+from ..accounting._costs import pure_rdp
 from ..accounting._rdp import ORDERS, rdp_to_epsilon
 from ..exceptions import PrivacyBudgetError
 from ..utils._docstrings import fill_doc
@@ -61,8 +62,6 @@ from ._private_selection import (
     person_coin_split,
     person_shares,
     private_step,
-    renyi_objpert,
-    supports_noise_reduction,
     validate_private_input,
     whole_label_set,
 )
@@ -70,7 +69,6 @@ from ._gate import Statement, check_fit, check_space, secret_fit
 from ._released import ReleasedModelMixin
 from ._repeat_and_select import (
     draw_runs,
-    pure_rdp,
     pure_selection_epsilon,
     selection_rdp,
     stopping_parameter,
@@ -87,20 +85,21 @@ _CALIBRATION_STEPS = 40
 
 # -- what one candidate costs -----------------------------------------------------------
 
+def declared_classes(final):
+    """The number of classes a fit's cost assumes: the declared ``classes``, else two
+    (the label set is checked against it before any noise)."""
+    declared = final.get_params().get("classes")
+    return 2 if declared is None else len(declared)
+
+
 def candidate_cost(final, renyi, infinite_budget=False):
     """A candidate's certified cost, from its parameters alone.
 
     ``renyi=False``: its pure epsilon (refused when it has ``delta > 0`` or certifies
-    no finite epsilon). ``renyi=True``: its RDP at :data:`ORDERS`, for
-    :class:`~skdp.DPSGDClassifier` (any sampling rate, from its public calibration),
-    pure fits (``min(e, lambda e^2 / 2)``), Gaussian output perturbation (``mu``-GDP
-    with ``mu`` its analytic calibration's, ``lambda mu^2 / 2``) and Gaussian
-    objective perturbation under add/remove neighbours, not multinomial
-    (:class:`~skdp.model_selection._accounts.ObjPertRungCost`); other (epsilon, delta)
-    mechanisms have no Renyi curve and are refused.
+    no finite epsilon). ``renyi=True``: the Renyi curve the estimator declares
+    (``final._renyi_cost``, for the label set's size :func:`declared_classes`);
+    a mechanism that declares none is refused.
     """
-    from ..linear_model import DPSGDClassifier
-
     name = type(final).__name__
     epsilon, delta = final._claimed_spend()
     if not np.isfinite(epsilon) and not infinite_budget:
@@ -114,28 +113,14 @@ def candidate_cost(final, renyi, infinite_budget=False):
                 "(pure DP): give the search a delta > 0 (Renyi accounting) or the "
                 "estimator delta=0. Nothing was fitted.")
         return float(epsilon)
-    if type(final) is DPSGDClassifier:
-        from ._accounts import DPSGDRungCost
-
-        # the steps and the count at the mechanism's share, and data_norm="private"'s
-        # pure share (0 otherwise) in sequence: the fit's whole curve
-        steps = DPSGDRungCost.from_params(final.get_params()).rdp(final._mechanism_epsilon())
-        return steps + pure_rdp(final._data_norm_epsilon())
-    if not delta:
-        return pure_rdp(epsilon)
-    if renyi_objpert(final):
-        from ._accounts import ObjPertRungCost
-
-        return ObjPertRungCost(final).rdp(epsilon)
-    if supports_noise_reduction(final):
-        from ..accounting import gdp_mu
-
-        return ORDERS * gdp_mu(epsilon, delta) ** 2 / 2
-    raise ValueError(
-        f"{name} with delta={delta:g} is (epsilon, delta)-DP with no Renyi curve, which "
-        "the search's accounting needs: use delta=0 (pure DP) for it, or "
-        "DPSGDClassifier (Gaussian ObjPertLogisticRegression has one with "
-        "neighboring='add_remove', not multinomial). Nothing was fitted.")
+    curve = final._renyi_cost(n_classes=declared_classes(final))
+    if curve is None:
+        raise ValueError(
+            f"{name} with delta={delta:g} is (epsilon, delta)-DP with no Renyi curve, which "
+            "the search's accounting needs: use delta=0 (pure DP) for it, or "
+            "DPSGDClassifier (Gaussian ObjPertLogisticRegression has one with "
+            "neighboring='add_remove', not multinomial). Nothing was fitted.")
+    return curve
 
 
 # -- the plan: every noise scale and the a priori guarantee, from public parameters -----
@@ -327,12 +312,6 @@ def _draw_candidate(space, rng, grid):
     return candidate
 
 
-RENYI_OBJPERT_COST_PARAMS = ("C", "loss", "huber_h", "multi_class", "fit_intercept",
-                             "intercept_scaling", "data_norm", "classes")
-"""Parameters that also change a Gaussian ``ObjPertLogisticRegression`` fit's Renyi curve
-(its ratio of curvature to ridge, its gradient bound and its number of problems)."""
-
-
 def _cost_variants(space, prefix, grid, extra_names=()):
     """Every combination of the cost-relevant parameters a candidate can take
     (``COST_PARAMS`` and ``extra_names``)."""
@@ -363,17 +342,21 @@ def _cost_variants(space, prefix, grid, extra_names=()):
 
 
 def _check_renyi_classes(plan, classes):
-    """Refuse, before any noise, a label set of another size than the Renyi plan's
-    Gaussian objective-perturbation candidates assumed (declared ``classes``, else
+    """Refuse, before any noise, a label set whose size changes a candidate's Renyi
+    curve from the one the plan charged (computed for the declared ``classes``, else
     two)."""
     if not plan.renyi:
         return
     for variant in plan.variants:
         final = plan._final(variant)
-        if renyi_objpert(final):
-            from ._accounts import ObjPertRungCost
-
-            ObjPertRungCost(final).check_classes(classes)
+        planned = final._renyi_cost(n_classes=declared_classes(final))
+        if not np.array_equal(planned, final._renyi_cost(n_classes=len(classes))):
+            raise ValueError(
+                f"The Renyi cost of the {type(final).__name__} candidates was computed for "
+                f"{declared_classes(final)} classes (declared, or two when undeclared); the "
+                f"labels have {len(classes)}. Declare classes= (one-vs-rest: "
+                "multi_class='ovr') so that the cost is known before the data. Nothing "
+                "was fitted.")
 
 
 def _check_no_step_replaced(estimator, space):
@@ -409,8 +392,6 @@ def check_person_search(estimator, space, grid, who):
     ``delta=0`` it is refused as any approximate-DP candidate). ``data_norm`` must
     then be a list in a randomised search.
     """
-    from ._accounts import is_gaussian_objpert
-
     final, prefix = private_step(estimator)
     name = type(final).__name__
     if not accepts_groups(final):
@@ -422,13 +403,14 @@ def check_person_search(estimator, space, grid, who):
     for variant in _cost_variants(space, prefix, grid, ("data_norm",)):
         configured = clone(estimator).set_params(**variant)
         candidate = check_fit(configured, Statement(who, persons=True))
-        if is_gaussian_objpert(candidate):
+        if candidate.get_params().get("delta") and candidate._renyi_cost(
+                n_classes=declared_classes(candidate), persons=True) is None:
             raise ValueError(
-                f"{who} with groups: Gaussian {name} (delta > 0) fitted with groups has "
-                "no Renyi curve (it needs one gradient direction per record, which a "
-                "person's rows do not keep), and the search's accounting needs one. Use "
-                "delta=0 for it (pure DP), DPSGDClassifier or Gaussian output "
-                "perturbation. Nothing was fitted.")
+                f"{who} with groups: {name} with delta > 0 fitted with groups has no Renyi "
+                "curve (Gaussian objective perturbation needs one gradient direction per "
+                "record, which a person's rows do not keep), and the search's accounting "
+                "needs one. Use delta=0 for it (pure DP), DPSGDClassifier or Gaussian "
+                "output perturbation. Nothing was fitted.")
 
 
 def trial_sum(utility, model, X, y, shares=None):
@@ -603,11 +585,8 @@ class _BasePrivateSearch(ReleasedModelMixin, MetaEstimatorMixin, BaseEstimator):
         check_space(estimator, self._space(), Statement(type(self).__name__))
         _, prefix = private_step(estimator)
         grid = self._grid()
-        from ..linear_model import ObjPertLogisticRegression
-
-        # under Renyi accounting these also set a Gaussian ObjPert candidate's curve
-        extra = (RENYI_OBJPERT_COST_PARAMS if self.delta and
-                 type(private_step(estimator)[0]) is ObjPertLogisticRegression else ())
+        # under Renyi accounting the estimator may declare more parameters its curve reads
+        extra = getattr(private_step(estimator)[0], "_renyi_cost_params", ()) if self.delta else ()
         return SearchPlan(estimator, _cost_variants(self._space(), prefix, grid, extra),
                           self.epsilon, self.delta, stopping_shape(self.stopping),
                           self._mean_trials(grid), self.score_share,

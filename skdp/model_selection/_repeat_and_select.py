@@ -102,12 +102,6 @@ def pure_selection_epsilon(epsilon, eta):
     return (2.0 + eta) * float(epsilon)
 
 
-def pure_rdp(epsilon, orders=ORDERS):
-    """RDP of an ``epsilon``-DP mechanism: ``min(epsilon, lambda epsilon^2 / 2)``
-    (pure DP is ``epsilon^2 / 2``-zCDP: Bun & Steinke 2016, Proposition 1.4)."""
-    return np.minimum(float(epsilon), orders * float(epsilon) ** 2 / 2)
-
-
 def selection_rdp(rdp, eta, gamma, orders=ORDERS):
     """RDP at ``orders`` of the released best run, from ``Q``'s RDP ``rdp`` at ``orders``.
 

@@ -8,7 +8,8 @@ from sklearn.model_selection import GridSearchCV
 from skdp import (DPSGDClassifier, EpsilonForUtility, ObjPertLogisticRegression,
                   OutputPertSVM, PrivacyBudgetError, PrivacyLedger, PrivateGridSearchCV)
 from skdp.accounting._rdp import ORDERS
-from skdp.model_selection._accounts import DPSGDRungCost, rdp_budget
+from skdp.accounting._costs import DPSGDRungCost
+from skdp.model_selection._accounts import rdp_budget
 
 X, y = make_classification(n_samples=400, n_features=4, random_state=0)
 

@@ -11,6 +11,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 
 from skdp import DPSGDClassifier, ObjPertLogisticRegression, OutputPertSVM
+from skdp.accounting._costs import pure_rdp
 from skdp.accounting._rdp import ORDERS, rdp_to_epsilon
 from skdp.exceptions import PrivacyBudgetError
 from skdp.model_selection import PrivateGridSearchCV, PrivateRandomizedSearchCV
@@ -21,7 +22,6 @@ from skdp.model_selection._repeat_and_select import (
     draw_runs,
     law_of_runs,
     mean_runs,
-    pure_rdp,
     selection_rdp,
     stopping_parameter,
 )
@@ -148,7 +148,7 @@ def test_renyi_plan_matches_an_independent_computation():
                                  delta=1e-5, mean_trials=8, stopping="geometric")
     plan = search.plan()
     eps_c = plan.candidate_epsilon
-    from skdp.model_selection._accounts import DPSGDRungCost
+    from skdp.accounting._costs import DPSGDRungCost
 
     model = DPSGDRungCost.from_params(estimator.get_params()).rdp(eps_c)
     sigma = 1 / (0.1 * eps_c)
