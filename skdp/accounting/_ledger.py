@@ -23,6 +23,7 @@ released before: the ledger is a privacy filter for fully adaptive composition.
 import numpy as np
 
 from ..exceptions import PrivacyBudgetError
+from ..utils._format import format_guarantee
 from ..utils._random import noise_independence
 
 _SLACK = 1e-9
@@ -357,7 +358,7 @@ class PrivacyLedger:
                "(basic composition with adaptively chosen fits)" if self.composition ==
                "basic" else f"a Renyi filter at order {self.order:g} (Feldman & Zrnic "
                "2021), converted at the ledger's delta")
-        fmt = f"({epsilon:.4g}, {delta:.3g})" if delta else f"{epsilon:.4g}"
+        fmt = format_guarantee(epsilon, delta)
         unit = "one person (all of their rows)" if self.unit == "person" else "one row"
         return {
             "budget": {"epsilon": self.epsilon, "delta": self.delta},

@@ -47,6 +47,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..accounting._rdp import ORDERS, rdp_to_epsilon
 from ..exceptions import PrivacyBudgetError
 from ..utils._docstrings import fill_doc
+from ..utils._format import format_guarantee
 from ..utils._sklearn_compat import HasMethods, Interval, StrOptions, _fit_context
 from ..utils._groups import check_groups
 from ._private_selection import (
@@ -682,7 +683,7 @@ def search_report(search, plan, model, score, noisy_count, persons=False):
     """``privacy_report_`` of a private search, with a statement to sign (``persons``:
     fitted with ``groups``, the unit of privacy one person, all of their rows)."""
     epsilon, delta = plan.a_priori
-    fmt = f"({epsilon:.4g}, {delta:.3g})" if delta else f"{epsilon:.4g}"
+    fmt = format_guarantee(epsilon, delta)
     final, _ = private_step(model)
     name = type(final).__name__
     spent = (float(final.epsilon_spent_), float(final.delta_spent_))

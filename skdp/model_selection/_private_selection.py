@@ -56,6 +56,7 @@ from sklearn.base import clone, is_classifier
 from sklearn.pipeline import Pipeline
 
 from ..exceptions import PrivacyBudgetError
+from ..utils._format import format_guarantee as _fmt
 from ..utils._groups import check_groups, rows_per_person
 from ._measure import _NoiseSources
 from ._transcript import utility_law
@@ -1743,10 +1744,6 @@ def select_epsilon_privately(estimator, X, y, *, target, epsilon_max, epsilon_st
         resolution={"noisy_validation_count": count, "test_noise_sd": float(resolution_sd),
                     "sampling_sd": sample_sd,
                     "total_sd": float(np.hypot(resolution_sd, sample_sd))})
-
-
-def _fmt(epsilon, delta):
-    return f"({epsilon:.4g}, {delta:.3g})" if delta else f"{epsilon:.4g}"
 
 
 FLOOR_BAND, FLOOR_ERROR = 0.005, 0.1
