@@ -698,7 +698,7 @@ def search_report(search, plan, model, score, noisy_count, persons=False):
         scoring_rows = ("a validation part of the records, split from the training part "
                         "by independent coins" if plan.held_out else "the same records")
         score_text = f"a noisy sum of a per-row utility in [0, 1] on {scoring_rows}"
-        unit = "any one person's record"
+        unit = "any one record (row)"
     statement = (
         f"The search fitted {name} candidates drawn at random from the grid, each with "
         f"fresh noise, a secret random number of times (mean {plan.mean_trials:g}), scored "

@@ -1865,7 +1865,7 @@ def private_report(result, estimator_name, target, utility="accuracy"):
                  f"search: each trial's epsilon, pass/fail result and noisy {utility}) is "
                  f"{_fmt(eps_post, delta_post)}-differentially private")
     unit = ("any one person (all of their rows)" if persons else
-            "any one person's record")
+            "any one record (row)")
     statement = (
         f"{outcome} {guarantee} with respect to adding or removing {unit} among those "
         "given, the choice of epsilon included. "
