@@ -136,10 +136,15 @@ def objective_perturbation(payload, timing=None):
 
 
 def _timing_run(timing, flag="--timing-only"):
-    """Where a separate timing-only run's figures come from."""
+    """Where a separate timing-only run's figures come from, with its BLAS thread limit
+    when the run recorded one."""
     env = timing.get("environment", {})
+    threads = (timing.get("blas_threads") or env.get("blas_threads")
+               or (timing.get("params") or {}).get("blas_threads"))
+    blas = f", BLAS limited to {threads} thread{'s' * (threads != 1)}" if threads else ""
     return (f"a separate timing-only run (`{flag}`, git "
-            f"{env.get('git_sha') or NOT_RECORDED}, date {env.get('date') or NOT_RECORDED})")
+            f"{env.get('git_sha') or NOT_RECORDED}, date {env.get('date') or NOT_RECORDED}"
+            f"{blas})")
 
 
 def _as_run_line(ours, reference, t, where, others=None, cpus=None):

@@ -2,7 +2,7 @@
 
 from .exceptions import (ConvergenceError, DataNormWarning, LargeDeltaWarning,
                          NoiseDominanceWarning, PrivacyBudgetError, PrivacyLeakWarning,
-                         UnreachableUtilityWarning)
+                         SampleWeightWarning, UnreachableUtilityWarning)
 from .linear_model import (
     DPSGDClassifier,
     NAPPLasso,
@@ -31,6 +31,7 @@ __all__ = [
     "PrivacyLedger",
     "PrivateGridSearchCV",
     "PrivateRandomizedSearchCV",
+    "SampleWeightWarning",
     "UnreachableUtilityWarning",
     "__version__",
 ]

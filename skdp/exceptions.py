@@ -21,6 +21,18 @@ class DataNormWarning(UserWarning):
     """
 
 
+class SampleWeightWarning(UserWarning):
+    """``sample_weight`` was passed with ``max_sample_weight`` left at 1.
+
+    Raised at ``fit`` from the parameters alone, never from the weights (whether or not
+    any weight exceeds 1): the weights are clipped into ``[0, max_sample_weight]``, so
+    with the default bound every weight above 1 is lowered to 1 without an error (a
+    refusal that depended on a weight would tell it). Pass a public bound on the
+    weights as ``max_sample_weight``, or silence the warning with
+    ``warnings.filterwarnings`` when the weights are known to lie in ``[0, 1]``.
+    """
+
+
 class LargeDeltaWarning(UserWarning):
     """``delta`` is too large for the guarantee to protect anyone.
 

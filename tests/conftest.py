@@ -27,6 +27,15 @@ def shared_data_home():
     return Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
 
 
+def pytest_configure(config):
+    """Point the loaders at ``../shared/datasets`` when ``SKDP_DATA_HOME`` is unset and that
+    folder exists, so the README's test command finds the data on a fresh clone (the
+    loaders' own default, ``~/skdp_data``, is for users)."""
+    home = shared_data_home()
+    if "SKDP_DATA_HOME" not in os.environ and home.is_dir():
+        os.environ["SKDP_DATA_HOME"] = str(home)
+
+
 @pytest.fixture
 def thread_cluster():
     """A one-worker, one-thread dask LocalCluster (threads, no processes) as the default

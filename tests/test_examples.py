@@ -185,7 +185,7 @@ def test_selection_checkpoints():
     from skdp.datasets import load_adult
 
     try:
-        load_adult()
+        load_adult(download_if_missing=False)
     except OSError:
         pytest.skip("Adult not available")
     results = load_example("selection_checkpoints").main(quick=True)

@@ -9,11 +9,13 @@ weights"). ``W`` is public: ``max_sample_weight`` when ``sample_weight`` is give
 times the largest weight of ``class_weight`` over the label set.
 """
 
+import warnings
 from numbers import Real
 
 import numpy as np
 from sklearn.utils.class_weight import compute_class_weight
 
+from ..exceptions import SampleWeightWarning
 from ..losses import WeightedLoss, weighted_targets
 from ..solvers._partitioned import is_dask_collection
 from ..utils._groups import check_groups, person_relation, person_row_weights
@@ -54,6 +56,21 @@ def check_class_weight(class_weight):
                          f"{class_weight!r}.")
 
 
+def warn_default_weight_bound(estimator):
+    """:class:`~skdp.SampleWeightWarning` when ``max_sample_weight`` is 1 (its default):
+    read from the parameter alone, for a fit given ``sample_weight``, never from the
+    weights, so the warning tells nothing about them."""
+    if float(estimator.max_sample_weight) == 1.0:
+        warnings.warn(
+            f"{type(estimator).__name__}: sample_weight was passed with max_sample_weight "
+            "at its default 1.0, so every weight above 1 is lowered to 1 before the fit "
+            "(weights in [0, 1] are unchanged; this warning reads the parameter, not the "
+            "weights). If the weights can exceed 1, pass a public bound on them as "
+            "max_sample_weight (the noise grows in proportion to it); if they lie in "
+            "[0, 1], silence this warning with warnings.filterwarnings('ignore', "
+            "category=skdp.SampleWeightWarning).", SampleWeightWarning, stacklevel=2)
+
+
 def weight_bound(estimator, sample_weight, classes=None):
     """The public bound ``W`` on a record's weight.
 
@@ -90,7 +107,9 @@ def row_weights(estimator, sample_weight, X, y_idx=None, classes=None, groups=No
     ``sample_weight`` is validated as scikit-learn does (shape, finite, non-negative:
     a malformed input is refused before any noise) and clipped into ``[0,
     max_sample_weight]``: a weight above the bound is lowered to it, never refused
-    (a refusal that depends on a private weight would tell it). ``class_weight``
+    (a refusal that depends on a private weight would tell it), with a
+    :class:`~skdp.SampleWeightWarning` when the bound is left at 1
+    (:func:`warn_default_weight_bound`). ``class_weight``
     (a dict) multiplies the weight of the rows of each class; a label of the dict
     outside the label set is refused as scikit-learn does. ``groups`` (one person
     label per row) multiplies each row's weight by ``min(1, M / k)``, ``k`` its
@@ -115,6 +134,7 @@ def row_weights(estimator, sample_weight, X, y_idx=None, classes=None, groups=No
         return None, 1.0
     weights = np.ones(X.shape[0])
     if sample_weight is not None:
+        warn_default_weight_bound(estimator)
         weights = np.minimum(
             _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True,
                                  allow_all_zero_weights=True),

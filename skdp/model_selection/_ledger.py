@@ -26,6 +26,7 @@ from sklearn.base import is_classifier
 from ..accounting._costs import pure_rdp
 from ..accounting._rdp import ORDERS
 from ..exceptions import PrivacyBudgetError
+from ..utils._format import format_guarantee
 from ..utils._groups import check_groups
 from ..utils._random import noise_independence
 from ._accounts import conversion_shift, rdp_budget, rdp_order_epsilon
@@ -348,7 +349,7 @@ class PrivacyLedger:
                "(basic composition with adaptively chosen fits)" if self.composition ==
                "basic" else f"a Renyi filter at order {self.order:g} (Feldman & Zrnic "
                "2021), converted at the ledger's delta")
-        fmt = f"({epsilon:.4g}, {delta:.3g})" if delta else f"{epsilon:.4g}"
+        fmt = format_guarantee(epsilon, delta)
         unit = "one person (all of their rows)" if self.unit == "person" else "one row"
         return {
             "budget": {"epsilon": self.epsilon, "delta": self.delta},

@@ -48,6 +48,7 @@ from ..accounting._costs import pure_rdp
 from ..accounting._rdp import ORDERS, rdp_to_epsilon
 from ..exceptions import PrivacyBudgetError
 from ..utils._docstrings import fill_doc
+from ..utils._format import format_guarantee
 from ..utils._sklearn_compat import HasMethods, Interval, StrOptions, _fit_context
 from ..utils._groups import check_groups
 from ._private_selection import (
@@ -757,7 +758,7 @@ def search_report(search, plan, model, score, noisy_count, persons=False):
     """``privacy_report_`` of a private search, with a statement to sign (``persons``:
     fitted with ``groups``, the unit of privacy one person, all of their rows)."""
     epsilon, delta = plan.a_priori
-    fmt = f"({epsilon:.4g}, {delta:.3g})" if delta else f"{epsilon:.4g}"
+    fmt = format_guarantee(epsilon, delta)
     final, _ = private_step(model)
     name = type(final).__name__
     spent = (float(final.epsilon_spent_), float(final.delta_spent_))
@@ -772,7 +773,7 @@ def search_report(search, plan, model, score, noisy_count, persons=False):
         scoring_rows = ("a validation part of the records, split from the training part "
                         "by independent coins" if plan.held_out else "the same records")
         score_text = f"a noisy sum of a per-row utility in [0, 1] on {scoring_rows}"
-        unit = "any one person's record"
+        unit = "any one record (row)"
     statement = (
         f"The search fitted {name} candidates drawn at random from the grid, each with "
         f"fresh noise, a secret random number of times (mean {plan.mean_trials:g}), scored "

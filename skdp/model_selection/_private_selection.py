@@ -56,6 +56,7 @@ from sklearn.base import clone, is_classifier
 from sklearn.pipeline import Pipeline
 
 from ..exceptions import PrivacyBudgetError
+from ..utils._format import format_guarantee as _fmt
 from ..utils._groups import check_groups, rows_per_person
 from ._gate import Speech, Statement, check_fit, private_step, secret, secret_fit
 from ._measure import _NoiseSources
@@ -1721,10 +1722,6 @@ def select_epsilon_privately(estimator, X, y, *, target, epsilon_max, epsilon_st
                     "total_sd": float(np.hypot(resolution_sd, sample_sd))})
 
 
-def _fmt(epsilon, delta):
-    return f"({epsilon:.4g}, {delta:.3g})" if delta else f"{epsilon:.4g}"
-
-
 FLOOR_BAND, FLOOR_ERROR = 0.005, 0.1
 """The test floor tells the target from ``FLOOR_BAND`` below it with one-sided error
 ``FLOOR_ERROR``."""
@@ -1844,7 +1841,7 @@ def private_report(result, estimator_name, target, utility="accuracy"):
                  f"search: each trial's epsilon, pass/fail result and noisy {utility}) is "
                  f"{_fmt(eps_post, delta_post)}-differentially private")
     unit = ("any one person (all of their rows)" if persons else
-            "any one person's record")
+            "any one record (row)")
     statement = (
         f"{outcome} {guarantee} with respect to adding or removing {unit} among those "
         "given, the choice of epsilon included. "

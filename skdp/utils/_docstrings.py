@@ -102,7 +102,10 @@ _SHARED_PARAMS = {
         loss (``C W`` where the estimator has a ``C``; see Notes). A row of
         weight 2 is one record of weight 2, not two records: the guarantee
         protects one record with its weight. Read only when ``sample_weight``
-        is passed; without it every row weighs 1.""",
+        is passed; without it every row weighs 1. Left at 1 with ``sample_weight``
+        passed, ``fit`` raises a :class:`~skdp.SampleWeightWarning` (from the
+        parameter alone, whatever the weights): weights above 1 are then lowered
+        to 1.""",
     "no_incremental_fits": """No ``warm_start`` or ``partial_fit``: the release is the minimiser of one
     perturbed objective over all the rows given (to a certified tolerance),
     whatever the starting point, so a warm start could change only the run

@@ -2,6 +2,8 @@
 perturbation estimators: calibration at the largest weight, non-private oracles,
 clipping, refusals before any noise, and an exact replay of the privacy loss."""
 
+import warnings
+
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
@@ -16,7 +18,8 @@ from sklearn.svm import LinearSVC
 import skdp.linear_model._napp._estimators as napp_module
 import skdp.linear_model._objective_perturbation as objpert_module
 import skdp.linear_model._output_perturbation as outpert_module
-from skdp import NAPPLasso, NAPPLassoClassifier, ObjPertLogisticRegression, OutputPertSVM
+from skdp import (DPSGDClassifier, NAPPLasso, NAPPLassoClassifier, ObjPertLogisticRegression,
+                  OutputPertSVM, SampleWeightWarning)
 
 W = 3.0
 
@@ -201,6 +204,58 @@ def test_unit_weights_are_the_unweighted_fit(weighted_classification):
         ones = est.fit(X, y, sample_weight=np.ones(len(y))).coef_
         assert_allclose(ones, plain, rtol=1e-7, atol=1e-9)
         assert est.epsilon_spent_ == 1.0
+
+
+# -- the default bound's warning, from the parameters alone ----------------------------------
+
+WEIGHTED_ESTIMATORS = [
+    lambda: ObjPertLogisticRegression(epsilon=1.0, data_norm=1.0, random_state=0),
+    lambda: OutputPertSVM(epsilon=1.0, C=0.5, data_norm=1.0, random_state=0),
+    lambda: NAPPLassoClassifier(alpha=2.0, epsilon=1.0, data_norm=1.0, random_state=0),
+    lambda: DPSGDClassifier(epsilon=1.0, data_norm=1.0, epochs=2, random_state=0),
+]
+
+
+def _weight_warnings(est, X, y, **fit_params):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est.fit(X, y, **fit_params)
+    return [str(w.message) for w in caught if issubclass(w.category, SampleWeightWarning)]
+
+
+@pytest.mark.parametrize("make", WEIGHTED_ESTIMATORS)
+def test_default_weight_bound_warns_whatever_the_weights(make, weighted_classification):
+    X, y, weights = weighted_classification
+    above = _weight_warnings(make(), X, y, sample_weight=weights)   # some weights above 1
+    below = _weight_warnings(make(), X, y, sample_weight=weights / W)   # all in [0, 1]
+    # one warning per fit, the same text whether or not a weight is clipped: it reads
+    # the parameter, never the weights
+    assert len(above) == 1 and above == below
+    assert "max_sample_weight at its default 1.0" in above[0]
+    assert "every weight above 1 is lowered to 1" in above[0]
+
+
+@pytest.mark.parametrize("make", WEIGHTED_ESTIMATORS)
+def test_no_weight_warning_without_weights_or_with_a_bound(make, weighted_classification):
+    X, y, weights = weighted_classification
+    assert _weight_warnings(make(), X, y) == []
+    assert _weight_warnings(make().set_params(max_sample_weight=W), X, y,
+                            sample_weight=weights) == []
+
+
+def test_no_weight_warning_for_persons_alone(weighted_classification):
+    X, y, _ = weighted_classification
+    est = ObjPertLogisticRegression(epsilon=1.0, data_norm=1.0, random_state=0)
+    assert _weight_warnings(est, X, y, groups=np.arange(len(y)) // 2) == []
+
+
+def test_regressor_warns_on_the_default_weight_bound():
+    X, y = make_regression(n_samples=300, n_features=5, noise=1.0, random_state=0)
+    X /= np.linalg.norm(X, axis=1).max()
+    y /= np.abs(y).max()
+    est = NAPPLasso(epsilon=1.0, alpha=2.0, data_norm=1.0, y_bound=1.0, coef_bound=100.0,
+                    random_state=0)
+    assert len(_weight_warnings(est, X, y, sample_weight=np.full(len(y), 0.5))) == 1
 
 
 # -- refusals, before any noise ---------------------------------------------------------------

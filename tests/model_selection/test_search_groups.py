@@ -327,6 +327,9 @@ def test_the_report_says_the_unit_is_one_person():
     assert rows.privacy_report_["neighboring"] == "add_remove"
     assert rows.privacy_report_["unit"] == "row"
     assert "all of their rows" not in rows.privacy_report_["statement"]
+    # at row level the unit is a record, and "person" is kept for groups
+    assert "any one record (row)" in rows.privacy_report_["statement"]
+    assert "person" not in rows.privacy_report_["statement"]
 
 
 # -- refusals, before any data is read -------------------------------------------------------

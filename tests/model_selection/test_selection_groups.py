@@ -276,6 +276,9 @@ def test_the_report_says_the_unit_is_one_person():
     rows = EpsilonForUtility(_PersonStub(), target_utility=0.85, random_state=0).fit(X, y)
     assert rows.privacy_report_["neighboring"] == "add_remove"
     assert "all of their rows" not in rows.privacy_report_["statement"]
+    # at row level the unit is a record, and "person" is kept for groups
+    assert "any one record (row)" in rows.privacy_report_["statement"]
+    assert "person" not in rows.privacy_report_["statement"]
 
 
 # -- refusals, before any data is read -------------------------------------------------------
