@@ -76,10 +76,16 @@ def plot_private_transcript(report, target, ax):
     if len(rungs) >= 2:
         at = np.array([r["epsilon"] for r in rungs])
         grid = np.geomspace(at.min() / 1.5, at.max() * 1.5, 200)
-        ax.plot(grid, private_utility_curve(report, grid)[0], lw=1,
-                label="law U_inf - a / epsilon")
-        ax.plot(at, [r["threshold"] for r in rungs], "k:", lw=1, label="test threshold")
-    ax.axhline(target, color="k", ls="--", lw=1, label="target")
+        law = private_utility_curve(report, grid)[0]
+        above = law >= 0            # a utility below 0 is no point on the plot's scale
+        if above.any():
+            ax.plot(grid[above], law[above], lw=1, label="law U_inf - a / epsilon")
+        thresholds = [r["threshold"] for r in rungs]
+        if not np.allclose(thresholds, target):   # else hidden under the target's line
+            ax.plot(at, thresholds, "k:", lw=1, label="test threshold")
+    ax.axhline(target, color="k", ls="--", lw=1,
+               label="target" + (" (= test threshold)" if len(rungs) >= 2 and
+                                 np.allclose(thresholds, target) else ""))
     released = report["released_model"]
     if released is not None:
         ax.axvline(released["epsilon"], color="C3", lw=1,
