@@ -14,6 +14,8 @@ from .model_selection import (EpsilonForUtility, PrivateGridSearchCV,
                               PrivateRandomizedSearchCV)
 from .preprocessing import BoundedScaler, Clipper
 
+__all__ = ["load_model", "save_model"]
+
 
 def _qualified_name(kind):
     return f"{kind.__module__}.{kind.__qualname__}"
