@@ -355,7 +355,8 @@ def _plot(args, search, measured):
     search.plot(ax=ax)
     if measured is not None:
         ax.plot([search.epsilon_], [measured], "k*", ms=10, label="released, test accuracy")
-    ax.legend(fontsize=8)
+    ax.set_ylim(0.0, 1.02)          # accuracies, on the scale a reader expects
+    ax.legend(fontsize=8, loc="lower right")
     final = search.estimator[-1] if hasattr(search.estimator, "steps") else search.estimator
     ax.set_title(f"{type(final).__name__} on {Path(args.dataset).name}\n{ax.get_title()}",
                  fontsize=9)
