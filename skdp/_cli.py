@@ -223,12 +223,14 @@ def main(argv=None):
         return _write_schema(args)
     if args.target is None:
         args.target = DEFAULT_TARGETS.get(args.dataset, CSV_TARGET)
+    from ._schema import SchemaError
+
     start = time.perf_counter()
     try:
         data = load_data(args)
-        estimator = make_estimator(args.estimator, data.schema, args.max_rows_per_group)
-    except ValueError as error:   # a SchemaError: says what to declare, no private value
+    except SchemaError as error:   # says what to declare, shows no private value
         raise SystemExit(f"skdp: {error}") from None
+    estimator = make_estimator(args.estimator, data.schema, args.max_rows_per_group)
     print(_describe(args, data, estimator), flush=True)
     run = _run_private if args.selection == "private" else _run_analytic
     search = run(args, estimator, data)

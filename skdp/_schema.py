@@ -38,7 +38,8 @@ from .preprocessing import BoundedScaler
 MISSING_LEVEL = "(missing)"
 """The category a missing categorical value becomes unless the schema says otherwise."""
 
-_ID_HINTS = ("id", "_id", "-id", " id", "uuid", "mrn")
+_ID_NAMES = {"id", "uuid", "mrn"}
+_ID_SUFFIXES = ("_id", "-id", " id", "_uuid", "_mrn")
 
 
 class SchemaError(ValueError):
@@ -128,6 +129,8 @@ class Schema:
                 numeric[name] = _bounds(name, column)
             else:
                 categorical[name] = _categories(name, column)
+        if not numeric and not categorical:
+            raise SchemaError('The schema declares no feature column under "columns".')
         ignore = spec.get("ignore", [])
         if not isinstance(ignore, list) or not all(isinstance(c, str) for c in ignore):
             raise SchemaError('"ignore" must be a list of column names.')
@@ -304,7 +307,7 @@ def schema_template(header, label=None, groups_column=None):
 
 def _looks_like_id(name):
     lower = name.lower()
-    return lower in _ID_HINTS or lower.endswith(_ID_HINTS[1:])
+    return lower in _ID_NAMES or lower.endswith(_ID_SUFFIXES)
 
 
 def _label(label):
