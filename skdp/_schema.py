@@ -196,8 +196,12 @@ class Schema:
         header = list(pd.read_csv(path, nrows=0).columns)
         self.check_header(header, groups_column)
         wanted = self.features + [self.label] + ([groups_column] if groups_column else [])
-        table = pd.read_csv(path, usecols=wanted, dtype=object, keep_default_na=False,
-                            na_values=[""])
+        try:
+            table = pd.read_csv(path, usecols=wanted, dtype=object, keep_default_na=False,
+                                na_values=[""])
+        except pd.errors.ParserError:   # its message quotes a line number of the rows
+            raise SchemaError(f"{path} is not a well-formed CSV file: a line has more "
+                              "fields than the header.") from None
         return self.check_table(table, groups_column)
 
     def check_header(self, header, groups_column=None):

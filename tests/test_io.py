@@ -39,6 +39,8 @@ def test_fitted_estimator_round_trips_through_skops(name, estimator, tmp_path):
     np.testing.assert_array_equal(loaded.predict(X), estimator.predict(X))
     assert type(loaded) is type(estimator)
     assert loaded.get_params(deep=False).keys() == estimator.get_params(deep=False).keys()
+    if hasattr(estimator, "privacy_report_"):         # the reports travel with the model
+        assert repr(loaded.privacy_report_) == repr(estimator.privacy_report_)
 
 
 def test_an_untrusted_type_is_refused_and_nothing_loaded(tmp_path):
