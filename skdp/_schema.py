@@ -200,8 +200,8 @@ class Schema:
             table = pd.read_csv(path, usecols=wanted, dtype=object, keep_default_na=False,
                                 na_values=[""])
         except pd.errors.ParserError:   # its message quotes a line number of the rows
-            raise SchemaError(f"{path} is not a well-formed CSV file: a line has more "
-                              "fields than the header.") from None
+            raise SchemaError(f"{path} is not a well-formed CSV file (the parser's own "
+                              "message is not shown: it quotes the rows).") from None
         return self.check_table(table, groups_column)
 
     def check_header(self, header, groups_column=None):
