@@ -14,6 +14,7 @@ privacy card (:mod:`skdp._release`).
 """
 
 import argparse
+import importlib.util
 import sys
 import time
 from dataclasses import dataclass
@@ -225,6 +226,9 @@ def main(argv=None):
         args.target = DEFAULT_TARGETS.get(args.dataset, CSV_TARGET)
     from ._schema import SchemaError
 
+    if args.save and importlib.util.find_spec("skops") is None:   # before any noise
+        raise SystemExit("skdp: --save writes the model with skops: pip install "
+                         "'skdp[save]' (or skops), then run again. Nothing was fitted.")
     start = time.perf_counter()
     try:
         data = load_data(args)
