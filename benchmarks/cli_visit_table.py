@@ -57,13 +57,15 @@ SCHEMA = {
 }
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=110_000)
-    args = parser.parse_args(argv)
+def run(n_rows):
+    """Run the CSV route on ``n_rows`` visits in a child process.
+
+    Returns ``(wall seconds, peak RSS in GiB)``; the peak is the largest of this
+    process's children so far, an upper bound on the run's own.
+    """
     with tempfile.TemporaryDirectory() as folder:
         folder = Path(folder)
-        visit_table(args.rows).to_csv(folder / "visits.csv", index=False)
+        visit_table(n_rows).to_csv(folder / "visits.csv", index=False)
         (folder / "schema.json").write_text(json.dumps(SCHEMA))
         start = time.perf_counter()
         subprocess.run([sys.executable, "-m", "skdp", "--dataset", str(folder / "visits.csv"),
@@ -72,8 +74,15 @@ def main(argv=None):
                         str(folder / "release"), "--output", str(folder / "curve.png")],
                        check=True)
         wall = time.perf_counter() - start
-        peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    print(f"{args.rows} visits: {wall:.1f} s, peak RSS of the run {peak_kib / 2**20:.2f} GiB")
+    return wall, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 2**20
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=110_000)
+    args = parser.parse_args(argv)
+    wall, peak = run(args.rows)
+    print(f"{args.rows} visits: {wall:.1f} s, peak RSS of the run {peak:.2f} GiB")
 
 
 if __name__ == "__main__":

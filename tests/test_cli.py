@@ -259,3 +259,14 @@ def test_schema_template_from_the_header_alone(tmp_path, capsys, monkeypatch):
     spec["label"]["classes"] = ["no", "yes"]
     message = _refusal(tmp_path, table, spec, monkeypatch)
     assert "'age'" in message and '"bounds"' in message and '"categories"' in message
+
+
+@pytest.mark.slow
+def test_visit_table_of_110000_rows_runs_in_under_4_gib():
+    # a synthetic visit table with a high-cardinality patient id (about 35,000 persons)
+    # and 500 declared diagnoses, person-level, saved: about a minute on two loaded cores
+    pytest.importorskip("skops")
+    from benchmarks.cli_visit_table import run
+
+    _, peak_gib = run(110_000)
+    assert peak_gib < 4.0
