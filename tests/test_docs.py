@@ -15,6 +15,7 @@ from sklearn.base import BaseEstimator
 import skdp
 import skdp.accounting
 import skdp.audit
+import skdp.io
 import skdp.base
 import skdp.datasets
 import skdp.model_selection
@@ -23,7 +24,7 @@ import skdp.research
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 PUBLIC_MODULES = [skdp, skdp.audit, skdp.model_selection, skdp.accounting, skdp.datasets,
-                  skdp.base, skdp.research, skdp.preprocessing]
+                  skdp.base, skdp.research, skdp.preprocessing, skdp.io]
 
 
 def test_docs_build_without_warnings(tmp_path):

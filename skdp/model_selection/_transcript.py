@@ -72,17 +72,24 @@ def plot_private_transcript(report, target, ax):
         if chosen:
             ax.errorbar([r["epsilon"] for r in chosen], [r["noisy_utility"] for r in chosen],
                         yerr=[2 * np.hypot(r["test_sd"], sampling) for r in chosen],
-                        fmt=marker, ms=10 if passed else 6, label=label)
+                        fmt=marker, ms=10 if passed else 6, color="C1" if passed else "C0",
+                        label=label)
     if len(rungs) >= 2:
         at = np.array([r["epsilon"] for r in rungs])
         grid = np.geomspace(at.min() / 1.5, at.max() * 1.5, 200)
-        ax.plot(grid, private_utility_curve(report, grid)[0], lw=1,
-                label="law U_inf - a / epsilon")
+        law = private_utility_curve(report, grid)[0]
+        above = law >= 0            # a utility below 0 is no point on the plot's scale
+        if above.any():
+            ax.plot(grid[above], law[above], lw=1, color="C2", label="law U_inf - a / epsilon")
+    # thresholds equal to the target would hide under its line: one line, one entry
+    at_target = bool(rungs) and np.allclose([r["threshold"] for r in rungs], target)
+    if len(rungs) >= 2 and not at_target:
         ax.plot(at, [r["threshold"] for r in rungs], "k:", lw=1, label="test threshold")
-    ax.axhline(target, color="k", ls="--", lw=1, label="target")
+    ax.axhline(target, color="k", ls="--", lw=1,
+               label="target (= test threshold)" if at_target else "target")
     released = report["released_model"]
     if released is not None:
-        ax.axvline(released["epsilon"], color="C3", lw=1,
+        ax.axvline(released["epsilon"], color="C3", lw=1, zorder=0,   # behind the rungs
                    label=f"released at epsilon {released['epsilon']:.3g}")
     ex_post = report["ex_post"]["epsilon"]
     ax.set_title(f"private selection: {ex_post:.3g} spent of the cap "
