@@ -9,6 +9,7 @@ from .linear_model import (
     NAPPLassoClassifier,
     ObjPertLogisticRegression,
     OutputPertSVM,
+    SSPLinearRegression,
 )
 from .accounting import PrivacyLedger
 from .model_selection import EpsilonForUtility, PrivateGridSearchCV, PrivateRandomizedSearchCV
@@ -31,6 +32,7 @@ __all__ = [
     "PrivacyLedger",
     "PrivateGridSearchCV",
     "PrivateRandomizedSearchCV",
+    "SSPLinearRegression",
     "UnreachableUtilityWarning",
     "__version__",
 ]
