@@ -143,7 +143,7 @@ class SSPLinearRegression(RegressorMixin, WeightedFitMixin, PrivateLinearModel):
         The ridge, in the sum form ``sum_i (y_i - z_i theta)^2 + alpha ||theta||^2``
         (the intercept coordinate is penalised too; scikit-learn's ``Ridge(alpha)``
         on ``n`` rows has the same ``alpha``). ``"auto"``: AdaSSP's rule, from a
-        private lower bound of ``lambda_min(A)`` that the fit releases with a third of
+        private lower bound of ``lambda_min(A)`` that the fit releases with a tenth of
         the budget: ``alpha = max(0, S - lambda_tilde)`` with ``S`` a bound on the
         spectral norm of the noise on ``A`` (see Notes), so that no ridge is added
         when the data alone outweigh the noise. The value used is ``alpha_``.
@@ -201,13 +201,13 @@ class SSPLinearRegression(RegressorMixin, WeightedFitMixin, PrivateLinearModel):
     (Gaussian) or 2 (Laplace)): Gram matrix ``W B^2`` in the Frobenius norm, moment
     ``W B y_bound``, ``lambda_min`` ``W B^2`` (Weyl). ``delta > 0``: Gaussian noise,
     the three releases one ``mu``-GDP mechanism with ``mu = gdp_mu(epsilon, delta)``,
-    so exactly ``(epsilon, delta)``-DP, ``mu^2`` split in thirds (halves with a fixed
-    ``alpha``). ``delta = 0``: Laplace noise on the upper triangle of ``A`` and on
-    ``b`` with L1 sensitivities ``W ((sqrt(d) R + c)^2 + B^2) / 2`` and ``W
-    y_bound (sqrt(d) R + c)``, ``epsilon`` split in thirds (halves). The number of
-    rows is never read: it enters only through ``A`` (its intercept entry is the
-    noisy count). Predictions clip rows to ``data_norm_`` as the fit did.
-    Derivation: ``docs/privacy/sufficient_statistics.rst``.
+    so exactly ``(epsilon, delta)``-DP, ``mu^2`` split 0.1 to ``lambda_min``, 0.45
+    to each of ``A`` and ``b`` (halves with a fixed ``alpha``). ``delta = 0``:
+    Laplace noise on the upper triangle of ``A`` and on ``b`` with L1 sensitivities
+    ``W ((sqrt(d) R + c)^2 + B^2) / 2`` and ``W y_bound (sqrt(d) R + c)``, ``epsilon``
+    split in the same shares. The number of rows is never read: it enters only
+    through ``A`` (its intercept entry is the noisy count). Predictions clip rows to
+    ``data_norm_`` as the fit did. Derivation: ``docs/privacy/sufficient_statistics.rst``.
 
     :class:`~skdp.EpsilonForUtility` selects epsilon on one noise path of the
     statistics (Laplace gradual release, or the Brownian mechanism): each rung is an

@@ -13,7 +13,7 @@ from sklearn.utils._param_validation import InvalidParameterError
 
 import skdp.linear_model._sufficient_statistics as ssp_module
 from skdp import EpsilonForUtility, SSPLinearRegression
-from skdp.mechanisms._sufficient_statistics import (RIDGE_FAILURE, gram_coordinates,
+from skdp.mechanisms._sufficient_statistics import (EIGENVALUE_SHARE, RIDGE_FAILURE,
                                                     private_ridge, ssp_calibration,
                                                     ssp_sensitivities)
 
@@ -53,13 +53,14 @@ def test_gaussian_calibration_by_hand(neighboring, alpha, W):
     B2 = R**2 + C**2
     m = 2.0 if neighboring == "replace" else 1.0
     gram, moment, eigen = W * B2 * np.sqrt(m), W * np.sqrt(B2) * Y * m, W * B2
-    k = 3 if alpha == "auto" else 2
-    mu_k = _gdp_mu(epsilon, delta) / np.sqrt(k)
+    eigen_share = EIGENVALUE_SHARE if alpha == "auto" else 0.0
+    mu = _gdp_mu(epsilon, delta)
+    mu_k = mu * np.sqrt((1 - eigen_share) / 2)     # the Gram matrix's and the moment's
     assert release.calibration.law == "gaussian"
     assert_allclose(release.calibration.gram, gram / mu_k, rtol=1e-9)
     assert_allclose(release.calibration.moment, moment / mu_k, rtol=1e-9)
-    assert_allclose(release.calibration.eigenvalue, eigen / mu_k if k == 3 else 0.0,
-                    rtol=1e-9)
+    assert_allclose(release.calibration.eigenvalue,
+                    eigen / (mu * np.sqrt(eigen_share)) if eigen_share else 0.0, rtol=1e-9)
 
 
 @pytest.mark.parametrize("neighboring", ["add_remove", "replace"])
@@ -73,9 +74,11 @@ def test_laplace_calibration_by_hand(neighboring, fit_intercept):
     # the upper triangle of z z^T for z = (R / 2, R / 2, R / 2, R / 2, c), the L1 extreme
     z = np.r_[np.full(4, R / 2), c][: 5 if fit_intercept else 4]
     upper = np.abs(np.outer(z, z))[np.triu_indices(z.size)].sum()
-    assert_allclose(release.calibration.gram, m * upper / 0.3, rtol=1e-12)
-    assert_allclose(release.calibration.moment, m * Y * np.abs(z).sum() / 0.3, rtol=1e-12)
-    assert_allclose(release.calibration.eigenvalue, (R**2 + c**2) / 0.3, rtol=1e-12)
+    share = 0.9 * (1 - EIGENVALUE_SHARE) / 2
+    assert_allclose(release.calibration.gram, m * upper / share, rtol=1e-12)
+    assert_allclose(release.calibration.moment, m * Y * np.abs(z).sum() / share, rtol=1e-12)
+    assert_allclose(release.calibration.eigenvalue, (R**2 + c**2) / (0.9 * EIGENVALUE_SHARE),
+                    rtol=1e-12)
 
 
 @pytest.mark.parametrize("delta", [0.0, 1e-5])
@@ -151,7 +154,7 @@ def test_row_neighbours_lose_at_most_the_budget(delta, neighboring, alpha):
     if neighboring == "add_remove":
         # tight: the Gram matrix's and the moment's shares are used in full (the
         # eigenvalue's need not be: three rows in four dimensions have lambda_min 0)
-        used = 1.0 if alpha != "auto" else 2.0 / 3.0
+        used = 1.0 if alpha != "auto" else 1.0 - EIGENVALUE_SHARE
         assert worst >= budget * (np.sqrt(used) if delta else used) * (1 - 1e-9)
 
 
@@ -162,7 +165,7 @@ def test_an_added_row_uses_the_gram_and_moment_shares_exactly():
     X2, y2 = np.vstack([X, [R, 0.0]]), np.r_[y, Y]
     kw = dict(epsilon=1.0, delta=1e-6)
     _, terms = _loss(_release(X, y, **kw), _release(X2, y2, **kw))
-    mu_k = _gdp_mu(1.0, 1e-6) / np.sqrt(3)
+    mu_k = _gdp_mu(1.0, 1e-6) * np.sqrt((1 - EIGENVALUE_SHARE) / 2)
     assert_allclose(terms["gram"], mu_k, rtol=1e-9)
     assert_allclose(terms["moment"], mu_k, rtol=1e-9)
     assert terms["eigenvalue"] <= mu_k * (1 + 1e-9)
