@@ -23,7 +23,9 @@ from ..utils._docstrings import fill_doc
 from ..utils._random import noise_generator
 from ..utils._sklearn_compat import Interval, StrOptions
 from ..utils.validation import clip_rows_to_norm
-from ._base import PrivateLinearModel, design_matrix
+from ..solvers._partitioned import is_dask_collection
+from ._base import (PrivateLinearModel, by_partitions, partitioned_regression_design,
+                    solver_design)
 from ._weights import (WeightedFitMixin, check_person_params, person_constraints, row_weights,
                        weight_constraints)
 
@@ -100,11 +102,17 @@ class SSPRelease:
 NOISE_REDUCERS = {"laplace": reduce_laplace_noise, "gaussian": reduce_gaussian_noise}
 
 
-def _sufficient_statistics_perturbation(design, y, *, weights, epsilon, delta, neighboring,
-                                        data_norm, intercept_scaling, y_bound, weight_bound,
+def statistics_pass(design, y):
+    """One partition's (or the whole in-memory design's) ``(Z^T Z, Z^T y)``."""
+    return design.gram(), design.transpose_product(y)
+
+
+def _sufficient_statistics_perturbation(statistics, *, epsilon, delta, neighboring, data_norm,
+                                        intercept_scaling, n_features, y_bound, weight_bound,
                                         alpha, rng):
-    """Release the noisy statistics of ``design`` (clipped rows, the intercept column
-    last when ``intercept_scaling`` is not 0) and clipped ``y``, in one pass.
+    """Release the noisy ``statistics`` of the clipped design (rows clipped to
+    ``data_norm``, the intercept column ``intercept_scaling`` last when it is not 0)
+    and the clipped target.
 
     ``alpha=None`` releases ``lambda_min`` too, for the private ridge. Pure
     (``delta = 0``): Laplace noise, ``epsilon`` split; Gaussian: one ``mu``-GDP
@@ -112,13 +120,12 @@ def _sufficient_statistics_perturbation(design, y, *, weights, epsilon, delta, n
     ssp_calibration`).
     """
     bounds = dict(law="gaussian" if delta > 0 else "laplace", data_norm=data_norm,
-                  intercept_scaling=intercept_scaling,
-                  n_features=design.shape[1] - (intercept_scaling > 0), y_bound=y_bound,
-                  weight_bound=weight_bound)
+                  intercept_scaling=intercept_scaling, n_features=n_features,
+                  y_bound=y_bound, weight_bound=weight_bound)
     sensitivities = ssp_sensitivities(neighboring=neighboring, **bounds)
     calibration = ssp_calibration(epsilon, delta, sensitivities, private_ridge=alpha is None)
-    statistics = SSPStatistics.of(design, y, weights)
-    noise = draw_ssp_noise(calibration, design.shape[1], rng, private_ridge=alpha is None)
+    noise = draw_ssp_noise(calibration, statistics.moment.size, rng,
+                           private_ridge=alpha is None)
     return SSPRelease(statistics, noise, calibration, sensitivities,
                       ssp_sensitivities(neighboring="add_remove", **bounds), alpha, rng)
 
@@ -270,24 +277,38 @@ class SSPLinearRegression(RegressorMixin, WeightedFitMixin, PrivateLinearModel):
         # the private ridge is a kinked function of the noisy eigenvalue
         return False
 
+    def _partitioned_refusal(self, with_derivative):
+        return None   # one map-reduce of the statistics, the same model as in memory
+
     def _releases(self, X, y, with_derivative=False, sample_weight=None, groups=None):
-        """Validate (every error before any noise), clip, then release the statistics."""
+        """Validate (every error before any noise), then compute the statistics of the
+        clipped rows in one pass (a map-reduce over a dask array's partitions) and
+        release them."""
         check_person_params(self, groups)
         self._check_privacy_params()
         if self.y_bound is None:
             raise ValueError(f"{type(self).__name__}: {Y_BOUND_REFUSAL}")
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True,
-                             accept_sparse=("csr", "csc"))
-        weights, self.weight_bound_ = row_weights(self, sample_weight, X, groups=groups)
-        data_norm = self._resolve_data_norm(X)
-        design = design_matrix(X, data_norm=data_norm, fit_intercept=self.fit_intercept,
-                               intercept_scaling=self.intercept_scaling)
+        bounds = dict(fit_intercept=self.fit_intercept,
+                      intercept_scaling=self.intercept_scaling)
+        if is_dask_collection(X) or is_dask_collection(y):
+            self.weight_bound_ = 1.0   # weights and groups are refused before (dask)
+            design = partitioned_regression_design(
+                self, X, y, data_norm=self._resolve_data_norm(), low=-self.y_bound,
+                high=self.y_bound, **bounds)
+            statistics = SSPStatistics.from_sums(*design.reduce(statistics_pass))
+        else:
+            X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True,
+                                 accept_sparse=("csr", "csc"))
+            weights, self.weight_bound_ = row_weights(self, sample_weight, X, groups=groups)
+            design = solver_design(X, data_norm=self._resolve_data_norm(X), **bounds)
+            statistics = SSPStatistics.of(design, np.clip(y, -self.y_bound, self.y_bound),
+                                          weights)
         return [_sufficient_statistics_perturbation(
-            design, np.clip(y, -self.y_bound, self.y_bound), weights=weights,
-            epsilon=self._mechanism_epsilon(), delta=self.delta,
-            neighboring=self.neighboring, data_norm=data_norm,
+            statistics, epsilon=self._mechanism_epsilon(), delta=self.delta,
+            neighboring=self.neighboring, data_norm=self.data_norm_,
             intercept_scaling=self.intercept_scaling if self.fit_intercept else 0.0,
-            y_bound=self.y_bound, weight_bound=self.weight_bound_,
+            n_features=self.n_features_in_, y_bound=self.y_bound,
+            weight_bound=self.weight_bound_,
             alpha=None if self.alpha == "auto" else float(self.alpha),
             rng=noise_generator(self.random_state))]
 
@@ -308,6 +329,8 @@ class SSPLinearRegression(RegressorMixin, WeightedFitMixin, PrivateLinearModel):
             ``X @ coef_ + intercept_``.
         """
         check_is_fitted(self)
+        if is_dask_collection(X):   # lazily, partition by partition
+            return by_partitions(self.predict, X, None, float)
         X = validate_data(self, X, dtype=np.float64, reset=False, accept_sparse=("csr", "csc"))
         return np.asarray(clip_rows_to_norm(X, self.data_norm_) @ self.coef_) + self.intercept_
 

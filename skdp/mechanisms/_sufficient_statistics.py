@@ -19,7 +19,6 @@ addition, which is tight).
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..accounting import gdp_mu
 from ._dominance import noise_floor
@@ -229,15 +228,21 @@ class SSPStatistics:
 
     @classmethod
     def of(cls, design, y, weights=None):
-        """The statistics of the clipped design (dense or sparse) and clipped ``y``."""
-        weighted = design if weights is None else (
-            design.multiply(weights[:, None]).tocsr() if sp.issparse(design)
-            else design * weights[:, None])
-        gram = design.T @ weighted
-        gram = np.asarray(gram.toarray() if sp.issparse(gram) else gram, dtype=float)
+        """The statistics of the clipped design and clipped ``y``: ``design`` has
+        ``weighted_gram(w)`` and ``transpose_product(v)``
+        (:class:`~skdp.solvers._design.ScaledDesign`)."""
+        if weights is None:
+            return cls.from_sums(design.gram(), design.transpose_product(y))
+        return cls.from_sums(design.weighted_gram(weights),
+                             design.transpose_product(weights * y))
+
+    @classmethod
+    def from_sums(cls, gram, moment):
+        """The statistics from ``A`` and ``b`` (summed over partitions, say)."""
+        gram = np.asarray(gram, dtype=float)
         gram = 0.5 * (gram + gram.T)
-        moment = np.asarray(weighted.T @ y, dtype=float).ravel()
-        return cls(gram, moment, float(np.linalg.eigvalsh(gram)[0]))
+        return cls(gram, np.asarray(moment, dtype=float).ravel(),
+                   float(np.linalg.eigvalsh(gram)[0]))
 
     def coordinates(self, law):
         """Each statistic as the vector its noise is added to."""

@@ -303,6 +303,20 @@ def test_the_spectral_bound_holds_for_the_gaussian_gram_noise():
     assert np.mean(below) >= 1 - RIDGE_FAILURE
 
 
+@pytest.mark.parametrize("delta", [0.0, 1e-6])
+def test_sparse_rows_fit_the_dense_model(delta):
+    import scipy.sparse as sp
+
+    X, y = _data()
+    X[np.abs(X) < 0.5] = 0.0
+    kw = dict(epsilon=1.0, delta=delta, data_norm=R, y_bound=Y, random_state=1)
+    dense = SSPLinearRegression(**kw).fit(X, y)
+    for sparse in (sp.csr_matrix(X), sp.csc_matrix(X)):
+        model = SSPLinearRegression(**kw).fit(sparse, y)
+        assert_allclose(model.coef_, dense.coef_, rtol=1e-9, atol=1e-12)
+        assert_allclose(model.predict(sparse), dense.predict(X), rtol=1e-9, atol=1e-12)
+
+
 # -- refusals before any noise -------------------------------------------------------------------
 
 @pytest.fixture
@@ -348,11 +362,38 @@ def test_bad_input_is_refused_before_any_noise(case, error, match, no_noise):
         SSPLinearRegression(**params).fit(X, y, **fit)
 
 
-def test_a_dask_array_is_refused_before_any_noise(no_noise):
+def test_weights_on_a_dask_array_are_refused_before_any_noise(no_noise):
     da = pytest.importorskip("dask.array")
     X, y = _data(n=20)
     with pytest.raises(ValueError, match="dask"):
-        SSPLinearRegression(data_norm=R, y_bound=Y).fit(da.from_array(X), da.from_array(y))
+        SSPLinearRegression(data_norm=R, y_bound=Y).fit(
+            da.from_array(X), da.from_array(y), sample_weight=np.ones(20))
+
+
+@pytest.mark.parametrize("params", [dict(delta=0.0), dict(delta=1e-6, alpha=0.5),
+                                    dict(epsilon=np.inf, fit_intercept=False)])
+def test_a_dask_array_fits_the_model_in_memory_in_one_pass(params, monkeypatch):
+    """The statistics as a sum over partitions: the same model as in memory, to the
+    rounding of the partial sums, with the same noise; one pass over the partitions."""
+    da = pytest.importorskip("dask.array")
+    X, y = _data(n=500)
+    kw = {**dict(epsilon=1.0, data_norm=R, y_bound=Y, random_state=2), **params}
+    memory = SSPLinearRegression(**kw).fit(X, y)
+    passes, original = [], ssp_module.statistics_pass
+
+    def counted(design, target):
+        passes.append(design.shape[0])
+        return original(design, target)
+    monkeypatch.setattr(ssp_module, "statistics_pass", counted)
+    dask = SSPLinearRegression(**kw).fit(da.from_array(X, chunks=(120, -1)),
+                                        da.from_array(y, chunks=120))
+    assert sorted(passes) == sorted([120] * 4 + [20])
+    assert_allclose(dask.coef_, memory.coef_, rtol=1e-9, atol=1e-12)
+    assert_allclose(dask.intercept_, memory.intercept_, rtol=1e-9, atol=1e-12)
+    assert dask.alpha_ == pytest.approx(memory.alpha_, rel=1e-9, abs=1e-12)
+    assert dask.epsilon_spent_ == memory.epsilon_spent_
+    assert_allclose(dask.predict(da.from_array(X, chunks=(120, -1))).compute(),
+                    memory.predict(X), rtol=1e-9, atol=1e-12)
 
 
 # -- noise reduction ------------------------------------------------------------------------------
@@ -414,3 +455,4 @@ def test_epsilon_for_utility_selects_on_one_noise_path(delta):
     if delta == 0.0:
         assert report["parts"]["training"]["ex_post"]["epsilon"] == pytest.approx(
             rungs[-1]["epsilon"])
+
