@@ -28,6 +28,8 @@ Run ``python -m benchmarks.bench_ssp [--quick]`` from the repo root; writes
 """
 
 import argparse
+import json
+import os
 import time
 import warnings
 
@@ -37,7 +39,7 @@ from sklearn.datasets import load_diabetes
 from skdp import NAPPLasso, SSPLinearRegression
 from skdp.datasets import adult_preprocessor, load_adult
 
-from ._common import environment, optional_import, summarise, write_results
+from ._common import RESULTS_DIR, environment, optional_import, summarise, write_results
 
 NAME = "ssp"
 DELTA = 1e-6
@@ -177,11 +179,48 @@ def run_task(task_data, params, label):
     return result
 
 
+LABELS = {"ssp_gaussian": "SSP, Gaussian (ours)", "ssp_pure": "SSP, Laplace (ours, pure)",
+          "adassp": "AdaSSP (paper)", "napp": "NAPPLasso (pure)", "diffprivlib": "diffprivlib"}
+
+
+def plot(payload, path):
+    """Test R^2 against epsilon, one panel per task, the non-private fit dashed."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    tasks = payload["tasks"]
+    fig, axes = plt.subplots(1, len(tasks), figsize=(3.2 * len(tasks), 3.2), squeeze=False)
+    for ax, (task, result) in zip(axes[0], tasks.items()):
+        epsilons = [float(e) for e in result["cells"]]
+        for method, label in LABELS.items():
+            if method in next(iter(result["cells"].values())):
+                ax.plot(epsilons, [cell[method]["r2"]["mean"] for cell in
+                                   result["cells"].values()], marker="o", label=label)
+        ax.axhline(result["nonprivate"]["r2"], color="k", ls="--", lw=1, label="non-private")
+        ax.set_xscale("log")
+        ax.set_ylim(-0.2, 1.0)
+        ax.set_xlabel("epsilon")
+        ax.set_title(f"{task} (n={result['n_train']:,})", fontsize=9)
+    axes[0][0].set_ylabel("test R^2 (mean of draws)")
+    axes[0][0].legend(fontsize=6)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="reduced run (about a minute)")
     parser.add_argument("--tasks", nargs="+", default=None, choices=PARAMS["tasks"])
+    parser.add_argument("--plot-only", action="store_true",
+                        help="redraw the figure from the existing JSON")
     args = parser.parse_args(argv)
+    if args.plot_only:
+        path = RESULTS_DIR / f"{NAME}{'_quick' if args.quick else ''}.json"
+        plot(json.loads(path.read_text()), path.with_suffix(".png"))
+        return
     params = {**PARAMS, **QUICK} if args.quick else dict(PARAMS)
     params["tasks"] = list(args.tasks or params["tasks"])
     from threadpoolctl import threadpool_limits
@@ -201,8 +240,9 @@ def main(argv=None):
     payload = dict(params=params, delta=DELTA, tasks=tasks,
                    share_of_cells_ssp_at_most_adassp=float(np.mean(np.array(cells) <= 1.0)),
                    runtime_seconds=time.perf_counter() - start,
-                   load_average=list(__import__("os").getloadavg()))
+                   load_average=list(os.getloadavg()))
     path = write_results(f"{NAME}_quick" if args.quick else NAME, payload)
+    plot(payload, path.with_suffix(".png"))
     print(f"wrote {path}; environment {environment()['git_sha']}")
 
 
