@@ -1364,7 +1364,25 @@ def ssp(payload, timing=None):
                    for m in methods] + [fmt(cell["ssp_over_adassp_mse"], 3)]
                 for epsilon, cell in result["cells"].items()]
         lines += table(["epsilon", *methods, "SSP / AdaSSP MSE"], rows)
-    return lines
+    return lines + _ssp_selection(payload.get("selection", {}))
+
+
+def _ssp_selection(selection):
+    """The selection study of ``bench_ssp.py``: realised epsilon over the oracle."""
+    if not selection:
+        return []
+    lines = ["**Selection** (`EpsilonForUtility` around SSP, Gaussian, default tolerance; the "
+             "synthetic task; target 80 % of the way from the utility of predicting 0 to the "
+             "non-private fit's; oracle: the smallest epsilon at which one fit on all the "
+             "rows meets the target on average):", ""]
+    rows = [[f"{int(n):,}", f"{cell['target']:.5f}",
+             f"{cell['zero_utility']:.5f} / {cell['nonprivate_utility']:.5f}",
+             fmt_eps(cell["oracle_epsilon"]), fmt(cell["median_ratio"], 2),
+             f"{100 * cell['share_released_meeting_target']:.0f} %", str(len(cell["runs"]))]
+            for n, cell in selection.items()]
+    return lines + table(["rows", "target utility", "predict 0 / non-private",
+                          "oracle epsilon", "median ex-post / oracle",
+                          "released models meeting the target", "runs"], rows)
 
 
 SECTIONS = {

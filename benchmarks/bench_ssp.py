@@ -35,6 +35,7 @@ import warnings
 
 import numpy as np
 from sklearn.datasets import load_diabetes
+from threadpoolctl import threadpool_limits
 
 from skdp import NAPPLasso, SSPLinearRegression
 from skdp.datasets import adult_preprocessor, load_adult
@@ -45,8 +46,11 @@ NAME = "ssp"
 DELTA = 1e-6
 PARAMS = {"epsilons": [0.1, 0.3, 1.0, 3.0, 10.0], "draws": 20,
           "tasks": ["diabetes", "adult_age", "synthetic"],
-          "synthetic_sizes": [1000, 10000, 100000], "napp": True}
-QUICK = {"epsilons": [0.3, 3.0], "draws": 3, "synthetic_sizes": [2000], "napp": False}
+          "synthetic_sizes": [1000, 10000, 100000], "napp": True,
+          "selection_sizes": [5000, 50000], "selection_seeds": 20, "oracle_draws": 40}
+QUICK = {"epsilons": [0.3, 3.0], "draws": 3, "synthetic_sizes": [2000], "napp": False,
+         "selection_sizes": [5000], "selection_seeds": 2, "oracle_draws": 5}
+ORACLE_GRID = 0.005 * 1.03 ** np.arange(300)
 RHO = 0.05
 
 
@@ -179,6 +183,50 @@ def run_task(task_data, params, label):
     return result
 
 
+def bounded_utility(model, X, y, y_bound):
+    """The selection's per-row utility ``1 - min(1, (y - y_hat)^2 / (4 y_bound^2))``,
+    averaged over the held-out rows."""
+    error = np.clip(y, -y_bound, y_bound) - model.predict(X)
+    return float(np.mean(1.0 - np.minimum(1.0, error**2 / (4.0 * y_bound**2))))
+
+
+def run_selection(n, params):
+    """EpsilonForUtility(SSP, Gaussian) on the synthetic task against the oracle: the
+    smallest epsilon of a fine grid (ratio 1.03) at which one fit on all the rows meets
+    the target on average (``oracle_draws`` fits). The target is 80 % of the way from
+    the utility of predicting 0 to the non-private fit's."""
+    from skdp import EpsilonForUtility
+
+    X, y, X_test, y_test, data_norm, y_bound = load_task("synthetic", n=n)
+    base = dict(data_norm=data_norm, y_bound=y_bound, delta=DELTA)
+    exact = bounded_utility(SSPLinearRegression(epsilon=np.inf, **base).fit(X, y), X_test,
+                            y_test, y_bound)
+    zero = float(np.mean(1.0 - np.minimum(1.0, np.clip(y_test, -y_bound, y_bound) ** 2
+                                          / (4.0 * y_bound**2))))
+    target = zero + 0.8 * (exact - zero)
+    oracle = next(e for e in ORACLE_GRID if np.mean([bounded_utility(
+        SSPLinearRegression(epsilon=e, random_state=s, **base).fit(X, y), X_test, y_test,
+        y_bound) for s in range(params["oracle_draws"])]) >= target)
+    runs = []
+    for seed in range(params["selection_seeds"]):
+        search = EpsilonForUtility(SSPLinearRegression(**base), target_utility=target,
+                                   epsilon_start=oracle / 10, epsilon_max=100 * oracle,
+                                   random_state=seed).fit(X, y)
+        report = search.privacy_report_
+        runs.append(dict(
+            ex_post=report["ex_post"]["epsilon"],
+            training=report["parts"]["training"]["ex_post"]["epsilon"],
+            rungs=len(report["transcript"]["rungs"]), stop=report["transcript"]["stop_reason"],
+            utility=bounded_utility(search.best_estimator_, X_test, y_test, y_bound)
+            if hasattr(search, "best_estimator_") else None))
+    ratios = [run["ex_post"] / oracle for run in runs]
+    met = [run["utility"] is not None and run["utility"] >= target for run in runs]
+    return dict(n=n, target=target, nonprivate_utility=exact, zero_utility=zero,
+                oracle_epsilon=float(oracle), runs=runs,
+                median_ratio=float(np.median(ratios)), share_released_meeting_target=float(
+                    np.mean(met)))
+
+
 LABELS = {"ssp_gaussian": "SSP, Gaussian (ours)", "ssp_pure": "SSP, Laplace (ours, pure)",
           "adassp": "AdaSSP (paper)", "napp": "NAPPLasso (pure)", "diffprivlib": "diffprivlib"}
 
@@ -216,14 +264,25 @@ def main(argv=None):
     parser.add_argument("--tasks", nargs="+", default=None, choices=PARAMS["tasks"])
     parser.add_argument("--plot-only", action="store_true",
                         help="redraw the figure from the existing JSON")
+    parser.add_argument("--selection-only", action="store_true",
+                        help="rerun the selection study only, into the existing JSON")
     args = parser.parse_args(argv)
     if args.plot_only:
         path = RESULTS_DIR / f"{NAME}{'_quick' if args.quick else ''}.json"
         plot(json.loads(path.read_text()), path.with_suffix(".png"))
         return
+    if args.selection_only:
+        path = RESULTS_DIR / f"{NAME}{'_quick' if args.quick else ''}.json"
+        payload = json.loads(path.read_text())
+        with threadpool_limits(1):
+            payload["selection"] = {str(n): run_selection(n, params)
+                                    for n in params["selection_sizes"]}
+        payload.pop("benchmark", None)
+        payload.pop("environment", None)
+        write_results(path.stem, payload)
+        return
     params = {**PARAMS, **QUICK} if args.quick else dict(PARAMS)
     params["tasks"] = list(args.tasks or params["tasks"])
-    from threadpoolctl import threadpool_limits
 
     start = time.perf_counter()
     tasks = {}
@@ -235,9 +294,10 @@ def main(argv=None):
                                                         f"synthetic n={n}")
             else:
                 tasks[task] = run_task(load_task(task), params, task)
+        selection = {str(n): run_selection(n, params) for n in params["selection_sizes"]}
     cells = [cell["ssp_over_adassp_mse"] for result in tasks.values()
              for cell in result["cells"].values()]
-    payload = dict(params=params, delta=DELTA, tasks=tasks,
+    payload = dict(params=params, delta=DELTA, tasks=tasks, selection=selection,
                    share_of_cells_ssp_at_most_adassp=float(np.mean(np.array(cells) <= 1.0)),
                    runtime_seconds=time.perf_counter() - start,
                    load_average=list(os.getloadavg()))
