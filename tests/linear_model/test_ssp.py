@@ -419,6 +419,10 @@ def test_the_path_starts_at_the_fit_and_ends_at_the_noise_free_model(delta):
     assert_allclose(exact.coef_, oracle.coef_, rtol=1e-10)
     assert first.epsilon_spent_ == 0.5   # earlier releases are untouched
     assert not hasattr(estimator, "coef_")
+    # a release holds what a fit holds: nothing of the path (statistics, noise, stream)
+    fitted = SSPLinearRegression(**kw).fit(X, y)
+    for model in (first, later, exact):
+        assert set(vars(model)) == set(vars(fitted))
 
 
 @pytest.mark.parametrize("delta", [0.0, 1e-6])
