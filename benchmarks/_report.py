@@ -14,7 +14,7 @@ from pathlib import Path
 
 BENCHMARKS = ("objective_perturbation", "output_perturbation", "dpsgd", "napp", "scaling",
               "scale_out", "paper_table", "defaults", "epsilon_for_utility", "private_selection",
-              "selection_cap", "private_search", "person_level")
+              "selection_cap", "private_search", "person_level", "ssp")
 NOT_RECORDED = "not recorded"
 DASH = "—"
 
@@ -1344,6 +1344,52 @@ def person_level(payload, timing=None):
                           "group privacy (row-level at epsilon / k)"], rows) + [""]
 
 
+def ssp(payload, timing=None):
+    """``bench_ssp.py``: test MSE and R^2 of SSPLinearRegression, AdaSSP, NAPPLasso and
+    the non-private fit per task and epsilon."""
+    params = payload["params"]
+    lines = setting(payload, f"{params['draws']} noise draws per cell (seed 1000 draw + "
+                    "100 epsilon), one fixed data split", "add/remove one row") + [""]
+    lines += [f"Gaussian methods at delta {payload['delta']:g}; `SSP, pure` and NAPPLasso at "
+              "delta 0. Cells: mean ± standard error of the test MSE (R^2 in brackets). SSP "
+              "(Gaussian) has a test MSE at most AdaSSP's in "
+              f"{100 * payload['share_of_cells_ssp_at_most_adassp']:.0f} % of the cells. "
+              f"Run time {payload['runtime_seconds']:.0f} s under a load average of "
+              f"{payload['load_average'][0]:.1f} on {_cpus(payload)} CPUs.", ""]
+    for task, result in payload["tasks"].items():
+        first = next(iter(result["cells"].values()))
+        methods = [m for m, value in first.items() if isinstance(value, dict)]
+        lines += [f"**{task}**: {result['n_train']:,} training rows, {result['n_features']} "
+                  f"features, data_norm {result['data_norm']:.3g}, y_bound "
+                  f"{result['y_bound']:g}; non-private least squares: MSE "
+                  f"{fmt(result['nonprivate']['mse'])} (R^2 "
+                  f"{fmt(result['nonprivate']['r2'], 3)}).", ""]
+        rows = [[fmt_eps(float(epsilon))]
+                + [f"{fmt_summary(cell[m]['mse'])} ({fmt(cell[m]['r2']['mean'], 3)})"
+                   for m in methods] + [fmt(cell["ssp_over_adassp_mse"], 3)]
+                for epsilon, cell in result["cells"].items()]
+        lines += table(["epsilon", *methods, "SSP / AdaSSP MSE"], rows)
+    return lines + _ssp_selection(payload.get("selection", {}))
+
+
+def _ssp_selection(selection):
+    """The selection study of ``bench_ssp.py``: realised epsilon over the oracle."""
+    if not selection:
+        return []
+    lines = ["**Selection** (`EpsilonForUtility` around SSP, Gaussian, default tolerance; the "
+             "synthetic task; target 80 % of the way from the utility of predicting 0 to the "
+             "non-private fit's; oracle: the smallest epsilon at which one fit on all the "
+             "rows meets the target on average):", ""]
+    rows = [[f"{int(n):,}", f"{cell['target']:.5f}",
+             f"{cell['zero_utility']:.5f} / {cell['nonprivate_utility']:.5f}",
+             fmt_eps(cell["oracle_epsilon"]), fmt(cell["median_ratio"], 2),
+             f"{100 * cell['share_released_meeting_target']:.0f} %", str(len(cell["runs"]))]
+            for n, cell in selection.items()]
+    return lines + table(["rows", "target utility", "predict 0 / non-private",
+                          "oracle epsilon", "median ex-post / oracle",
+                          "released models meeting the target", "runs"], rows)
+
+
 SECTIONS = {
     "objective_perturbation": ("Objective perturbation (ObjPertLogisticRegression) on Adult "
                                "and KDDCup99", objective_perturbation),
@@ -1369,6 +1415,8 @@ SECTIONS = {
     "defaults": ("Defaults against the best of a grid (Adult, KDDCup99, MNIST)", defaults),
     "person_level": ("The person as the unit of privacy on a visit-style table (Adult)",
                      person_level),
+    "ssp": ("Linear regression: SSPLinearRegression against AdaSSP, NAPPLasso and least "
+            "squares (diabetes, Adult age, synthetic)", ssp),
 }
 
 

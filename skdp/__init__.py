@@ -9,6 +9,7 @@ from .linear_model import (
     NAPPLassoClassifier,
     ObjPertLogisticRegression,
     OutputPertSVM,
+    SSPLinearRegression,
 )
 from .model_selection import (EpsilonForUtility, PrivacyLedger, PrivateGridSearchCV,
                               PrivateRandomizedSearchCV)
@@ -31,6 +32,7 @@ __all__ = [
     "PrivacyLedger",
     "PrivateGridSearchCV",
     "PrivateRandomizedSearchCV",
+    "SSPLinearRegression",
     "SampleWeightWarning",
     "UnreachableUtilityWarning",
     "__version__",

@@ -17,6 +17,7 @@ from skdp import (
     NAPPLassoClassifier,
     ObjPertLogisticRegression,
     OutputPertSVM,
+    SSPLinearRegression,
 )
 
 RNG_DATA = np.random.default_rng(0)
@@ -30,7 +31,9 @@ ESTIMATORS = {
     "DPSGDClassifier": lambda **p: DPSGDClassifier(**p),
     "NAPPLasso": lambda **p: NAPPLasso(**{"y_bound": 5.0, "coef_bound": 10.0, **p}),
     "NAPPLassoClassifier": lambda **p: NAPPLassoClassifier(**p),
+    "SSPLinearRegression": lambda **p: SSPLinearRegression(**{"y_bound": 5.0, **p}),
 }
+REGRESSORS = ("NAPPLasso", "SSPLinearRegression")
 
 
 def _with(X=None, **changes):
@@ -141,11 +144,19 @@ SPECIFIC_CASES = {
         ("coef_bound zero", {"coef_bound": 0.0}, "'coef_bound'"),
         ("max_iter zero", {"max_iter": 0}, "'max_iter'"),
     ],
+    "SSPLinearRegression": [
+        ("y_bound missing", {"y_bound": None}, "y_bound"),
+        ("y_bound zero", {"y_bound": 0.0}, "'y_bound'"),
+        ("alpha negative", {"alpha": -1.0}, "'alpha'"),
+        ("alpha string", {"alpha": "large"}, "'alpha'"),
+        ("unknown relation", {"neighboring": "swap"}, "'neighboring'"),
+        ("max_rows_per_group zero", {"max_rows_per_group": 0.0}, "'max_rows_per_group'"),
+    ],
 }
 
 
 def _target(name, y):
-    regressor = name == "NAPPLasso"
+    regressor = name in REGRESSORS
     good = Y_REG if regressor else Y_CLASS
     if y is None:
         return good
@@ -163,7 +174,7 @@ def _cases():
             if name == "DPSGDClassifier" and case == "data_norm None":
                 continue  # DP-SGD's privacy comes from clipping gradients, not from data_norm
             yield pytest.param(name, params, X_OK, None, error, match, id=f"{name}-{case}")
-        if name != "NAPPLasso":
+        if name not in REGRESSORS:
             for case, y, error, match in CLASSIFIER_CASES:
                 yield pytest.param(name, {}, X_OK, y, error, match, id=f"{name}-{case}")
                 # the private bound's stream (from the same Generator) comes after too

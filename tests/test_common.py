@@ -31,6 +31,8 @@ INIT_PARAMS = {
                                       random_state=0),
     # the squared loss needs public bounds on |y| and ||theta|| (no defaults on purpose)
     "NAPPLasso": dict(y_bound=10.0, coef_bound=100.0),
+    # the sensitivity of X^T y needs a public bound on |y| (no default on purpose)
+    "SSPLinearRegression": dict(y_bound=10.0),
 }
 
 # Checks that cannot pass because of differential privacy itself, with the reason.
@@ -62,6 +64,7 @@ EXPECTED_FAILED = {
     "ObjPertLogisticRegression": {**_N_ITER_LEAKS, **_WEIGHTS},
     "OutputPertSVM": {**_N_ITER_LEAKS, **_WEIGHTS},
     "NAPPLasso": {**_N_ITER_LEAKS, **_WEIGHTS},
+    "SSPLinearRegression": _WEIGHTS,
     "NAPPLassoClassifier": {
         **_N_ITER_LEAKS, **_WEIGHTS,
         "check_class_weight_classifiers":

@@ -12,7 +12,7 @@ import pytest
 from sklearn.datasets import make_classification
 
 from skdp import (DPSGDClassifier, LargeDeltaWarning, NAPPLasso, NAPPLassoClassifier,
-                  ObjPertLogisticRegression, OutputPertSVM)
+                  ObjPertLogisticRegression, OutputPertSVM, SSPLinearRegression)
 from skdp.accounting._dpsgd import default_count_noise_std
 from skdp.base import LARGE_DELTA
 from skdp.utils._random import noise_generator
@@ -24,13 +24,15 @@ ESTIMATORS = {
     "DPSGDClassifier": lambda **p: DPSGDClassifier(epochs=1, **p),
     "NAPPLassoClassifier": lambda **p: NAPPLassoClassifier(alpha=2.0, **p),
     "NAPPLasso": lambda **p: NAPPLasso(alpha=5.0, y_bound=10.0, coef_bound=10.0, **p),
+    "SSPLinearRegression": lambda **p: SSPLinearRegression(y_bound=10.0, **p),
 }
 
 
 def _data(name, n):
     X, y = make_classification(n_samples=n, n_features=4, random_state=0)
     X = X / (2 * np.linalg.norm(X, axis=1).max())
-    return (X, X @ [1.0, -1.0, 0.5, 0.0]) if name == "NAPPLasso" else (X, y)
+    regressor = name in ("NAPPLasso", "SSPLinearRegression")
+    return (X, X @ [1.0, -1.0, 0.5, 0.0]) if regressor else (X, y)
 
 
 def _large_delta_messages(name, n, delta):

@@ -16,7 +16,7 @@ import pytest
 from scipy import stats
 
 from skdp import (DPSGDClassifier, NAPPLasso, NAPPLassoClassifier, NoiseDominanceWarning,
-                  ObjPertLogisticRegression, OutputPertSVM)
+                  ObjPertLogisticRegression, OutputPertSVM, SSPLinearRegression)
 from skdp.audit import clopper_pearson
 from skdp.linear_model._objective_perturbation import _objective_perturbation
 from skdp.linear_model._output_perturbation import _output_perturbation
@@ -29,7 +29,9 @@ ESTIMATORS = {
     "OutputPertSVM": lambda **p: OutputPertSVM(**p),
     "NAPPLassoClassifier": lambda **p: NAPPLassoClassifier(alpha=2.0, **p),
     "NAPPLasso": lambda **p: NAPPLasso(alpha=5.0, y_bound=10.0, coef_bound=10.0, **p),
+    "SSPLinearRegression": lambda **p: SSPLinearRegression(y_bound=10.0, **p),
 }
+REGRESSORS = ("NAPPLasso", "SSPLinearRegression")
 
 
 def _data(n, d=20, seed=0, regression=False):
@@ -118,7 +120,7 @@ def test_objective_perturbation_data_gradient_is_within_the_record_bound():
 @pytest.mark.parametrize("name", ESTIMATORS)
 def test_replace_warns_below_the_floor_and_not_above(name):
     """Under replace the row count is public: the fit compares it with its floor."""
-    regression = name == "NAPPLasso"
+    regression = name in REGRESSORS
 
     def make():
         return ESTIMATORS[name](epsilon=0.2, data_norm=1.0, neighboring="replace",
@@ -146,7 +148,7 @@ def test_add_remove_never_reads_the_row_count(name):
     """Under add/remove the number of rows is private and the perturbation estimators
     hold no DP count of it: no warning however few the rows, and the floor is the
     same function of public quantities at any size."""
-    regression = name == "NAPPLasso"
+    regression = name in REGRESSORS
 
     def make():
         return ESTIMATORS[name](epsilon=0.2, data_norm=1.0, random_state=0)

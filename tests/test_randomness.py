@@ -21,7 +21,7 @@ from sklearn.base import clone
 from sklearn.datasets import make_classification, make_regression
 
 from skdp import (DPSGDClassifier, NAPPLasso, NAPPLassoClassifier, ObjPertLogisticRegression,
-                  OutputPertSVM)
+                  OutputPertSVM, SSPLinearRegression)
 from skdp.losses import LogisticLoss
 from skdp.solvers import glm_gradient, newton_minimise
 from skdp.utils import noise_independence, privacy_streams
@@ -37,11 +37,12 @@ ESTIMATORS = {
     "dpsgd": lambda **kw: DPSGDClassifier(epsilon=1.0, epochs=5, **kw),
     "napp_classifier": lambda **kw: NAPPLassoClassifier(epsilon=1.0, **kw),
     "napp": lambda **kw: NAPPLasso(epsilon=1.0, y_bound=3.0, coef_bound=10.0, **kw),
+    "ssp": lambda **kw: SSPLinearRegression(epsilon=1.0, delta=1e-6, y_bound=3.0, **kw),
 }
 
 
 def _data(name):
-    if name == "napp":
+    if name in ("napp", "ssp"):
         X, y = make_regression(n_samples=150, n_features=4, noise=0.5, random_state=0)
         return X / np.linalg.norm(X, axis=1).max(), y / np.abs(y).max() * 3
     X, y = make_classification(n_samples=150, n_features=4, random_state=0)

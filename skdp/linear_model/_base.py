@@ -91,9 +91,9 @@ def solver_design(X, *, data_norm, fit_intercept, intercept_scaling):
 PARTITIONED_SUPPORT = (
     "A fit on a dask array is supported by DPSGDClassifier (Poisson-sampled DP-SGD or "
     "full-batch DP-GD), ObjPertLogisticRegression, OutputPertSVM(kernel='linear', "
-    "loss='logistic' or 'huber'), NAPPLasso and NAPPLassoClassifier, any number of "
-    "classes, for numpy or scipy.sparse chunks, through fit() (no fit_release); fit in "
-    "memory otherwise.")
+    "loss='logistic' or 'huber'), NAPPLasso, NAPPLassoClassifier and "
+    "SSPLinearRegression, any number of classes, for numpy or scipy.sparse chunks, "
+    "through fit() (no fit_release); fit in memory otherwise.")
 """What a fit on partitioned data supports (named by every refusal)."""
 
 
