@@ -12,6 +12,8 @@ import numpy as np
 from sklearn.base import RegressorMixin, clone
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ..accounting import gdp_mu
+from ..accounting._rdp import ORDERS
 from ..base import neighboring_constraint
 from ..mechanisms import reduce_gaussian_noise, reduce_laplace_noise
 from ..mechanisms._sufficient_statistics import (SSPCalibration, SSPSensitivities,
@@ -333,6 +335,14 @@ class SSPLinearRegression(RegressorMixin, WeightedFitMixin, PrivateLinearModel):
             return by_partitions(self.predict, X, None, float)
         X = validate_data(self, X, dtype=np.float64, reset=False, accept_sparse=("csr", "csc"))
         return np.asarray(clip_rows_to_norm(X, self.data_norm_) @ self.coef_) + self.intercept_
+
+    def _renyi_cost(self, n_classes=None, persons=False):
+        """With ``delta > 0`` (a public bound) the three releases are one ``mu``-GDP
+        mechanism: ``alpha mu^2 / 2``; pure fits as any."""
+        if self.delta and not self._private_norm():
+            epsilon, delta = self._claimed_spend()
+            return ORDERS * gdp_mu(epsilon, delta) ** 2 / 2
+        return super()._renyi_cost(n_classes, persons)
 
     def _supports_noise_reduction(self):
         """Laplace (pure) and Gaussian noise both have an exact coupling across scales;

@@ -394,3 +394,15 @@ def test_no_import_cycle_between_accounting_and_model_selection():
             if isinstance(node, ast.ImportFrom) and node.module:
                 assert "model_selection" not in node.module, path.name
                 assert "linear_model" not in node.module, path.name
+
+
+def test_a_gaussian_ssp_fit_declares_its_gdp_curve_to_the_renyi_ledger():
+    """SSP's three Gaussian releases are one mu-GDP mechanism: at order alpha its
+    Renyi divergence is alpha mu^2 / 2, which is what the ledger charges."""
+    from skdp import SSPLinearRegression
+    from skdp.accounting import gdp_mu
+
+    ledger = PrivacyLedger(4.0, 1e-5, composition="renyi")
+    ledger.fit(SSPLinearRegression(epsilon=0.5, delta=1e-6, y_bound=1.0), X, y.astype(float))
+    mu = gdp_mu(0.5, 1e-6)
+    assert ledger.entries[-1]["rdp"] == pytest.approx(ledger.order * mu**2 / 2, rel=1e-12)
