@@ -221,17 +221,26 @@ def _box_least_squares(M, b, upper, start):
 
 
 def _band_counts(distances):
-    """Numbers of rows to put on the margin, smallest (cheapest) first.
+    """Numbers of rows to put on the margin: the cut at the largest relative jump
+    first, then the others smallest (cheapest) first.
 
     ``distances`` are the sorted ``|m_i - 1|`` of the rows nearest the margin.
     The counts are cuts at the largest relative jumps (the margin support
-    vectors sit before such a jump) and fixed band widths.
+    vectors sit before such a jump) and fixed band widths. The largest jump is where
+    the support vectors end when liblinear's point is close (their distances at its
+    tolerance, the next rows' far above): tried first, it spares the failing
+    candidates of the smaller counts (on an RCV1-shaped design, 5,000 x 5,000 at 1 %,
+    six of them, each an eigendecomposition of its Gram matrix: 0.35 s of 0.96). Rows
+    exactly on the margin (distance 0) are no jump: the ratios' denominators are at
+    least the smallest positive distance.
     """
-    tiny = np.finfo(float).tiny
-    ratios = distances[1:] / np.maximum(distances[:-1], tiny)
-    cuts = np.argsort(ratios)[::-1][:_N_JUMP_BANDS] + 1
+    positive = distances[distances > 0.0]
+    floor = positive.min() if positive.size else np.finfo(float).tiny
+    ratios = distances[1:] / np.maximum(distances[:-1], floor)
+    cuts = np.argsort(ratios, kind="stable")[::-1][:_N_JUMP_BANDS] + 1
     widths = np.searchsorted(distances, _MARGIN_BANDS, side="right")
-    return np.unique(np.concatenate([cuts, widths]))
+    rest = np.setdiff1d(np.concatenate([cuts[1:], widths]), cuts[:1])
+    return np.concatenate([cuts[:1], rest])
 
 
 def _band_rows(X, max_entries):

@@ -247,3 +247,19 @@ def test_band_caps_grow_only_where_the_shape_lets_the_band_grow():
     assert _band_rows(np.empty((6000, 5001)), small) == small // 5001
     assert _band_caps(sp.csr_matrix((50_000, 50_000))) == [small, large]
     assert _band_caps(sp.csr_matrix((1000, 50_000))) == [small]
+
+
+def test_band_counts_try_the_largest_jump_first():
+    """The cut after the support vectors (distances at liblinear's tolerance, then a
+    jump to the other rows) comes first, rows exactly on the margin (distance 0) making
+    no jump; every other cut and width follows, smallest first, each once."""
+    from skdp.solvers import _hinge
+
+    distances = np.r_[0.0, 0.0, np.linspace(1e-9, 5e-8, 40), np.linspace(1e-3, 0.5, 60)]
+    counts = _hinge._band_counts(distances)
+    assert counts[0] == 42                      # the two zeros and the 40 near rows
+    rest = counts[1:]
+    assert np.all(np.diff(rest) > 0) and 42 not in rest
+    widths = np.searchsorted(distances, _hinge._MARGIN_BANDS, side="right")
+    assert set(widths) <= set(counts)
+    assert len(counts) <= _hinge._N_JUMP_BANDS + len(_hinge._MARGIN_BANDS)
