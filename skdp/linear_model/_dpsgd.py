@@ -26,7 +26,8 @@ from ..base import LARGE_DELTA, warn_noise_floor
 from ..exceptions import LargeDeltaWarning, PrivacyBudgetError
 from ..losses import HingeLoss
 from ..mechanisms._dominance import NOISE_FLOOR_CERTAINTY, noise_floor
-from ..solvers._design import _cache_rows, _sparse_block_rows, as_design, is_sparse
+from ..solvers._design import (_CACHE_BYTES, _cache_rows, _sparse_block_rows, as_design,
+                               is_sparse)
 from ..solvers._newton import _row_norms
 from ..solvers._partitioned import is_dask_collection, signed_columns
 from ..solvers._partitioned_softmax import one_hot
@@ -269,7 +270,9 @@ def _clipped_block_sum(X, Y, theta, loss, max_grad_norm, row_norms, weights=None
     del norms
     R *= (factors if weights is None else factors * weights)[:, None]
     if persons is not None:
-        _clip_person_sums(X, R, persons, person_bound)
+        total = _clip_person_sums(X, R, persons, person_bound)
+        if total is not None:   # the sum of the persons' clipped sums, already formed
+            return total, factors
     return np.asarray(X.T @ R).T, factors
 
 
@@ -299,20 +302,22 @@ _INT32_MAX = np.iinfo(np.int32).max
 
 def _clip_person_sums(X, R, persons, bound):
     """Scale ``R`` in place so that each person's summed gradient has norm at most
-    ``bound``.
+    ``bound``, and return the sum of the clipped person sums.
 
     Row ``i``'s term is the outer product ``R_i z_i^T`` (``z_i`` row ``i`` of ``X``,
     ``R_i`` its residual already clipped and weighted), so person ``p``'s sum is
-    ``G_p = sum_{i in p} R_i z_i^T``; its rows are multiplied by ``min(1, bound /
-    ||G_p||_F)``. The norm is computed class by class, ``||G_p||_F^2 = sum_k ||sum_{i
-    in p} R_ik z_i||^2``: the rows of one sparse left product ``A Z`` with the block's
-    design (:meth:`~skdp.solvers._design.ScaledDesign.left_product_squares`), ``A`` the
+    ``G_p = sum_{i in p} R_i z_i^T``; its rows are multiplied by ``f_p = min(1, bound
+    / ||G_p||_F)``. The sums are the rows of one sparse left product ``A Z`` with the
+    block's design (:meth:`~skdp.solvers._design.ScaledDesign.left_product`), ``A`` the
     (classes x persons, rows) indicator carrying the weights ``R_ik``: segment sums, no
-    loop over rows or persons, no gather of the rows. A dense block's norms are those
+    loop over rows or persons, no gather of the rows. Their norms are computed class by
+    class, ``||G_p||_F^2 = sum_k ||sum_{i in p} R_ik z_i||^2``; a dense block's are those
     of the persons' explicit rows bit for bit (the same products summed in the same
     order); a sparse block's squares are summed in the product's stored order. A person
     with one row is left as it is (its term is already within ``bound``, the row bound
-    times the weight bound): persons of one row each give the row-level sum exactly.
+    times the weight bound). The block's clipped gradient sum is then ``sum_p f_p
+    G_p``, formed from the product already at hand (no second pass over the rows,
+    ``Z^T R``; the same sum to rounding).
 
     Parameters
     ----------
@@ -325,11 +330,18 @@ def _clip_person_sums(X, R, persons, bound):
     bound : float
         The bound on a person's summed gradient (the weight bound times the clipping
         norm).
+
+    Returns
+    -------
+    total : ndarray of shape (K, d) or None
+        ``sum_p f_p G_p``; ``None`` when every person has one row (nothing is clipped:
+        ``Z^T R`` is the sum, and persons of one row each give the row-level sum
+        exactly).
     """
     n, K = R.shape
     changes = np.flatnonzero(persons[1:] != persons[:-1])   # last row of a person but one
     if changes.size >= n - 1:                  # one row each (or none): nothing to clip
-        return
+        return None
     # one indicator for every class and person, row k m + p carrying R_ik on person p's
     # rows i (in order): one sparse left product with the block's design for them all
     index = np.int32 if K * n <= _INT32_MAX else np.int64   # scipy's own choice
@@ -345,7 +357,9 @@ def _clip_person_sums(X, R, persons, bound):
                            K * n)
         columns = np.tile(columns, K)
     A = sp.csr_matrix((R.T.ravel(), columns, indptr), shape=(K * m, n))
-    squares = as_design(X).left_product_squares(A).reshape(K, m)
+    design = as_design(X)
+    top, column = design.left_product(A)
+    squares = design.product_row_squares(top, column).reshape(K, m)
     total = squares[0].copy()
     for k in range(1, K):                      # the classes in order: a loop over K
         total += squares[k]
@@ -353,6 +367,23 @@ def _clip_person_sums(X, R, persons, bound):
     factors[sizes == 1] = 1.0                  # a one-row person is left as it is
     if factors.min() < 1.0:
         R *= np.repeat(factors, sizes)[:, None]
+    return _person_weighted_sum(top, column, factors, K)
+
+
+def _person_weighted_sum(top, column, factors, K):
+    """``sum_p f_p G_p`` for each class: the rows ``k m + p`` of ``[top, column]``
+    (:func:`_clip_person_sums`'s product) weighted by ``factors`` (``f_p``, shape
+    ``(m,)``) and summed per class ``k``; shape ``(K, d)``."""
+    m = factors.size
+    if sp.issparse(top):
+        selector = sp.csr_matrix((np.tile(factors, K), np.arange(K * m),
+                                  np.arange(0, K * m + 1, m)), shape=(K, K * m))
+        total = (selector @ top).toarray()
+    else:
+        total = (factors @ top.reshape(K, m, -1))
+    if column is None:
+        return total
+    return np.hstack([total, (column.reshape(K, m) @ factors)[:, None]])
 
 
 def _partition_clipped_sum(design, y, theta, loss, max_grad_norm):
@@ -433,11 +464,12 @@ def clipped_gradient_tangent(X, Y, theta, tangent, loss, factors, weights=None):
     return np.asarray(X.T @ (dR * scale[:, None])).T
 
 
-# Values of a block of a batch's rows (4 MiB): each block costs a few dozen calls, so
-# that 256 KiB blocks (300 rows of Adult) made a step of a tenth of Adult's rows 1.2x
-# slower, and a step with persons 1.8x (measured, CPU time: 256 KiB, 1 MiB, 4 MiB gave
-# 0.35, 0.29, 0.28 s a fit by rows and 0.80, 0.52, 0.45 s by persons)
-_BATCH_BLOCK_BYTES = 2**22
+# Values of a block of a batch's rows (1 MiB, dense or sparse): each block costs a few
+# dozen calls, so that 256 KiB dense blocks (300 rows of Adult) made a step of a tenth
+# of Adult's rows 1.2x slower, and a step with persons 1.5x (measured, CPU time: 256
+# KiB, 1 MiB, 4 MiB gave 0.35, 0.29, 0.28 s a fit by rows and 0.80, 0.52, 0.45 s by
+# persons); larger blocks hold more rows' temporaries (a tall design's peak memory)
+_BATCH_BLOCK_BYTES = _CACHE_BYTES
 
 
 def _batch_blocks(X, Y, row_norms, idx, weights=None, persons=None):

@@ -228,19 +228,66 @@ class ScaledDesign:
             out[:, -1] = self.intercept
         return out
 
-    def left_product_squares(self, A):
-        """The squared norms of the rows of ``A @ Z`` for a sparse ``A`` of shape (m, n),
-        without the explicit design ``Z`` (for sums of weighted rows over segments:
-        ``A`` the segments' indicator carrying the weights).
+    def left_product(self, A):
+        """``A @ Z`` for a sparse ``A`` of shape (m, n), without the explicit design ``Z``
+        (for sums of weighted rows over segments: ``A`` the segments' indicator carrying
+        the weights), as the product with the clipped values and the intercept column's.
 
         An entry of ``A @ Z`` is the sum, in the order of ``A``'s stored values, of their
         products with the clipped values ``s_i x_ij`` (or the intercept): what ``A @
         self[:]`` gives. The rows are read in place when none is scaled, else scaled
         once (no gather, no intercept column); the intercept column of the product is
-        ``A`` times a constant column. A dense product's rows (intercept in place) are
-        squared and summed by ``einsum``: bit for bit the squares of ``A @ self[:]``. A
-        sparse product's squared stored values are summed row by row, then the
-        intercept's square added (the same to rounding).
+        ``A`` times a constant column.
+
+        Parameters
+        ----------
+        A : sparse matrix of shape (m, n_samples)
+            The left factor.
+
+        Returns
+        -------
+        top : ndarray of shape (m, n_features), or CSR matrix when the design is sparse
+            ``A`` times the clipped values.
+        column : ndarray of shape (m,) or None
+            ``A`` times the intercept column (``None`` without an intercept).
+        """
+        A = A if sp.issparse(A) and A.format == "csr" else sp.csr_matrix(A)
+        top = A @ self._clipped_values()
+        column = (None if self.intercept is None
+                  else A @ np.full(self.shape[0], float(self.intercept)))
+        return (sp.csr_matrix(top) if self.sparse else top), column
+
+    @staticmethod
+    def product_row_squares(top, column):
+        """The squared norms of the rows of ``[top, column]`` (:meth:`left_product`'s
+        parts). A dense product's rows (intercept in place) are squared and summed by
+        ``einsum``: bit for bit the squares of ``A @ self[:]``. A sparse product's squared
+        stored values are summed row by row, then the intercept's square added (the
+        same to rounding).
+
+        Parameters
+        ----------
+        top : ndarray of shape (m, n_features) or CSR matrix
+        column : ndarray of shape (m,) or None
+
+        Returns
+        -------
+        squares : ndarray of shape (m,)
+        """
+        if sp.issparse(top):
+            squares = segment_sums(np.square(top.data), top.indptr)
+            return squares if column is None else squares + np.square(column)
+        if column is not None:   # the intercept in place: each row summed as a whole
+            product = np.empty((top.shape[0], top.shape[1] + 1))
+            product[:, :-1] = top
+            product[:, -1] = column
+            top = product
+        return np.einsum("ij,ij->i", top, top)
+
+    def left_product_squares(self, A):
+        """The squared norms of the rows of ``A @ Z`` for a sparse ``A`` of shape (m, n),
+        without the explicit design ``Z``: :meth:`product_row_squares` of
+        :meth:`left_product` (bit for bit those of ``A @ self[:]`` when dense).
 
         Parameters
         ----------
@@ -252,20 +299,7 @@ class ScaledDesign:
         squares : ndarray of shape (m,)
             ``||(A Z)_p||^2`` for each row ``p``.
         """
-        A = A if sp.issparse(A) and A.format == "csr" else sp.csr_matrix(A)
-        top = A @ self._clipped_values()
-        column = (None if self.intercept is None
-                  else A @ np.full(self.shape[0], float(self.intercept)))
-        if self.sparse:
-            top = sp.csr_matrix(top)
-            squares = segment_sums(np.square(top.data), top.indptr)
-            return squares if column is None else squares + np.square(column)
-        if column is not None:   # the intercept in place: each row summed as a whole
-            product = np.empty((A.shape[0], self.shape[1]))
-            product[:, :-1] = top
-            product[:, -1] = column
-            top = product
-        return np.einsum("ij,ij->i", top, top)
+        return self.product_row_squares(*self.left_product(A))
 
     def _clipped_values(self):
         """The clipped rows ``s_i x_i`` of every row, without the intercept column:

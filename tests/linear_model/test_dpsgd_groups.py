@@ -153,9 +153,11 @@ def _previous_clip_person_sums(X, R, persons, bound):
 def test_person_clip_is_the_previous_implementation_s(n_classes, sparse, monkeypatch):
     """The person clip and a fit with sampled persons (rows scaled into the ball, an
     intercept, singletons among persons of up to 9 rows, the clip active) against the
-    first implementation kept above: a dense design's bit for bit (the same products
-    summed in the same order); a sparse one's to rounding (a person's squares are
-    summed in the product's stored order, not in scipy's elementwise product's)."""
+    first implementation kept above: the clipped residuals of a dense design bit for
+    bit (the same products summed in the same order), a sparse one's to rounding (a
+    person's squares are summed in the product's stored order, not in scipy's
+    elementwise product's); the block's sum it returns, the sum of the persons' clipped
+    sums, is ``Z^T R`` of those residuals to rounding, and so are whole fits."""
     rng = np.random.default_rng(8)
     n, d = 400, 6
     X = rng.normal(size=(n, d)) * rng.uniform(0.3, 3.0, size=(n, 1))
@@ -177,9 +179,10 @@ def test_person_clip_is_the_previous_implementation_s(n_classes, sparse, monkeyp
     K = 1 if n_classes == 2 else n_classes
     R = rng.normal(size=(n, K)) * 0.3
     new, old = R.copy(), R.copy()
-    dpsgd_module._clip_person_sums(block, new, persons, 0.5)
+    total = dpsgd_module._clip_person_sums(block, new, persons, 0.5)
     _previous_clip_person_sums(block, old, persons, 0.5)
     same(new, old, rtol=1e-14, atol=0)
+    assert_allclose(total, np.asarray(block.T @ new).T, rtol=1e-13, atol=1e-15)
     assert np.any(new != R), "the person clip is inactive: the comparison is vacuous"
     # whole fits with sampled persons, several blocks a step
     monkeypatch.setattr(dpsgd_module, "_cache_rows", lambda d, b=None: 40)
@@ -196,8 +199,8 @@ def test_person_clip_is_the_previous_implementation_s(n_classes, sparse, monkeyp
     monkeypatch.setattr(dpsgd_module, "_clip_person_sums", recorded)
     previous = DPSGDClassifier(**settings).fit(X, y, groups=groups)
     assert len(clipped) > 2 * fitted.n_steps_ and any(clipped)
-    same(fitted.coef_, previous.coef_, rtol=1e-12, atol=0)
-    same(fitted.intercept_, previous.intercept_, rtol=1e-12, atol=0)
+    assert_allclose(fitted.coef_, previous.coef_, rtol=1e-12, atol=0)
+    assert_allclose(fitted.intercept_, previous.intercept_, rtol=1e-12, atol=0)
 
 
 def test_noiseless_step_is_the_person_sum_over_the_person_count():
