@@ -44,7 +44,7 @@ import math
 
 import numpy as np
 
-from ..accounting._costs import DPSGDRungCost, check_delta
+from ..accounting._costs import check_delta
 from ..accounting._rdp import ORDERS, rdp_to_epsilon
 from ..exceptions import PrivacyBudgetError
 
@@ -169,77 +169,83 @@ def rdp_budget(epsilon, order, delta):
     return budget
 
 
-# -- Gaussian objective-perturbation rungs: their public Renyi cost -----------------------
+# -- rungs with a declared Renyi curve ---------------------------------------------------
 
-def is_gaussian_objpert(final):
-    """Whether ``final`` is ``ObjPertLogisticRegression`` with ``delta > 0``."""
-    from ..linear_model import ObjPertLogisticRegression
+class DeclaredCost:
+    """The Renyi cost of a rung as a function of its epsilon, as its estimator declares
+    it: ``_renyi_cost`` of the rung at that epsilon before the fit, ``_renyi_spent``
+    after it. The composers never look at the estimator's class.
 
-    return type(final) is ObjPertLogisticRegression and bool(final.get_params()["delta"])
-
-
-class ObjPertRungCost:
-    """The Renyi cost of a Gaussian objective-perturbation rung as a function of epsilon.
-
-    A rung is ``ObjPertLogisticRegression(epsilon=e, **params)`` with ``delta > 0``:
-    the KST calibration at ``e`` and its cover, whose curve is
-    :func:`~skdp.linear_model._objective_perturbation.gaussian_renyi_curve`
-    (Redberg, Koskela & Wang 2023 with ``c = log(1 + beta / lambda)``; one-vs-rest
-    problems add), computed from the public parameters and the number of classes:
-    the declared ``classes``, else two. The label set (public in skdp) is checked
-    against that number before any noise (:meth:`check_classes`).
+    The curve is computed for the declared ``classes`` (else two); the label set
+    (public in skdp) is checked against it before any noise (:meth:`check_classes`).
 
     Parameters
     ----------
-    estimator : ObjPertLogisticRegression
-        The rungs' estimator (``delta > 0``, add/remove neighbours, not multinomial).
+    estimator : estimator
+        The rungs' private estimator (``delta > 0``).
 
     Raises
     ------
     ValueError
-        When the rungs have no Renyi curve (before any data).
+        When the rungs declare no Renyi curve (before any data).
     """
 
     def __init__(self, estimator):
         from sklearn.base import clone
 
         self.estimator = clone(estimator)
-        declared = self.estimator.get_params()["classes"]
+        declared = self.estimator.get_params().get("classes")
         self.n_classes = 2 if declared is None else len(declared)
-        self.delta = float(self.estimator.delta)
+        self.delta = float(self.estimator.get_params().get("delta", 0.0))
+        if not self.delta:
+            raise ValueError(f"A Renyi odometer accounts rungs with delta > 0 that declare a "
+                             f"Renyi curve; {type(self.estimator).__name__} has delta=0 (pure "
+                             "rungs add their epsilons).")
         self._rdp_cache = {}
         self.rdp(self.estimator.epsilon)  # refusals first
 
-    def rdp(self, epsilon):
-        """The rung's RDP at every order of :data:`~skdp.accounting._rdp.ORDERS`."""
-        from ..linear_model._objective_perturbation import gaussian_renyi_curve
+    def _curve(self, epsilon, n_classes):
+        curve = self.estimator.set_params(epsilon=epsilon)._renyi_cost(n_classes=n_classes)
+        if curve is None:
+            raise ValueError(f"{type(self.estimator).__name__} with these parameters "
+                             "declares no Renyi curve. Nothing was fitted.")
+        return curve
 
+    def rdp(self, epsilon):
+        """The rung's RDP at every order of :data:`~skdp.accounting._rdp.ORDERS`.
+
+        Raises
+        ------
+        PrivacyBudgetError
+            When the estimator would refuse ``epsilon`` (before any data).
+        """
         epsilon = float(epsilon)
         if epsilon not in self._rdp_cache:
-            rung = self.estimator.set_params(epsilon=epsilon)
-            self._rdp_cache[epsilon] = gaussian_renyi_curve(rung, self.n_classes)
+            self._rdp_cache[epsilon] = self._curve(epsilon, self.n_classes)
         return self._rdp_cache[epsilon].copy()
 
     @staticmethod
     def certified(model):
-        """The fitted rung's RDP, from its fitted ``C_`` and ``classes_``."""
-        if not hasattr(model, "renyi_curve"):
+        """The fitted rung's RDP, as it declares it (``_renyi_spent``)."""
+        curve = model._renyi_spent()
+        if curve is None:
             raise RuntimeError(f"the rung ({type(model).__name__}) has no Renyi curve")
-        return model.renyi_curve()
+        return curve
 
     def check_classes(self, classes):
-        """Refuse, before any noise, a label set of another size than the cost's.
+        """Refuse, before any noise, a label set whose size changes the curve.
 
         Raises
         ------
         ValueError
-            When ``len(classes)`` differs from the number the cost assumed.
+            When the curve for ``len(classes)`` classes differs from the charged one.
         """
-        if len(classes) != self.n_classes:
+        epsilon = float(self.estimator.epsilon)
+        if not np.array_equal(self.rdp(epsilon), self._curve(epsilon, len(classes))):
             raise ValueError(
-                f"The Renyi cost of the Gaussian ObjPertLogisticRegression rungs was "
-                f"computed for {self.n_classes} classes (declared, or two when undeclared); "
-                f"the labels have {len(classes)}. Declare classes= (one-vs-rest: "
+                f"The Renyi cost of the {type(self.estimator).__name__} rungs was computed "
+                f"for {self.n_classes} classes (declared, or two when undeclared); the "
+                f"labels have {len(classes)}. Declare classes= (one-vs-rest: "
                 "multi_class='ovr') so that the cost is known before the data. Nothing "
                 "was fitted.")
 
@@ -261,7 +267,7 @@ def renyi_order(cost, epsilon, delta):
 
     Parameters
     ----------
-    cost : DPSGDRungCost
+    cost : DeclaredCost or DPSGDRungCost
         The rungs' public cost.
     epsilon : float
         The rung's epsilon.
@@ -321,9 +327,9 @@ class RenyiOdometer:
     adaptively, each ``(alpha, rho_k)``-RDP with ``rho_k`` chosen from the earlier
     outputs, stopped before the running sum ``sum_k rho_k`` would pass ``B``, compose
     to an ``(alpha, B)``-RDP mechanism, for one order ``alpha`` fixed in advance.
-    Here rung ``k`` is a DP-SGD fit at ``epsilon_k``, and ``rho_k`` its RDP from its
-    public calibration (:class:`DPSGDRungCost`: the count and the steps), or a
-    Gaussian objective-perturbation fit (:class:`ObjPertRungCost`).
+    Here rung ``k`` is a fit at ``epsilon_k``, and ``rho_k`` the RDP its estimator
+    declares from its public parameters (:class:`DeclaredCost`; for DP-SGD its
+    calibration's count and steps, :class:`~skdp.accounting._costs.DPSGDRungCost`).
 
     Levels. The :func:`level_ladder` from ``epsilon_start`` to ``epsilon_max`` has
     ``J0`` levels ``E_j``; let ``d0 = delta_max / J0``. Level ``j``'s filter works at
@@ -358,7 +364,7 @@ class RenyiOdometer:
         The top level: the a priori epsilon of the training rows.
     delta_max : float or None
         The a priori delta; ``None``: :func:`renyi_default_delta_max` (the rungs' delta).
-    cost : DPSGDRungCost
+    cost : DeclaredCost or DPSGDRungCost
         The rungs' public cost.
     epsilon_start : float
         The first rung's epsilon (sets the lowest level).
@@ -415,10 +421,10 @@ class RenyiOdometer:
                                 for b, a in zip(self.budgets, self.orders)])
         self.spent, self.n_rungs = np.zeros(ORDERS.shape), 0
         self._largest = {}
-        if isinstance(cost, ObjPertRungCost):
+        if isinstance(cost, DeclaredCost):
             self.kind = self.kind.replace(
-                "Poisson-sampled DP-SGD rungs", "Gaussian objective-perturbation rungs "
-                "(Renyi curve of Redberg, Koskela & Wang 2023, with the solver's cover)")
+                "Poisson-sampled DP-SGD rungs",
+                f"{type(cost.estimator).__name__} rungs (the Renyi curve it declares)")
 
     def _orders(self, ladder, delta, single_order):
         if single_order:
@@ -427,21 +433,10 @@ class RenyiOdometer:
 
     @classmethod
     def for_estimator(cls, estimator, epsilon_max, delta_max=None, epsilon_start=None):
-        """The odometer for the rungs of ``estimator`` (alone or last in a Pipeline): a
-        ``DPSGDClassifier`` (its ``delta``, ``sample_rate``, ``epochs``,
-        ``noise_multiplier``, ``count_noise_std`` and ``accountant``) or a Gaussian
-        ``ObjPertLogisticRegression`` (:class:`ObjPertRungCost`).
+        """The odometer for the rungs of ``estimator`` (alone or last in a Pipeline),
+        from the Renyi curve its private step declares (:class:`DeclaredCost`).
         ``epsilon_start=None``: ``epsilon_max / 100``."""
-        from ..linear_model import DPSGDClassifier
-
-        final = _final_step(estimator)
-        if type(final) is DPSGDClassifier:
-            cost = DPSGDRungCost.from_params(final.get_params())
-        elif is_gaussian_objpert(final):
-            cost = ObjPertRungCost(final)
-        else:
-            raise ValueError(f"RenyiOdometer accounts DPSGDClassifier and Gaussian "
-                             f"ObjPertLogisticRegression rungs, not {type(final).__name__}.")
+        cost = DeclaredCost(_final_step(estimator))
         if epsilon_start is None:
             epsilon_start = epsilon_max / 100
         return cls(epsilon_max, delta_max, cost, epsilon_start)

@@ -802,18 +802,12 @@ def _certified_mu(model):
     return gdp_mu(model.epsilon_spent_, model.delta_spent_)
 
 
-def renyi_objpert(final):
-    """Whether ``final`` is Gaussian objective perturbation with a Renyi curve here:
-    ``ObjPertLogisticRegression`` with ``delta > 0``, add/remove-one neighbours, and not
-    multinomial for its declared classes (undeclared: two, checked before any noise)."""
-    from ._accounts import is_gaussian_objpert
-
-    if not is_gaussian_objpert(final):
-        return False
-    params = final.get_params()
-    declared = params["classes"]
-    return params["neighboring"] == "add_remove" and (
-        declared is None or not final._is_multinomial(len(declared)))
+def declares_renyi_curve(final, persons=False):
+    """Whether ``final`` (``delta > 0``) declares a Renyi curve for its rungs, for its
+    declared classes (undeclared: two, checked before any noise) and unit."""
+    declared = final.get_params().get("classes")
+    n_classes = 2 if declared is None else len(declared)
+    return final._renyi_cost(n_classes=n_classes, persons=persons) is not None
 
 
 def training_account(estimator, epsilon_max, delta_max, epsilon_start=None, max_rungs=8,
@@ -826,7 +820,7 @@ def training_account(estimator, epsilon_max, delta_max, epsilon_start=None, max_
     (:class:`NoiseReductionAccount`). Rungs with ``delta > 0``: full-batch
     :class:`~skdp.DPSGDClassifier` and Gaussian noise reduction by the Gaussian-DP
     odometer, Poisson-sampled ``DPSGDClassifier`` and Gaussian
-    :class:`~skdp.ObjPertLogisticRegression` with a Renyi curve (:func:`renyi_objpert`)
+    :class:`~skdp.ObjPertLogisticRegression` with a Renyi curve (:func:`declares_renyi_curve`)
     by the Renyi odometer, any other by the basic-composition odometer, whose ``J`` levels and ``max_rungs`` rungs each
     get ``delta_max / (J max_rungs)``. ``delta_max=None``: the estimator's own
     ``delta``, so the whole search has the delta chosen for one fit. Everything is
@@ -863,7 +857,7 @@ def training_account(estimator, epsilon_max, delta_max, epsilon_start=None, max_
                 "rung. Use accountant='auto' (the default) or 'rdp'.")
         return RenyiOdometer.for_estimator(estimator, epsilon_max, delta_max,
                                            epsilon_start), {}
-    if renyi_objpert(final) and not persons:
+    if declares_renyi_curve(final, persons):
         return RenyiOdometer.for_estimator(estimator, epsilon_max, delta_max,
                                            epsilon_start), {}
     n_levels = len(level_ladder(epsilon_max, epsilon_start))
