@@ -1020,8 +1020,8 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         majority class (on Adult at epsilon 1, ``0.5`` gave a mean predicted
         probability of 0.222 against a base rate of 0.246, and a worse log
         loss; ``benchmarks/bench_dpsgd_calibration.py``). With persons
-        (``groups``) a person's summed gradient is still clipped to it. Needs
-        a finite ``data_norm``; the value used is ``max_grad_norm_``.
+        (``groups``) a person's summed gradient is still clipped to it. The
+        value used is ``max_grad_norm_``.
 
     max_sample_weight : float, default=1.0
         Public bound on ``sample_weight``: each weight is clipped into ``[0,
@@ -1465,14 +1465,6 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
                 "delta=0: DP-SGD needs delta > 0. Its Gaussian noise gives (epsilon, "
                 "delta)-DP only, never pure epsilon-DP; pass e.g. delta=1e-5 (well below "
                 "1 / n_samples), or use ObjPertLogisticRegression(delta=0) for pure DP.")
-        if (self.max_grad_norm == "auto" and isinstance(self.data_norm, Real)
-                and math.isinf(self.data_norm)):
-            raise ValueError(
-                "max_grad_norm='auto' is the largest norm a per-example gradient can have "
-                "for rows of norm at most data_norm, which is infinite with data_norm=inf. "
-                "Pass a finite public data_norm, or a number as max_grad_norm (gradients "
-                "are then clipped to it, which biases the predicted probabilities when it "
-                "binds).")
         check_class_weight(self.class_weight)
 
     def _score_loss(self, n_classes):
