@@ -1363,9 +1363,13 @@ def dpsgd_calibration(payload, timing=None):
     for unit, estimators in payload["results"].items():
         for name, result in estimators.items():
             rows.append([unit, name] + [fmt_summary(result[key])
-                                        for key, _ in CALIBRATION_METRICS])
-    return lines + table(["unit", "estimator"] + [label for _, label in CALIBRATION_METRICS],
-                         rows) + [""]
+                                        for key, _ in CALIBRATION_METRICS]
+                        + [fmt_summary(result[key + "_change"])
+                           for key in ("log_loss", "accuracy")])
+    first = next(iter(next(iter(payload["results"].values()))))
+    return lines + table(["unit", "estimator"] + [label for _, label in CALIBRATION_METRICS]
+                         + ["log loss change", "accuracy change"], rows) + [
+        f"The changes are paired by seed against `{first}` of the same unit.", ""]
 
 
 SECTIONS = {

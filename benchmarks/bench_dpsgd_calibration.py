@@ -24,7 +24,8 @@ Units: ``rows`` (add/remove one row) and ``persons`` (add/remove one person with
 their rows: ``fit(..., groups=persons)``, the persons of ``bench_person_level``'s public
 rule: runs of 1 to 20 rows of a fixed-seed permutation). Figures on Adult's test rows
 over 10 seeds (mean and standard error): mean predicted probability of the positive
-class (against the test base rate), log loss, Brier score and accuracy.
+class (against the test base rate), log loss, Brier score and accuracy, and the changes
+of log loss and accuracy from the first method, paired by seed.
 
 Run ``python -m benchmarks.bench_dpsgd_calibration [--quick] [--n-jobs N]``.
 """
@@ -57,6 +58,7 @@ ESTIMATORS = {
 SHORT_NAMES = ("DP-SGD 0.5", "DP-SGD auto", "auto, s=0.5", "ObjPert")
 UNITS = ("rows", "persons")
 METRICS = ("mean_probability", "log_loss", "brier", "accuracy")
+PAIRED = ("log_loss", "accuracy")
 
 
 def scores(probabilities, y_test):
@@ -86,11 +88,16 @@ def run(seeds, n_jobs=1):
     reference = LogisticRegression(C=1e4, max_iter=1000).fit(X, y)
     results = {}
     for unit in UNITS:
-        results[unit] = {}
+        results[unit], before = {}, None
         for name in ESTIMATORS:
             runs = map_seeds(_fit_score, seeds, n_jobs, name=name, unit=unit, data=data)
+            figures = {metric: np.array([r[0][metric] for r in runs]) for metric in METRICS}
+            before = figures if before is None else before
             results[unit][name] = {
-                **{metric: summarise([r[0][metric] for r in runs]) for metric in METRICS},
+                **{metric: summarise(figures[metric]) for metric in METRICS},
+                # paired by seed against the first estimator (the default before the fix)
+                **{f"{metric}_change": summarise(figures[metric] - before[metric])
+                   for metric in PAIRED},
                 "neighboring": runs[0][1]}
             print(unit, name, {m: round(results[unit][name][m]["mean"], 4) for m in METRICS},
                   flush=True)
@@ -121,8 +128,8 @@ def plot(payload, path):
                    label="test base rate" if metric == "mean_probability" else "non-private")
         ax.set_xticks(range(len(names)), SHORT_NAMES, fontsize=8)
         ax.set_ylabel(label)
-        ax.set_ylim(0.15 if metric == "mean_probability" else 0.3, None)
-        ax.legend(fontsize=7)
+        ax.set_ylim(*((0.15, 0.29) if metric == "mean_probability" else (0.3, 0.5)))
+        ax.legend(fontsize=7, ncol=3, loc="upper center")
     fig.suptitle(f"Adult, epsilon {payload['params']['epsilon']:g}", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=110)

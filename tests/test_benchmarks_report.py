@@ -490,6 +490,7 @@ def test_dpsgd_calibration_numbers_are_the_json_numbers(report, committed):
         for name, result in estimators.items():
             cells = _row(text, [unit, name])
             assert cells[2:] == [fmt_summary(result[key]) for key in
-                                 ("mean_probability", "log_loss", "brier", "accuracy")]
+                                 ("mean_probability", "log_loss", "brier", "accuracy",
+                                  "log_loss_change", "accuracy_change")]
             assert result["neighboring"].endswith("_person") == (unit == "persons")
     assert f"Test base rate {fmt(payload['base_rate_test'])}" in text
