@@ -1346,7 +1346,7 @@ CALIBRATION_METRICS = (("mean_probability", "mean predicted probability"),
 
 def dpsgd_calibration(payload, timing=None):
     """``bench_dpsgd_calibration.py``: mean predicted probability, log loss, Brier score
-    and accuracy of DP-SGD before and after ``max_grad_norm="auto"`` and of objective
+    and accuracy of DP-SGD at ``max_grad_norm=0.5`` and ``"auto"`` and of objective
     perturbation, per unit of privacy."""
     params = payload["params"]
     lines = setting(payload, _seed_list(params["seeds"]),
@@ -1397,8 +1397,9 @@ SECTIONS = {
     "defaults": ("Defaults against the best of a grid (Adult, KDDCup99, MNIST)", defaults),
     "person_level": ("The person as the unit of privacy on a visit-style table (Adult)",
                      person_level),
-    "dpsgd_calibration": ("DP-SGD's predicted probabilities: clipping bias before and after "
-                          "max_grad_norm='auto' (Adult, rows and persons)", dpsgd_calibration),
+    "dpsgd_calibration": ("DP-SGD's predicted probabilities: the clipping bias of "
+                          "max_grad_norm=0.5 and max_grad_norm='auto' (Adult, rows and "
+                          "persons)", dpsgd_calibration),
 }
 
 

@@ -52,6 +52,10 @@ class _SoftmaxCrossEntropy:
 
     name = "softmax"
 
+    def residual_bound(self, width):
+        """Bound on ``||softmax(S_i) - Y_i||``: ``sqrt(2)`` whatever the ``width``."""
+        return math.sqrt(2.0)
+
     def residual(self, S, Y):
         """``d loss_i / d S_i = softmax(S_i) - Y_i``."""
         return softmax(S, axis=1) - Y
@@ -76,6 +80,11 @@ class _MarginColumns:
     def __init__(self, loss):
         self.loss = loss
         self.name = loss.name
+
+    def residual_bound(self, width):
+        """Bound on the norm of a row's ``width`` residuals: each is at most the
+        loss's ``lipschitz`` in absolute value."""
+        return self.loss.lipschitz * math.sqrt(width)
 
     def residual(self, S, Y):
         return self.loss.dz(S, Y)
@@ -166,11 +175,32 @@ def _poisson_sample(n, sample_rate, rng):
     return _poisson_rows(_poisson_key(rng), sample_rate, 0, n)
 
 
-MULTICLASS_MAX_GRAD_NORM = 0.5
-"""``max_grad_norm="auto"`` with more than two classes: the clipping norm tuned on MNIST
-validation splits. The largest gradient norm there (``sqrt(2)`` times the row bound for
-the softmax) quadruples the noise: 1.7 to 2 points of test accuracy lost on MNIST at
-epsilon 1 (20,000 training rows, two seeds)."""
+def gradient_norm_bound(loss, width, row_bound):
+    """The largest norm a per-example gradient can have: ``max_grad_norm="auto"``.
+
+    A linear model's per-example gradient is the outer product ``r_i z_i^T`` of the
+    residuals ``r_i`` (``width`` of them) and the design row ``z_i``, of Frobenius norm
+    ``||r_i|| ||z_i||``; the loss bounds ``||r_i||`` and the public ``row_bound``
+    (``sqrt(data_norm**2 + intercept_scaling**2)``) bounds ``||z_i||``. Clipping at
+    this norm changes no gradient, so the noise-free fixed point is the minimiser of the
+    loss itself: no clipping bias (a clipping norm below it caps the largest residuals,
+    those of the rows the model gets most wrong, and moves the intercept towards the
+    majority class, which biases the predicted probabilities).
+
+    Parameters
+    ----------
+    loss : object
+        A loss on the scores, with ``residual_bound(width)``.
+    width : int
+        Number of score columns (1 for a binary model).
+    row_bound : float
+        Public bound on the norm of a design row, intercept column included.
+
+    Returns
+    -------
+    bound : float
+    """
+    return float(loss.residual_bound(width) * row_bound)
 
 
 AUTO_LEARNING_RATE = (0.026, 64.0)
@@ -974,25 +1004,29 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         number of steps; a given value is accounted and reported in
         ``epsilon_spent_``.
 
-    max_grad_norm : float or "auto", default="auto"
+    max_grad_norm : float or "auto", default=0.5
         Clipping norm ``C`` of each per-example gradient (Frobenius norm over
         all classes). It is the sensitivity of the noisy sum (times
-        ``weight_bound_`` when rows are weighted). ``"auto"``, for two
-        classes, is the largest norm a per-example gradient can have,
-        ``sqrt(data_norm**2 + intercept_scaling**2)`` (the losses' derivatives
-        are at most 1): no row's gradient is clipped, so the noise-free fixed
-        point is the minimiser of the loss itself and the predicted
-        probabilities are calibrated (mean predicted probability at the base
-        rate); with more classes it is 0.5 (the largest norm, ``sqrt(2)`` or
-        ``sqrt(n_classes)`` times the row bound, cost about 2 points of
-        accuracy on MNIST at epsilon 1). A smaller number clips: less noise, but clipping caps
+        ``weight_bound_`` when rows are weighted). ``"auto"`` is the largest
+        norm a per-example gradient can have, ``sqrt(data_norm**2 +
+        intercept_scaling**2)`` times the loss's bound on a row's residuals (1
+        for a binary model, ``sqrt(2)`` for the softmax, ``sqrt(n_classes)``
+        for one-vs-rest columns): no row's gradient is clipped, so the
+        noise-free fixed point is the minimiser of the loss itself and the
+        predicted probabilities are calibrated (mean predicted probability at
+        the base rate). A smaller norm clips: less noise, but clipping caps
         the largest residuals, those of the rows the model gets most wrong
         (mostly the minority class), and moves the intercept towards the
-        majority class (on Adult at epsilon 1, ``0.5`` gave a mean predicted
-        probability of 0.222 against a base rate of 0.246, and a worse log
-        loss; ``benchmarks/bench_dpsgd_calibration.py``). With persons
-        (``groups``) a person's summed gradient is still clipped to it. The
-        value used is ``max_grad_norm_``.
+        majority class. Measured at epsilon 1
+        (``benchmarks/bench_dpsgd_calibration.py``): on Adult ``0.5`` gives a
+        mean predicted probability of 0.222 against a base rate of 0.246 and
+        a log loss of 0.387, ``"auto"`` 0.246 and 0.353 (objective
+        perturbation 0.368) for 0.13 points of accuracy; but on wide sparse
+        rows (``examples/text_like_sparse.py``) ``"auto"`` lost 5.5 points of
+        accuracy, and on MNIST (softmax) about 2, to the larger noise: prefer
+        ``"auto"`` when probabilities matter on a low-dimensional binary
+        problem. With persons (``groups``) a person's summed gradient is
+        still clipped to it. The value used is ``max_grad_norm_``.
 
     max_sample_weight : float, default=1.0
         Public bound on ``sample_weight``: each weight is clipped into ``[0,
@@ -1198,7 +1232,7 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
     attacks on the Gaussian sampler are out of scope. The clipping norm
     ``max_grad_norm="auto"`` is a function of public values only (``data_norm_``,
     itself a DP release with ``"private"``, ``intercept_scaling``, the loss and
-    the number of classes), and the noise is ``noise_multiplier`` times the sensitivity
+    the label set), and the noise is ``noise_multiplier`` times the sensitivity
     whatever that is, so each step is the same Gaussian mechanism of multiplier
     ``noise_multiplier``. Derivation: ``docs/privacy/dpsgd.rst``.
 
@@ -1215,8 +1249,9 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
     would read the private weights): the fit then releases noise.
 
     Hyperparameters. They are public choices: tuning them on the private data
-    costs privacy that is not accounted here. The defaults (``momentum=0.9``,
-    ``alpha=0``, averaging of the last half of the iterates) were tuned on a
+    costs privacy that is not accounted here. The defaults (``max_grad_norm=0.5``,
+    ``momentum=0.9``, ``alpha=0``, averaging of the last half of the iterates)
+    were tuned on a
     75/25 validation split of the UCI Adult training set
     (``skdp.datasets.load_adult``: rows clipped to norm 1, intercept column),
     never on its test set, and the schedule
@@ -1225,9 +1260,9 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
     validation splits of Adult, KDDCup99 and MNIST
     (``benchmarks/bench_defaults.py``); that tuning read their protected
     training rows and is in no reported epsilon, so they are public choices
-    for other data but not independent of those three (they were tuned with
-    ``max_grad_norm=0.5``, the default until ``"auto"`` replaced it to remove
-    the clipping bias of the probabilities). Ten Poisson-sampled
+    for other data but not independent of those three. They were tuned for
+    accuracy: ``max_grad_norm=0.5`` biases the predicted probabilities (see
+    ``max_grad_norm``). Ten Poisson-sampled
     passes match 200 full-batch ones (DP-GD) within a tenth of a point on
     Adult and KDDCup99 validation splits at epsilon 0.1 to 5, at a tenth of
     the cost. Full-batch steps (``sample_rate=1, epochs=200``) keep the
@@ -1299,7 +1334,7 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         "verbose": ["verbose"],
     }
 
-    def __init__(self, *, epsilon=1.0, delta=1e-5, noise_multiplier=None, max_grad_norm="auto",
+    def __init__(self, *, epsilon=1.0, delta=1e-5, noise_multiplier=None, max_grad_norm=0.5,
                  max_sample_weight=1.0, sample_rate=0.1, epochs=10, count_noise_std=None,
                  learning_rate="auto", learning_rate_schedule="constant", alpha=0.0,
                  average=0.5, momentum=0.9, loss="logistic", huber_h=0.5, fit_intercept=True,
@@ -1459,24 +1494,14 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         sample_rate = float(self.sample_rate)
         return sample_rate, max(1, math.ceil(self.epochs / sample_rate - 1e-9))
 
-    def _gradient_bound(self, n_columns):
-        """``max_grad_norm_``: ``max_grad_norm``, or its ``"auto"`` value.
-
-        For a binary model (one score column) ``"auto"`` is the largest norm a
-        per-example gradient can have: the gradient is ``r_i z_i`` with ``|r_i|`` at
-        most the loss's ``lipschitz`` and ``||z_i||`` at most the public row bound
-        ``sqrt(data_norm_**2 + intercept_scaling**2)``, so clipping at their product
-        changes no gradient and the noise-free fixed point is the minimiser of the loss
-        itself (a smaller norm caps the residuals of the rows the model gets most
-        wrong, mostly the minority class, and moves the intercept towards the majority
-        class). With more columns it is :data:`MULTICLASS_MAX_GRAD_NORM`.
-        """
+    def _gradient_bound(self, loss, width):
+        """``max_grad_norm_``: ``max_grad_norm``, or for ``"auto"`` the largest norm a
+        per-example gradient can have (:func:`gradient_norm_bound`) given the public
+        row bound ``data_norm_`` and ``intercept_scaling``."""
         if self.max_grad_norm != "auto":
             return float(self.max_grad_norm)
-        if n_columns > 1:
-            return MULTICLASS_MAX_GRAD_NORM
         intercept = float(self.intercept_scaling) if self.fit_intercept else 0.0
-        return self._make_loss().lipschitz * math.hypot(self._clipping_norm(), intercept)
+        return gradient_norm_bound(loss, width, math.hypot(self._clipping_norm(), intercept))
 
     def _count_noise(self):
         """Standard deviation of the row count's noise (public)."""
@@ -1640,7 +1665,7 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
                 design = design.with_targets(partial(encode, n_classes=n_classes),
                                              width=n_classes)
             self.weight_bound_ = 1.0   # weights on dask input are refused before this
-            self.max_grad_norm_ = self._gradient_bound(1 if n_classes == 2 else n_classes)
+            self.max_grad_norm_ = self._gradient_bound(loss, 1 if n_classes == 2 else n_classes)
             return design, None, loss, None
         X, y = validate_data(self, X, y, dtype=np.float64, accept_sparse="csr", reset=reset)
         check_classification_targets(y)
@@ -1659,7 +1684,7 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         design = solver_design(X, data_norm=self._clipping_norm(),
                                fit_intercept=self.fit_intercept,
                                intercept_scaling=self.intercept_scaling)
-        self.max_grad_norm_ = self._gradient_bound(Y.shape[1])
+        self.max_grad_norm_ = self._gradient_bound(loss, Y.shape[1])
         return design, Y, loss, weights
 
     def _draws(self, design, count_noise, sample_rate, call=0, n_units=None, persons=False,
