@@ -1251,8 +1251,7 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
     Hyperparameters. They are public choices: tuning them on the private data
     costs privacy that is not accounted here. The defaults (``max_grad_norm=0.5``,
     ``momentum=0.9``, ``alpha=0``, averaging of the last half of the iterates)
-    were tuned on a
-    75/25 validation split of the UCI Adult training set
+    were tuned on a 75/25 validation split of the UCI Adult training set
     (``skdp.datasets.load_adult``: rows clipped to norm 1, intercept column),
     never on its test set, and the schedule
     (``sample_rate=0.1``, ``epochs=10``: 100 steps, as in Yu et al.'s
