@@ -32,7 +32,8 @@ from ._report import BENCHMARKS, write_report
 HERE = Path(__file__).resolve().parent
 # the benchmark scripts that take --n-jobs
 N_JOBS_BENCHMARKS = ("objective_perturbation", "dpsgd", "napp", "paper_table", "defaults",
-                     "epsilon_for_utility", "selection_cap", "private_search")
+                     "epsilon_for_utility", "selection_cap", "private_search",
+                     "dpsgd_calibration")
 
 
 def run_benchmark(name, quick, results_dir, n_jobs=1):

@@ -14,7 +14,7 @@ from pathlib import Path
 
 BENCHMARKS = ("objective_perturbation", "output_perturbation", "dpsgd", "napp", "scaling",
               "scale_out", "paper_table", "defaults", "epsilon_for_utility", "private_selection",
-              "selection_cap", "private_search", "person_level", "ssp")
+              "selection_cap", "private_search", "person_level", "ssp", "dpsgd_calibration")
 NOT_RECORDED = "not recorded"
 DASH = "—"
 
@@ -1390,6 +1390,39 @@ def _ssp_selection(selection):
                           "released models meeting the target", "runs"], rows)
 
 
+CALIBRATION_METRICS = (("mean_probability", "mean predicted probability"),
+                       ("log_loss", "log loss"), ("brier", "Brier score"),
+                       ("accuracy", "accuracy"))
+
+
+def dpsgd_calibration(payload, timing=None):
+    """``bench_dpsgd_calibration.py``: mean predicted probability, log loss, Brier score
+    and accuracy of DP-SGD at ``max_grad_norm=0.5`` and ``"auto"`` and of objective
+    perturbation, per unit of privacy."""
+    params = payload["params"]
+    lines = setting(payload, _seed_list(params["seeds"]),
+                    "add/remove one row (`rows`), add/remove one person with all their "
+                    "rows (`persons`, `fit(..., groups=persons)`)") + [""]
+    reference = payload["non_private"]
+    lines += [f"Adult, epsilon {params['epsilon']:g} (DP-SGD at delta {params['delta']:g}, "
+              "objective perturbation pure), figures on the test rows. Test base rate "
+              f"{fmt(payload['base_rate_test'])} (training rows "
+              f"{fmt(payload['base_rate_train'])}). Non-private `LogisticRegression(C=1e4)`: "
+              + ", ".join(f"{label} {fmt(reference[key])}"
+                          for key, label in CALIBRATION_METRICS) + ".", ""]
+    rows = []
+    for unit, estimators in payload["results"].items():
+        for name, result in estimators.items():
+            rows.append([unit, name] + [fmt_summary(result[key])
+                                        for key, _ in CALIBRATION_METRICS]
+                        + [fmt_summary(result[key + "_change"])
+                           for key in ("log_loss", "accuracy")])
+    first = next(iter(next(iter(payload["results"].values()))))
+    return lines + table(["unit", "estimator"] + [label for _, label in CALIBRATION_METRICS]
+                         + ["log loss change", "accuracy change"], rows) + [
+        f"The changes are paired by seed against `{first}` of the same unit.", ""]
+
+
 SECTIONS = {
     "objective_perturbation": ("Objective perturbation (ObjPertLogisticRegression) on Adult "
                                "and KDDCup99", objective_perturbation),
@@ -1417,6 +1450,9 @@ SECTIONS = {
                      person_level),
     "ssp": ("Linear regression: SSPLinearRegression against AdaSSP, NAPPLasso and least "
             "squares (diabetes, Adult age, synthetic)", ssp),
+    "dpsgd_calibration": ("DP-SGD's predicted probabilities: the clipping bias of "
+                          "max_grad_norm=0.5 and max_grad_norm='auto' (Adult, rows and "
+                          "persons)", dpsgd_calibration),
 }
 
 

@@ -481,3 +481,16 @@ def test_person_level_persons_follow_a_public_rule():
     sizes = np.bincount(persons)
     assert sizes.min() >= 1 and sizes.max() <= 20
     assert np.array_equal(persons, visit_persons(5000))  # reads only the row count
+
+
+def test_dpsgd_calibration_numbers_are_the_json_numbers(report, committed):
+    payload = committed["dpsgd_calibration"]
+    text = _section(report, "dpsgd_calibration")
+    for unit, estimators in payload["results"].items():
+        for name, result in estimators.items():
+            cells = _row(text, [unit, name])
+            assert cells[2:] == [fmt_summary(result[key]) for key in
+                                 ("mean_probability", "log_loss", "brier", "accuracy",
+                                  "log_loss_change", "accuracy_change")]
+            assert result["neighboring"].endswith("_person") == (unit == "persons")
+    assert f"Test base rate {fmt(payload['base_rate_test'])}" in text

@@ -356,7 +356,7 @@ def test_second_call_starts_from_the_first_release_with_fresh_noise():
         count_rng, sampling_rng, noise_rng = _call_streams(5, call)
         n_tilde = len(y) + est.count_noise_std_ * count_rng.standard_normal()
         return _dp_sgd(design, Y, _MarginColumns(LogisticLoss()),
-                       noise_multiplier=est.noise_multiplier_, max_grad_norm=0.5,
+                       noise_multiplier=est.noise_multiplier_, max_grad_norm=est.max_grad_norm_,
                        sample_rate=0.2, n_steps=est.n_steps_,
                        normaliser=max(0.2 * n_tilde, 1.0), learning_rate=est.learning_rate_,
                        schedule="constant", alpha=0.0, average=0.5, momentum=0.9,
