@@ -17,9 +17,11 @@ dask = pytest.importorskip("dask")
 from sklearn.datasets import make_classification  # noqa: E402
 
 import skdp.utils._random as skdp_random  # noqa: E402
-from skdp import (DPSGDClassifier, NAPPLassoClassifier, ObjPertLogisticRegression,  # noqa: E402
-                  OutputPertSVM)
-from skdp.linear_model import _dpsgd, _objective_perturbation  # noqa: E402
+from skdp import (DPSGDClassifier, NAPPLasso, NAPPLassoClassifier,  # noqa: E402
+                  ObjPertLogisticRegression, OutputPertSVM)
+from skdp.linear_model import (_dpsgd, _objective_perturbation,  # noqa: E402
+                               _output_perturbation)
+from skdp.linear_model._napp import _estimators as _napp_estimators  # noqa: E402
 from skdp.solvers._partitioned_persons import (co_partition_by_person,  # noqa: E402
                                                partitioned_person_codes,
                                                partitioned_person_weights)
@@ -249,6 +251,54 @@ def test_objective_perturbation_persons_one_vs_rest(three_classes, chunks):
     assert _certified_gap(partitioned, memory) <= 2 * 3 * memory.tol   # three problems
 
 
+# -- output perturbation and NAPP: the same person weights ---------------------------------
+
+@pytest.mark.parametrize("chunks", [60, (1, 120, 47, 132)], ids=["even", "uneven"])
+@pytest.mark.parametrize("loss, delta", [("logistic", 0.0), ("huber", 1e-6)])
+def test_output_perturbation_persons_equal_in_memory(data, chunks, loss, delta):
+    """Each solve certified within ``tol C W R`` of the exact weighted minimiser (the
+    same objective), the same noise added to each."""
+    X, y, groups = data
+    kw = dict(loss=loss, delta=delta, C=1.0, tol=1e-8, data_norm=3.0,
+              max_rows_per_group=2.0, random_state=1)
+    memory = OutputPertSVM(**kw).fit(X, y, groups=groups)
+    Xd, yd, gd = _dask(X, y, groups, chunks)
+    partitioned = OutputPertSVM(**kw).fit(Xd, yd, groups=gd)
+    slack = memory.tol * memory.C_ * memory.weight_bound_ * np.hypot(3.0, 1.0)
+    assert _certified_gap(partitioned, memory) <= 2 * slack
+    assert partitioned.weight_bound_ == memory.weight_bound_ == 2.0
+    assert partitioned.epsilon_spent_ == memory.epsilon_spent_
+    assert partitioned.neighboring_ == "add_remove_person"
+
+
+def _napp_radius(estimator):
+    """The distance within which NAPP's solve is certified (tests/test_dask_napp.py)."""
+    last = estimator.privacy_report_["stages"][-1]
+    d = estimator.n_features_in_ + int(estimator.fit_intercept)
+    radius = np.sqrt(d) * estimator.tol / (last["penalty_curvature"] + last["extra_ridge"])
+    return 2.0 * radius if estimator.coef_bound is not None else radius
+
+
+@pytest.mark.parametrize("chunks", [60, (150, 1, 149)], ids=["even", "one-row chunk"])
+@pytest.mark.parametrize("make, target", [
+    (lambda: NAPPLasso(alpha=1.0, y_bound=5.0, coef_bound=20.0, data_norm=3.0,
+                       max_rows_per_group=2.0, random_state=0), "regression"),
+    (lambda: NAPPLassoClassifier(data_norm=3.0, max_rows_per_group=2.0, random_state=0),
+     "labels"),
+], ids=["lasso", "classifier"])
+def test_napp_persons_equal_in_memory(data, chunks, make, target):
+    X, y, groups = data
+    if target == "regression":
+        y = X @ np.arange(5.0) + 0.1
+    memory = make().fit(X, y, groups=groups)
+    Xd, yd, gd = _dask(X, y, groups, chunks)
+    partitioned = make().fit(Xd, yd, groups=gd)
+    assert _certified_gap(partitioned, memory) <= 2 * _napp_radius(memory)
+    assert partitioned.privacy_report_ == memory.privacy_report_
+    assert partitioned.weight_bound_ == memory.weight_bound_ == 2.0
+    assert partitioned.neighboring_ == "add_remove_person"
+
+
 @pytest.mark.parametrize("form", ["dask series", "in memory", "unaligned chunks"])
 def test_groups_in_other_forms(data, form):
     X, y, groups = data
@@ -289,7 +339,7 @@ def no_noise(monkeypatch):
         raise AssertionError("a noise generator was created")
 
     monkeypatch.setattr(skdp_random, "privacy_streams", refuse)
-    for module in (_dpsgd, _objective_perturbation):
+    for module in (_dpsgd, _objective_perturbation, _output_perturbation, _napp_estimators):
         monkeypatch.setattr(module, "noise_generator", refuse)
 
 
@@ -303,10 +353,11 @@ def _unreadable(X, y, groups, chunks):
 
 
 @pytest.mark.parametrize("estimator, message", [
-    (OutputPertSVM(loss="logistic", data_norm=1.0),
-     "groups on a dask array are supported by DPSGDClassifier and "
-     "ObjPertLogisticRegression"),
-    (NAPPLassoClassifier(data_norm=1.0), "groups on a dask array are supported by"),
+    (OutputPertSVM(loss="logistic", multi_class="multinomial", data_norm=1.0),
+     "one-vs-rest only"),
+    (OutputPertSVM(data_norm=1.0), "loss='hinge'\\) does not fit on a dask array"),
+    (NAPPLassoClassifier(data_norm=1.0, class_weight={"yes": 2.0}),
+     "sample_weight and class_weight are not supported on a dask array"),
     (ObjPertLogisticRegression(multi_class="multinomial", data_norm=1.0),
      "one-vs-rest only"),
     (ObjPertLogisticRegression(data_norm="private"), "data_norm='private'"),
@@ -321,12 +372,13 @@ def test_unsupported_refused_before_any_partition(data, no_noise, estimator, mes
     assert not hasattr(estimator, "coef_")
 
 
-def test_multinomial_by_default_refused_before_noise(three_classes, no_noise):
-    """``multi_class="auto"`` is softmax for three classes, known from the labels'
-    pass: refused then, before any noise."""
+@pytest.mark.parametrize("Est", [ObjPertLogisticRegression, OutputPertSVM])
+def test_multinomial_by_default_refused_before_noise(three_classes, no_noise, Est):
+    """``multi_class="auto"`` is softmax for three classes (logistic loss), known from
+    the labels' pass: refused then, before any noise."""
     with pytest.raises(ValueError, match="one-vs-rest only"):
-        ObjPertLogisticRegression(data_norm=1.0).fit(*_dask(*three_classes, 60)[:2],
-                                                     groups=_dask(*three_classes, 60)[2])
+        Est(loss="logistic", data_norm=1.0).fit(*_dask(*three_classes, 60)[:2],
+                                                groups=_dask(*three_classes, 60)[2])
 
 
 @pytest.mark.parametrize("groups, message", [

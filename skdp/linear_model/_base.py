@@ -92,8 +92,9 @@ PARTITIONED_SUPPORT = (
     "A fit on a dask array is supported by DPSGDClassifier (Poisson-sampled DP-SGD or "
     "full-batch DP-GD), ObjPertLogisticRegression, OutputPertSVM(kernel='linear', "
     "loss='logistic' or 'huber'), NAPPLasso and NAPPLassoClassifier, any number of "
-    "classes, for numpy or scipy.sparse chunks, through fit() (no fit_release); fit in "
-    "memory otherwise.")
+    "classes, for numpy or scipy.sparse chunks, through fit() (no fit_release), with "
+    "groups (persons) too except for the softmax problem and with sample_weight or "
+    "class_weight; fit in memory otherwise.")
 """What a fit on partitioned data supports (named by every refusal)."""
 
 
@@ -144,10 +145,11 @@ def _with_persons(estimator, X, y, groups, persons):
 
 
 def partitioned_regression_design(estimator, X, y, *, data_norm, fit_intercept,
-                                  intercept_scaling, low, high, nonnegative=False):
+                                  intercept_scaling, low, high, nonnegative=False,
+                                  groups=None):
     """:func:`partitioned_design` for a regression: the targets are clipped to the
     public ``[low, high]`` inside each partition; ``nonnegative`` refuses a negative
-    target (before any noise)."""
+    target (before any noise); ``groups`` weigh a person's rows as there."""
     from ..solvers._partitioned import (PartitionedDesign, check_partitioned_input,
                                         clipped_values)
 
@@ -158,9 +160,10 @@ def partitioned_regression_design(estimator, X, y, *, data_norm, fit_intercept,
                          "y >= 0.")
     _set_partitioned_features(estimator, X, names)
     intercept = float(intercept_scaling) if fit_intercept else None
+    X, y, options = _with_persons(estimator, X, y, groups, "weights")
     return PartitionedDesign(X, y, None, data_norm, intercept,
                              encode=partial(clipped_values, low=low, high=high),
-                             targets=kept_values)
+                             targets=kept_values, **options)
 
 
 def _set_partitioned_features(estimator, X, names):

@@ -28,9 +28,9 @@ from ..utils._progress import Progress, problem_names, problems_header, solve_ea
 from ..utils._random import noise_generator
 from ..utils._sklearn_compat import Interval, StrOptions
 from ..utils.validation import effective_data_norm
-from ._weights import (WeightedFitMixin, check_class_weight, check_person_params,
-                       parametric_weight_bound, person_constraints, row_weights,
-                       weight_constraints, weighted_problem)
+from ._weights import (PARTITIONED_SOFTMAX_PERSONS, WeightedFitMixin, check_class_weight,
+                       check_person_params, parametric_weight_bound, person_constraints,
+                       row_weights, weight_constraints, weighted_problem)
 from ._base import (
     DEFAULT_DATA_NORM,
     PrivateLinearModel,
@@ -370,11 +370,6 @@ def _multinomial_objective_perturbation(X, Y, *, C, epsilon, delta, neighboring,
                                       weights=weights, record_bound=C * loss.bounds(row_norm)[0])
 
 
-PARTITIONED_SOFTMAX_PERSONS = (
-    "groups on a dask array are fitted one-vs-rest only (the partitioned softmax "
-    "solver reads unweighted rows): pass multi_class='ovr', or fit in memory.")
-
-
 @fill_doc
 class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
                                 WeightedFitMixin, PrivateLinearModel):
@@ -669,10 +664,6 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
     def _partitioned_refusal(self, with_derivative):
         return None  # binary, one-vs-rest or softmax; logistic or Huber loss
 
-    def _partitioned_groups_refusal(self):
-        if self.multi_class == "multinomial":
-            return PARTITIONED_SOFTMAX_PERSONS
-        return None   # binary or one-vs-rest: persons weighted inside the partitions
 
     def _releases(self, X, y, with_derivative=False, sample_weight=None, groups=None):
         """Validate, then run the mechanism once (two classes, or a multinomial fit)

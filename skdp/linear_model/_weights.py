@@ -140,6 +140,11 @@ def _fit_params(sample_weight, groups=None):
     return params if groups is None else {**params, "groups": groups}
 
 
+PARTITIONED_SOFTMAX_PERSONS = (
+    "groups on a dask array are fitted one-vs-rest only (the partitioned softmax "
+    "solver reads unweighted rows): pass multi_class='ovr', or fit in memory.")
+
+
 class WeightedFitMixin:
     """``fit(X, y, sample_weight=None)`` for the estimators whose mechanisms take
     bounded row weights (mixed in left of
@@ -154,10 +159,11 @@ class WeightedFitMixin:
 
     def _partitioned_groups_refusal(self):
         """Why this estimator cannot fit ``groups`` on a dask array, or ``None`` when
-        it can (estimators that support it override this); from the parameters alone."""
-        return ("groups on a dask array are supported by DPSGDClassifier and "
-                "ObjPertLogisticRegression (binary or one-vs-rest); fit in memory, or "
-                "without groups.")
+        it can: its rows are weighted inside the partitions (binary or one-vs-rest
+        problems, and regressions); from the parameters alone."""
+        if getattr(self, "multi_class", None) == "multinomial":
+            return PARTITIONED_SOFTMAX_PERSONS
+        return None
 
     def _check_weight_params(self, X, y, sample_weight, groups=None):
         """Before any work on the data: ``"balanced"``, and a dask fit with weights or

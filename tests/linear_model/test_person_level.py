@@ -444,17 +444,6 @@ def test_private_norm_with_groups_is_refused_before_any_noise(make, unit_ball_cl
         make().fit(X, y, groups=np.arange(len(y)))
 
 
-def test_groups_on_a_dask_array_are_refused(unit_ball_classification):
-    """OutputPertSVM does not fit persons on a dask array (ObjPertLogisticRegression
-    does: tests/test_dask_groups.py)."""
-    da = pytest.importorskip("dask.array")
-    X, y = unit_ball_classification
-    dX, dy = da.from_array(X, chunks=100), da.from_array(y, chunks=100)
-    with pytest.raises(ValueError, match="groups on a dask array are supported by "
-                                         "DPSGDClassifier and ObjPertLogisticRegression"):
-        OutputPertSVM(loss="logistic", data_norm=1.0).fit(dX, dy, groups=np.arange(len(y)))
-
-
 # -- the reported relation --------------------------------------------------------------------
 
 @pytest.mark.parametrize("Est", [ObjPertLogisticRegression, OutputPertSVM])
