@@ -140,6 +140,18 @@ def partitioned_person_codes(groups, X):
     ValueError
         ``groups`` is not one label per row of ``X``, or holds a missing value
         (before any noise; only flags reach the driver).
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> import numpy as np
+    >>> X = da.zeros((5, 2), chunks=(2, 2))
+    >>> groups = da.from_array(np.array(["b", "a", "b", "c", "a"]), chunks=2)
+    >>> persons = partitioned_person_codes(groups, X)
+    >>> persons.n_persons, persons.codes.compute().tolist()
+    (3, [1, 0, 1, 2, 0])
+    >>> partitioned_person_weights(persons, 1.0).compute().tolist()
+    [0.5, 0.5, 0.5, 1.0, 0.5]
     """
     import dask
 
@@ -247,6 +259,19 @@ def co_partition_by_person(X, y, persons):
     X, y, codes : dask.array.Array
         Co-partitioned by person; within a partition the rows are sorted by code,
         each person's rows in their order in the input.
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> import numpy as np
+    >>> X = da.from_array(np.arange(10.0).reshape(5, 2), chunks=(2, 2))
+    >>> y = da.from_array(np.array([0, 1, 0, 1, 1]), chunks=2)
+    >>> groups = da.from_array(np.array([1, 0, 1, 2, 0]), chunks=2)
+    >>> Xp, yp, codes = co_partition_by_person(X, y, partitioned_person_codes(groups, X))
+    >>> codes.chunks[0], codes.compute().tolist()
+    ((2, 2, 1), [0, 0, 1, 1, 2])
+    >>> Xp[:, 0].compute().tolist()
+    [2.0, 8.0, 0.0, 4.0, 6.0]
     """
     import dask
 
