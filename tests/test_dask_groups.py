@@ -299,6 +299,64 @@ def test_napp_persons_equal_in_memory(data, chunks, make, target):
     assert partitioned.neighboring_ == "add_remove_person"
 
 
+# -- other inputs and schedulers -----------------------------------------------------------
+
+def _csr(X, y, groups, chunks):
+    sparse = pytest.importorskip("scipy.sparse")
+    Xd, yd, gd = _dask(X, y, groups, chunks)
+    return Xd.map_blocks(sparse.csr_matrix, meta=sparse.csr_matrix((0, 0))), yd, gd
+
+
+@pytest.mark.parametrize("chunks", [60, (150, 1, 149)], ids=["even", "one-row chunk"])
+def test_csr_chunks_with_persons(data, chunks):
+    """CSR blocks: the shuffle stacks and reorders CSR rows; the models of the
+    in-memory fit on the CSR matrix."""
+    sparse = pytest.importorskip("scipy.sparse")
+    X, y, groups = data
+    X = np.where(np.abs(X) < 0.5, 0.0, X)
+    kw = dict(sample_rate=0.2, epochs=3, data_norm=3.0, random_state=3)
+    memory = DPSGDClassifier(**kw).fit(sparse.csr_matrix(X), y, groups=groups)
+    partitioned = DPSGDClassifier(**kw).fit(*_csr(X, y, groups, chunks)[:2],
+                                            groups=_csr(X, y, groups, chunks)[2])
+    np.testing.assert_allclose(partitioned.coef_, memory.coef_, rtol=1e-10, atol=0)
+    kw = dict(C=5.0, data_norm=3.0, max_rows_per_group=2.0, random_state=11)
+    memory = ObjPertLogisticRegression(**kw).fit(sparse.csr_matrix(X), y, groups=groups)
+    partitioned = ObjPertLogisticRegression(**kw).fit(*_csr(X, y, groups, chunks)[:2],
+                                                      groups=_csr(X, y, groups, chunks)[2])
+    assert _certified_gap(partitioned, memory) <= 2 * memory.tol
+
+
+def test_dask_dataframe_with_persons(data):
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    X, y, groups = data
+    frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(5)])
+    labels = pd.Series((y == "yes").astype(int))
+    kw = dict(sample_rate=0.2, epochs=3, data_norm=3.0, random_state=3)
+    memory = DPSGDClassifier(**kw).fit(frame, labels, groups=groups)
+    partitioned = DPSGDClassifier(**kw).fit(
+        dd.from_pandas(frame, npartitions=4), dd.from_pandas(labels, npartitions=4),
+        groups=dd.from_pandas(pd.Series(groups, dtype=object), npartitions=3))
+    np.testing.assert_allclose(partitioned.coef_, memory.coef_, rtol=1e-10, atol=0)
+    assert partitioned.feature_names_in_.tolist() == memory.feature_names_in_.tolist()
+
+
+def test_local_cluster_smoke_persons(data, thread_cluster):
+    """Poisson DP-SGD and objective perturbation with persons on worker threads of a
+    LocalCluster: the in-memory models."""
+    X, y, groups = data
+    kw = dict(sample_rate=0.2, epochs=2, data_norm=3.0, random_state=1)
+    dpsgd = DPSGDClassifier(**kw).fit(*_dask(X, y, groups, 60)[:2],
+                                      groups=_dask(X, y, groups, 60)[2])
+    np.testing.assert_allclose(
+        dpsgd.coef_, DPSGDClassifier(**kw).fit(X, y, groups=groups).coef_, rtol=1e-10)
+    kw = dict(C=5.0, data_norm=3.0, max_rows_per_group=2.0, random_state=1)
+    objpert = ObjPertLogisticRegression(**kw).fit(*_dask(X, y, groups, 60)[:2],
+                                                  groups=_dask(X, y, groups, 60)[2])
+    memory = ObjPertLogisticRegression(**kw).fit(X, y, groups=groups)
+    assert _certified_gap(objpert, memory) <= 2 * memory.tol
+
+
 @pytest.mark.parametrize("form", ["dask series", "in memory", "unaligned chunks"])
 def test_groups_in_other_forms(data, form):
     X, y, groups = data
