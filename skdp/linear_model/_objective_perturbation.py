@@ -664,7 +664,6 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
     def _partitioned_refusal(self, with_derivative):
         return None  # binary, one-vs-rest or softmax; logistic or Huber loss
 
-
     def _releases(self, X, y, with_derivative=False, sample_weight=None, groups=None):
         """Validate, then run the mechanism once (two classes, or a multinomial fit)
         or once per one-vs-rest problem.
