@@ -80,9 +80,21 @@ def test_persons_span_partitions(data, chunks):
 
 # -- the person-keyed reductions --------------------------------------------------------
 
+LABEL_KINDS = {
+    "strings": lambda g: g,
+    "objects": lambda g: g.astype(object),
+    "integers": lambda g: np.char.add("1", np.char.lstrip(g, "p")).astype(int) - 150,
+    "floats": lambda g: np.char.lstrip(g, "p").astype(float) / 7.0 - 3.0,
+}
+
+
 @pytest.mark.parametrize("chunks", CHUNKINGS.values(), ids=CHUNKINGS.keys())
-def test_codes_and_weights_are_the_in_memory_ones(data, chunks):
+@pytest.mark.parametrize("kind", LABEL_KINDS.values(), ids=LABEL_KINDS.keys())
+def test_codes_and_weights_are_the_in_memory_ones(data, chunks, kind):
+    """The codes of :func:`~skdp.utils._groups.check_groups` (ranks among the labels
+    as sorted objects), for labels of every kind (negative numbers included)."""
     X, _, groups = data
+    groups = kind(groups)
     Xd = da.from_array(X, chunks=(chunks, -1))
     persons = partitioned_person_codes(da.from_array(groups, chunks=(Xd.chunks[0],)), Xd)
     codes = check_groups(groups, N_ROWS)
