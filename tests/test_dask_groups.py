@@ -148,6 +148,47 @@ DPSGD_OPTIONS = {
 }
 
 
+@pytest.mark.slow   # about 30 s: the exact densities (as the in-memory audit)
+@pytest.mark.parametrize("n", [2, 3])
+def test_exact_profile_of_a_dask_person_level_step(n):
+    """An exact audit on the dask path: the one-step DP-GD release on D (``n``
+    single-row persons) against D plus one person of three rows, each row in another
+    partition. The release is ``-eta (S + z C xi) / max(P_tilde, 1)`` (replayed from
+    the noise streams); ``S`` is read from the dask path's noise-free fits, so the
+    person's three aligned gradients (3 C) must be clipped to C across the partitions;
+    the exact hockey-stick divergence of the two release laws is then within the
+    claimed (epsilon, delta). The in-memory audit is in
+    tests/linear_model/test_dpsgd_groups.py; its helpers are reused."""
+    from skdp.utils import privacy_streams
+    from tests.audit.test_dpsgd_privacy import _hockey_stick, _release_density
+    from tests.linear_model.test_dpsgd_groups import CLIP, ETA, _one_step, _person_neighbours
+
+    epsilon, delta = 1.0, 1e-3
+    (X, y, g), (Xp, yp, gp) = _person_neighbours(n)
+
+    def fit(X, y, groups, **kw):   # one row per partition: the person's rows apart
+        return _one_step(**kw).fit(da.from_array(X, chunks=(1, -1)),
+                                   da.from_array(y, chunks=1),
+                                   groups=da.from_array(groups, chunks=1))
+
+    S = -fit(X, y, g, epsilon=np.inf).coef_[0, 0] * n / ETA
+    S_person = -fit(Xp, yp, gp, epsilon=np.inf).coef_[0, 0] * (n + 1) / ETA
+    assert abs((S_person - S) - CLIP) <= 1e-12      # 3 C clipped to C, not 3 C
+    est = fit(Xp, yp, gp, epsilon=epsilon, delta=delta, random_state=11)
+    count_rng, _, noise_rng = privacy_streams(11)[0].spawn(3)
+    p_tilde = n + 1 + est.count_noise_std_ * count_rng.standard_normal()
+    xi = noise_rng.standard_normal()
+    expected = -ETA * (S_person + est.noise_multiplier_ * CLIP * xi) / max(p_tilde, 1)
+    np.testing.assert_allclose(est.coef_[0, 0], expected, rtol=1e-12)
+    z, s = est.noise_multiplier_, est.count_noise_std_
+    grid = np.linspace(-60, 60, 30_001) * ETA * CLIP
+    p = _release_density(grid, S, n, z, s)
+    q = _release_density(grid, S_person, n + 1, z, s)
+    assert _hockey_stick(p, q, est.epsilon_spent_, grid) <= delta * 1.01
+    q_rows = _release_density(grid, S + 3 * CLIP, n + 1, z, s)   # rows clipped alone
+    assert _hockey_stick(p, q_rows, est.epsilon_spent_, grid) > 10 * delta
+
+
 @pytest.mark.parametrize("chunks", CHUNKINGS.values(), ids=CHUNKINGS.keys())
 @pytest.mark.parametrize("kw", DPSGD_OPTIONS.values(), ids=DPSGD_OPTIONS.keys())
 def test_dpsgd_persons_equal_in_memory(data, chunks, kw, monkeypatch):
