@@ -493,18 +493,36 @@ def test_multinomial_by_default_refused_before_noise(three_classes, no_noise, Es
 
 
 @pytest.mark.parametrize("groups, message", [
-    (lambda g: da.from_array(g[:-1], chunks=60), "299 labels for 300 rows"),
+    (lambda g: da.from_array(g[:-1], chunks=60), "another number of labels than X has rows"),
+    (lambda g: g[:-1], "another number of labels than X has rows"),
     (lambda g: da.from_array(np.where(np.arange(N_ROWS) == 200, None, g.astype(object)),
                              chunks=60), "missing value"),
-    (lambda g: da.from_array(np.column_stack([g, g]), chunks=60), "1-D"),
+    (lambda g: da.from_array(np.column_stack([g, g]), chunks=60), "1-D array; got an "
+                                                                  "array of 2 dimensions"),
+    (lambda g: da.from_array(np.where(np.arange(N_ROWS) < 120, g.astype(object), 7),
+                             chunks=60), "cannot be ordered together"),   # across partitions
+    (lambda g: da.from_array(np.where(np.arange(N_ROWS) == 3, 7, g.astype(object)),
+                             chunks=60), "cannot be ordered together"),   # in one
 ])
 @pytest.mark.parametrize("make", [
     lambda: DPSGDClassifier(data_norm=1.0),
     lambda: ObjPertLogisticRegression(data_norm=1.0),
 ], ids=["dpsgd", "objpert"])
 def test_bad_groups_refused_before_noise(data, no_noise, groups, message, make):
+    """Refused before any noise, as in memory; no message states a length (the number
+    of rows is private under add/remove)."""
     X, y, g = data
     estimator = make()
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(ValueError, match=message) as refusal:
         estimator.fit(*_dask(X, y, g, 60)[:2], groups=groups(g))
     assert not hasattr(estimator, "coef_")
+    assert not any(str(n) in str(refusal.value) for n in (N_ROWS, N_ROWS - 1))
+
+
+def test_a_column_of_labels_is_one_label_per_row(data):
+    X, y, groups = data
+    Xd, yd, gd = _dask(X, y, groups, 60)
+    kw = dict(C=5.0, data_norm=3.0, random_state=1)
+    column = ObjPertLogisticRegression(**kw).fit(Xd, yd, groups=gd[:, None])
+    flat = ObjPertLogisticRegression(**kw).fit(Xd, yd, groups=gd)
+    np.testing.assert_array_equal(column.coef_, flat.coef_)

@@ -31,33 +31,47 @@ import scipy.sparse as sp
 from ..utils._groups import person_weights_of_sizes
 
 
+MISMATCHED_GROUPS = ("groups has another number of labels than X has rows; give one "
+                     "person label per row.")
+"""The refusal of a wrong length (neither length is stated: under add/remove the
+number of rows is private), as in memory."""
+
+UNORDERED_GROUPS = ("groups mixes labels of types that cannot be ordered together (for "
+                    "example strings and numbers); give every person a label of one type.")
+
+
 def _as_groups_array(groups, row_chunks):
-    """``groups`` as a 1-D dask array with the row chunks ``row_chunks`` of ``X``;
-    refused (``ValueError``) when it cannot be one label per row of ``X``."""
+    """``groups`` as a 1-D dask array with the row chunks ``row_chunks`` of ``X`` (a
+    column of labels is taken as one); refused (``ValueError``) when it cannot be one
+    label per row of ``X``."""
     import dask.array as da
 
     if hasattr(groups, "to_dask_array"):              # dask Series
         groups = groups.to_dask_array(lengths=True)
-    if not isinstance(groups, da.Array):            # in memory beside a dask X
-        groups = np.asarray(groups, dtype=object)
-        if groups.ndim == 1 and len(groups) != sum(row_chunks):
-            _refuse_length(len(groups), sum(row_chunks))
-        groups = da.from_array(groups, chunks=(row_chunks,) + groups.shape[1:])
-    if groups.ndim != 1:
-        raise ValueError("groups must be a 1-D dask array: one person label per row.")
+    if not isinstance(groups, da.Array):              # in memory beside a dask X
+        groups = _one_column(np.asarray(groups, dtype=object))
+        if len(groups) != sum(row_chunks):
+            raise ValueError(MISMATCHED_GROUPS)
+        return da.from_array(groups, chunks=(tuple(row_chunks),))
+    groups = _one_column(groups)
     if any(np.isnan(c) for c in groups.chunks[0]):
         raise ValueError("groups needs known chunk sizes (call compute_chunk_sizes(), or "
                          "to_dask_array(lengths=True) on a dask Series).")
     if groups.shape[0] != sum(row_chunks):
-        _refuse_length(groups.shape[0], sum(row_chunks))
+        raise ValueError(MISMATCHED_GROUPS)
     if tuple(groups.chunks[0]) != tuple(row_chunks):
         groups = groups.rechunk({0: tuple(row_chunks)})
     return groups
 
 
-def _refuse_length(n_labels, n_rows):
-    raise ValueError(f"groups has {n_labels} labels for {n_rows} rows; give one person "
-                     "label per row.")
+def _one_column(groups):
+    """``groups`` as one dimension (a column of labels taken as one), or refused."""
+    if groups.ndim == 2 and groups.shape[1] == 1:
+        groups = groups[:, 0]
+    if groups.ndim != 1:
+        raise ValueError("groups must be one person label per row, a 1-D array; got an "
+                         f"array of {groups.ndim} dimensions.")
+    return groups
 
 
 # Label kinds whose numpy order is the order of the same labels as Python objects (the
@@ -75,22 +89,35 @@ def _block_labels(groups):
     return labels, bool(pd.isna(labels).any())
 
 
+def _sorted_distinct(labels):
+    """The sorted distinct labels, or ``None`` when they cannot be ordered together."""
+    try:
+        return np.unique(labels)
+    except TypeError:
+        return None
+
+
 def _distinct_labels(groups):
-    """A partition's distinct labels (none when one is missing) and that flag."""
+    """A partition's distinct labels (``None`` when one is missing or they cannot be
+    ordered) and whether one is missing."""
     labels, missing = _block_labels(groups)
-    return (labels[:0] if missing else np.unique(labels)), missing
+    return (None if missing else _sorted_distinct(labels)), missing
 
 
 def _merge_labels(*parts):
-    """The sorted distinct labels of every partition, and whether one was missing."""
+    """The sorted distinct labels of every partition (``None`` when some cannot be
+    ordered together), and whether one was missing."""
     missing = any(flag for _, flag in parts)
-    return np.unique(np.concatenate([labels for labels, _ in parts])), missing
+    if missing or any(labels is None for labels, _ in parts):
+        return None, missing
+    return _sorted_distinct(np.concatenate([labels for labels, _ in parts])), missing
 
 
 def _facts(merged):
-    """What the driver receives: whether a label is missing, and ``P``."""
+    """What the driver receives: whether a label is missing, whether the labels can
+    be ordered, and ``P``."""
     labels, missing = merged
-    return missing, len(labels)
+    return missing, labels is not None, 0 if labels is None else len(labels)
 
 
 def _block_codes(groups, merged):
@@ -146,8 +173,9 @@ def partitioned_person_codes(groups, X):
     Raises
     ------
     ValueError
-        ``groups`` is not one label per row of ``X``, or holds a missing value
-        (before any noise; only flags reach the driver).
+        ``groups`` is not one label per row of ``X``, holds a missing value, or mixes
+        labels that cannot be ordered together (before any noise; only flags reach
+        the driver, and no message states a length).
 
     Examples
     --------
@@ -169,9 +197,11 @@ def partitioned_person_codes(groups, X):
     distinct = dask.delayed(_distinct_labels, pure=True)
     (merged,) = dask.persist(dask.delayed(_merge_labels, pure=True)(
         *[distinct(block) for block in blocks]))
-    missing, n_persons = dask.compute(dask.delayed(_facts, pure=True)(merged))[0]
+    missing, ordered, n_persons = dask.compute(dask.delayed(_facts, pure=True)(merged))[0]
     if missing:
         raise ValueError("groups holds a missing value; give every row a person label.")
+    if not ordered:
+        raise ValueError(UNORDERED_GROUPS)
     code = dask.delayed(_block_codes, pure=True)
     codes = _from_blocks([code(block, merged) for block in blocks], row_chunks, np.intp)
     return PartitionedPersons(codes, n_persons)
