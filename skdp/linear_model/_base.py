@@ -92,9 +92,8 @@ PARTITIONED_SUPPORT = (
     "A fit on a dask array is supported by DPSGDClassifier (Poisson-sampled DP-SGD or "
     "full-batch DP-GD), ObjPertLogisticRegression, OutputPertSVM(kernel='linear', "
     "loss='logistic' or 'huber'), NAPPLasso and NAPPLassoClassifier, any number of "
-    "classes, for numpy or scipy.sparse chunks, through fit() (no fit_release), with "
-    "groups (persons) too except for the softmax problem and with sample_weight or "
-    "class_weight; fit in memory otherwise.")
+    "classes, for numpy or scipy.sparse chunks, through fit() (no fit_release); fit in "
+    "memory otherwise.")
 """What a fit on partitioned data supports (named by every refusal)."""
 
 
