@@ -98,7 +98,7 @@ PARTITIONED_SUPPORT = (
 
 
 def partitioned_design(estimator, X, y, *, data_norm, fit_intercept, intercept_scaling,
-                       max_classes=np.inf):
+                       max_classes=np.inf, groups=None, persons="weights"):
     """Validate a dask ``(X, y)`` as a map-reduce and return its
     :class:`~skdp.solvers._partitioned.PartitionedDesign` (nothing is computed on the
     driver but flags and label sets; no noise is drawn). Sets ``n_features_in_``,
@@ -106,7 +106,15 @@ def partitioned_design(estimator, X, y, *, data_norm, fit_intercept, intercept_s
     ``classes`` or the union of the partitions' labels (then treated as public, as in
     memory); at most ``max_classes`` of them. The design's targets are +-1 with
     ``classes_[-1]`` as +1 (two classes; :meth:`~skdp.solvers._partitioned.
-    PartitionedDesign.with_targets` gives one-vs-rest's)."""
+    PartitionedDesign.with_targets` gives one-vs-rest's).
+
+    With ``groups`` (one person label per row) the persons are found by a person-keyed
+    reduction (:mod:`skdp.solvers._partitioned_persons`), and the design carries them
+    as ``persons`` says: ``"weights"``, each row weighted ``min(1, M / k)`` as in
+    memory (:func:`~skdp.utils._groups.person_row_weights`, ``M =
+    max_rows_per_group``); ``"co-partitioned"``, every person's rows moved into one
+    partition, with their codes (DP-SGD's person clipping). ``n_persons`` is set on
+    the design (private: for the DP count)."""
     from ..solvers._partitioned import PartitionedDesign, check_partitioned_input
 
     check_data_norm(data_norm)
@@ -115,14 +123,32 @@ def partitioned_design(estimator, X, y, *, data_norm, fit_intercept, intercept_s
     _set_partitioned_features(estimator, X, names)
     estimator.classes_ = classes
     intercept = float(intercept_scaling) if fit_intercept else None
-    return PartitionedDesign(X, y, classes, data_norm, intercept)
+    X, y, options = _with_persons(estimator, X, y, groups, persons)
+    return PartitionedDesign(X, y, classes, data_norm, intercept, **options)
+
+
+def _with_persons(estimator, X, y, groups, persons):
+    """``X``, ``y`` (co-partitioned by person when asked) and the
+    :class:`~skdp.solvers._partitioned.PartitionedDesign` arguments of the persons of
+    ``groups`` (none without groups)."""
+    from ..solvers import _partitioned_persons as by_person
+
+    if groups is None:
+        return X, y, {}
+    found = by_person.partitioned_person_codes(groups, X)
+    if persons == "co-partitioned":
+        X, y, codes = by_person.co_partition_by_person(X, y, found)
+        return X, y, dict(persons=codes, n_persons=found.n_persons)
+    weights = by_person.partitioned_person_weights(found, estimator.max_rows_per_group)
+    return X, y, dict(weights=weights, n_persons=found.n_persons)
 
 
 def partitioned_regression_design(estimator, X, y, *, data_norm, fit_intercept,
-                                  intercept_scaling, low, high, nonnegative=False):
+                                  intercept_scaling, low, high, nonnegative=False,
+                                  groups=None):
     """:func:`partitioned_design` for a regression: the targets are clipped to the
     public ``[low, high]`` inside each partition; ``nonnegative`` refuses a negative
-    target (before any noise)."""
+    target (before any noise); ``groups`` weigh a person's rows as there."""
     from ..solvers._partitioned import (PartitionedDesign, check_partitioned_input,
                                         clipped_values)
 
@@ -133,9 +159,10 @@ def partitioned_regression_design(estimator, X, y, *, data_norm, fit_intercept,
                          "y >= 0.")
     _set_partitioned_features(estimator, X, names)
     intercept = float(intercept_scaling) if fit_intercept else None
+    X, y, options = _with_persons(estimator, X, y, groups, "weights")
     return PartitionedDesign(X, y, None, data_norm, intercept,
                              encode=partial(clipped_values, low=low, high=high),
-                             targets=kept_values)
+                             targets=kept_values, **options)
 
 
 def _set_partitioned_features(estimator, X, names):
@@ -223,6 +250,18 @@ def split_coefficients(thetas, n_features, fit_intercept, intercept_scaling):
     else:
         intercept = np.zeros(thetas.shape[0])
     return coef, intercept
+
+
+def _count_persons(groups, X):
+    """The number of persons of ``groups`` (public under ``neighboring="replace"``
+    only): in memory, or by the person-keyed reduction of a dask fit."""
+    if is_dask_collection(groups) or is_dask_collection(X):
+        from ..solvers._partitioned_persons import partitioned_person_codes
+
+        if hasattr(X, "to_dask_array"):
+            X = X.to_dask_array(lengths=True)
+        return partitioned_person_codes(groups, X).n_persons
+    return int(check_groups(groups, X.shape[0]).max()) + 1
 
 
 class PrivateLinearModel(PrivacyParamsMixin, BaseEstimator):
@@ -412,7 +451,7 @@ class PrivateLinearModel(PrivacyParamsMixin, BaseEstimator):
                                  if hasattr(r, "noise_floor")), default=0.0)
         if self.neighboring != "replace" or np.isnan(X.shape[0]):
             return
-        count = X.shape[0] if groups is None else int(check_groups(groups, X.shape[0]).max()) + 1
+        count = X.shape[0] if groups is None else _count_persons(groups, X)
         unit = "row" if groups is None else "person"
         warn_noise_floor(type(self).__name__, count, self.noise_floor_, unit,
                          f"{count:,} {unit}s (public under neighboring='replace')")

@@ -451,6 +451,48 @@ def _partition_sampled_clipped_sum(design, y, start, key, sample_rate, theta, lo
     return total, np.array([idx.size], dtype=np.int64)
 
 
+def _partition_persons(persons):
+    """A partition's persons (whole, codes non-decreasing: co-partitioned by person) as
+    :class:`_Persons` of local codes, and the first global code."""
+    first = int(persons[0]) if persons.size else 0
+    local = persons - first
+    starts = np.searchsorted(local, np.arange(local[-1] + 2 if local.size else 1))
+    return _Persons(local, starts), first
+
+
+def _partition_person_sum(design, y, persons, theta, loss, max_grad_norm, person_bound):
+    """One partition's clipped gradient sum over all of its persons, each person's
+    summed gradient clipped to ``person_bound`` as in memory
+    (:func:`clipped_gradient_sum` with persons): a kernel of
+    :meth:`~skdp.solvers._partitioned.PartitionedDesign.reduce` with ``with_persons``
+    on a design co-partitioned by person."""
+    local, _ = _partition_persons(persons)
+    return clipped_gradient_sum(design, _as_columns(y), theta, loss, max_grad_norm,
+                                design.row_norms(), with_factors=False, persons=local.codes,
+                                person_bound=person_bound)[0]
+
+
+def _partition_sampled_person_sum(design, y, persons, key, sample_rate, theta, loss,
+                                  max_grad_norm, person_bound):
+    """One partition's clipped gradient sum over its persons in a Poisson sample (a
+    kernel with ``with_persons`` on a design co-partitioned by person): the
+    partition's persons, codes ``[first, first + P_p)``, draw their own uniforms of the
+    step's key (:func:`_poisson_rows` addressed by the person code), so the sampled
+    persons are those of the in-memory sample; their rows are taken by blocks of whole
+    persons (:func:`_batch_blocks`) and each person's sum clipped as in memory. Returns
+    the ``(K, d)`` sum and the number of persons sampled (for the run's record only)."""
+    local, first = _partition_persons(persons)
+    chosen = _poisson_rows(key, sample_rate, first, first + local.n_persons) - first
+    idx, codes = local.rows(chosen)
+    total = np.zeros(theta.shape)
+    for Xb, Yb, norms_b, _, persons_b in _batch_blocks(design, _as_columns(y),
+                                                       design.row_norms(), idx, None, codes):
+        total += clipped_gradient_sum(Xb, Yb, theta, loss, max_grad_norm, norms_b,
+                                      with_factors=False, persons=persons_b,
+                                      person_bound=person_bound)[0]
+    return total, np.array([chosen.size], dtype=np.int64)
+
+
 def _rescaled_clip_factors(R, row_norms, max_grad_norm, norms, factors):
     """Recompute, in place, the clip factors ``min(1, C / (||r_i|| ||x_i||))`` of the
     per-example gradients whose norm ``||r_i|| ||x_i||`` is huge (or overflowed),
@@ -698,6 +740,8 @@ def _dp_sgd(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_rate, n_steps
         if partitioned or tangent:
             raise ValueError("Persons (groups) need the rows in memory and no derivative.")
         X, Y, row_norms, weights, persons = _by_person(X, Y, row_norms, weights, groups)
+    # a design co-partitioned by person: each partition clips its whole persons' sums
+    partitioned_persons = partitioned and X.n_persons is not None
     sensitivity = max_grad_norm * weight_bound
     noise_scale = noise_multiplier * sensitivity
     etas = _learning_rates(learning_rate, schedule, n_steps)
@@ -710,6 +754,7 @@ def _dp_sgd(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_rate, n_steps
     if tangent:  # d/dz of theta, its average and the velocity (forward mode)
         theta_dot, theta_avg_dot, velocity_dot = (np.zeros((K, d)) for _ in range(3))
     full_batch = sample_rate == 1.0
+    key = None   # a Poisson step's sampling key, drawn at each step
     batch_sizes = np.empty(n_steps, dtype=np.int64)
     steps_per_epoch = max(1, int(round(1.0 / sample_rate)))
     start = time.perf_counter()
@@ -740,6 +785,12 @@ def _dp_sgd(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_rate, n_steps
             gradient = xi * noise_scale if tangent else np.multiply(xi, noise_scale, out=xi)
             clipped_dot = np.zeros((K, d)) if tangent else None
             for Xb, Yb, norms_b, weights_b, persons_b in blocks:
+                if partitioned_persons:
+                    block_sum, batch_sizes[t] = _partitioned_person_step(
+                        X, full_batch, key, sample_rate, theta, loss, max_grad_norm,
+                        sensitivity)
+                    gradient += block_sum
+                    continue
                 if partitioned and full_batch:
                     gradient += X.reduce(_partition_clipped_sum, theta, loss, max_grad_norm)
                     continue
@@ -781,6 +832,18 @@ def _dp_sgd(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_rate, n_steps
                       f"{n_steps}, ||theta|| = {np.linalg.norm(theta):.4g}, "
                       f"{time.perf_counter() - start:.3f} s")
     return DPSGDRun(theta_avg, n_steps, batch_sizes, theta_avg_dot if tangent else None)
+
+
+def _partitioned_person_step(design, full_batch, key, sample_rate, theta, loss,
+                             max_grad_norm, person_bound):
+    """One step's clipped sum over a design co-partitioned by person, and its number of
+    persons (all of them for a full batch)."""
+    if full_batch:
+        return (design.reduce(_partition_person_sum, theta, loss, max_grad_norm,
+                              person_bound, with_persons=True), design.n_persons)
+    total, size = design.reduce(_partition_sampled_person_sum, key, sample_rate, theta,
+                                loss, max_grad_norm, person_bound, with_persons=True)
+    return total, size[0]
 
 
 def _dp_gd_checkpoints(X, Y, loss, *, noise_multiplier, max_grad_norm, normaliser,
@@ -1437,8 +1500,11 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
             noise and the accountant are unchanged, with ``sample_rate`` now the rate
             of persons, and the DP count is the count of persons. The objective is
             the mean over persons of each person's summed loss. One row per person is
-            the fit without groups. In memory only; not with ``data_norm="private"``
-            (refused before any work).
+            the fit without groups. On a dask array (a dask array or Series, or
+            in memory) the persons are found and every person's rows moved into one
+            partition on the workers (a shuffle by person), and each step samples and
+            clips whole persons inside their partitions: the in-memory model, whatever
+            the chunking. Not with ``data_norm="private"`` (refused before any work).
 
         Returns
         -------
@@ -1602,16 +1668,19 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         count_noise = self._count_noise()
         z, spent = self._privacy_spend(sample_rate, n_steps, count_noise)
         design, Y, loss, weights = self._prepare(X, y, sample_weight, classes=label_set,
-                                                 reset=not continuing)
-        codes = None if groups is None else check_groups(groups, design.shape[0])
+                                                 reset=not continuing, groups=groups)
+        partitioned_persons = getattr(design, "n_persons", None) is not None
+        codes = (None if groups is None or partitioned_persons
+                 else check_groups(groups, design.shape[0]))
         # the units counted: rows, or persons (codes 0 .. P - 1)
-        n_units = design.shape[0] if codes is None else int(codes.max()) + 1
+        n_units = (design.n_persons if partitioned_persons
+                   else design.shape[0] if codes is None else int(codes.max()) + 1)
         n_outputs = 1 if len(self.classes_) == 2 else len(self.classes_)
         floor = _run_noise_floor(z, sample_rate, n_steps, design.shape[1] * n_outputs)
         normaliser, sampling_rng, noise_rng = self._draws(design, count_noise, sample_rate,
                                                           call=len(previous_events),
                                                           n_units=n_units,
-                                                          persons=codes is not None,
+                                                          persons=groups is not None,
                                                           noise_floor=floor)
         self.learning_rate_ = self._step_size(z, normaliser)
         settings = dict(max_grad_norm=self.max_grad_norm_, normaliser=normaliser,
@@ -1635,7 +1704,7 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         return [DPSGDSolution(run.theta, z, spent, sample_rate, n_steps, count_noise, design,
                               Y, loss, settings, sampling_state, noise_state, run.theta_tangent,
                               dz, self._accountant(sample_rate), previous_events,
-                              "add_remove" if codes is None else person_relation("add_remove"))]
+                              "add_remove" if groups is None else person_relation("add_remove"))]
 
     def _continues(self, partial):
         """Whether this call continues the fitted run: ``partial_fit`` on a fitted
@@ -1682,18 +1751,21 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
             theta = np.column_stack([theta, intercept])
         return theta, tuple(self.dp_events_)
 
-    def _prepare(self, X, y, sample_weight=None, *, classes=None, reset=True):
+    def _prepare(self, X, y, sample_weight=None, *, classes=None, reset=True, groups=None):
         """The clipped design, the targets, the loss and the row weights (``None``:
         unweighted); every input error is raised here, before any noise. Sets
         ``classes_`` (in memory) and ``n_features_in_`` (checked instead, with
-        ``reset=False``). ``classes``: the public label set (``None``: from ``y``)."""
+        ``reset=False``). ``classes``: the public label set (``None``: from ``y``).
+        On a dask array with ``groups``, the design is co-partitioned by person (its
+        ``n_persons`` set); in memory, ``groups`` are read by the caller."""
         partitioned = is_dask_collection(X) or is_dask_collection(y)
         if partitioned:  # checked as a map-reduce; each partition maps its own labels
             self._resolve_data_norm()
             design = partitioned_design(self, X, y, data_norm=self._clipping_norm(),
                                         fit_intercept=self.fit_intercept,
                                         intercept_scaling=self.intercept_scaling,
-                                        max_classes=np.inf)
+                                        max_classes=np.inf, groups=groups,
+                                        persons="co-partitioned")
             n_classes = len(self.classes_)
             loss = self._score_loss(n_classes)
             if n_classes > 2:   # the in-memory targets, mapped inside each partition
@@ -1798,7 +1870,7 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         alone (before any work on the data), or ``None``."""
         continuing = self._continues(partial)
         if groups is not None:
-            refusal = self._groups_refusal(partitioned)
+            refusal = self._groups_refusal()
             if refusal is not None:
                 return refusal
         relation = "add_remove" if groups is None else person_relation("add_remove")
@@ -1833,12 +1905,8 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
                     "or without weights.")
         return None
 
-    def _groups_refusal(self, partitioned):
+    def _groups_refusal(self):
         """Why ``groups`` cannot be taken by this call, or ``None``."""
-        if partitioned:
-            return ("groups need the rows in memory: persons are not sampled across the "
-                    "partitions of a dask collection. Fit in memory, or without groups. "
-                    + PARTITIONED_SUPPORT)
         if self._private_norm():
             return ("data_norm='private' is not offered with groups: the private bound "
                     "is calibrated to one row, and a person's rows move it more. Pass a "

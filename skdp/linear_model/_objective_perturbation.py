@@ -28,9 +28,9 @@ from ..utils._progress import Progress, problem_names, problems_header, solve_ea
 from ..utils._random import noise_generator
 from ..utils._sklearn_compat import Interval, StrOptions
 from ..utils.validation import effective_data_norm
-from ._weights import (WeightedFitMixin, check_class_weight, check_person_params,
-                       parametric_weight_bound, person_constraints, row_weights,
-                       weight_constraints, weighted_problem)
+from ._weights import (PARTITIONED_SOFTMAX_PERSONS, WeightedFitMixin, check_class_weight,
+                       check_person_params, parametric_weight_bound, person_constraints,
+                       row_weights, weight_constraints, weighted_problem)
 from ._base import (
     DEFAULT_DATA_NORM,
     PrivateLinearModel,
@@ -708,8 +708,10 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
             design = partitioned_design(self, X, y, data_norm=self._resolve_data_norm(),
                                         fit_intercept=self.fit_intercept,
                                         intercept_scaling=self.intercept_scaling,
-                                        max_classes=np.inf)
+                                        max_classes=np.inf, groups=groups)
             y_idx, multinomial = None, self._is_multinomial(len(self.classes_))
+            if multinomial and groups is not None:   # from the label set, before any noise
+                raise ValueError(f"{type(self).__name__}: {PARTITIONED_SOFTMAX_PERSONS}")
         else:
             X, y = validate_data(self, X, y, dtype=np.float64, accept_sparse=("csr", "csc"))
             check_classification_targets(y)
@@ -725,15 +727,16 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
                                        self.intercept_scaling)
         n_classes = len(self.classes_)
         loss = SoftmaxLoss() if multinomial else self._make_loss()
-        if partitioned:
-            self.weight_bound_ = 1.0
+        if partitioned:   # with groups, the partitions weigh a person's rows
+            self.weight_bound_ = 1.0 if groups is None else float(self.max_rows_per_group)
         k = 1 if multinomial or n_classes == 2 else n_classes
         # a person's Hessian has rank up to the number of coefficients (public)
         person_dim = 1 if groups is None else design.shape[1]
         epsilon = self._mechanism_epsilon()
         # C="auto" reads the weighted loss's bounds: the C of the weighted objective
         # is 1 / weight_bound_ times the unweighted one's
-        bounded = loss if weights is None else WeightedLoss(loss, self.weight_bound_)
+        weighted = weights is not None or (partitioned and groups is not None)
+        bounded = WeightedLoss(loss, self.weight_bound_) if weighted else loss
         self.C_, C_rate = (
             auto_C(bounded, epsilon=epsilon / k, neighboring=self.neighboring,
                    row_norm=row_norm, hessian_rank=n_classes - 1 if multinomial else 1,
@@ -764,8 +767,11 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
                 for c in range(n_classes)]
         else:
             problems = [(design, target) for target in one_vs_rest_targets(y_idx, n_classes)]
-        problems = [(rows, *weighted_problem(loss, target, weights, self.weight_bound_))
-                    for rows, target in problems]
+        if partitioned:   # the partitions' targets carry their weights
+            problems = [(rows, bounded, target) for rows, target in problems]
+        else:
+            problems = [(rows, *weighted_problem(loss, target, weights, self.weight_bound_))
+                        for rows, target in problems]
 
         def solve(rows, problem_loss, target):
             return _objective_perturbation(rows, target, problem_loss, epsilon=epsilon / k,

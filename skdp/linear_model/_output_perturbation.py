@@ -49,8 +49,9 @@ from ._base import (
     encode_labels,
     one_vs_rest_targets,
 )
-from ._weights import (WeightedFitMixin, check_class_weight, check_person_params,
-                       person_constraints, row_weights, weight_constraints, weighted_problem)
+from ._weights import (PARTITIONED_SOFTMAX_PERSONS, WeightedFitMixin, check_class_weight,
+                       check_person_params, person_constraints, row_weights,
+                       weight_constraints, weighted_problem)
 from ._random_features import (
     RANDOM_FEATURE_NORM,
     RandomFourierMap,
@@ -546,9 +547,11 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
                     "the partitions).")
         return None
 
-    def _partitioned_releases(self, X, y):
+    def _partitioned_releases(self, X, y, groups=None):
         """The fit of a dask ``(X, y)``: the input checks as a map-reduce, the
-        certified Newton solve over the partitions, the noise on the client."""
+        certified Newton solve over the partitions, the noise on the client. With
+        ``groups`` each row is weighted ``min(1, M / k)`` inside its partition (the
+        persons' sizes counted by person key), binary or one-vs-rest."""
         refusal = self._partitioned_refusal(False)
         if refusal is not None:   # also for callers of _releases (noise reduction)
             raise ValueError(f"{refusal} {PARTITIONED_SUPPORT}")
@@ -559,12 +562,15 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
         design = partitioned_design(self, X, y, data_norm=self._resolve_data_norm(),
                                     fit_intercept=self.fit_intercept,
                                     intercept_scaling=self.intercept_scaling,
-                                    max_classes=np.inf)
+                                    max_classes=np.inf, groups=groups)
         row_norm = effective_data_norm(self.data_norm_, self.fit_intercept,
                                        self.intercept_scaling)
         n_classes = len(self.classes_)
+        multinomial = self._is_multinomial(n_classes)
+        if multinomial and groups is not None:   # from the label set, before any noise
+            raise ValueError(f"{type(self).__name__}: {PARTITIONED_SOFTMAX_PERSONS}")
         # the partitions hold the labels: one view of them per problem
-        if self._is_multinomial(n_classes):
+        if multinomial:
             problems = [design.with_targets(partial(one_hot, n_classes=n_classes),
                                             width=n_classes)]
         elif n_classes == 2:
@@ -572,9 +578,10 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
         else:
             problems = [design.with_targets(partial(one_vs_rest, positive=c))
                         for c in range(n_classes)]
-        self.weight_bound_ = 1.0
+        self.weight_bound_ = 1.0 if groups is None else float(self.max_rows_per_group)
         return self._problem_releases(problems, [None] * len(problems), design.shape[1],
-                                      row_norm, noise_generator(self.random_state))
+                                      row_norm, noise_generator(self.random_state),
+                                      weighted_partitions=groups is not None)
 
     def _releases(self, X, y, with_derivative=False, sample_weight=None, groups=None):
         """Validate, then run the mechanism once (two classes, or a multinomial fit) or
@@ -596,7 +603,7 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
                              f"delta={self.delta}.")
         check_class_weight(self.class_weight)
         if is_dask_collection(X) or is_dask_collection(y):
-            return self._partitioned_releases(X, y)
+            return self._partitioned_releases(X, y, groups)
         X, y = validate_data(self, X, y, dtype=np.float64, accept_sparse=("csr", "csc"))
         check_classification_targets(y)
         self.classes_, y_idx = encode_labels(y, self.classes)
@@ -634,14 +641,18 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
                                       row_norm, rng, weights)
 
     def _problem_releases(self, designs, targets, n_coefficients, row_norm, rng,
-                          weights=None):
+                          weights=None, weighted_partitions=False):
         """``C_`` at the problems' share of the budget, then the mechanism once per
         problem (one softmax problem, or one binary problem per one-vs-rest class).
         With row ``weights`` the loss is :class:`~skdp.losses.WeightedLoss` at the
-        bound ``weight_bound_`` (``C="auto"`` then reads its Lipschitz constant)."""
+        bound ``weight_bound_`` (``C="auto"`` then reads its Lipschitz constant);
+        ``weighted_partitions``: the same loss, the partitions' targets carrying their
+        rows' weights."""
         multinomial = self._is_multinomial(len(self.classes_))
         loss = SoftmaxLoss() if multinomial else self._make_loss()
-        if weights is not None and multinomial:
+        if weighted_partitions:
+            loss = WeightedLoss(loss, self.weight_bound_)
+        elif weights is not None and multinomial:
             loss = WeightedLoss(loss, self.weight_bound_)
         elif weights is not None:
             targets = [weighted_problem(loss, target, weights, self.weight_bound_)[1]

@@ -160,6 +160,11 @@ def _fit_params(sample_weight, groups=None):
     return params if groups is None else {**params, "groups": groups}
 
 
+PARTITIONED_SOFTMAX_PERSONS = (
+    "groups on a dask array are fitted one-vs-rest only (the partitioned softmax "
+    "solver reads unweighted rows): pass multi_class='ovr', or fit in memory.")
+
+
 class WeightedFitMixin:
     """``fit(X, y, sample_weight=None)`` for the estimators whose mechanisms take
     bounded row weights (mixed in left of
@@ -172,20 +177,30 @@ class WeightedFitMixin:
             self.neighboring_ = person_relation(self.neighboring)
         return releases
 
-    def _check_weight_params(self, X, y, sample_weight, groups=None):
-        """Before any work on the data: ``"balanced"`` and a dask fit with weights or
-        groups are refused by name."""
-        check_class_weight(getattr(self, "class_weight", None))
-        weighted = (sample_weight is not None or groups is not None
-                    or getattr(self, "class_weight", None) is not None)
-        if weighted and (is_dask_collection(X) or is_dask_collection(y)
-                         or is_dask_collection(sample_weight) or is_dask_collection(groups)):
-            from ._base import PARTITIONED_SUPPORT
+    def _partitioned_groups_refusal(self):
+        """Why this estimator cannot fit ``groups`` on a dask array, or ``None`` when
+        it can: its rows are weighted inside the partitions (binary or one-vs-rest
+        problems, and regressions); from the parameters alone."""
+        if getattr(self, "multi_class", None) == "multinomial":
+            return PARTITIONED_SOFTMAX_PERSONS
+        return None
 
-            raise ValueError(f"{type(self).__name__}: sample_weight, class_weight and "
-                             "groups are not supported on a dask array (the partitioned "
-                             "solvers read unweighted rows); fit in memory, or without "
+    def _check_weight_params(self, X, y, sample_weight, groups=None):
+        """Before any work on the data: ``"balanced"``, and a dask fit with weights or
+        with groups the estimator cannot fit on partitions, are refused by name."""
+        check_class_weight(getattr(self, "class_weight", None))
+        if not any(is_dask_collection(v) for v in (X, y, sample_weight, groups)):
+            return
+        from ._base import PARTITIONED_SUPPORT
+
+        if sample_weight is not None or getattr(self, "class_weight", None) is not None:
+            raise ValueError(f"{type(self).__name__}: sample_weight and class_weight are "
+                             "not supported on a dask array (the weights are not "
+                             "partitioned alongside the rows); fit in memory, or without "
                              f"them. {PARTITIONED_SUPPORT}")
+        refusal = None if groups is None else self._partitioned_groups_refusal()
+        if refusal is not None:
+            raise ValueError(f"{type(self).__name__}: {refusal} {PARTITIONED_SUPPORT}")
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None, groups=None):

@@ -30,6 +30,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import cho_factor, cho_solve
 
+from ..losses import weighted_targets
 from ..utils.validation import row_clipping
 from ._check import check_loss
 from ._design import ScaledDesign, WideRows, canonical_csr
@@ -102,14 +103,16 @@ def kept_values(values):
 class _PreparedRows:
     """What one partition's clipping gives, kept on its worker for one fit: the row
     factors, the wide rows' clipped values, the largest row norm, the row norms of the
-    design and the encoded labels (``encode(y)``: class indices, or clipped targets)
-    (``O(rows)``, never ``X``'s values)."""
+    design, the encoded labels (``encode(y)``: class indices, or clipped targets) and,
+    when given, the rows' weights and persons (``O(rows)``, never ``X``'s values)."""
 
-    def __init__(self, X, y, encode, data_norm, intercept):
+    def __init__(self, X, y, encode, data_norm, intercept, weights=None, persons=None):
         design = block_design(X, data_norm, intercept)
         self.scale, self.largest, self.wide = design.scale, design._max_row_norm, design.wide
         self.norms = design.row_norms()
         self.labels = encode(y)
+        self.weights = None if weights is None else np.asarray(weights, dtype=np.float64)
+        self.persons = None if persons is None else np.asarray(persons, dtype=np.intp)
 
 
 class _PreparedDesign(ScaledDesign):
@@ -132,12 +135,16 @@ class _PreparedDesign(ScaledDesign):
 def _partition_view(X, prepared, view):
     """A partition's design and targets as ``view`` = ``(intercept, targets, columns)``
     presents them: ``targets`` maps its kept labels, ``columns`` (or ``None``) selects
-    columns of the design."""
+    columns of the design. Rows with weights have the targets of a
+    :class:`~skdp.losses.WeightedLoss`, ``(y_i, w_i)``."""
     intercept, targets, columns = view
     design = _PreparedDesign(X, prepared, intercept)
     if columns is not None:
         design = design.columns(columns)
-    return design, targets(prepared.labels)
+    mapped = targets(prepared.labels)
+    if prepared.weights is not None:
+        mapped = weighted_targets(mapped, prepared.weights)
+    return design, mapped
 
 
 def _run_kernel(X, prepared, view, kernel, args):
@@ -147,6 +154,11 @@ def _run_kernel(X, prepared, view, kernel, args):
 def _run_row_kernel(X, prepared, view, start, kernel, args):
     design, targets = _partition_view(X, prepared, view)
     return kernel(design, targets, start, *args)
+
+
+def _run_person_kernel(X, prepared, view, kernel, args):
+    design, targets = _partition_view(X, prepared, view)
+    return kernel(design, targets, prepared.persons, *args)
 
 
 def _add(total, part):
@@ -169,6 +181,14 @@ def _row_blocks(X, y):
     key in every pass, where separately fused graphs would give a key two definitions)."""
     return (X.to_delayed(optimize_graph=False).ravel(),
             y.to_delayed(optimize_graph=False).ravel())
+
+
+def _optional_blocks(values, n_partitions):
+    """The row blocks of an optional per-row dask array as delayed objects (``None``
+    for every partition when it is not given)."""
+    if values is None:
+        return [None] * n_partitions
+    return list(values.to_delayed(optimize_graph=False).ravel())
 
 
 class PartitionedDesign:
@@ -195,6 +215,15 @@ class PartitionedDesign:
         The kernels' targets from the kept labels, ``targets(labels_p)``, inside the
         partition (picklable). ``None``: +-1 with ``classes[-1]`` as +1 (two classes;
         :func:`one_vs_rest`).
+    weights : dask.array.Array of shape (n_samples,), default=None
+        Each row's weight, with the row chunks of ``X``: the kernels' targets are then
+        those of a :class:`~skdp.losses.WeightedLoss`, ``(y_i, w_i)``.
+    persons : dask.array.Array of shape (n_samples,), default=None
+        Each row's person code, with the row chunks of ``X`` (every person's rows in
+        one partition: :func:`~skdp.solvers._partitioned_persons.co_partition_by_person`),
+        passed to the kernels of ``partials(..., with_persons=True)``.
+    n_persons : int, default=None
+        The number of persons (with ``persons``; private, the fit's DP count reads it).
 
     Notes
     -----
@@ -205,7 +234,8 @@ class PartitionedDesign:
 
     partitioned = True
 
-    def __init__(self, X, y, classes, data_norm, intercept, *, encode=None, targets=None):
+    def __init__(self, X, y, classes, data_norm, intercept, *, encode=None, targets=None,
+                 weights=None, persons=None, n_persons=None):
         self.X, self.y = X, y
         self.sparse = sp.issparse(getattr(X, "_meta", None))
         self.classes = None if classes is None else np.asarray(classes)
@@ -213,6 +243,8 @@ class PartitionedDesign:
         self.shape = (int(X.shape[0]), int(X.shape[1]) + (intercept is not None))
         self.n_partitions = len(X.chunks[0])
         self._blocks = list(zip(*_row_blocks(X, y)))
+        self._extras = [_optional_blocks(v, self.n_partitions) for v in (weights, persons)]
+        self.n_persons = n_persons
         # each partition's first global row (public: the chunk sizes are known)
         self.row_starts = np.concatenate([[0], np.cumsum(X.chunks[0])[:-1]]).astype(int)
         self._encode = encode if encode is not None else partial(class_indices,
@@ -231,8 +263,8 @@ class PartitionedDesign:
         if self._shared["prepared"] is None:
             prepare = dask.delayed(_PreparedRows, pure=True)
             self._shared["prepared"] = dask.persist(*[
-                prepare(xb, yb, self._encode, self.data_norm, self.intercept)
-                for xb, yb in self._blocks])
+                prepare(xb, yb, self._encode, self.data_norm, self.intercept, wb, pb)
+                for (xb, yb), wb, pb in zip(self._blocks, *self._extras)])
         return self._shared["prepared"]
 
     def with_targets(self, targets, width=1):
@@ -276,7 +308,7 @@ class PartitionedDesign:
         view.shape = (self.shape[0], len(view._columns))
         return view
 
-    def partials(self, kernel, *args, with_rows=False):
+    def partials(self, kernel, *args, with_rows=False, with_persons=False):
         """``[kernel(design_p, targets_p, *args) for p in partitions]``, in partition
         order, for partial sums the driver adds its own way (the double-double
         gradient of the certificate's fallback: :func:`accurate_partitioned_gradient`).
@@ -284,12 +316,18 @@ class PartitionedDesign:
         ``kernel`` must return values of a size independent of the partition's row
         count: only those reach the driver. ``with_rows``: the kernel also gets the
         partition's first global row index, ``kernel(design_p, targets_p, start_p,
-        *args)`` (the Poisson masks of DP-SGD are addressed by it).
+        *args)`` (the Poisson masks of DP-SGD are addressed by it). ``with_persons``:
+        it gets the partition's person codes instead, ``kernel(design_p, targets_p,
+        persons_p, *args)``.
         """
         import dask
 
         view = (self.intercept, self._targets, self._columns)
-        if with_rows:
+        if with_persons:
+            run = dask.delayed(_run_person_kernel, pure=True)
+            tasks = [run(xb, prepared, view, kernel, args)
+                     for (xb, _), prepared in zip(self._blocks, self._prepare())]
+        elif with_rows:
             run = dask.delayed(_run_row_kernel, pure=True)
             tasks = [run(xb, prepared, view, int(start), kernel, args)
                      for (xb, _), prepared, start in zip(self._blocks, self._prepare(),
@@ -300,14 +338,16 @@ class PartitionedDesign:
                      for (xb, _), prepared in zip(self._blocks, self._prepare())]
         return list(dask.compute(*tasks))
 
-    def reduce(self, kernel, *args, with_rows=False):
+    def reduce(self, kernel, *args, with_rows=False, with_persons=False):
         """``sum_p kernel(design_p, targets_p, *args)`` over the partitions ``p``.
 
         ``kernel`` must return an array or a tuple of arrays of a size independent of
         the partition's row count (partial sums): only those reach the driver, which
-        adds them in partition order. ``with_rows`` as in :meth:`partials`.
+        adds them in partition order. ``with_rows`` and ``with_persons`` as in
+        :meth:`partials`.
         """
-        return _sum_in_order(self.partials(kernel, *args, with_rows=with_rows))
+        return _sum_in_order(self.partials(kernel, *args, with_rows=with_rows,
+                                           with_persons=with_persons))
 
 
 class InMemoryReductions:

@@ -85,7 +85,26 @@ def person_row_weights(codes, max_rows_per_group):
     -------
     weights : ndarray of shape (n_samples,)
     """
-    return np.minimum(1.0, float(max_rows_per_group) / rows_per_person(codes))
+    return person_weights_of_sizes(rows_per_person(codes), max_rows_per_group)
+
+
+def person_weights_of_sizes(sizes, max_rows_per_group):
+    """Each row's weight ``min(1, M / k)`` from its person's number of rows ``k``
+    (``sizes``, one per row): the weights of :func:`person_row_weights`, also
+    computed partition by partition on a dask fit.
+
+    Parameters
+    ----------
+    sizes : ndarray of shape (n_samples,)
+        Each row's ``k`` (private: use only inside this bound).
+    max_rows_per_group : float
+        ``M``, public.
+
+    Returns
+    -------
+    weights : ndarray of shape (n_samples,)
+    """
+    return np.minimum(1.0, float(max_rows_per_group) / sizes)
 
 
 def person_relation(neighboring):

@@ -446,14 +446,9 @@ def test_bad_groups_are_refused_before_noise(groups, match, no_noise):
 
 
 def test_unsupported_combinations_are_refused_before_noise(no_noise):
-    da = pytest.importorskip("dask.array")
     X, y = _data()
     with pytest.raises(ValueError, match="not offered with groups"):
         DPSGDClassifier(data_norm="private", random_state=0).fit(X, y, groups=np.arange(60))
-    with pytest.raises(ValueError, match="groups need the rows in memory"):
-        DPSGDClassifier(data_norm=2.0).fit(da.from_array(X, chunks=30),
-                                           da.from_array(y, chunks=30),
-                                           groups=np.arange(60))
 
 
 def test_a_run_keeps_its_unit(monkeypatch):

@@ -547,15 +547,6 @@ def test_bad_groups_are_refused_before_any_noise():
             clf.fit(X, y, groups=groups)
 
 
-def test_dask_with_groups_is_refused():
-    da = pytest.importorskip("dask.array")
-    X, y = _data()
-    clf = NAPPLassoClassifier(data_norm=1.0)
-    with pytest.raises(ValueError, match="groups"):
-        clf.fit(da.from_array(X, chunks=40), da.from_array(y, chunks=40),
-                groups=np.arange(len(y)))
-
-
 @pytest.mark.parametrize("value", [0.0, -1.0])
 def test_max_rows_per_group_must_be_positive(value):
     from sklearn.utils._param_validation import InvalidParameterError

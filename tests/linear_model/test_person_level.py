@@ -444,16 +444,6 @@ def test_private_norm_with_groups_is_refused_before_any_noise(make, unit_ball_cl
         make().fit(X, y, groups=np.arange(len(y)))
 
 
-def test_groups_on_a_dask_array_are_refused(unit_ball_classification):
-    da = pytest.importorskip("dask.array")
-    X, y = unit_ball_classification
-    dX, dy = da.from_array(X, chunks=100), da.from_array(y, chunks=100)
-    for est in (ObjPertLogisticRegression(data_norm=1.0),
-                OutputPertSVM(loss="logistic", data_norm=1.0)):
-        with pytest.raises(ValueError, match="groups are not supported on a dask array"):
-            est.fit(dX, dy, groups=np.arange(len(y)))
-
-
 # -- the reported relation --------------------------------------------------------------------
 
 @pytest.mark.parametrize("Est", [ObjPertLogisticRegression, OutputPertSVM])

@@ -307,8 +307,8 @@ def test_weights_on_a_dask_array_are_refused_by_name(weighted_classification):
     for est in (ObjPertLogisticRegression(data_norm=1.0),
                 OutputPertSVM(loss="logistic", data_norm=1.0),
                 NAPPLassoClassifier(data_norm=1.0)):
-        with pytest.raises(ValueError, match="sample_weight, class_weight and groups are "
-                                             "not supported on a dask array"):
+        with pytest.raises(ValueError, match="sample_weight and class_weight are not "
+                                             "supported on a dask array"):
             est.fit(dX, dy, sample_weight=weights)
         with pytest.raises(ValueError, match="not supported on a dask array"):
             est.set_params(class_weight={0: 2.0}).fit(dX, dy)

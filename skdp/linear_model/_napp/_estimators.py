@@ -360,6 +360,14 @@ class _BaseNAPP(WeightedFitMixin, PrivateLinearModel):
                 "private choice of the norm bound protects one row, not one person (all of "
                 "their rows). Pass a public data_norm.")
 
+    def _partitioned_persons(self, groups):
+        """``(weights, persons)`` of :meth:`_run` for a dask fit: with ``groups`` the
+        partitions weigh a person's rows (``weight_bound_ = max_rows_per_group``)."""
+        if groups is None:
+            return None, False
+        self.weight_bound_ = float(self.max_rows_per_group)
+        return "partitions", True
+
     def _penalty(self):
         return make_penalty(self.penalty, self.alpha, l1_ratio=self.l1_ratio, q=self.q)
 
@@ -382,9 +390,10 @@ class _BaseNAPP(WeightedFitMixin, PrivateLinearModel):
         partitioned design holds its targets: ``None``); return the transient
         solutions. Row ``weights`` (in ``[0, weight_bound_]``) make the loss a
         :class:`~skdp.losses.WeightedLoss`, whose bounds are ``weight_bound_`` times
-        the row's. With ``persons`` (``groups`` given) ``weight_bound_`` bounds a
-        person's weights in all and the Jacobian is bounded for a person's Hessian
-        of any rank (``docs/privacy/napp.rst``, "Persons (groups)")."""
+        the row's; ``weights="partitions"``: the partitions' targets carry them. With
+        ``persons`` (``groups`` given) ``weight_bound_`` bounds a person's weights in
+        all and the Jacobian is bounded for a person's Hessian of any rank
+        (``docs/privacy/napp.rst``, "Persons (groups)")."""
         row_norm = effective_data_norm(self.data_norm_, self.fit_intercept,
                                        self.intercept_scaling)
         if weights is None:
@@ -392,6 +401,7 @@ class _BaseNAPP(WeightedFitMixin, PrivateLinearModel):
         loss = self._make_loss()
         if weights is not None:
             loss = WeightedLoss(loss, self.weight_bound_)
+        if weights is not None and not isinstance(weights, str):
             problems = [(design, weighted_targets(target, weights))
                         for design, target in problems]
         gradient_bound, hessian_bound = loss.bounds(row_norm, getattr(self, "y_bound", None),
@@ -658,8 +668,10 @@ class NAPPLasso(RegressorMixin, _BaseNAPP):
             design = partitioned_regression_design(
                 self, X, y, data_norm=self._resolve_data_norm(), fit_intercept=self.fit_intercept,
                 intercept_scaling=self.intercept_scaling,
-                low=0.0 if poisson else -self.y_bound, high=self.y_bound, nonnegative=poisson)
-            return self._run([(design, None)], noise_generator(self.random_state))
+                low=0.0 if poisson else -self.y_bound, high=self.y_bound, nonnegative=poisson,
+                groups=groups)
+            return self._run([(design, None)], noise_generator(self.random_state),
+                             *self._partitioned_persons(groups))
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True,
                              accept_sparse=("csr", "csc"))
         self._check_params(X.shape[1] + int(self.fit_intercept))
@@ -904,12 +916,13 @@ class NAPPLassoClassifier(_LinearClassifierMixin, ClassifierMixin, _BaseNAPP):
             design = partitioned_design(self, X, y, data_norm=self._resolve_data_norm(),
                                         fit_intercept=self.fit_intercept,
                                         intercept_scaling=self.intercept_scaling,
-                                        max_classes=np.inf)
+                                        max_classes=np.inf, groups=groups)
             n_classes = len(self.classes_)
             problems = [(design, None)] if n_classes == 2 else [
                 (design.with_targets(partial(one_vs_rest, positive=c)), None)
                 for c in range(n_classes)]
-            return self._run(problems, noise_generator(self.random_state))
+            return self._run(problems, noise_generator(self.random_state),
+                             *self._partitioned_persons(groups))
         X, y = validate_data(self, X, y, dtype=np.float64, accept_sparse=("csr", "csc"))
         check_classification_targets(y)
         self._check_params(X.shape[1] + int(self.fit_intercept))
