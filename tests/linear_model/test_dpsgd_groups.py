@@ -435,9 +435,9 @@ def no_noise(monkeypatch):
 
 
 @pytest.mark.parametrize("groups, match", [
-    (np.arange(59), "labels for 60 rows"),
+    (np.arange(59), "another number of labels"),
     ([None] + list(range(59)), "missing value"),
-    (np.zeros((60, 2)), "1d|shape"),
+    (np.zeros((60, 2)), "1-D"),
 ])
 def test_bad_groups_are_refused_before_noise(groups, match, no_noise):
     X, y = _data()

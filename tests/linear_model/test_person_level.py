@@ -223,8 +223,6 @@ def test_objpert_gaussian_person_calibration_by_hand(C, neighboring, unit_ball_c
 
 
 def test_objpert_gaussian_fit_with_groups_has_no_renyi_curve(unit_ball_classification):
-    from skdp.model_selection._privacy_cost import _objpert_curve_known
-
     X, y = unit_ball_classification
     est = ObjPertLogisticRegression(epsilon=1.0, delta=1e-5, data_norm=1.0, random_state=0)
     rows = clone(est).fit(X, y)
@@ -233,8 +231,11 @@ def test_objpert_gaussian_fit_with_groups_has_no_renyi_curve(unit_ball_classific
     assert np.all(np.isfinite(rows.renyi_curve()))
     with pytest.raises(ValueError, match="groups.*no Renyi curve"):
         persons.renyi_curve()
-    assert _objpert_curve_known(rows, rows.classes_)
-    assert not _objpert_curve_known(persons, persons.classes_)
+    # what each fit declares to the composers: the record's curve, none for persons
+    np.testing.assert_array_equal(rows._renyi_spent(), rows.renyi_curve())
+    assert persons._renyi_spent() is None
+    assert rows._renyi_cost(n_classes=2) is not None
+    assert rows._renyi_cost(n_classes=2, persons=True) is None
 
 
 def test_person_selection_of_gaussian_objpert_is_not_charged_a_renyi_curve():
@@ -419,7 +420,7 @@ def _no_noise(monkeypatch):
 def test_bad_groups_are_refused_before_any_noise(make, unit_ball_classification, monkeypatch):
     X, y = unit_ball_classification
     _no_noise(monkeypatch)
-    with pytest.raises(ValueError, match="labels for 300 rows"):
+    with pytest.raises(ValueError, match="another number of labels"):
         make().fit(X, y, groups=np.arange(len(y) - 1))
     with pytest.raises(ValueError, match="missing value"):
         make().fit(X, y, groups=np.where(np.arange(len(y)) == 4, np.nan, 1.0))

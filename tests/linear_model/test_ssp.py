@@ -336,9 +336,9 @@ def no_noise(monkeypatch):
     (dict(epsilon=0.0), InvalidParameterError, "epsilon"),
     (dict(delta=1.0), InvalidParameterError, "delta"),
     (dict(alpha=-1.0), InvalidParameterError, "alpha"),
-    (dict(groups="short"), ValueError, "labels for"),
+    (dict(groups="short"), ValueError, "another number of labels"),
     (dict(groups="missing"), ValueError, "missing value"),
-    (dict(groups="empty"), ValueError, "labels for"),
+    (dict(groups="empty"), ValueError, "another number of labels"),
     (dict(sample_weight="negative"), ValueError, "Negative"),
     (dict(groups="ok", data_norm="private"), ValueError, "private"),
 ], ids=lambda v: str(v) if isinstance(v, dict) else None)

@@ -12,11 +12,14 @@ def test_groups_become_codes_of_any_labels():
     assert rows_per_person(codes).tolist() == [3, 1, 3, 1, 3]
 
 
-@pytest.mark.parametrize("groups, match", [([1, None, 2], "missing"), ([1, 2], "2 labels"),
-                                           ([1.0, np.nan, 2.0], "missing")])
+@pytest.mark.parametrize("groups, match", [
+    ([1, None, 2], "missing"), ([1, 2], "another number of labels"),
+    ([1.0, np.nan, 2.0], "missing"), ([[1, 1], [2, 2], [3, 3]], "1-D"),
+    (np.array([1, "a", 2], dtype=object), "one type")])
 def test_malformed_groups_are_refused(groups, match):
-    with pytest.raises(ValueError, match=match):
+    with pytest.raises(ValueError, match=match) as error:
         check_groups(groups, 3)
+    assert "3" not in str(error.value) and "2 labels" not in str(error.value)  # no count
 
 
 def test_a_persons_weights_sum_to_at_most_the_bound():
