@@ -28,16 +28,8 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from ..utils._groups import person_weights_of_sizes
-
-
-MISMATCHED_GROUPS = ("groups has another number of labels than X has rows; give one "
-                     "person label per row.")
-"""The refusal of a wrong length (neither length is stated: under add/remove the
-number of rows is private), as in memory."""
-
-UNORDERED_GROUPS = ("groups mixes labels of types that cannot be ordered together (for "
-                    "example strings and numbers); give every person a label of one type.")
+from ..utils._groups import (MISMATCHED_GROUPS, MISSING_GROUP, UNORDERED_GROUPS, one_column,
+                             person_weights_of_sizes)
 
 
 def _as_groups_array(groups, row_chunks):
@@ -49,11 +41,11 @@ def _as_groups_array(groups, row_chunks):
     if hasattr(groups, "to_dask_array"):              # dask Series
         groups = groups.to_dask_array(lengths=True)
     if not isinstance(groups, da.Array):              # in memory beside a dask X
-        groups = _one_column(np.asarray(groups, dtype=object))
+        groups = one_column(np.asarray(groups, dtype=object))
         if len(groups) != sum(row_chunks):
             raise ValueError(MISMATCHED_GROUPS)
         return da.from_array(groups, chunks=(tuple(row_chunks),))
-    groups = _one_column(groups)
+    groups = one_column(groups)
     if any(np.isnan(c) for c in groups.chunks[0]):
         raise ValueError("groups needs known chunk sizes (call compute_chunk_sizes(), or "
                          "to_dask_array(lengths=True) on a dask Series).")
@@ -61,16 +53,6 @@ def _as_groups_array(groups, row_chunks):
         raise ValueError(MISMATCHED_GROUPS)
     if tuple(groups.chunks[0]) != tuple(row_chunks):
         groups = groups.rechunk({0: tuple(row_chunks)})
-    return groups
-
-
-def _one_column(groups):
-    """``groups`` as one dimension (a column of labels taken as one), or refused."""
-    if groups.ndim == 2 and groups.shape[1] == 1:
-        groups = groups[:, 0]
-    if groups.ndim != 1:
-        raise ValueError("groups must be one person label per row, a 1-D array; got an "
-                         f"array of {groups.ndim} dimensions.")
     return groups
 
 
@@ -199,7 +181,7 @@ def partitioned_person_codes(groups, X):
         *[distinct(block) for block in blocks]))
     missing, ordered, n_persons = dask.compute(dask.delayed(_facts, pure=True)(merged))[0]
     if missing:
-        raise ValueError("groups holds a missing value; give every row a person label.")
+        raise ValueError(MISSING_GROUP)
     if not ordered:
         raise ValueError(UNORDERED_GROUPS)
     code = dask.delayed(_block_codes, pure=True)

@@ -24,6 +24,17 @@ import pandas as pd
 PERSON_RELATIONS = {"add_remove": "add_remove_person", "replace": "replace_person"}
 
 
+MISSING_GROUP = "groups holds a missing value; give every row a person label."
+
+MISMATCHED_GROUPS = ("groups has another number of labels than X has rows; give one "
+                     "person label per row.")
+"""The refusal of a wrong length (neither length is stated: under add/remove the
+number of rows is private)."""
+
+UNORDERED_GROUPS = ("groups mixes labels of types that cannot be ordered together (for "
+                    "example strings and numbers); give every person a label of one type.")
+
+
 def check_groups(groups, n_samples):
     """Each row's person, as integer codes ``0 .. n_persons - 1``.
 
@@ -44,25 +55,26 @@ def check_groups(groups, n_samples):
         ``groups`` is not one label per row, or holds a missing value. Raised before
         any noise is drawn.
     """
-    labels = np.asarray(groups, dtype=object)
+    labels = one_column(np.asarray(groups, dtype=object))
+    if pd.isna(labels).any():
+        raise ValueError(MISSING_GROUP)
+    if labels.shape[0] != n_samples:
+        raise ValueError(MISMATCHED_GROUPS)
+    try:
+        _, codes = np.unique(labels, return_inverse=True)
+    except TypeError:
+        raise ValueError(UNORDERED_GROUPS) from None
+    return codes.astype(np.intp, copy=False)
+
+
+def one_column(labels):
+    """``labels`` as one dimension (a column of labels taken as one), or refused."""
     if labels.ndim == 2 and labels.shape[1] == 1:
         labels = labels[:, 0]
     if labels.ndim != 1:
         raise ValueError(f"groups must be one person label per row, a 1-D array; got an "
                          f"array of {labels.ndim} dimensions.")
-    if pd.isna(labels).any():
-        raise ValueError("groups holds a missing value; give every row a person label.")
-    if labels.shape[0] != n_samples:
-        # neither length is stated: under add/remove the number of rows is private
-        raise ValueError("groups has another number of labels than X has rows; give one "
-                         "person label per row.")
-    try:
-        _, codes = np.unique(labels, return_inverse=True)
-    except TypeError:
-        raise ValueError("groups mixes labels of types that cannot be ordered together "
-                         "(for example strings and numbers); give every person a label of "
-                         "one type.") from None
-    return codes.astype(np.intp, copy=False)
+    return labels
 
 
 def rows_per_person(codes):
