@@ -563,8 +563,8 @@ default=None
         Returns
         -------
         account : tuple
-            :func:`~._private_selection.training_account`'s ``(account,
-            rung_params)`` for the rungs.
+            ``(account, rung_params)``: the training rows' account and the
+            parameters every rung is fitted with.
         """
         estimator = self._inner()
         self._check_private_target(estimator)
