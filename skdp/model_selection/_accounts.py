@@ -110,7 +110,7 @@ def _lookup(levels, spent):
 
 
 def _final_step(model):
-    from ._private_selection import private_step
+    from ._gate import private_step
 
     return private_step(model)[0]
 
@@ -862,7 +862,7 @@ class ApproxDPOdometer:
                       max_rungs=8):
         """The odometer for the rungs of ``estimator`` (its ``delta`` > 0, read from the
         private step's parameters). ``epsilon_start=None``: ``epsilon_max / 100``."""
-        from ._private_selection import private_step_params
+        from ._selection_checks import private_step_params
 
         rung_delta = private_step_params(estimator).get("delta", 0.0)
         if not rung_delta:

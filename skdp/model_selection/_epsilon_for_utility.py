@@ -19,17 +19,19 @@ from ..utils._groups import check_groups
 from ..utils._sklearn_compat import HasMethods, Interval, StrOptions, _fit_context
 from ._measure import _fit_record, _measure, _NoiseSources, compose_fits
 from ._released import ReleasedModelMixin
+from ._gate import private_step
 from ._private_selection import (
     _SelectionStreams,
-    check_person_selection,
-    check_private_step_params,
     check_test_rows,
     private_report,
-    private_step,
-    private_step_params,
     select_epsilon_privately,
-    supports_checkpoints,
     training_account,
+)
+from ._selection_checks import (
+    check_person_selection,
+    check_private_step_params,
+    private_step_params,
+    supports_checkpoints,
     validate_private_input,
     whole_label_set,
 )

@@ -87,7 +87,7 @@ def _check_renyi_classes(obj, y, persons):
                 "curve (it needs one gradient direction per record, and a person's rows "
                 "have many): enter it in a ledger with composition='basic'. Nothing was "
                 "fitted.")
-        from ._private_selection import whole_label_set
+        from ._selection_checks import whole_label_set
 
         ObjPertRungCost(final).check_classes(whole_label_set(final, y))
 

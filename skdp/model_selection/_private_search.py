@@ -52,21 +52,22 @@ from ..utils._groups import check_groups
 from ._private_selection import (
     _SelectionStreams,
     _select_rows,
-    accepts_groups,
     bounded_utilities,
-    check_person_rung,
-    check_private_step_params,
     coin_split,
     count_epsilon,
     person_coin_split,
     person_shares,
-    private_step,
     renyi_objpert,
+)
+from ._selection_checks import (
+    accepts_groups,
+    check_person_rung,
+    check_private_step_params,
     supports_noise_reduction,
     validate_private_input,
     whole_label_set,
 )
-from ._gate import Statement, check_fit, check_space, secret_fit
+from ._gate import Statement, check_fit, check_space, private_step, secret_fit
 from ._released import ReleasedModelMixin
 from ._repeat_and_select import (
     draw_runs,

@@ -57,8 +57,15 @@ from sklearn.pipeline import Pipeline
 
 from ..exceptions import PrivacyBudgetError
 from ..utils._groups import check_groups, rows_per_person
-from ._gate import Speech, Statement, check_fit, private_step, secret, secret_fit
+from ._gate import Speech, Statement, private_step, secret, secret_fit
 from ._measure import _NoiseSources
+from ._selection_checks import (
+    check_person_rung,
+    check_person_selection,
+    private_step_params,
+    rungs_share_a_path,
+    with_budget,
+)
 from ._transcript import utility_law
 
 
@@ -495,89 +502,6 @@ def sampling_sd(target, validation_rows):
     return float(np.sqrt(t * (1.0 - t) / max(validation_rows, 1.0)))
 
 
-# -- the private estimator, alone or as the last step of a Pipeline ------------------------
-
-def private_step_params(estimator):
-    """The private estimator's own parameters (without the Pipeline prefix)."""
-    return private_step(estimator)[0].get_params()
-
-
-def check_private_step_params(estimator, who="EpsilonForUtility", persons=False):
-    """Refuse, before any work, what the selection cannot account for.
-
-    The gate's check of the estimator as configured (:func:`~._gate.check_fit`:
-    public preprocessing, a finite certified epsilon, add/remove neighbours of one
-    row, or of one person with ``persons``), then what a selection needs of it: an
-    ``epsilon`` and a ``random_state`` parameter, and no ``data_norm="private"``
-    with ``delta > 0`` (its rungs are charged their Gaussian or Renyi cost, which
-    leaves the bound's pure epsilon out).
-    """
-    final, _ = private_step(estimator)
-    for name in ("epsilon", "random_state"):
-        if name not in final.get_params():
-            raise ValueError(f"{who} needs a private estimator with an {name!r} "
-                             f"parameter; {type(final).__name__} has none.")
-    check_fit(estimator, Statement(who, persons))
-    if not np.isfinite(final._claimed_spend()[0]):
-        raise ValueError(
-            f"{type(final).__name__} with these parameters certifies no finite epsilon (a "
-            "research mode): private selection cannot account for its fits. Nothing was "
-            "fitted.")
-    params = final.get_params()
-    if params.get("data_norm") == "private" and params.get("delta", 0.0) > 0:
-        raise ValueError(
-            f"{who} charges a rung with delta > 0 its Gaussian or Renyi cost from its public "
-            "calibration, which leaves out the pure epsilon that data_norm='private' spends "
-            "on the bound: pass a numeric data_norm (a public bound on the rows' L2 norm). "
-            "Nothing was fitted.")
-
-
-def validate_private_input(meta, estimator, X, y):
-    """Every input error of a private search raised before any noise is drawn.
-
-    A bare estimator's ``X`` is validated as scikit-learn does (``meta`` records
-    ``n_features_in_``). A Pipeline's is passed on as given (a DataFrame keeps its
-    columns for a ColumnTransformer), and its public preprocessing is run once on all
-    the rows first (it learns nothing from them), so that an error it raises, or a
-    non-finite value it produces, stops the search before any noise.
-    """
-    from sklearn.utils.validation import check_array, check_consistent_length, validate_data
-
-    if not isinstance(estimator, Pipeline):
-        return validate_data(meta, X, y, accept_sparse=("csr", "csc"), dtype=None,
-                             ensure_all_finite=True, reset=True,
-                             y_numeric=not is_classifier(estimator))
-    validate_data(meta, X, skip_check_array=True, reset=True)
-    y = check_array(y, ensure_2d=False, dtype=None if is_classifier(estimator) else "numeric",
-                    ensure_all_finite=True)
-    check_consistent_length(X, y)
-    head = clone(Pipeline(estimator.steps[:-1]))
-    check_array(head.fit_transform(X, y), accept_sparse=True, ensure_all_finite=True)
-    return X, y
-
-
-def whole_label_set(final, y):
-    """The label set every internal fit sees: the declared ``classes``, or the whole input's.
-
-    Checked before any noise (two classes at least, no label outside the declared set),
-    so that no fit's label error or ``classes_`` depends on which labels fell into a
-    part of the rows.
-    """
-    from sklearn.utils.multiclass import check_classification_targets
-
-    from ..linear_model._base import encode_labels
-
-    check_classification_targets(y)
-    classes, _ = encode_labels(y, final.get_params().get("classes"))
-    return classes
-
-
-def with_budget(estimator, **params):
-    """A clone of ``estimator`` with its private step's ``params`` set."""
-    _, prefix = private_step(estimator)
-    return clone(estimator).set_params(**{prefix + k: v for k, v in params.items()})
-
-
 class PureDPAccount:
     """Training rows' spend for pure epsilon-DP rungs: the realised sum, ex post.
 
@@ -931,20 +855,6 @@ ladder costs no more training budget; each test pays for its rung's increment of
 epsilon, a sixth of it at this ratio."""
 
 
-def supports_noise_reduction(estimator):
-    """Whether the rungs can share one noise path: Laplace (``noise="laplace"``) or
-    Gaussian (``delta > 0``) output perturbation."""
-    final, _ = private_step(estimator)
-    return hasattr(final, "_supports_noise_reduction") and final._supports_noise_reduction()
-
-
-def supports_checkpoints(estimator):
-    """Whether the rungs can be checkpoints of one run: ``DPSGDClassifier(sample_rate=1.0)``
-    with a constant schedule and a calibrated noise multiplier."""
-    final, _ = private_step(estimator)
-    return hasattr(final, "_supports_checkpoints") and final._supports_checkpoints()
-
-
 def check_test_rows(test_rows, account):
     """Whether the tests read every row (``test_rows="all"``); refuse it, before any
     data is read, unless the rungs' account can take the tests: pure rungs, fresh or
@@ -988,67 +898,6 @@ def tests_on_all_rows(account, test_ratio, epsilon_start):
     tests = RenyiTests if isinstance(account, RenyiOdometer) else GaussianTests
     return tests(account, ratio, count_mu=count_mu, rung_delta=account.rung_delta,
                  follow_floor=test_ratio == "auto")
-
-
-def accepts_groups(final):
-    """Whether the private estimator ``final`` fits with ``groups``: its ``fit`` takes
-    them and, when that ``fit`` is the weighted estimators' (which passes them on to
-    ``_releases``), so does its ``_releases``. Read from the class, before any data."""
-    import inspect
-
-    from ..linear_model._weights import WeightedFitMixin
-
-    fit = type(final).fit
-    if "groups" not in inspect.signature(fit).parameters:
-        return False
-    if fit is WeightedFitMixin.fit:
-        return "groups" in inspect.signature(final._releases).parameters
-    return True
-
-
-def check_person_selection(estimator, checkpoints=False, who="EpsilonForUtility"):
-    """Refuse, before any data is read, a search over persons (``groups``) that its
-    rungs cannot take.
-
-    Every rung is a fresh fit ``fit(X, y, groups=...)`` of a private estimator that
-    takes ``groups`` and certifies add/remove-person neighbours: refused are
-    estimators without ``groups``, rungs that are releases of one noise path (noise
-    reduction, checkpoints: the path is fitted without them), ``neighboring="replace"``
-    (a replace-person guarantee does not cover adding or removing a person, the
-    search's relation) and ``data_norm="private"`` (its bound is private per row).
-    """
-    final, _ = private_step(estimator)
-    name = type(final).__name__
-    if not accepts_groups(final):
-        raise ValueError(
-            f"{who} with groups fits every rung with fit(X, y, groups=...), and {name} "
-            "does not take groups: choose an estimator with person-level privacy, or fit "
-            "without groups (one row is then the unit of privacy). Nothing was fitted.")
-    if rungs_share_a_path(estimator, checkpoints):
-        raise ValueError(
-            f"{who} with groups needs fresh rungs: the releases of one noise path (noise "
-            f"reduction of {name}, or checkpoints of one DP-GD run) do not take groups. "
-            "Use OutputPertSVM(noise='auto', delta=0) (Gamma-norm noise, fresh fits) or "
-            "another estimator, or "
-            "checkpoints=False. Nothing was fitted.")
-    check_private_step_params(estimator, who, persons=True)
-
-
-def check_person_rung(model):
-    """After a rung's fit with ``groups``: its guarantee must be person-level
-    (``neighboring_ == "add_remove_person"``)."""
-    final, _ = private_step(model)
-    relation = getattr(final, "neighboring_", None)
-    if relation != "add_remove_person":
-        raise RuntimeError(
-            f"a rung fitted with groups certified neighboring_={relation!r}, not "
-            "'add_remove_person': its spend does not cover persons.")
-
-
-def rungs_share_a_path(estimator, checkpoints=False):
-    """Whether the rungs are releases of one path whose cost is the last release's:
-    noise reduction, or (asked for with ``checkpoints``) checkpoints of one DP-GD run."""
-    return supports_noise_reduction(estimator) or (checkpoints and supports_checkpoints(estimator))
 
 
 class FreshFits:
