@@ -25,8 +25,8 @@ from ._private_selection import (
     check_test_rows,
     private_report,
     select_epsilon_privately,
-    training_account,
 )
+from ._selection_accounts import training_account
 from ._selection_checks import (
     check_person_selection,
     check_private_step_params,
@@ -565,7 +565,7 @@ default=None
         Returns
         -------
         account : tuple
-            :func:`~._private_selection.training_account`'s ``(account,
+            :func:`~._selection_accounts.training_account`'s ``(account,
             rung_params)`` for the rungs.
         """
         estimator = self._inner()

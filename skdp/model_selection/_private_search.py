@@ -57,8 +57,8 @@ from ._private_selection import (
     count_epsilon,
     person_coin_split,
     person_shares,
-    renyi_objpert,
 )
+from ._selection_accounts import renyi_objpert
 from ._selection_checks import (
     accepts_groups,
     check_person_rung,

@@ -967,7 +967,7 @@ def test_a_regressor_is_tested_on_the_bounded_utility():
 
 
 def test_the_gaussian_odometer_refuses_a_rung_above_its_top_filter():
-    from skdp.model_selection._private_selection import GaussianDPOdometer
+    from skdp.model_selection._selection_accounts import GaussianDPOdometer
 
     odometer = GaussianDPOdometer(1.0, 1e-5, rung_delta=1e-6, epsilon_start=0.05)
     model = DPSGDClassifier(delta=1e-6, sample_rate=1.0, epochs=5, epsilon=2.0).fit(X, y)
@@ -1076,7 +1076,8 @@ def test_auto_tests_on_all_rows_are_no_finer_than_the_test_floor_by_hand():
 
 
 def test_largest_rung_with_its_test_at_the_floor_fills_the_top_filter():
-    from skdp.model_selection._private_selection import GaussianDPOdometer, GaussianTests
+    from skdp.model_selection._private_selection import GaussianTests
+    from skdp.model_selection._selection_accounts import GaussianDPOdometer
 
     odometer = GaussianDPOdometer(4.0, 1e-5, rung_delta=1e-6, epsilon_start=0.5)
     tests = GaussianTests(odometer, 1.0, count_mu=0.1, rung_delta=1e-6, follow_floor=True)
@@ -1141,7 +1142,7 @@ def test_all_rows_tests_join_the_renyi_odometer_by_hand(estimator):
     rungs' own RDP, and the claim is the lowest level whose filter the total fits."""
     from skdp.accounting._rdp import ORDERS
     from skdp.model_selection._accounts import RenyiOdometer
-    from skdp.model_selection._private_selection import training_account
+    from skdp.model_selection._selection_accounts import training_account
 
     account = training_account(estimator, 4.0, 1e-5, 0.3, max_rungs=3)
     result = _select(estimator, y=y_hard, target=0.97, epsilon_max=4.0, delta_max=1e-5,
