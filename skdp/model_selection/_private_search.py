@@ -49,16 +49,9 @@ from ..exceptions import PrivacyBudgetError
 from ..utils._docstrings import fill_doc
 from ..utils._sklearn_compat import HasMethods, Interval, StrOptions, _fit_context
 from ..utils._groups import check_groups
-from ._private_selection import (
-    _SelectionStreams,
-    _select_rows,
-    bounded_utilities,
-    coin_split,
-    count_epsilon,
-    person_coin_split,
-    person_shares,
-)
+from ._private_selection import _SelectionStreams, _select_rows, coin_split, person_coin_split
 from ._selection_accounts import renyi_objpert
+from ._selection_tests import bounded_utilities, count_epsilon, person_shares
 from ._selection_checks import (
     accepts_groups,
     check_person_rung,
