@@ -10,13 +10,12 @@ from skdp import (DPSGDClassifier, EpsilonForUtility, ObjPertLogisticRegression,
                   UnreachableUtilityWarning)
 from skdp.accounting import gaussian_epsilon, gdp_mu
 from skdp.model_selection._private_selection import (
-    NOISE_REDUCTION_SEGMENT,
-    NOISE_REDUCTION_STEP,
     _SelectionStreams,
     coin_split,
     private_report,
     select_epsilon_privately,
 )
+from skdp.model_selection._selection_rungs import NOISE_REDUCTION_SEGMENT, NOISE_REDUCTION_STEP
 from skdp.model_selection._selection_tests import (
     ValidationAccount,
     bounded_utilities,
