@@ -12,9 +12,9 @@ from skdp.accounting import gaussian_epsilon, gdp_mu
 from skdp.model_selection._private_selection import (
     _SelectionStreams,
     coin_split,
-    private_report,
     select_epsilon_privately,
 )
+from skdp.model_selection._selection_report import private_report
 from skdp.model_selection._selection_rungs import NOISE_REDUCTION_SEGMENT, NOISE_REDUCTION_STEP
 from skdp.model_selection._selection_tests import (
     ValidationAccount,
