@@ -49,6 +49,8 @@ that Gaussian ``ObjPertLogisticRegression`` rungs go to the basic-composition od
 (their Renyi curve is a record's: ``training_account(..., persons=True)``).
 """
 
+from dataclasses import dataclass, field
+
 import numpy as np
 from sklearn.base import is_classifier
 
@@ -65,8 +67,6 @@ from ._selection_accounts import (  # noqa: F401  (GaussianDPOdometer: cited her
     training_account,
 )
 from ._selection_tests import (
-    GaussianTests,
-    RenyiTests,
     ValidationAccount,
     check_test_rows,
     cohort_too_small,
@@ -77,7 +77,7 @@ from ._selection_tests import (
     test_threshold,
     tests_on_all_rows,
 )
-from ._selection_report import SelectionResult
+from ._selection_report import SelectionResult, validation_spend
 from ._selection_rungs import (
     NOISE_REDUCTION_STEP,
     PROXY_RATIO,
@@ -208,30 +208,12 @@ class _SelectionStreams:
         return np.random.Generator(np.random.PCG64(self._branch(self._PROXY)))
 
 
-def select_epsilon_privately(estimator, X, y, *, target, epsilon_max, epsilon_start,
-                             rows_epsilon=None, validation_fraction=0.2, margin="auto",
-                             tolerance=0.05, test_ratio="auto", steering="curve", ratio=2.0,
-                             max_rungs=8, delta_max=None, classes=None, y_bound=None,
-                             random_state=None, verbose=0, account=None,
-                             checkpoints=False, test_rows="held_out", groups=None):
-    """Fit rungs on the training part until a private test passes one on the validation part.
-
-    Everything released stays within the cap ``epsilon_max`` (and ``delta_max``):
-    see the module's docstring.
+@dataclass(frozen=True)
+class SelectionSettings:
+    """The public parameters of a private selection (:func:`select_epsilon_privately`).
 
     Parameters
     ----------
-    estimator : estimator object
-        A private estimator with ``epsilon`` and ``random_state`` parameters, or a
-        Pipeline ending in one after public preprocessing; cloned for every rung.
-        With :class:`~skdp.OutputPertSVM` at ``noise="laplace"`` or ``delta > 0``
-        the rungs are releases of one fit by noise reduction: a public ladder of
-        ratio ``NOISE_REDUCTION_STEP``, ``steering``, ``ratio`` and ``max_rungs``
-        unused.
-    X : array-like of shape (n_samples, n_features)
-        Every row given; split by independent public coins.
-    y : array-like of shape (n_samples,)
-        Labels or targets.
     target : float
         The utility to reach, in [0, 1].
     epsilon_max : float
@@ -246,7 +228,7 @@ def select_epsilon_privately(estimator, X, y, *, target, epsilon_max, epsilon_st
         Probability of each row's coin.
     margin : float or "auto", default="auto"
         Public margin added to ``target`` to form the test's threshold (see
-        :func:`test_threshold`).
+        :func:`~._selection_tests.test_threshold`).
     tolerance : float, default=0.05
         The coarsest test resolution accepted, as the standard deviation in utility
         of a test's noise: when even the largest rung the cap allows would be
@@ -257,14 +239,16 @@ def select_epsilon_privately(estimator, X, y, *, target, epsilon_max, epsilon_st
     test_ratio : float or "auto", default="auto"
         A rung's test budget per unit of its epsilon (a Gaussian test's ``mu`` per
         unit of its rung's under ``test_rows="all"``); ``"auto"``:
-        :data:`PURE_ALL_ROWS_TEST_RATIO` for pure rungs on all the rows, a Gaussian
-        test at its rung's ``mu`` but no finer than the test floor's
-        (:func:`floor_mu`) for Gaussian ones, else 1.
+        :data:`~._selection_tests.PURE_ALL_ROWS_TEST_RATIO` for pure rungs on all
+        the rows, a Gaussian test at its rung's ``mu`` but no finer than the test
+        floor's (:func:`~._selection_tests.floor_mu`) for Gaussian ones, else 1.
     steering : {"curve", "geometric", "random"}, default="curve"
-        How the next rung's epsilon is chosen (:class:`CurveSteering`,
-        :class:`GeometricSteering`); ``"random"``: the geometric ladder of ratio
-        :func:`random_ladder_ratio` from ``epsilon_start`` times a public random
-        offset (:func:`random_offset`; a proxy's start is used as it is).
+        How the next rung's epsilon is chosen
+        (:class:`~._selection_rungs.CurveSteering`,
+        :class:`~._selection_rungs.GeometricSteering`); ``"random"``: the geometric
+        ladder of ratio :func:`~._selection_accounts.random_ladder_ratio` from
+        ``epsilon_start`` times a public random offset
+        (:func:`~._selection_rungs.random_offset`; a proxy's start is used as it is).
     ratio : float, default=2.0
         Step of the geometric ladder (and of the curve's fallback); unused with
         ``steering="random"``.
@@ -276,192 +260,374 @@ def select_epsilon_privately(estimator, X, y, *, target, epsilon_max, epsilon_st
         The label set every rung is fitted with (a classifier's); ``None``: the
         labels of the whole input ``y``.
     y_bound : float, default=None
-        A regressor's public bound on ``|y|`` (:func:`bounded_utilities`).
+        A regressor's public bound on ``|y|``
+        (:func:`~._selection_tests.bounded_utilities`).
     random_state : None, int or Generator, default=None
         ``None``: fresh cryptographic noise for the test and every rung, fresh
         public coins. Otherwise reproducibility mode.
     verbose : int, default=0
         Print one line per rung.
-    account : tuple, default=None
-        :func:`training_account`'s ``(account, rung_params)`` when the caller built it
-        (to refuse before reading the data); ``None``: built here.
     checkpoints : bool, default=False
-        Full-batch DP-GD rungs as checkpoints of one run (:func:`supports_checkpoints`),
-        accounted as noise reduction.
+        Full-batch DP-GD rungs as checkpoints of one run
+        (:func:`~._selection_checks.supports_checkpoints`), accounted as noise
+        reduction.
     test_rows : {"held_out", "all"}, default="held_out"
         ``"held_out"``: the tests read the validation part only (Laplace, in parallel
         with the rungs). ``"all"``: no row is held out; the counts and tests read every
         row and are charged with the rungs to their account (fresh pure rungs:
-        :class:`PureTests`; fresh full-batch DP-GD rungs: :class:`GaussianTests`; see
-        :func:`check_test_rows`); ``validation_fraction`` unused.
+        :class:`~._selection_tests.PureTests`; fresh full-batch DP-GD rungs:
+        :class:`~._selection_tests.GaussianTests`; see
+        :func:`~._selection_tests.check_test_rows`); ``validation_fraction`` unused.
+    """
+
+    target: float
+    epsilon_max: float
+    epsilon_start: float
+    rows_epsilon: float = None
+    validation_fraction: float = 0.2
+    margin: object = "auto"
+    tolerance: float = 0.05
+    test_ratio: object = "auto"
+    steering: str = "curve"
+    ratio: float = 2.0
+    max_rungs: int = 8
+    delta_max: float = None
+    classes: object = None
+    y_bound: float = None
+    random_state: object = None
+    verbose: int = 0
+    checkpoints: bool = False
+    test_rows: str = "held_out"
+
+
+@dataclass
+class _Parts:
+    """The rows the rungs train on and the rows they are tested on (the same rows with
+    ``test_rows="all"``); with persons, the training part's groups and each tested
+    row's share ``1 / k`` of its person."""
+
+    X_train: object
+    y_train: object
+    groups_train: object
+    X_val: object
+    y_val: object
+    shares_val: object
+
+
+def _split(X, y, groups, codes, joint, validation_fraction, streams):
+    """The training and tested parts: every row for both when ``joint``, else one
+    public coin per row (per person with ``groups``)."""
+    y = np.asarray(y)
+    # with persons, each row's share 1 / k of its person (k rows, all in one part)
+    shares = None if groups is None else person_shares(codes)
+    if joint:
+        return _Parts(X, y, groups, X, y, shares)
+    in_validation = (coin_split(len(y), validation_fraction, streams.coins())
+                     if groups is None else
+                     person_coin_split(codes, validation_fraction, streams.coins()))
+    train = ~in_validation
+    return _Parts(_select_rows(X, train), y[train], None if groups is None else groups[train],
+                  _select_rows(X, in_validation), y[in_validation],
+                  None if groups is None else shares[in_validation])
+
+
+class _Ladder:
+    """The next rung's epsilon: the steering's proposal, kept within the cap and at or
+    above the smallest rung whose test noise is at most half the tolerance; under
+    noise reduction, a rung beyond its path's span closes the path first.
+
+    Parameters
+    ----------
+    setup : _SelectionSetup
+        The account, the tests, the rung fitter and the steering.
+    start : float
+        The first rung's proposed epsilon.
+    ratio : float
+        The step after a rung refused on its public parameters.
+    """
+
+    def __init__(self, setup, start, ratio):
+        self.account, self.tests, self.fits = setup.account, setup.tests, setup.fits
+        self.steer, self.reduction, self.ratio = setup.steer, setup.reduction, ratio
+        # no test noisier than half the tolerance: the smallest budget that allows
+        self.min_budget = self.tests.budget_for_sd(0.5 * setup.settings.tolerance, setup.count)
+        self.epsilon = float(start)
+
+    def _room(self):
+        return min(self.account.largest_rung(), self.tests.largest_rung())
+
+    def next_rung(self, rungs):
+        """``(epsilon, new_path)`` of the next rung after ``rungs``, or ``None`` when the
+        cap leaves no room for a larger rung with a fine enough test."""
+        epsilon = float(min(max(self.epsilon, self.tests.smallest_rung(self.min_budget)),
+                            self.account.largest_rung(), self.tests.largest_rung()))
+        if (epsilon <= 0 or (rungs and epsilon <= rungs[-1]["epsilon"])
+                or epsilon < self.tests.smallest_rung(self.min_budget) * (1 - 1e-9)):
+            return None
+        new_path = self.reduction and self.fits.starts_path(epsilon)
+        if new_path and self.fits.n_fits:
+            self.account.new_path()
+            self.tests.new_path()
+            epsilon = float(min(epsilon, self.account.largest_rung(), self.tests.largest_rung()))
+            if epsilon <= rungs[-1]["epsilon"] or epsilon < self.tests.smallest_rung(
+                    self.min_budget):
+                return None  # no room left for a new path above the last rung
+        self.epsilon = epsilon
+        return epsilon, new_path
+
+    def refused(self):
+        """After a rung refused on public parameters (before any noise or data: nothing
+        spent): whether a larger one, ``ratio`` times, still fits the cap."""
+        if self.epsilon >= self._room():
+            return False
+        self.epsilon *= self.ratio
+        return True
+
+    def advance(self, rungs):
+        """The steering's proposal after a failed rung."""
+        self.epsilon = self.steer.next(rungs)
+
+
+class _SelectionSetup:
+    """Everything a selection fixes before its first rung, in this order: the refusals
+    that read no data, the account and the tests, the streams, the split, the noisy
+    label counts, the start and the steering of the ladder, the rung fitter.
+
+    Parameters
+    ----------
+    estimator : estimator or Pipeline
+        As for :func:`select_epsilon_privately`.
+    X, y : array-like
+        Every row given.
+    settings : SelectionSettings
+        The public parameters.
+    groups : array-like of shape (n_samples,), default=None
+        The person of each row.
+    account : tuple, default=None
+        :func:`~._selection_accounts.training_account`'s ``(account, rung_params)``.
+    """
+
+    def __init__(self, estimator, X, y, settings, groups=None, account=None):
+        s = self.settings = settings
+        codes = None
+        if groups is not None:
+            check_person_selection(estimator, s.checkpoints)
+            codes = check_groups(groups, len(y))
+            groups = np.asarray(groups).reshape(len(y))
+        self.unit = "row" if groups is None else "person"
+        self.reduction = rungs_share_a_path(estimator, s.checkpoints)
+        self.classes = s.classes
+        if self.classes is None and is_classifier(estimator):
+            self.classes = np.unique(y)  # the whole input's, never the training part's
+        self.account, rung_params = account or training_account(
+            estimator, s.epsilon_max, s.delta_max, s.epsilon_start, s.max_rungs,
+            s.checkpoints, persons=groups is not None)
+        self.joint = check_test_rows(s.test_rows, self.account)
+        self.tests = self._tests()
+        if self.classes is not None and hasattr(self.account, "check_classes"):
+            self.account.check_classes(self.classes)  # a Renyi cost's, before any noise
+        self.user_random_state = private_step_params(estimator).get("random_state")
+        self.streams = _SelectionStreams(s.random_state, self.user_random_state)
+        self.noise_rng = self.streams.noise()
+        self.parts = _split(X, y, groups, codes, self.joint, s.validation_fraction,
+                            self.streams)
+        self.histogram, self.count, self.chance = noisy_label_counts(
+            self.parts.y_val, self.classes, self.tests, self.noise_rng, self.parts.shares_val)
+        if hasattr(self.tests, "set_rows"):
+            self.tests.set_rows(self.count)
+        steering, start, ratio = self._start()
+        self.sample_sd = sampling_sd(s.target, self.count)
+        self.threshold = test_threshold(s.target, 0.0 if s.margin == "auto" else s.margin,
+                                        False, 0, 0)
+        self.steer = (CurveSteering if steering == "curve" else GeometricSteering)(
+            self.threshold, ratio)
+        self._fitter(estimator, rung_params)
+        self.ladder = _Ladder(self, start, ratio)
+
+    def _tests(self):
+        s = self.settings
+        if self.joint:
+            return tests_on_all_rows(self.account, s.test_ratio,
+                                     min(s.epsilon_start, s.epsilon_max))
+        return ValidationAccount(s.epsilon_max, 1.0 if s.test_ratio == "auto"
+                                 else s.test_ratio, increments=self.reduction)
+
+    def _start(self):
+        """``(steering, first epsilon, ratio)``: a path's fine public ladder under noise
+        reduction; from a proxy's ``rows_epsilon`` on the noisy count, or times a
+        public random offset with ``steering="random"``."""
+        s = self.settings
+        steering, start, ratio = s.steering, s.epsilon_start, s.ratio
+        if self.reduction:
+            steering, ratio = "geometric", NOISE_REDUCTION_STEP
+        elif steering == "random":
+            ratio = random_ladder_ratio(self.account)
+        if s.rows_epsilon is not None:
+            training_rows = max(self.count, 1.0) * (
+                1.0 if self.joint else (1 - s.validation_fraction) / s.validation_fraction)
+            start = s.rows_epsilon / training_rows
+            if self.reduction:
+                start /= 2  # the fine ladder then brackets the proxy's answer for free
+            elif type(self.account) is PureDPAccount:
+                start *= PROXY_SAFETY
+                ratio = PROXY_RATIO
+        elif steering == "random" and not self.reduction:
+            start *= random_offset(self.streams.offset(), ratio)
+        return steering, start, ratio
+
+    def _fitter(self, estimator, rung_params):
+        """The rung fitter, and the test at the largest rung the cap allows: its noise
+        (the resolution when no rung runs) and whether it is fine enough."""
+        extra = {**rung_params, **({} if self.classes is None else {"classes": self.classes})}
+        largest = min(self.account.largest_rung(), self.tests.largest_rung())
+        self.fits = (NoiseReductionRungs if self.reduction else FreshFits)(
+            estimator, self.parts.X_train, self.parts.y_train, self.streams.rungs, extra,
+            largest, self.parts.groups_train)
+        top_budget = self.tests.test_budget(largest)
+        self.top_sd = (self.tests.test_sd(top_budget, self.count) if top_budget > 0
+                       else np.inf)
+        self.cohort_too_small = cohort_too_small(top_budget, self.count,
+                                                 len(self.histogram), self.tests,
+                                                 self.settings.tolerance)
+
+    def charge_and_test(self, model, epsilon):
+        """The rung at ``epsilon``: its certified spend charged, then its private test."""
+        s, tests = self.settings, self.tests
+        planned_sd = tests.test_sd(tests.test_budget(epsilon), self.count)
+        threshold = test_threshold(s.target, s.margin, self.reduction, planned_sd,
+                                   self.sample_sd)
+        return {"epsilon": float(epsilon), **self.account.charge(epsilon, model),
+                **noisy_test(model, (self.parts.X_val, self.parts.y_val), epsilon,
+                             self.count, self.noise_rng, threshold, s.y_bound, tests,
+                             self.parts.shares_val)}
+
+    def release(self, model):
+        """The passing rung, as released: the user's ``random_state`` (never a derived
+        one), and its warnings replayed (the other rungs stay silent)."""
+        _, prefix = private_step(model)
+        model.set_params(**{prefix + "random_state": self.user_random_state})
+        self.fits.speech.replay()
+        return model
+
+
+@dataclass
+class _Run:
+    """What the ladder produced: the transcript, the released model, why it stopped."""
+
+    rungs: list = field(default_factory=list)
+    released: object = None
+    stop: str = "cap"
+    resolution_sd: float = np.inf
+
+
+def _run_ladder(setup):
+    """Ask the ladder for the next rung, fit it through the gate, charge and test it;
+    stop at the first pass, a plateau, the cap or ``max_rungs``."""
+    run, ladder, fits = _Run(resolution_sd=setup.top_sd), setup.ladder, setup.fits
+    if setup.cohort_too_small:
+        run.stop = "cohort_too_small"
+        return run
+    while setup.reduction or len(run.rungs) < setup.settings.max_rungs:
+        step = ladder.next_rung(run.rungs)
+        if step is None:
+            return run  # the cap leaves no room for a larger rung with a fine enough test
+        epsilon, new_path = step
+        try:
+            model = fits.rung(epsilon, new_path) if setup.reduction else fits.rung(epsilon)
+        except PrivacyBudgetError:
+            if ladder.refused():
+                continue
+            return run
+        rung = setup.charge_and_test(model, epsilon)
+        run.rungs.append(rung)
+        run.resolution_sd = rung["test_sd"]
+        if setup.settings.verbose:
+            _print_rung(len(run.rungs), rung)
+        if rung["passed"]:
+            run.released, run.stop = setup.release(model), "passed"
+            return run
+        # along a noise path the releases share their noise, so a flat stretch can
+        # be one unlucky draw: the early stop is for fresh fits
+        if not setup.reduction and _plateau(
+                run.rungs, np.hypot(rung["test_sd"], setup.sample_sd), setup.chance):
+            run.stop = "plateau"
+            return run
+        ladder.advance(run.rungs)
+    run.stop = "max_rungs"
+    return run
+
+
+def _print_rung(number, rung):
+    print(f"[EpsilonForUtility] rung {number}: epsilon={rung['epsilon']:.4g}, "
+          f"{'pass' if rung['passed'] else 'fail'}, noisy utility "
+          f"{rung['noisy_utility']:.4f} (test noise sd {rung['test_sd']:.2g})", flush=True)
+
+
+def _selection_result(setup, run):
+    """The :class:`~._selection_report.SelectionResult` of a finished ladder: each
+    part's spend, ex post and a priori, the transcript and the test's resolution."""
+    s, account = setup.settings, setup.account
+    guarantee = account.guarantee()
+    (train_post, delta_post), (train_prior, delta_prior) = guarantee
+    validation = validation_spend(setup.tests, setup.joint, guarantee)
+    sd, sample_sd = run.resolution_sd, setup.sample_sd
+    return SelectionResult(
+        estimator=run.released,
+        epsilon=run.rungs[-1]["epsilon"] if run.released is not None else None,
+        rungs=run.rungs,
+        training={"ex_post": (train_post, delta_post), "a_priori": (train_prior, delta_prior),
+                  "accounting": account.kind},
+        validation=validation, ex_post=(max(train_post, validation["ex_post"][0]), delta_post),
+        a_priori=(float(s.epsilon_max), delta_prior),
+        noisy_validation_count=setup.count, noisy_label_counts=setup.histogram.tolist(),
+        chance=setup.chance, stop_reason=run.stop, n_fits=setup.fits.n_fits,
+        threshold=setup.threshold, test_rows=s.test_rows,
+        training_share=1.0 if setup.joint else 1.0 - s.validation_fraction,
+        unit=setup.unit, ladder_floor=ladder_floor(account, setup.reduction),
+        resolution={"noisy_validation_count": setup.count, "test_noise_sd": float(sd),
+                    "sampling_sd": sample_sd, "total_sd": float(np.hypot(sd, sample_sd))})
+
+
+def select_epsilon_privately(estimator, X, y, *, groups=None, account=None, **settings):
+    """Fit rungs on the training part until a private test passes one on the validation part.
+
+    Everything released stays within the cap ``epsilon_max`` (and ``delta_max``):
+    see the module's docstring. The setup (:class:`_SelectionSetup`) fixes the
+    account, the tests, the split and the counts before any rung; one loop then asks
+    the ladder for the next rung, fits it through the gate, charges and tests it.
+
+    Parameters
+    ----------
+    estimator : estimator object
+        A private estimator with ``epsilon`` and ``random_state`` parameters, or a
+        Pipeline ending in one after public preprocessing; cloned for every rung.
+        With :class:`~skdp.OutputPertSVM` at ``noise="laplace"`` or ``delta > 0``
+        the rungs are releases of one fit by noise reduction: a public ladder of
+        ratio ``NOISE_REDUCTION_STEP``, ``steering``, ``ratio`` and ``max_rungs``
+        unused.
+    X : array-like of shape (n_samples, n_features)
+        Every row given; split by independent public coins.
+    y : array-like of shape (n_samples,)
+        Labels or targets.
     groups : array-like of shape (n_samples,), default=None
         The person of each row. Given, the unit of privacy is the person: one coin per
         person (:func:`person_coin_split`), counts of persons (each person's fraction
         of rows in each class) and tests of ``sum_p (mean_{i in p} u_i - t)``, both of
         sensitivity 1 per person; every rung is fitted with the training part's groups
         and must certify add/remove-person neighbours. Refused (before any noise) for
-        rungs that cannot take them (:func:`check_person_selection`).
+        rungs that cannot take them
+        (:func:`~._selection_checks.check_person_selection`).
+    account : tuple, default=None
+        :func:`~._selection_accounts.training_account`'s ``(account, rung_params)``
+        when the caller built it (to refuse before reading the data); ``None``: built
+        here.
+    **settings : dict
+        The public parameters, :class:`SelectionSettings` (``target``,
+        ``epsilon_max`` and ``epsilon_start`` required).
 
     Returns
     -------
     result : SelectionResult
     """
-    if groups is not None:
-        check_person_selection(estimator, checkpoints)
-        codes = check_groups(groups, len(y))
-        groups = np.asarray(groups).reshape(len(y))
-    reduction = rungs_share_a_path(estimator, checkpoints)
-    if classes is None and is_classifier(estimator):
-        classes = np.unique(y)  # the whole input's label set, never the training part's
-    account, rung_params = account or training_account(estimator, epsilon_max, delta_max,
-                                                       epsilon_start, max_rungs, checkpoints,
-                                                       persons=groups is not None)
-    if reduction:
-        steering, ratio = "geometric", NOISE_REDUCTION_STEP
-    elif steering == "random":
-        ratio = random_ladder_ratio(account)
-    joint = check_test_rows(test_rows, account)
-    tests = (tests_on_all_rows(account, test_ratio, min(epsilon_start, epsilon_max))
-             if joint else ValidationAccount(epsilon_max, 1.0 if test_ratio == "auto"
-                                             else test_ratio, increments=reduction))
-    if classes is not None and hasattr(account, "check_classes"):
-        account.check_classes(classes)  # a Renyi cost's number of classes, before any noise
-    user_random_state = private_step_params(estimator).get("random_state")
-    streams = _SelectionStreams(random_state, user_random_state)
-    noise_rng = streams.noise()
-    # with persons, each row's share 1 / k of its person (k rows, all in one part)
-    shares = None if groups is None else person_shares(codes)
-    groups_train = shares_val = None
-    if joint:
-        X_train, y_train = X_val, y_val = X, np.asarray(y)
-        groups_train, shares_val = groups, shares
-    else:
-        in_validation = (coin_split(len(y), validation_fraction, streams.coins())
-                         if groups is None else
-                         person_coin_split(codes, validation_fraction, streams.coins()))
-        X_train, y_train = _select_rows(X, ~in_validation), np.asarray(y)[~in_validation]
-        X_val, y_val = _select_rows(X, in_validation), np.asarray(y)[in_validation]
-        if groups is not None:
-            groups_train, shares_val = groups[~in_validation], shares[in_validation]
-    histogram, count, chance = noisy_label_counts(y_val, classes, tests, noise_rng,
-                                                   shares_val)
-    if hasattr(tests, "set_rows"):
-        tests.set_rows(count)
-    if rows_epsilon is not None:
-        training_rows = max(count, 1.0) * (
-            1.0 if joint else (1 - validation_fraction) / validation_fraction)
-        epsilon_start = rows_epsilon / training_rows
-        if reduction:
-            epsilon_start /= 2  # the fine ladder then brackets the proxy's answer for free
-        elif type(account) is PureDPAccount:
-            epsilon_start *= PROXY_SAFETY
-            ratio = PROXY_RATIO
-    elif steering == "random" and not reduction:
-        epsilon_start *= random_offset(streams.offset(), ratio)
-    sample_sd = sampling_sd(target, count)
-    threshold = test_threshold(target, 0.0 if margin == "auto" else margin, False, 0, 0)
-    steer = (CurveSteering if steering == "curve" else GeometricSteering)(threshold, ratio)
-    extra = {**rung_params, **({} if classes is None else {"classes": classes})}
-    largest = min(account.largest_rung(), tests.largest_rung())
-    fits = (NoiseReductionRungs if reduction else FreshFits)(
-        estimator, X_train, y_train, streams.rungs, extra, largest, groups_train)
-    rungs, released, epsilon, stop = [], None, float(epsilon_start), "cap"
-    top_budget = tests.test_budget(largest)
-    resolution_sd = tests.test_sd(top_budget, count) if top_budget > 0 else np.inf
-    if cohort_too_small(top_budget, count, len(histogram), tests, tolerance):
-        stop = "cohort_too_small"
-    # no test noisier than half the tolerance: the smallest budget that allows
-    min_budget = tests.budget_for_sd(0.5 * tolerance, count)
-    while stop != "cohort_too_small" and (reduction or len(rungs) < max_rungs):
-        epsilon = float(min(max(epsilon, tests.smallest_rung(min_budget)),
-                            account.largest_rung(), tests.largest_rung()))
-        if (epsilon <= 0 or (rungs and epsilon <= rungs[-1]["epsilon"])
-                or epsilon < tests.smallest_rung(min_budget) * (1 - 1e-9)):
-            break  # the cap leaves no room for a larger rung with a fine enough test
-        new_path = reduction and fits.starts_path(epsilon)
-        if new_path and fits.n_fits:
-            account.new_path()
-            tests.new_path()
-            epsilon = float(min(epsilon, account.largest_rung(), tests.largest_rung()))
-            if epsilon <= rungs[-1]["epsilon"] or epsilon < tests.smallest_rung(min_budget):
-                break  # no room left for a new path above the last rung
-        try:
-            model = fits.rung(epsilon, new_path) if reduction else fits.rung(epsilon)
-        except PrivacyBudgetError:
-            # refused on public parameters before any noise or data: nothing spent
-            if epsilon >= min(account.largest_rung(), tests.largest_rung()):
-                break
-            epsilon *= ratio
-            continue
-        planned_sd = tests.test_sd(tests.test_budget(epsilon), count)
-        rung = {"epsilon": float(epsilon), **account.charge(epsilon, model),
-                **noisy_test(model, (X_val, y_val), epsilon, count, noise_rng,
-                              test_threshold(target, margin, reduction, planned_sd, sample_sd),
-                              y_bound, tests, shares_val)}
-        rungs.append(rung)
-        resolution_sd = test_sd = rung["test_sd"]
-        if verbose:
-            print(f"[EpsilonForUtility] rung {len(rungs)}: epsilon={epsilon:.4g}, "
-                  f"{'pass' if rung['passed'] else 'fail'}, noisy utility "
-                  f"{rung['noisy_utility']:.4f} (test noise sd {test_sd:.2g})", flush=True)
-        if rung["passed"]:
-            released, stop = model, "passed"
-            break
-        # along a noise path the releases share their noise, so a flat stretch can
-        # be one unlucky draw: the early stop is for fresh fits
-        if not reduction and _plateau(rungs, np.hypot(test_sd, sample_sd), chance):
-            stop = "plateau"
-            break
-        epsilon = steer.next(rungs)
-    else:
-        if stop != "cohort_too_small":
-            stop = "max_rungs"
-    if released is not None:
-        # the released model keeps the user's random_state, never a derived one
-        _, prefix = private_step(released)
-        released.set_params(**{prefix + "random_state": user_random_state})
-        fits.speech.replay()  # the released rung speaks; the others stay silent
-    (train_post, delta_post), (train_prior, delta_prior) = account.guarantee()
-    if joint:
-        gaussian = isinstance(tests, GaussianTests)
-        validation = {"ex_post": (train_post, delta_post),
-                      "a_priori": (train_prior, delta_prior),
-                      **({"count_mu": tests.count_mu} if gaussian else
-                         {"count_epsilon": tests.count_epsilon}),
-                      "tests": tests.spent, "test_ratio": tests.test_ratio,
-                      "accounting": ("Gaussian label counts and one Gaussian test per rung "
-                                     "on every row, charged in Renyi DP (alpha mu^2 / 2) "
-                                     "to the rungs' Renyi filters"
-                                     if isinstance(tests, RenyiTests) else
-                                     "Gaussian label counts and one Gaussian test per rung "
-                                     "on every row, charged in mu^2 to the rungs' odometer"
-                                     if gaussian else
-                                     "Laplace label counts and one Laplace test per rung on "
-                                     "every row, added to the rungs' sum (fully adaptive "
-                                     "basic composition)") + " (the same rows: one account)"}
-        val_post = train_post
-    else:
-        val_post = tests.spent
-        validation = {
-            "ex_post": (val_post, 0.0), "a_priori": (tests.epsilon_max, 0.0),
-            "count_epsilon": tests.count_epsilon,
-            "tests": val_post - tests.count_epsilon, "test_ratio": tests.test_ratio,
-            "accounting": "a Laplace count and one Laplace test per rung (Dwork & Roth "
-                          "2014, Theorem 3.6), budgets chosen from earlier outputs: fully "
-                          "adaptive basic composition of pure DP (Rogers, Roth, Ullman & "
-                          "Vadhan 2016), ex post"}
-    return SelectionResult(
-        estimator=released, epsilon=rungs[-1]["epsilon"] if released is not None else None,
-        rungs=rungs,
-        training={"ex_post": (train_post, delta_post), "a_priori": (train_prior, delta_prior),
-                  "accounting": account.kind},
-        validation=validation, ex_post=(max(train_post, val_post), delta_post),
-        a_priori=(float(epsilon_max), delta_prior),
-        noisy_validation_count=count, noisy_label_counts=histogram.tolist(), chance=chance,
-        stop_reason=stop, n_fits=fits.n_fits, threshold=threshold, test_rows=test_rows,
-        training_share=1.0 if joint else 1.0 - validation_fraction,
-        unit="row" if groups is None else "person",
-        ladder_floor=ladder_floor(account, reduction),
-        resolution={"noisy_validation_count": count, "test_noise_sd": float(resolution_sd),
-                    "sampling_sd": sample_sd,
-                    "total_sd": float(np.hypot(resolution_sd, sample_sd))})
+    setup = _SelectionSetup(estimator, X, y, SelectionSettings(**settings), groups, account)
+    return _selection_result(setup, _run_ladder(setup))

@@ -8,7 +8,7 @@ it into ``EpsilonForUtility.privacy_report_``, with a statement to sign, and
 
 from dataclasses import dataclass, field
 
-from ._selection_tests import floor_epsilon
+from ._selection_tests import GaussianTests, RenyiTests, floor_epsilon
 
 
 @dataclass
@@ -83,6 +83,52 @@ class SelectionResult:
     training_share: float = 1.0
     ladder_floor: float = 1.0
     unit: str = "row"
+
+
+def validation_spend(tests, joint, guarantee):
+    """The tested rows' spend, ex post and a priori, by component.
+
+    Parameters
+    ----------
+    tests : ValidationAccount, PureTests, GaussianTests or RenyiTests
+        The selection's counts and tests, after the last rung.
+    joint : bool
+        Whether the tests read every row (charged to the rungs' account, whose
+        ``guarantee`` is then theirs too) rather than a held-out part.
+    guarantee : tuple
+        The training account's ``((ex-post epsilon, delta), (a priori epsilon, delta))``.
+
+    Returns
+    -------
+    validation : dict
+        ``ex_post``, ``a_priori``, the counts' budget (``count_epsilon`` or
+        ``count_mu``), ``tests``, ``test_ratio`` and ``accounting``.
+    """
+    if not joint:
+        return {
+            "ex_post": (tests.spent, 0.0), "a_priori": (tests.epsilon_max, 0.0),
+            "count_epsilon": tests.count_epsilon,
+            "tests": tests.spent - tests.count_epsilon, "test_ratio": tests.test_ratio,
+            "accounting": "a Laplace count and one Laplace test per rung (Dwork & Roth "
+                          "2014, Theorem 3.6), budgets chosen from earlier outputs: fully "
+                          "adaptive basic composition of pure DP (Rogers, Roth, Ullman & "
+                          "Vadhan 2016), ex post"}
+    gaussian = isinstance(tests, GaussianTests)
+    (post, delta_post), (prior, delta_prior) = guarantee
+    return {"ex_post": (post, delta_post), "a_priori": (prior, delta_prior),
+            **({"count_mu": tests.count_mu} if gaussian else
+               {"count_epsilon": tests.count_epsilon}),
+            "tests": tests.spent, "test_ratio": tests.test_ratio,
+            "accounting": ("Gaussian label counts and one Gaussian test per rung "
+                           "on every row, charged in Renyi DP (alpha mu^2 / 2) "
+                           "to the rungs' Renyi filters"
+                           if isinstance(tests, RenyiTests) else
+                           "Gaussian label counts and one Gaussian test per rung "
+                           "on every row, charged in mu^2 to the rungs' odometer"
+                           if gaussian else
+                           "Laplace label counts and one Laplace test per rung on "
+                           "every row, added to the rungs' sum (fully adaptive "
+                           "basic composition)") + " (the same rows: one account)"}
 
 
 def _fmt(epsilon, delta):
