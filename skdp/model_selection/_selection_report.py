@@ -170,6 +170,96 @@ def distance_to_best(result):
     }
 
 
+def _outcome(result, estimator_name, target, utility):
+    """The statement's first sentence: what the search released, or why nothing."""
+    n_rungs = len(result.rungs)
+    trials = (f"{n_rungs} trial fits" if result.n_fits != 1 or n_rungs == 1 else
+              f"{n_rungs} trial releases of one fit, each less noisy than the last (noise "
+              "reduction, or checkpoints of one run of DP-GD)")
+    records = "persons" if result.unit == "person" else "records"
+    if result.estimator is not None:
+        article = "an" if estimator_name[:1] in "AEIOU" else "a"
+        return (f"It released {article} {estimator_name} model trained at epsilon "
+                f"{result.epsilon:.4g}, the first of {trials} whose {utility} "
+                f"passed a private test against the target {target:g}.")
+    if result.stop_reason == "cohort_too_small":
+        return (f"The validation part (about {max(result.noisy_validation_count, 0):.0f} "
+                f"{records}, a noisy count) is too small for the cap: even a test at the "
+                f"largest epsilon the cap allows would have had noise of standard "
+                f"deviation {result.resolution['test_noise_sd']:.2g} in {utility}, coarser "
+                "than the tolerance. No model was fitted or released.")
+    if result.stop_reason == "plateau":
+        return (f"No trial fit passed the private test against the target {target:g}, "
+                f"and the noisy {utility} levelled off below it after {trials}: the "
+                "search stopped early and no model was released.")
+    return (f"No trial fit passed the private test against the target {target:g} "
+            f"within the cap after {trials}: no model was released.")
+
+
+def _statement(result, estimator_name, target, utility):
+    """The statement to sign: the outcome, the guarantee, how the rows were used and
+    the test's resolution."""
+    (eps_post, delta_post), (eps_prior, delta_prior) = result.ex_post, result.a_priori
+    pure = not delta_prior
+    resolution = result.resolution
+    persons = result.unit == "person"
+    outcome = _outcome(result, estimator_name, target, utility)
+    guarantee = (f"Everything released (the model, its epsilon, and the transcript of the "
+                 f"search: each trial's epsilon, pass/fail result and noisy {utility}) is "
+                 f"{_fmt(eps_post, delta_post)}-differentially private")
+    unit = ("any one person (all of their rows)" if persons else
+            "any one person's record")
+    return (
+        f"{outcome} {guarantee} with respect to adding or removing {unit} among those "
+        "given, the choice of epsilon included. "
+        f"This is the realised (ex-post) loss; whatever the data, it could not have "
+        f"exceeded the search's cap {_fmt(eps_prior, delta_prior)}. "
+        + ("" if pure else
+           "With Gaussian noise the realised figure comes from a privacy odometer and holds "
+           "for the released transcript taken as a whole; ex-post guarantees with delta > 0 "
+           "are not closed under post-processing, so for anything derived from part of it "
+           f"alone, rely on the a priori {_fmt(eps_prior, delta_prior)}. ")
+        + (("Every person's rows were used both to train the trial models and to test "
+            "them; both uses are counted in the figure. " if persons else
+            "Every record was used both to train the trial models and to test them; both "
+            "uses are counted in the figure. ") if result.test_rows == "all" else
+           ("All of each person's rows were used either to train the trial models or to "
+            "test them, decided by one independent coin per person, so the two uses do "
+            "not add up. " if persons else
+            "Each record was used either to train the trial models or to test them, "
+            "decided by an independent coin, so the two uses do not add up. "))
+        + (f"The tests and counts are per person: each trial's {utility} is the mean "
+           "over persons of their mean over their rows, and the counts count persons. "
+           if persons else "")
+        + f"The test's resolution: noise of standard deviation "
+        f"{resolution['test_noise_sd']:.2g} and a validation sampling error of "
+        f"{resolution['sampling_sd']:.2g} in {utility}.")
+
+
+def _fits(result):
+    """Each rung's certified spend."""
+    purpose = ("rung (trained on every row)" if result.test_rows == "all" else
+               "rung (trained on the training part)")
+    return [{"epsilon": r["epsilon"], "epsilon_spent": r["epsilon_spent"],
+             "delta": r.get("delta_spent", 0.0), **({"mu": r["mu"]} if "mu" in r else {}),
+             "purpose": purpose} for r in result.rungs]
+
+
+def _parts(result):
+    """Each part's spend, ex post and a priori, with its accounting."""
+    train, val = result.training, result.validation
+    return {
+        "training": {"ex_post": dict(zip(("epsilon", "delta"), train["ex_post"])),
+                     "a_priori": dict(zip(("epsilon", "delta"), train["a_priori"])),
+                     "accounting": train["accounting"]},
+        "validation": {"ex_post": dict(zip(("epsilon", "delta"), val["ex_post"])),
+                       "a_priori": dict(zip(("epsilon", "delta"), val["a_priori"])),
+                       **{key: val[key] for key in ("count_epsilon", "count_mu", "tests",
+                                                    "test_ratio", "accounting")
+                          if key in val}},
+    }
+
+
 def private_report(result, estimator_name, target, utility="accuracy"):
     """``privacy_report_`` of a private selection, with a statement to sign.
 
@@ -198,84 +288,15 @@ def private_report(result, estimator_name, target, utility="accuracy"):
         ``statement``.
     """
     (eps_post, delta_post), (eps_prior, delta_prior) = result.ex_post, result.a_priori
-    train, val = result.training, result.validation
-    n_rungs = len(result.rungs)
-    pure = not delta_prior
-    trials = (f"{n_rungs} trial fits" if result.n_fits != 1 or n_rungs == 1 else
-              f"{n_rungs} trial releases of one fit, each less noisy than the last (noise "
-              "reduction, or checkpoints of one run of DP-GD)")
-    resolution = result.resolution
     persons = result.unit == "person"
-    records = "persons" if persons else "records"
-    if result.estimator is not None:
-        article = "an" if estimator_name[:1] in "AEIOU" else "a"
-        outcome = (f"It released {article} {estimator_name} model trained at epsilon "
-                   f"{result.epsilon:.4g}, the first of {trials} whose {utility} "
-                   f"passed a private test against the target {target:g}.")
-    elif result.stop_reason == "cohort_too_small":
-        outcome = (f"The validation part (about {max(result.noisy_validation_count, 0):.0f} "
-                   f"{records}, a noisy count) is too small for the cap: even a test at the "
-                   f"largest epsilon the cap allows would have had noise of standard "
-                   f"deviation {resolution['test_noise_sd']:.2g} in {utility}, coarser than "
-                   "the tolerance. No model was fitted or released.")
-    elif result.stop_reason == "plateau":
-        outcome = (f"No trial fit passed the private test against the target {target:g}, "
-                   f"and the noisy {utility} levelled off below it after {trials}: the "
-                   "search stopped early and no model was released.")
-    else:
-        outcome = (f"No trial fit passed the private test against the target {target:g} "
-                   f"within the cap after {trials}: no model was released.")
-    guarantee = (f"Everything released (the model, its epsilon, and the transcript of the "
-                 f"search: each trial's epsilon, pass/fail result and noisy {utility}) is "
-                 f"{_fmt(eps_post, delta_post)}-differentially private")
-    unit = ("any one person (all of their rows)" if persons else
-            "any one person's record")
-    statement = (
-        f"{outcome} {guarantee} with respect to adding or removing {unit} among those "
-        "given, the choice of epsilon included. "
-        f"This is the realised (ex-post) loss; whatever the data, it could not have "
-        f"exceeded the search's cap {_fmt(eps_prior, delta_prior)}. "
-        + ("" if pure else
-           "With Gaussian noise the realised figure comes from a privacy odometer and holds "
-           "for the released transcript taken as a whole; ex-post guarantees with delta > 0 "
-           "are not closed under post-processing, so for anything derived from part of it "
-           f"alone, rely on the a priori {_fmt(eps_prior, delta_prior)}. ")
-        + (("Every person's rows were used both to train the trial models and to test "
-            "them; both uses are counted in the figure. " if persons else
-            "Every record was used both to train the trial models and to test them; both "
-            "uses are counted in the figure. ") if result.test_rows == "all" else
-           ("All of each person's rows were used either to train the trial models or to "
-            "test them, decided by one independent coin per person, so the two uses do "
-            "not add up. " if persons else
-            "Each record was used either to train the trial models or to test them, "
-            "decided by an independent coin, so the two uses do not add up. "))
-        + (f"The tests and counts are per person: each trial's {utility} is the mean "
-           "over persons of their mean over their rows, and the counts count persons. "
-           if persons else "")
-        + f"The test's resolution: noise of standard deviation "
-        f"{resolution['test_noise_sd']:.2g} and a validation sampling error of "
-        f"{resolution['sampling_sd']:.2g} in {utility}.")
-    fits = [{"epsilon": r["epsilon"], "epsilon_spent": r["epsilon_spent"],
-             "delta": r.get("delta_spent", 0.0),
-             **({"mu": r["mu"]} if "mu" in r else {}),
-             "purpose": ("rung (trained on every row)" if result.test_rows == "all" else
-                         "rung (trained on the training part)")} for r in result.rungs]
+    fits = _fits(result)
     return {
         "selection": "private",
         "neighboring": "add_remove_person" if persons else "add_remove",
         "unit": result.unit,
         "ex_post": {"epsilon": eps_post, "delta": delta_post},
         "a_priori": {"epsilon": eps_prior, "delta": delta_prior},
-        "parts": {
-            "training": {"ex_post": dict(zip(("epsilon", "delta"), train["ex_post"])),
-                         "a_priori": dict(zip(("epsilon", "delta"), train["a_priori"])),
-                         "accounting": train["accounting"]},
-            "validation": {"ex_post": dict(zip(("epsilon", "delta"), val["ex_post"])),
-                           "a_priori": dict(zip(("epsilon", "delta"), val["a_priori"])),
-                           **{key: val[key] for key in ("count_epsilon", "count_mu",
-                                                        "tests", "test_ratio", "accounting")
-                              if key in val}},
-        },
+        "parts": _parts(result),
         "composition": ("one odometer over every release on all the rows (the parts "
                         "are the same rows)" if result.test_rows == "all" else
                         "parallel over the parts (independent coins): max of the parts"),
@@ -286,9 +307,9 @@ def private_report(result, estimator_name, target, utility="accuracy"):
                        "chance": result.chance,
                        "threshold": result.threshold,
                        "stop_reason": result.stop_reason},
-        "resolution": dict(resolution),
+        "resolution": dict(result.resolution),
         "distance_to_best": distance_to_best(result),
         "released_model": (None if result.estimator is None else
                            {"epsilon": result.epsilon, "delta": fits[-1]["delta"]}),
-        "statement": statement,
+        "statement": _statement(result, estimator_name, target, utility),
     }
