@@ -562,8 +562,9 @@ default=None
         Returns
         -------
         account : tuple
-            :func:`~._selection_accounts.training_account`'s ``(account,
-            rung_params)`` for the rungs.
+            ``(account, rung_params)`` for the rungs, from
+            ``skdp.model_selection._selection_accounts.training_account`` (private:
+            named, not linked, in the API reference).
         """
         estimator = self._inner()
         self._check_private_target(estimator)
