@@ -209,10 +209,6 @@ class GaussianTests:
     test_ratio^2)`` times its rung in ``mu`` rather than a rung's epsilon again on a
     part of the rows.
 
-    Parameters
-    ----------
-    odometer : GaussianDPOdometer
-        The training rows' odometer (fresh rungs), charged with everything here.
     With ``follow_floor``, a test's ``mu`` is at most the test floor's on the noisy
     count (:meth:`set_rows`): the ``mu`` at which a test tells a model at the target
     from one ``FLOOR_BAND`` below it with one-sided error ``FLOOR_ERROR``. A finer
