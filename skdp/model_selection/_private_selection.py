@@ -7,8 +7,8 @@ one public cap ``epsilon_max`` (and ``delta_max``) on everything the search rele
    validation part ``D_V`` (under add/remove, adding a row moves no other row across
    the split, so the two parts compose in parallel; a permutation cut would not);
 2. Laplace label counts of ``D_V`` (a histogram, paid by the validation rows, at
-   :func:`count_epsilon` of the cap) give the public size that turns test sums into
-   utilities, and a classifier's chance level;
+   :func:`~._selection_tests.count_epsilon` of the cap) give the public size that
+   turns test sums into utilities, and a classifier's chance level;
 3. rung ``k`` fits the estimator on ``D_T`` at ``epsilon_k`` with fresh,
    independent noise (never shared across rungs: two releases of one noise draw at
    two epsilons reveal the non-private minimiser), every rung with the label set of
@@ -18,8 +18,8 @@ one public cap ``epsilon_max`` (and ``delta_max``) on everything the search rele
    threshold ``t`` clamped into [0, 1] (sensitivity at most ``max(t, 1 - t) <= 1``
    under add/remove), with budget ``b_k``, ``test_ratio`` times the rung's epsilon
    (under noise reduction, its increment of epsilon) less what the counts still owe
-   (:class:`ValidationAccount`): it passes when ``f_k + Lap(1 / b_k) >= 0``, and the
-   noisy sum gives the rung's noisy utility;
+   (:class:`~._selection_tests.ValidationAccount`): it passes when ``f_k + Lap(1 /
+   b_k) >= 0``, and the noisy sum gives the rung's noisy utility;
 5. the first passing rung's model is released with the transcript.
 
 Accounting. A training row enters only through the rungs' models: with pure
@@ -32,21 +32,22 @@ Each part is kept within ``epsilon_max`` before any rung runs, so the parts, com
 in parallel, make the search ex-post ``max(train spend, validation spend)``-DP and a
 priori ``epsilon_max``-DP, the same figure on every run. Rungs with ``delta > 0``
 have no pointwise loss bound: full-batch DP-SGD rungs go through a Gaussian-DP
-odometer (:class:`GaussianDPOdometer`), Poisson DP-SGD through a Renyi odometer and
-(epsilon, delta) objective perturbation through a basic-composition odometer
-(:mod:`._accounts`). Laplace and Gaussian output perturbation rungs share one noise
-path (noise reduction) and cost only the last rung's epsilon
-(:class:`NoiseReductionAccount`; for Gaussian noise, the odometer's claim at the last
-rung's ``mu``).
+odometer (:class:`~._selection_accounts.GaussianDPOdometer`), Poisson DP-SGD through a
+Renyi odometer and (epsilon, delta) objective perturbation through a basic-composition
+odometer (:mod:`._accounts`). Laplace and Gaussian output perturbation rungs share one
+noise path (noise reduction) and cost only the last rung's epsilon
+(:class:`~._selection_accounts.NoiseReductionAccount`; for Gaussian noise, the
+odometer's claim at the last rung's ``mu``).
 
 Persons (``groups``): the unit becomes one person, all of their rows. One coin per
 person (:func:`person_coin_split`), the counts of persons (each person's fraction of
 rows in each class: L1 and L2 sensitivity at most 1), the test sums ``sum_p
 (mean_{i in p} u_i - t)`` (sensitivity ``max(t, 1 - t)`` per person), and rungs fitted
 with ``fit(X, y, groups=...)`` that certify add/remove-person neighbours; the accounts
-are unchanged (:func:`check_person_selection` refuses what cannot take them), except
-that Gaussian ``ObjPertLogisticRegression`` rungs go to the basic-composition odometer
-(their Renyi curve is a record's: ``training_account(..., persons=True)``).
+are unchanged (:func:`~._selection_checks.check_person_selection` refuses what cannot
+take them), except that Gaussian ``ObjPertLogisticRegression`` rungs go to the
+basic-composition odometer (their Renyi curve is a record's: ``training_account(...,
+persons=True)``).
 """
 
 from dataclasses import dataclass, field

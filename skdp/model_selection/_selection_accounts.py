@@ -36,7 +36,7 @@ class PureDPAccount:
         return self.epsilon_max - self.spent
 
     def charge_tests(self, budget):
-        """Add the budget of tests on the same rows (:class:`PureTests`)."""
+        """Add the budget of tests on the same rows (:class:`~._selection_tests.PureTests`)."""
         self._tests += budget
         self.spent += budget
 
@@ -155,8 +155,9 @@ class GaussianDPOdometer:
         self._closed = self._current = self._tests = 0.0
 
     def charge_tests(self, mu_squared):
-        """Charge Gaussian releases on the rungs' rows (:class:`GaussianTests`): they
-        compose in ``mu^2`` with the rungs, a path's included."""
+        """Charge Gaussian releases on the rungs' rows
+        (:class:`~._selection_tests.GaussianTests`): they compose in ``mu^2`` with the
+        rungs, a path's included."""
         self._tests += float(mu_squared)
         self.mu_squared += float(mu_squared)
 

@@ -13,7 +13,7 @@ from ._selection_tests import GaussianTests, RenyiTests, floor_epsilon
 
 @dataclass
 class SelectionResult:
-    """The outcome of :func:`select_epsilon_privately`.
+    """The outcome of :func:`~._private_selection.select_epsilon_privately`.
 
     Attributes
     ----------
@@ -54,7 +54,7 @@ class SelectionResult:
         The expected share of the rows the rungs train on (public).
     ladder_floor : float
         The least median ratio of the search's cost to the oracle epsilon that any
-        ladder of its kind of rungs can have (:func:`ladder_floor`).
+        ladder of its kind of rungs can have (:func:`~._selection_accounts.ladder_floor`).
     unit : str
         The unit of privacy: ``"row"``, or ``"person"`` (``groups`` given: the counts
         are of persons and the utilities persons' means).
@@ -136,8 +136,8 @@ def _fmt(epsilon, delta):
 
 
 def validation_test_floor(result):
-    """:func:`floor_epsilon` on the rows the search tests on (their noisy count), Gaussian
-    at the search's delta when its tests are Gaussian."""
+    """:func:`~._selection_tests.floor_epsilon` on the rows the search tests on (their
+    noisy count), Gaussian at the search's delta when its tests are Gaussian."""
     gaussian = "count_mu" in result.validation
     return floor_epsilon(result.noisy_validation_count,
                       result.a_priori[1] if gaussian else None)

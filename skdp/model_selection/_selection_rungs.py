@@ -54,7 +54,7 @@ class FreshFits:
     groups : ndarray of shape (n_samples,), default=None
         The person of each row of the training part: every rung is then fitted with
         ``fit(X, y, groups=groups)`` and must certify a person-level guarantee
-        (:func:`check_person_rung`).
+        (:func:`~._selection_checks.check_person_rung`).
     """
 
     def __init__(self, estimator, X, y, sources, params, largest_epsilon, groups=None):

@@ -136,10 +136,11 @@ class ValidationAccount(_LaplaceTests):
 class PureTests(_LaplaceTests):
     """Tests on every row, composed in sequence with pure rungs in one sum.
 
-    For pure rungs (:class:`PureDPAccount`, or :class:`NoiseReductionAccount` for the
-    releases of Laplace noise paths), the label counts (Laplace at ``count_epsilon``)
-    and each rung's Laplace test (sensitivity at most 1) read all the rows the rungs
-    are trained on. A test's budget is ``test_ratio`` times its rung's epsilon, or
+    For pure rungs (:class:`~._selection_accounts.PureDPAccount`, or
+    :class:`~._selection_accounts.NoiseReductionAccount` for the releases of Laplace
+    noise paths), the label counts (Laplace at ``count_epsilon``) and each rung's
+    Laplace test (sensitivity at most 1) read all the rows the rungs are trained on.
+    A test's budget is ``test_ratio`` times its rung's epsilon, or
     under noise reduction times the rung's increment over the last release of its
     path (in full for a path's first). Each is pure DP with a budget chosen from
     earlier outputs, so the realised loss of everything released is at most the
@@ -199,8 +200,8 @@ class GaussianTests:
 
     For rungs accounted in Gaussian DP (full-batch DP-GD), the label counts and each
     rung's test read all the rows the rungs are trained on, and every release is
-    charged to the training odometer (:class:`GaussianDPOdometer`) in ``mu^2``: the
-    counts, ``sqrt(K)``-dimensional Gaussian noise of L2 sensitivity 1 under
+    charged to the training odometer (:class:`~._selection_accounts.GaussianDPOdometer`)
+    in ``mu^2``: the counts, ``sqrt(K)``-dimensional Gaussian noise of L2 sensitivity 1 under
     add/remove, at ``count_mu``; rung ``k``'s test, the Gaussian mechanism on ``f_k =
     sum_i (u_i - t)`` (sensitivity ``max(t, 1 - t) <= 1``), at ``mu_t = test_ratio *
     mu_k``. Each is ``mu``-GDP with ``mu`` chosen from earlier outputs, so the
