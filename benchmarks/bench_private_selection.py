@@ -71,7 +71,7 @@ import json
 import numpy as np
 from skdp import DPSGDClassifier, EpsilonForUtility, ObjPertLogisticRegression, OutputPertSVM
 from skdp.exceptions import PrivacyBudgetError
-from skdp.model_selection._private_selection import FLOOR_BAND, floor_epsilon
+from skdp.model_selection._selection_tests import FLOOR_BAND, floor_epsilon
 
 from . import _common
 

@@ -905,7 +905,7 @@ class DPGDCheckpoints:
     ``T``. Every release up to it is a function of the run's first ``T`` iterates, so
     the sequence stopped at ``e_k`` costs ``mu_k``-GDP, the last release's, as under
     noise reduction (accounted by
-    :class:`~skdp.model_selection._private_selection.GaussianDPOdometer`). Transient:
+    :class:`~skdp.model_selection._selection_accounts.GaussianDPOdometer`). Transient:
     it holds the clipped private design and must never be stored or released; the
     models it returns hold neither. (Checkpoints of Poisson-sampled runs, accounted by
     Renyi filters, were measured no better than fresh rungs on Adult and are not

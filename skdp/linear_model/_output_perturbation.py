@@ -733,7 +733,7 @@ class NoiseReductionPath:
     stopped at ``e_k`` is ``e_k``-DP, ex post (Koufogiannis, Han & Pappas 2015;
     Ligett et al. 2017). Gaussian: it is a post-processing of one Gaussian release at
     ``e_k`` (Whitehouse, Ramdas, Wu & Rogers 2022), accounted by
-    :class:`~skdp.model_selection._private_selection.GaussianDPOdometer`.
+    :class:`~skdp.model_selection._selection_accounts.GaussianDPOdometer`.
     Transient: it holds the non-private minimisers and must never be stored or
     released; the models it returns hold neither.
 

@@ -2,7 +2,7 @@
 
 Two accounts of the training rows' spend in the private selection of epsilon
 (:mod:`skdp.model_selection._private_selection`), with the interface of
-:class:`~skdp.model_selection._private_selection.GaussianDPOdometer`: ``kind``,
+:class:`~skdp.model_selection._selection_accounts.GaussianDPOdometer`: ``kind``,
 ``largest_rung()``, ``charge(epsilon_requested, model)`` and ``guarantee()``.
 
 * :class:`RenyiOdometer`: Poisson-sampled :class:`~skdp.DPSGDClassifier` rungs and
@@ -104,7 +104,7 @@ def _lookup(levels, spent):
 
 
 def _final_step(model):
-    from ._private_selection import private_step
+    from ._gate import private_step
 
     return private_step(model)[0]
 
@@ -702,7 +702,7 @@ class ApproxDPOdometer:
                       max_rungs=8):
         """The odometer for the rungs of ``estimator`` (its ``delta`` > 0, read from the
         private step's parameters). ``epsilon_start=None``: ``epsilon_max / 100``."""
-        from ._private_selection import private_step_params
+        from ._selection_checks import private_step_params
 
         rung_delta = private_step_params(estimator).get("delta", 0.0)
         if not rung_delta:

@@ -19,20 +19,19 @@ from ..utils._groups import check_groups
 from ..utils._sklearn_compat import HasMethods, Interval, StrOptions, _fit_context
 from ._measure import _fit_record, _measure, _NoiseSources, compose_fits
 from ._released import ReleasedModelMixin
-from ._private_selection import (
-    _SelectionStreams,
+from ._gate import private_step
+from ._private_selection import _SelectionStreams, select_epsilon_privately
+from ._selection_accounts import training_account
+from ._selection_checks import (
     check_person_selection,
     check_private_step_params,
-    check_test_rows,
-    private_report,
-    private_step,
     private_step_params,
-    select_epsilon_privately,
     supports_checkpoints,
-    training_account,
     validate_private_input,
     whole_label_set,
 )
+from ._selection_report import private_report
+from ._selection_tests import check_test_rows
 from ._transcript import log_epsilon_axis, plot_private_transcript, private_utility_curve
 from ._utility_curve import MAX_STEP, UtilityCurve
 

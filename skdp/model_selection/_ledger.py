@@ -33,7 +33,7 @@ from ._accounts import conversion_shift, rdp_budget, rdp_order_epsilon
 from ._epsilon_for_utility import EpsilonForUtility
 from ._gate import Statement, check_fit, private_step, route_fit_params
 from ._private_search import _BasePrivateSearch, candidate_cost, declared_classes
-from ._private_selection import whole_label_set
+from ._selection_checks import whole_label_set
 
 _SLACK = 1e-9
 

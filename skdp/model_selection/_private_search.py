@@ -51,22 +51,16 @@ from ..utils._docstrings import fill_doc
 from ..utils._format import format_guarantee
 from ..utils._sklearn_compat import HasMethods, Interval, StrOptions, _fit_context
 from ..utils._groups import check_groups
-from ._private_selection import (
-    _SelectionStreams,
-    _select_rows,
+from ._private_selection import _SelectionStreams, _select_rows, coin_split, person_coin_split
+from ._selection_tests import bounded_utilities, count_epsilon, person_shares
+from ._selection_checks import (
     accepts_groups,
-    bounded_utilities,
     check_person_rung,
     check_private_step_params,
-    coin_split,
-    count_epsilon,
-    person_coin_split,
-    person_shares,
-    private_step,
     validate_private_input,
     whole_label_set,
 )
-from ._gate import Statement, check_fit, check_space, secret_fit
+from ._gate import Statement, check_fit, check_space, private_step, secret_fit
 from ._released import ReleasedModelMixin
 from ._scoring import clipped_utility, probe_scoring
 from ._repeat_and_select import (
@@ -386,7 +380,7 @@ def check_person_search(estimator, space, grid, who):
     Every candidate is a fresh fit ``fit(X, y, groups=...)`` that must certify
     add/remove-person neighbours and whose certified cost must hold per person.
     Refused: an estimator whose ``fit`` does not take ``groups``
-    (:func:`~._private_selection.accepts_groups`), and any candidate of the space
+    (:func:`~._selection_checks.accepts_groups`), and any candidate of the space
     with ``neighboring="replace"`` (a replace-person guarantee does not cover adding
     or removing a person), ``data_norm="private"`` (a bound private per row) or
     Gaussian ``ObjPertLogisticRegression`` (its Renyi curve is a record's, and the

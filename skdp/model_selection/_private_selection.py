@@ -7,8 +7,8 @@ one public cap ``epsilon_max`` (and ``delta_max``) on everything the search rele
    validation part ``D_V`` (under add/remove, adding a row moves no other row across
    the split, so the two parts compose in parallel; a permutation cut would not);
 2. Laplace label counts of ``D_V`` (a histogram, paid by the validation rows, at
-   :func:`count_epsilon` of the cap) give the public size that turns test sums into
-   utilities, and a classifier's chance level;
+   :func:`~._selection_tests.count_epsilon` of the cap) give the public size that
+   turns test sums into utilities, and a classifier's chance level;
 3. rung ``k`` fits the estimator on ``D_T`` at ``epsilon_k`` with fresh,
    independent noise (never shared across rungs: two releases of one noise draw at
    two epsilons reveal the non-private minimiser), every rung with the label set of
@@ -18,8 +18,8 @@ one public cap ``epsilon_max`` (and ``delta_max``) on everything the search rele
    threshold ``t`` clamped into [0, 1] (sensitivity at most ``max(t, 1 - t) <= 1``
    under add/remove), with budget ``b_k``, ``test_ratio`` times the rung's epsilon
    (under noise reduction, its increment of epsilon) less what the counts still owe
-   (:class:`ValidationAccount`): it passes when ``f_k + Lap(1 / b_k) >= 0``, and the
-   noisy sum gives the rung's noisy utility;
+   (:class:`~._selection_tests.ValidationAccount`): it passes when ``f_k + Lap(1 /
+   b_k) >= 0``, and the noisy sum gives the rung's noisy utility;
 5. the first passing rung's model is released with the transcript.
 
 Accounting. A training row enters only through the rungs' models: with pure
@@ -32,35 +32,62 @@ Each part is kept within ``epsilon_max`` before any rung runs, so the parts, com
 in parallel, make the search ex-post ``max(train spend, validation spend)``-DP and a
 priori ``epsilon_max``-DP, the same figure on every run. Rungs with ``delta > 0``
 have no pointwise loss bound: full-batch DP-SGD rungs go through a Gaussian-DP
-odometer (:class:`GaussianDPOdometer`), Poisson DP-SGD through a Renyi odometer and
-(epsilon, delta) objective perturbation through a basic-composition odometer
-(:mod:`._accounts`). Laplace and Gaussian output perturbation rungs share one noise
-path (noise reduction) and cost only the last rung's epsilon
-(:class:`NoiseReductionAccount`; for Gaussian noise, the odometer's claim at the last
-rung's ``mu``).
+odometer (:class:`~._selection_accounts.GaussianDPOdometer`), Poisson DP-SGD through a
+Renyi odometer and (epsilon, delta) objective perturbation through a basic-composition
+odometer (:mod:`._accounts`). Laplace and Gaussian output perturbation rungs share one
+noise path (noise reduction) and cost only the last rung's epsilon
+(:class:`~._selection_accounts.NoiseReductionAccount`; for Gaussian noise, the
+odometer's claim at the last rung's ``mu``).
 
 Persons (``groups``): the unit becomes one person, all of their rows. One coin per
 person (:func:`person_coin_split`), the counts of persons (each person's fraction of
 rows in each class: L1 and L2 sensitivity at most 1), the test sums ``sum_p
 (mean_{i in p} u_i - t)`` (sensitivity ``max(t, 1 - t)`` per person), and rungs fitted
 with ``fit(X, y, groups=...)`` that certify add/remove-person neighbours; the accounts
-are unchanged (:func:`check_person_selection` refuses what cannot take them), except
-that Gaussian ``ObjPertLogisticRegression`` rungs go to the basic-composition odometer
-(their Renyi curve is a record's: ``training_account(..., persons=True)``).
+are unchanged (:func:`~._selection_checks.check_person_selection` refuses what cannot
+take them), except that Gaussian ``ObjPertLogisticRegression`` rungs go to the
+basic-composition odometer (their Renyi curve is a record's: ``training_account(...,
+persons=True)``).
 """
 
 from dataclasses import dataclass, field
 
 import numpy as np
-from sklearn.base import clone, is_classifier
-from sklearn.pipeline import Pipeline
+from sklearn.base import is_classifier
 
 from ..exceptions import PrivacyBudgetError
-from ..utils._format import format_guarantee as _fmt
-from ..utils._groups import check_groups, rows_per_person
-from ._gate import Speech, Statement, check_fit, private_step, secret, secret_fit
+from ..utils._groups import check_groups
+from ._gate import private_step
 from ._measure import _NoiseSources
-from ._transcript import utility_law
+from ._selection_checks import check_person_selection, private_step_params, rungs_share_a_path
+from ._selection_accounts import (
+    PureDPAccount,
+    ladder_floor,
+    random_ladder_ratio,
+    training_account,
+)
+from ._selection_tests import (
+    ValidationAccount,
+    check_test_rows,
+    cohort_too_small,
+    noisy_label_counts,
+    noisy_test,
+    person_shares,
+    sampling_sd,
+    test_threshold,
+    tests_on_all_rows,
+)
+from ._selection_report import SelectionResult, validation_spend
+from ._selection_rungs import (
+    NOISE_REDUCTION_STEP,
+    PROXY_RATIO,
+    PROXY_SAFETY,
+    CurveSteering,
+    FreshFits,
+    GeometricSteering,
+    NoiseReductionRungs,
+    random_offset,
+)
 
 
 def coin_split(n_samples, validation_fraction, public_rng):
@@ -108,1282 +135,6 @@ def person_coin_split(codes, validation_fraction, public_rng):
     """
     n_persons = int(codes.max()) + 1 if len(codes) else 0
     return coin_split(n_persons, validation_fraction, public_rng)[codes]
-
-
-COUNT_SHARE, COUNT_EPSILON_MAX = 0.05, 0.1
-"""The Laplace label counts of the validation part (paid by the validation rows) get
-``min(COUNT_SHARE * epsilon_max, COUNT_EPSILON_MAX)``: 5 % of a small cap, 0.1 (noise
-of standard deviation 14 rows a count) from a cap of 2 on. The tests repay it (see
-:class:`ValidationAccount`)."""
-
-
-def count_epsilon(epsilon_max):
-    """The budget of the validation part's label counts under the cap ``epsilon_max``."""
-    return min(COUNT_SHARE * float(epsilon_max), COUNT_EPSILON_MAX)
-
-
-class _LaplaceTests:
-    """The Laplace currency of the counts and tests: a budget is an epsilon, the noise
-    ``Lap(1 / budget)``; ``count_epsilon`` and ``charge`` come from the account."""
-
-    def count_noise(self, noise_rng, size):
-        return noise_rng.laplace(scale=1.0 / self.count_epsilon, size=size)
-
-    def count_sd(self, n_counts):
-        """Standard deviation of the noise of the sum of ``n_counts`` noisy counts."""
-        return float(np.sqrt(2.0 * n_counts) / self.count_epsilon)
-
-    def noisy_sum(self, value, noise_rng, epsilon):
-        """Charge the test of the rung at ``epsilon``; ``(value + Lap(1 / budget),
-        budget)``."""
-        budget = self.charge(epsilon)
-        return float(value + noise_rng.laplace(scale=1.0 / budget)), budget
-
-    def test_sd(self, budget, rows):
-        """Standard deviation, in mean utility over ``rows``, of a test's noise."""
-        return comparison_noise_sd(budget, rows)
-
-    def budget_for_sd(self, sd, rows):
-        """The smallest test budget whose noise has standard deviation ``sd`` or less."""
-        return float(np.sqrt(2.0) / (sd * max(rows, 1.0)))
-
-
-class ValidationAccount(_LaplaceTests):
-    """The validation rows' spend: the counts, then one Laplace test per rung.
-
-    A rung's test has budget ``test_ratio`` times the rung's increment of training
-    spend (its epsilon; under noise reduction, its increment over the last release
-    of its noise path, in full for a path's first release), less what the counts
-    still owe: the budget is ``test_ratio * R - S`` for the training reference ``R``
-    after the rung (the sum of those increments) and the validation spend ``S``
-    before it, kept between half and all of ``test_ratio`` times the increment. So
-    the counts are repaid by the first tests, and from then on the validation part
-    spends ``test_ratio`` times what the training part does. Each test is a pure
-    Laplace mechanism of sensitivity 1 whose budget is a function of earlier
-    outputs, so the realised loss is the sum of the budgets pointwise (fully
-    adaptive basic composition of pure DP, Rogers, Roth, Ullman & Vadhan 2016); no
-    test is run whose budget would take that sum past ``epsilon_max``.
-
-    Parameters
-    ----------
-    epsilon_max : float
-        The cap.
-    test_ratio : float
-        A test's budget per unit of its rung's increment of training spend.
-    increments : bool
-        Whether rungs are releases of noise paths (noise reduction).
-    """
-
-    def __init__(self, epsilon_max, test_ratio, increments):
-        self.epsilon_max = float(epsilon_max)
-        self.count_epsilon = count_epsilon(epsilon_max)
-        self.test_ratio = float(test_ratio)
-        self.increments = increments
-        self.spent = self.count_epsilon
-        self._last = 0.0
-        self._reference = 0.0
-
-    def _base(self):
-        return self._last if self.increments else 0.0
-
-    def _debt(self):
-        return max(self.spent - self.test_ratio * self._reference, 0.0)
-
-    def _increment_for(self, budget):
-        """The smallest increment whose test has ``budget`` (the budget is
-        non-decreasing in the increment: ``t i / 2`` while the debt ``D`` exceeds it,
-        then ``t i - D``)."""
-        debt = self._debt()
-        if budget < debt:
-            return 2.0 * budget / self.test_ratio
-        return (budget + debt) / self.test_ratio
-
-    def largest_rung(self):
-        """The largest rung epsilon whose test fits in what is left of the cap."""
-        room = max(self.epsilon_max - self.spent, 0.0)
-        return self._base() + self._increment_for(room) * (1 - 1e-12)
-
-    def smallest_rung(self, min_budget):
-        """The smallest rung epsilon whose test has budget ``min_budget`` at least."""
-        return self._base() + self._increment_for(min_budget)
-
-    def new_path(self):
-        """Noise reduction: the next rung starts a new path, its test pays in full."""
-        self._last = 0.0
-
-    def test_budget(self, epsilon):
-        """The budget of the test of a rung at ``epsilon``."""
-        full = self.test_ratio * (float(epsilon) - self._base())
-        return min(full, max(full - self._debt(), full / 2.0))
-
-    def charge(self, epsilon):
-        """Charge the test of the rung at ``epsilon``; return its budget."""
-        budget = self.test_budget(epsilon)
-        self.spent += budget
-        self._reference += float(epsilon) - self._base()
-        self._last = float(epsilon)
-        return budget
-
-
-class PureTests(_LaplaceTests):
-    """Tests on every row, composed in sequence with pure rungs in one sum.
-
-    For pure rungs (:class:`PureDPAccount`, or :class:`NoiseReductionAccount` for the
-    releases of Laplace noise paths), the label counts (Laplace at ``count_epsilon``)
-    and each rung's Laplace test (sensitivity at most 1) read all the rows the rungs
-    are trained on. A test's budget is ``test_ratio`` times its rung's epsilon, or
-    under noise reduction times the rung's increment over the last release of its
-    path (in full for a path's first). Each is pure DP with a budget chosen from
-    earlier outputs, so the realised loss of everything released is at most the
-    rungs' loss (their sum, or the sum of the paths' last releases) plus the tests'
-    and the counts' budgets pointwise (fully adaptive basic composition, Rogers, Roth,
-    Ullman & Vadhan 2016). All are charged to the rungs' account, whose cap bounds the
-    sum a priori. No row is held out: a test costs ``test_ratio`` times its rung's
-    spend, on five times the rows of the default held-out part.
-
-    Parameters
-    ----------
-    account : PureDPAccount
-        The rungs' account, charged with everything here.
-    test_ratio : float
-        A test's budget per unit of its rung's epsilon (or increment).
-    count_epsilon : float
-        The counts' budget.
-    increments : bool, default=False
-        Whether the rungs are releases of noise paths (noise reduction).
-    """
-
-    def __init__(self, account, test_ratio, count_epsilon, increments=False):
-        self.account, self.increments = account, increments
-        self.test_ratio, self.count_epsilon = float(test_ratio), float(count_epsilon)
-        self.account.charge_tests(self.count_epsilon)
-        self.spent = self.count_epsilon
-        self._last = 0.0
-
-    def new_path(self):
-        """Noise reduction: the next rung starts a new path, its test pays in full."""
-        self._last = 0.0
-
-    def largest_rung(self):
-        """The largest rung epsilon that fits the cap with its test."""
-        room = max(self.account.largest_rung(), 0.0)
-        return (room + self.test_ratio * self._last) / (1.0 + self.test_ratio) * (1 - 1e-12)
-
-    def smallest_rung(self, min_budget):
-        """The smallest rung epsilon whose test has budget ``min_budget`` at least."""
-        return self._last + min_budget / self.test_ratio
-
-    def test_budget(self, epsilon):
-        return self.test_ratio * (float(epsilon) - self._last)
-
-    def charge(self, epsilon):
-        """Charge the test of the rung at ``epsilon`` to the rungs' account; its budget."""
-        budget = self.test_budget(epsilon)
-        self.account.charge_tests(budget)
-        self.spent += budget
-        if self.increments:
-            self._last = float(epsilon)
-        return budget
-
-
-class GaussianTests:
-    """Tests on every row, composed with Gaussian-DP rungs in one GDP odometer.
-
-    For rungs accounted in Gaussian DP (full-batch DP-GD), the label counts and each
-    rung's test read all the rows the rungs are trained on, and every release is
-    charged to the training odometer (:class:`GaussianDPOdometer`) in ``mu^2``: the
-    counts, ``sqrt(K)``-dimensional Gaussian noise of L2 sensitivity 1 under
-    add/remove, at ``count_mu``; rung ``k``'s test, the Gaussian mechanism on ``f_k =
-    sum_i (u_i - t)`` (sensitivity ``max(t, 1 - t) <= 1``), at ``mu_t = test_ratio *
-    mu_k``. Each is ``mu``-GDP with ``mu`` chosen from earlier outputs, so the
-    odometer's fully adaptive GDP filters cover them with the rungs; no row is held
-    out (every rung trains on all the rows) and a test costs ``sqrt(1 +
-    test_ratio^2)`` times its rung in ``mu`` rather than a rung's epsilon again on a
-    part of the rows.
-
-    Parameters
-    ----------
-    odometer : GaussianDPOdometer
-        The training rows' odometer (fresh rungs), charged with everything here.
-    With ``follow_floor``, a test's ``mu`` is at most the test floor's on the noisy
-    count (:meth:`set_rows`): the ``mu`` at which a test tells a model at the target
-    from one ``FLOOR_BAND`` below it with one-sided error ``FLOOR_ERROR``. A finer
-    test buys a verdict the model's own spread does not support, at a price in
-    ``mu^2``; the floor is a public function of the released counts.
-
-    Parameters
-    ----------
-    odometer : GaussianDPOdometer
-        The training rows' odometer (fresh rungs), charged with everything here.
-    test_ratio : float
-        A test's ``mu`` per unit of its rung's ``mu``.
-    count_mu : float
-        The counts' ``mu``.
-    rung_delta : float
-        The delta at which a rung's epsilon is converted to its ``mu``.
-    follow_floor : bool, default=False
-        Cap each test's ``mu`` at the test floor's once :meth:`set_rows` is called.
-    """
-
-    def __init__(self, odometer, test_ratio, count_mu, rung_delta, follow_floor=False):
-        self.odometer = odometer
-        self.test_ratio, self.count_mu = float(test_ratio), float(count_mu)
-        self.rung_delta = float(rung_delta)
-        self.follow_floor, self.floor_mu = follow_floor, np.inf
-        # a path's releases (noise reduction, checkpoints) are tested by their increments
-        self.increments, self._last = bool(getattr(odometer, "reduction", False)), 0.0
-        self.mu_squared = self.count_mu**2
-        self._charge_counts()
-
-    def _charge_counts(self):
-        self.odometer.charge_tests(self.count_mu**2)
-
-    def set_rows(self, rows):
-        """The noisy count of the rows tested on (public): sets the floor's ``mu``."""
-        if self.follow_floor:
-            self.floor_mu = floor_mu(rows)
-
-    def _mu(self, epsilon):
-        from ..accounting import gdp_mu
-
-        return gdp_mu(float(epsilon), self.rung_delta)
-
-    def largest_rung(self):
-        """The largest rung epsilon that fits the top filter with its test."""
-        from ..accounting import gaussian_epsilon
-
-        ratio, room = self.test_ratio, self.odometer.rung_room()
-        if room <= 0:
-            return 0.0
-        # the rung's mu^2 plus its test's, ratio^2 (mu^2 - last^2) or the floor's
-        # squared, whichever is less: the largest mu either form fits
-        last = self._last if self.increments else 0.0
-        mu = np.sqrt(max((room + ratio**2 * last**2) / (1.0 + ratio**2),
-                         room - self.floor_mu**2, 0.0))
-        return gaussian_epsilon(self.rung_delta, mu * (1 - 1e-9)) if mu > 0 else 0.0
-
-    def new_path(self):
-        """Noise reduction: the next rung starts a new path, its test at its full ``mu``."""
-        self._last = 0.0
-
-    def smallest_rung(self, min_budget):
-        """The smallest rung epsilon whose test has ``mu`` ``min_budget`` at least."""
-        from ..accounting import gaussian_epsilon
-
-        last = self._last if self.increments else 0.0
-        return gaussian_epsilon(self.rung_delta,
-                                np.hypot(last, min_budget / self.test_ratio))
-
-    def test_budget(self, epsilon):
-        """The ``mu`` of the test of a rung at ``epsilon``: ``test_ratio`` times its
-        rung's ``mu`` (under noise reduction, its increment ``sqrt(mu^2 - last^2)``
-        over the path's last release), at most the floor's."""
-        mu = self._mu(epsilon)
-        if self.increments:
-            mu = np.sqrt(max(mu**2 - self._last**2, 0.0))
-        return min(self.test_ratio * mu, self.floor_mu)
-
-    def charge(self, epsilon):
-        """Charge the test of the rung at ``epsilon`` to the odometer; return its ``mu``."""
-        mu = self.test_budget(epsilon)
-        self.odometer.charge_tests(mu**2)
-        self.mu_squared += mu**2
-        if self.increments:
-            self._last = self._mu(epsilon)
-        return mu
-
-    @property
-    def spent(self):
-        """The ``mu`` of the counts and tests alone (their share of the odometer's)."""
-        return float(np.sqrt(self.mu_squared))
-
-    def count_noise(self, noise_rng, size):
-        return noise_rng.normal(scale=1.0 / self.count_mu, size=size)
-
-    def count_sd(self, n_counts):
-        return float(np.sqrt(n_counts) / self.count_mu)
-
-    def noisy_sum(self, value, noise_rng, epsilon):
-        """Charge the test of the rung at ``epsilon``; ``(value + N(0, 1 / mu^2), mu)``."""
-        mu = self.charge(epsilon)
-        return float(value + noise_rng.normal(scale=1.0 / mu)), mu
-
-    def test_sd(self, mu, rows):
-        return float(1.0 / (mu * max(rows, 1.0)))
-
-    def budget_for_sd(self, sd, rows):
-        return float(1.0 / (sd * max(rows, 1.0)))
-
-
-class RenyiTests(GaussianTests):
-    """Tests on every row, composed with Renyi-DP rungs in one Renyi odometer.
-
-    For fresh rungs accounted by the Renyi odometer (Poisson-sampled DP-SGD, Gaussian
-    objective perturbation), the label counts and each rung's test are the Gaussian
-    mechanisms of :class:`GaussianTests` (the counts at ``count_mu``, rung ``k``'s test
-    at ``mu_t = test_ratio * mu_k`` with ``mu_k`` the ``mu`` of a Gaussian mechanism at
-    the rung's (epsilon, delta), a public function of its epsilon). A Gaussian
-    mechanism at ``mu`` is ``(alpha, alpha mu^2 / 2)``-RDP at every order, so the
-    counts are charged to the odometer before any rung, and each rung's cost becomes
-    its own RDP plus its test's (:meth:`RenyiOdometer.join_tests`), charged together before the
-    rung runs: the odometer's Renyi filters cover everything released, each
-    mechanism's RDP fixed from earlier outputs, as for the rungs alone.
-
-    Parameters
-    ----------
-    odometer : RenyiOdometer
-        The training rows' odometer (fresh rungs), charged with everything here.
-    test_ratio, count_mu, rung_delta : float
-        As for :class:`GaussianTests`.
-    follow_floor : bool, default=False
-        As for :class:`GaussianTests`; the rungs' cost follows the tests' from
-        :meth:`set_rows` on, before any rung.
-    """
-
-    def _charge_counts(self):
-        self.odometer.join_tests(_gaussian_rdp(self.count_mu),
-                                 lambda epsilon: _gaussian_rdp(self.test_budget(epsilon)))
-
-    def set_rows(self, rows):
-        super().set_rows(rows)
-        self.odometer.tests_changed()
-
-    def largest_rung(self):
-        """The largest rung epsilon that fits a filter with its test (the odometer's
-        cost includes the test)."""
-        return self.odometer.largest_rung()
-
-    def charge(self, epsilon):
-        """The ``mu`` of the test of the rung at ``epsilon``, already charged to the
-        odometer with its rung."""
-        mu = self.test_budget(epsilon)
-        self.mu_squared += mu**2
-        return mu
-
-
-def _gaussian_rdp(mu):
-    """RDP of a Gaussian mechanism at ``mu`` (sensitivity 1, noise ``1 / mu``) at every
-    order of the accountant's grid: ``alpha mu^2 / 2``."""
-    from ..accounting._rdp import ORDERS
-
-    return ORDERS * float(mu) ** 2 / 2
-
-
-def comparison_noise_sd(budget, validation_rows):
-    """Standard deviation, in mean utility, of a test's noise ``Lap(1 / budget)``.
-
-    Parameters
-    ----------
-    budget : float
-        The test's epsilon.
-    validation_rows : float
-        The (noisy, hence public) size of the validation part.
-
-    Returns
-    -------
-    sd : float
-        ``sqrt(2) / (budget * m)``.
-    """
-    return float(np.sqrt(2.0) / (budget * max(validation_rows, 1.0)))
-
-
-def sampling_sd(target, validation_rows):
-    """Sampling error of a mean utility near ``target`` over ``m`` validation rows.
-
-    Returns ``sqrt(t (1 - t) / m)``, ``t`` clamped into [0, 1].
-    """
-    t = min(max(float(target), 0.0), 1.0)
-    return float(np.sqrt(t * (1.0 - t) / max(validation_rows, 1.0)))
-
-
-# -- the private estimator, alone or as the last step of a Pipeline ------------------------
-
-def private_step_params(estimator):
-    """The private estimator's own parameters (without the Pipeline prefix)."""
-    return private_step(estimator)[0].get_params()
-
-
-def check_private_step_params(estimator, who="EpsilonForUtility", persons=False):
-    """Refuse, before any work, what the selection cannot account for.
-
-    The gate's check of the estimator as configured (:func:`~._gate.check_fit`:
-    public preprocessing, a finite certified epsilon, add/remove neighbours of one
-    row, or of one person with ``persons``), then what a selection needs of it: an
-    ``epsilon`` and a ``random_state`` parameter, and no ``data_norm="private"``
-    with ``delta > 0`` (its rungs are charged their Gaussian or Renyi cost, which
-    leaves the bound's pure epsilon out).
-    """
-    final, _ = private_step(estimator)
-    for name in ("epsilon", "random_state"):
-        if name not in final.get_params():
-            raise ValueError(f"{who} needs a private estimator with an {name!r} "
-                             f"parameter; {type(final).__name__} has none.")
-    check_fit(estimator, Statement(who, persons))
-    if not np.isfinite(final._claimed_spend()[0]):
-        raise ValueError(
-            f"{type(final).__name__} with these parameters certifies no finite epsilon (a "
-            "research mode): private selection cannot account for its fits. Nothing was "
-            "fitted.")
-    params = final.get_params()
-    if params.get("data_norm") == "private" and params.get("delta", 0.0) > 0:
-        raise ValueError(
-            f"{who} charges a rung with delta > 0 its Gaussian or Renyi cost from its public "
-            "calibration, which leaves out the pure epsilon that data_norm='private' spends "
-            "on the bound: pass a numeric data_norm (a public bound on the rows' L2 norm). "
-            "Nothing was fitted.")
-
-
-def validate_private_input(meta, estimator, X, y):
-    """Every input error of a private search raised before any noise is drawn.
-
-    A bare estimator's ``X`` is validated as scikit-learn does (``meta`` records
-    ``n_features_in_``). A Pipeline's is passed on as given (a DataFrame keeps its
-    columns for a ColumnTransformer), and its public preprocessing is run once on all
-    the rows first (it learns nothing from them), so that an error it raises, or a
-    non-finite value it produces, stops the search before any noise.
-    """
-    from sklearn.utils.validation import check_array, check_consistent_length, validate_data
-
-    if not isinstance(estimator, Pipeline):
-        return validate_data(meta, X, y, accept_sparse=("csr", "csc"), dtype=None,
-                             ensure_all_finite=True, reset=True,
-                             y_numeric=not is_classifier(estimator))
-    validate_data(meta, X, skip_check_array=True, reset=True)
-    y = check_array(y, ensure_2d=False, dtype=None if is_classifier(estimator) else "numeric",
-                    ensure_all_finite=True)
-    check_consistent_length(X, y)
-    head = clone(Pipeline(estimator.steps[:-1]))
-    check_array(head.fit_transform(X, y), accept_sparse=True, ensure_all_finite=True)
-    return X, y
-
-
-def whole_label_set(final, y):
-    """The label set every internal fit sees: the declared ``classes``, or the whole input's.
-
-    Checked before any noise (two classes at least, no label outside the declared set),
-    so that no fit's label error or ``classes_`` depends on which labels fell into a
-    part of the rows.
-    """
-    from sklearn.utils.multiclass import check_classification_targets
-
-    from ..linear_model._base import encode_labels
-
-    check_classification_targets(y)
-    classes, _ = encode_labels(y, final.get_params().get("classes"))
-    return classes
-
-
-def with_budget(estimator, **params):
-    """A clone of ``estimator`` with its private step's ``params`` set."""
-    _, prefix = private_step(estimator)
-    return clone(estimator).set_params(**{prefix + k: v for k, v in params.items()})
-
-
-class PureDPAccount:
-    """Training rows' spend for pure epsilon-DP rungs: the realised sum, ex post.
-
-    Each rung's release has privacy loss at most its certified epsilon pointwise, so
-    the realised loss of the rungs that ran is at most their sum whatever the
-    stopping rule (Ligett et al. 2017, ex-post privacy); the cap ``epsilon_max`` is
-    the a priori guarantee.
-    """
-
-    kind = "pure epsilon-DP rungs, basic composition, ex post (Ligett et al. 2017)"
-
-    def __init__(self, epsilon_max):
-        self.epsilon_max = float(epsilon_max)
-        self.spent = 0.0
-        self._tests = 0.0
-
-    def largest_rung(self):
-        """The largest epsilon the next rung may use without passing the cap."""
-        return self.epsilon_max - self.spent
-
-    def charge_tests(self, budget):
-        """Add the budget of tests on the same rows (:class:`PureTests`)."""
-        self._tests += budget
-        self.spent += budget
-
-    def charge(self, epsilon_requested, model):
-        """Add the rung's certified epsilon (never above the requested one)."""
-        model = private_step(model)[0]
-        certified = float(model.epsilon_spent_)
-        if model.delta_spent_ != 0.0 or certified > epsilon_requested * (1 + 1e-9):
-            raise RuntimeError("a rung certified more than it was allowed to spend")
-        self._add(certified)
-        return {"epsilon_spent": certified}
-
-    def _add(self, certified):
-        self.spent += certified
-
-    def guarantee(self):
-        """``((ex-post epsilon, delta), (a priori epsilon, delta))`` of the training rows."""
-        return (self.spent, 0.0), (self.epsilon_max, 0.0)
-
-
-class NoiseReductionAccount(PureDPAccount):
-    """Training rows' spend when the rungs are releases of Laplace noise paths.
-
-    Along one path the earlier, noisier releases are the latest one plus noise that
-    does not depend on the data (:class:`~skdp.linear_model.NoiseReductionPath`), so
-    its rungs up to ``k`` cost ``epsilon_k`` ex post, not the sum (Ligett et al. 2017,
-    noise reduction with Koufogiannis et al.'s gradual release). Paths are fits with
-    independent noise: their last releases add up (basic composition), and a rung of
-    the current path may go up to what the closed paths left of the cap.
-    """
-
-    kind = ("Laplace noise reduction, ex post the sum over the noise paths of each "
-            "path's last epsilon (Koufogiannis et al. 2015; Ligett et al. 2017)")
-
-    def __init__(self, epsilon_max):
-        super().__init__(epsilon_max)
-        self._closed = 0.0
-        self._current = 0.0
-
-    def new_path(self):
-        """Close the current path: the next rung starts a fit with fresh noise."""
-        self._closed += self._current
-        self._current = 0.0
-
-    def largest_rung(self):
-        return self.epsilon_max - self._closed - self._tests
-
-    def _add(self, certified):
-        self._current = max(self._current, certified)
-        self.spent = self._closed + self._current + self._tests
-
-
-ODOMETER_LEVEL_RATIO = 1.1
-"""Ratio between the odometer's successive ``mu`` levels: the claim exceeds the
-realised ``mu`` by at most this factor."""
-
-
-class GaussianDPOdometer:
-    """Training rows' spend for Gaussian-DP rungs: a ladder of GDP filters, ex post.
-
-    Rung ``k`` is ``mu_k``-GDP with ``mu_k`` chosen after seeing the earlier rungs.
-    A filter that halts before ``sum mu_k^2`` passes ``m^2`` makes the whole
-    sequence ``m``-GDP under fully adaptive composition (Smith & Thakurta 2022,
-    "Fully adaptive composition for Gaussian differential privacy"; Koskela, Tobaben
-    & Honkela 2023). The odometer fixes, before any rung, the levels ``m_1 < ... <
-    m_J`` (ratio :data:`ODOMETER_LEVEL_RATIO`, from the first rung's ``mu`` to the
-    cap ``m_J``) and gives each ``delta_max / J``. On the event that the realised
-    ``sqrt(sum mu_k^2)`` lies in ``(m_{j-1}, m_j]``, the transcript is the one the
-    filter at ``m_j`` would have produced, which is ``(epsilon_j, delta_max /
-    J)``-DP with ``epsilon_j = gaussian_epsilon(delta_max / J, m_j)``; a union bound
-    over the levels makes the search ex-post ``(epsilon_j, delta_max)``-DP (the
-    odometer from filters of Whitehouse, Ramdas, Rogers & Wu, ICML 2023; the spec's
-    ladder of filters with delta split across the levels). ``m_J`` is chosen so that
-    ``epsilon_J = epsilon_max``: the a priori claim is ``(epsilon_max, delta_max)``,
-    which no ex-post claim exceeds. (The top filter alone is the slightly smaller
-    ``(gaussian_epsilon(delta_max, m_J), delta_max)`` a priori, but the ex-post
-    claims at the top levels would then exceed it; one pair of figures is reported.)
-
-    With ``reduction=True`` the rungs are releases of one Gaussian noise path
-    (Brownian noise reduction, :class:`~skdp.linear_model.NoiseReductionPath`): the
-    transcript up to rung ``k`` is a post-processing of rung ``k`` alone, so the
-    realised ``mu`` is the last rung's, not the composition; the same levels and
-    union bound apply, with ``E_j`` the event that the last rung's ``mu`` lies in
-    ``(m_{j-1}, m_j]`` and the filter at ``m_j`` replaced by the release of the
-    public ladder's last rung at or below ``m_j``, from which every earlier release
-    and the stopping rule are computed. (This union bound over the levels replaces
-    the time-uniform boundary of Whitehouse, Ramdas, Wu & Rogers 2022: the ladder is
-    public and finite.)
-
-    A rung's ``mu`` is charged before it runs, from its public (epsilon, delta), and
-    checked after the fit against the estimator's certified ``mu``
-    (:func:`_certified_mu`).
-    """
-
-    kind = ("Gaussian-DP rungs, fully adaptive GDP filters (Smith & Thakurta 2022) at "
-            "levels of ratio 1.1, ex post the level reached, delta split over the levels "
-            "(odometer from filters: Whitehouse, Ramdas, Rogers & Wu 2023)")
-
-    def __init__(self, epsilon_max, delta_max, rung_delta, epsilon_start, reduction=False):
-        from ..accounting import gdp_mu
-
-        self.epsilon_max, self.delta_max = float(epsilon_max), float(delta_max)
-        self.rung_delta, self.reduction = float(rung_delta), reduction
-        if reduction:
-            self.kind = ("Gaussian noise reduction (Brownian bridge, Whitehouse, Ramdas, Wu "
-                         "& Rogers 2022): ex post the level of the last rung's mu, GDP "
-                         "levels of ratio 1.1, delta split over the levels")
-        lowest = gdp_mu(min(float(epsilon_start), self.epsilon_max), self.rung_delta)
-        widest = gdp_mu(self.epsilon_max, self.delta_max)
-        n_levels = 1 + max(0, int(np.ceil(np.log(widest / lowest)
-                                          / np.log(ODOMETER_LEVEL_RATIO))))
-        self.level_delta = self.delta_max / n_levels
-        self.mu_max = gdp_mu(self.epsilon_max, self.level_delta)
-        self.levels = self.mu_max * ODOMETER_LEVEL_RATIO ** -np.arange(n_levels)[::-1]
-        self.mu_squared = 0.0
-        self._closed = self._current = self._tests = 0.0
-
-    def charge_tests(self, mu_squared):
-        """Charge Gaussian releases on the rungs' rows (:class:`GaussianTests`): they
-        compose in ``mu^2`` with the rungs, a path's included."""
-        self._tests += float(mu_squared)
-        self.mu_squared += float(mu_squared)
-
-    def new_path(self):
-        """Noise reduction: close the current path (its last ``mu`` composes in ``mu^2``
-        with the next path's, a fit with fresh noise)."""
-        self._closed += self._current
-        self._current = 0.0
-
-    def largest_rung(self):
-        """The largest rung epsilon (at ``rung_delta``) whose ``mu`` fits the top filter."""
-        from ..accounting import gaussian_epsilon
-
-        room = self.rung_room()
-        if room <= 0:
-            return 0.0
-        return gaussian_epsilon(self.rung_delta, np.sqrt(room) * (1 - 1e-9))
-
-    def rung_room(self):
-        """The ``mu^2`` the top filter leaves the next rung (with its test, when tests
-        share the odometer): under noise reduction a rung replaces its path's last
-        release, so the room is what the closed paths and the tests left."""
-        spent = self._closed + self._tests if self.reduction else self.mu_squared
-        return self.mu_max**2 - spent
-
-    def charge(self, epsilon_requested, model):
-        """Charge the rung's ``mu`` from its public parameters; check the certified one."""
-        from ..accounting import gdp_mu
-
-        model = private_step(model)[0]
-        mu = gdp_mu(epsilon_requested, self.rung_delta)
-        certified = _certified_mu(model)
-        if certified > mu * (1 + 1e-6):
-            raise RuntimeError("a rung certified a larger mu than the odometer charged")
-        if self.reduction:
-            self._current = max(self._current, mu**2)
-            self.mu_squared = self._closed + self._current + self._tests
-        else:
-            self.mu_squared += mu**2
-        if self.mu_squared > self.mu_max**2 * (1 + 1e-9):
-            raise RuntimeError("the rung crosses the top filter: it was requested above "
-                               "largest_rung()")
-        return {"epsilon_spent": float(model.epsilon_spent_),
-                "delta_spent": float(model.delta_spent_), "mu": float(mu),
-                "mu_certified": float(certified)}
-
-    def level(self):
-        """The smallest level ``m_j`` at or above the realised ``sqrt(sum mu_k^2)``."""
-        spent = np.sqrt(self.mu_squared)
-        return float(self.levels[np.searchsorted(self.levels, spent * (1 - 1e-12))])
-
-    def guarantee(self):
-        """``((ex-post epsilon, delta), (a priori epsilon, delta))`` of the training rows."""
-        from ..accounting import gaussian_epsilon
-
-        a_priori = (self.epsilon_max, self.delta_max)
-        if self.mu_squared == 0:
-            return (0.0, 0.0), a_priori
-        # epsilon_J is epsilon_max up to the root finder's rounding
-        epsilon = min(gaussian_epsilon(self.level_delta, self.level()), self.epsilon_max)
-        return (epsilon, self.delta_max), a_priori
-
-
-def _certified_mu(model):
-    """The GDP ``mu`` of a fitted Gaussian rung.
-
-    Full-batch DP-SGD (DP-GD): the composition of its steps and count
-    (:func:`training_account` admits only full-batch rungs, before any fit).
-    Gaussian output perturbation: one Gaussian release per problem, each with the
-    analytic calibration of Balle & Wang (exactly ``gdp_mu(e / K, delta / K)``-GDP
-    for ``K`` one-vs-rest problems), so the release is ``sqrt(K) gdp_mu(e / K,
-    delta / K)``-GDP; being also ``(e, delta)``-DP by basic composition, that
-    ``mu`` is at most ``gdp_mu(e, delta)``, the figure returned.
-    """
-    from ..accounting import composed_mu, gdp_mu
-
-    if hasattr(model, "noise_multiplier_"):
-        return composed_mu(model.noise_multiplier_, model.n_steps_, model.count_noise_std_)
-    return gdp_mu(model.epsilon_spent_, model.delta_spent_)
-
-
-def declares_renyi_curve(final, persons=False):
-    """Whether ``final`` (``delta > 0``) declares a Renyi curve for its rungs, for its
-    declared classes (undeclared: two, checked before any noise) and unit."""
-    declared = final.get_params().get("classes")
-    n_classes = 2 if declared is None else len(declared)
-    return final._renyi_cost(n_classes=n_classes, persons=persons) is not None
-
-
-def training_account(estimator, epsilon_max, delta_max, epsilon_start=None, max_rungs=8,
-                     checkpoints=False, persons=False):
-    """The account of the training rows for the rungs of ``estimator``.
-
-    Returns ``(account, rung_params)``: the account, and the private-step parameters
-    every rung must be fitted with (the delta of an approximate-DP rung). Pure rungs:
-    the realised sum (:class:`PureDPAccount`), or the last rung under noise reduction
-    (:class:`NoiseReductionAccount`). Rungs with ``delta > 0``: full-batch
-    :class:`~skdp.DPSGDClassifier` and Gaussian noise reduction by the Gaussian-DP
-    odometer, Poisson-sampled ``DPSGDClassifier`` and Gaussian
-    :class:`~skdp.ObjPertLogisticRegression` with a Renyi curve (:func:`declares_renyi_curve`)
-    by the Renyi odometer, any other by the basic-composition odometer, whose ``J`` levels and ``max_rungs`` rungs each
-    get ``delta_max / (J max_rungs)``. ``delta_max=None``: the estimator's own
-    ``delta``, so the whole search has the delta chosen for one fit. Everything is
-    read from public parameters; refusals come before any data is read.
-    ``epsilon_start``, the first rung's epsilon, sets the odometers' lowest level
-    (``None``: ``epsilon_max / 100``). ``persons``: the rungs are fitted with
-    ``groups``; a Gaussian ``ObjPertLogisticRegression`` then has no Renyi curve (its
-    curve needs one gradient direction per record, which a person's rows do not
-    keep) and goes to the basic-composition odometer.
-    """
-    from ..linear_model import DPSGDClassifier
-    from ._accounts import ApproxDPOdometer, RenyiOdometer, level_ladder
-
-    final = private_step(estimator)[0]
-    params = final.get_params()
-    delta = params.get("delta", 0.0)
-    reduction = rungs_share_a_path(estimator, checkpoints)
-    if not delta:
-        return (NoiseReductionAccount if reduction else PureDPAccount)(epsilon_max), {}
-    delta_max = float(delta) if delta_max is None else float(delta_max)
-    if epsilon_start is None:
-        epsilon_start = epsilon_max / 100
-    if reduction:
-        return GaussianDPOdometer(epsilon_max, delta_max, rung_delta=delta,
-                                  epsilon_start=epsilon_start, reduction=True), {}
-    if type(final) is DPSGDClassifier and params.get("sample_rate") == 1.0:
-        return GaussianDPOdometer(epsilon_max, delta_max, rung_delta=delta,
-                                  epsilon_start=epsilon_start), {}
-    if type(final) is DPSGDClassifier:
-        if params.get("accountant") == "pld":
-            raise ValueError(
-                "Private selection with Poisson-sampled DPSGDClassifier rungs charges each "
-                "rung's Renyi DP before it runs; accountant='pld' makes that a minute per "
-                "rung. Use accountant='auto' (the default) or 'rdp'.")
-        return RenyiOdometer.for_estimator(estimator, epsilon_max, delta_max,
-                                           epsilon_start), {}
-    if declares_renyi_curve(final, persons):
-        return RenyiOdometer.for_estimator(estimator, epsilon_max, delta_max,
-                                           epsilon_start), {}
-    n_levels = len(level_ladder(epsilon_max, epsilon_start))
-    rung_delta = delta_max / (n_levels * max_rungs)
-    account = ApproxDPOdometer(epsilon_max, delta_max, rung_delta, epsilon_start, max_rungs)
-    return account, {"delta": rung_delta}
-
-
-PROXY_SAFETY, PROXY_RATIO = 1.3, 1.4
-"""A ladder of fresh pure rungs started from a public proxy's answer starts at
-``PROXY_SAFETY`` times it and, after a failed rung, steps by ``PROXY_RATIO`` until the
-curve can be fitted: the answer is close, and a model's own noise makes a rung at the
-oracle epsilon fail about half the time (measured on Adult, objective perturbation at
-target 0.82 on all the rows, ten seeds: 2.2 times the oracle epsilon against 2.7 when
-started at the answer and doubling). Not for DP-GD, whose proxy answer (the analytic
-method on 5000 public rows) was already above the oracle: started there, one fit cost
-2.9 to 3.5 times the oracle epsilon on all the rows at every target."""
-
-PURE_ALL_ROWS_TEST_RATIO = 0.05
-"""A pure rung's test budget per unit of its epsilon when the tests read every row."""
-
-GAUSSIAN_COUNT_RATIO = 0.3
-"""Under ``test_ratio="auto"``, the Gaussian counts' ``mu`` per unit of a rung's at
-``epsilon_start``. The counts only set the tests' scale and floor, for which a few per
-cent of error is harmless, while at ratio 1 they cost a whole rung at ``epsilon_start``:
-on KDDCup99, Gaussian objective perturbation at target 0.97 (oracle 0.055, start 0.1)
-cost 3.6 times the oracle at ratio 1 and 2.1 at 0.3 (ten seeds, the curve)."""
-
-
-def spends_add(account):
-    """Whether the rungs' spends add (pure rungs, basic composition) rather than compose
-    in squares (Gaussian DP, Renyi DP of Gaussian-like curves)."""
-    from ._accounts import ApproxDPOdometer
-
-    return isinstance(account, (PureDPAccount, ApproxDPOdometer))
-
-
-def ladder_floor(account, reduction):
-    """The least median ratio of a search's cost to the oracle epsilon ``e*`` that any
-    ladder of these rungs can have, with exact tests: 1 when the rungs are releases of
-    one path (only the last costs); 2 for fresh rungs whose spends add (online bidding:
-    no ladder's median is below 2); ``sqrt(2)`` for fresh rungs composed in squares
-    (the same bound on ``epsilon ** 2``)."""
-    if reduction:
-        return 1.0
-    return 2.0 if spends_add(account) else float(np.sqrt(2))
-
-
-def random_ladder_ratio(account):
-    """Ratio of the randomised ladder (``steering="random"``), tuned for the median.
-
-    Its rungs are ``epsilon_start * r ** (U + k)`` with ``U`` uniform on [0, 1): the
-    first rung at or above an oracle epsilon ``e*`` lies at ``e* r ** V`` with ``V``
-    uniform whatever ``e*``. Rungs whose spends add (pure, basic composition) then cost
-    at most ``e* r ** (V + 1) / (r - 1)``: median ratio ``r ** 1.5 / (r - 1)``, least at
-    ``r = 3`` (2.60; mean ``r / ln r`` = 2.73). Rungs that compose in squares (Gaussian
-    DP, and Renyi DP of Gaussian-like curves) cost about ``e* r ** V r / sqrt(r ** 2 -
-    1)``: median ratio ``r ** 1.5 / sqrt(r ** 2 - 1)``, least at ``r = sqrt(3)`` (1.61).
-    """
-    return 3.0 if spends_add(account) else float(np.sqrt(3))
-
-
-NOISE_REDUCTION_STEP = 1.2
-"""Ratio of the noise-reduction ladder: rungs are releases of one path, so a fine
-ladder costs no more training budget; each test pays for its rung's increment of
-epsilon, a sixth of it at this ratio."""
-
-
-def supports_noise_reduction(estimator):
-    """Whether the rungs can share one noise path: Laplace (``noise="laplace"``) or
-    Gaussian (``delta > 0``) output perturbation."""
-    final, _ = private_step(estimator)
-    return hasattr(final, "_supports_noise_reduction") and final._supports_noise_reduction()
-
-
-def supports_checkpoints(estimator):
-    """Whether the rungs can be checkpoints of one run: ``DPSGDClassifier(sample_rate=1.0)``
-    with a constant schedule and a calibrated noise multiplier."""
-    final, _ = private_step(estimator)
-    return hasattr(final, "_supports_checkpoints") and final._supports_checkpoints()
-
-
-def check_test_rows(test_rows, account):
-    """Whether the tests read every row (``test_rows="all"``); refuse it, before any
-    data is read, unless the rungs' account can take the tests: pure rungs, fresh or
-    releases of Laplace noise paths (:class:`PureTests`), full-batch DP-GD rungs, fresh
-    or checkpoints of one run, and Gaussian noise reduction in the Gaussian-DP odometer
-    (:class:`GaussianTests`), or Poisson DP-SGD and Gaussian objective perturbation
-    rungs in the Renyi odometer (:class:`RenyiTests`)."""
-    from ._accounts import RenyiOdometer
-
-    if test_rows not in ("held_out", "all"):
-        raise ValueError(f"test_rows must be 'held_out' or 'all', got {test_rows!r}.")
-    if test_rows == "held_out":
-        return False
-    account = account[0] if isinstance(account, tuple) else account
-    if not isinstance(account, (PureDPAccount, GaussianDPOdometer, RenyiOdometer)):
-        raise ValueError(
-            "test_rows='all' composes the tests on every row with the rungs in one "
-            "account: it needs pure rungs (delta=0, Laplace noise reduction included), "
-            "DP-SGD rungs, Gaussian noise reduction or Gaussian objective perturbation "
-            "with a Renyi curve, not rungs accounted by basic composition. Those test "
-            "on a held-out part (test_rows='held_out').")
-    return True
-
-
-def tests_on_all_rows(account, test_ratio, epsilon_start):
-    """The tests' account of ``test_rows="all"``: the counts cost one test of a rung at
-    ``epsilon_start`` (in epsilon for pure rungs, in ``mu`` for Gaussian ones).
-    ``test_ratio="auto"``: :data:`PURE_ALL_ROWS_TEST_RATIO` for pure rungs; for
-    Gaussian ones, a test at its rung's ``mu`` but no finer than the test floor's, and
-    counts at :data:`GAUSSIAN_COUNT_RATIO` times a rung's ``mu`` at ``epsilon_start``."""
-    from ..accounting import gdp_mu
-    from ._accounts import RenyiOdometer
-
-    if isinstance(account, PureDPAccount):
-        ratio = PURE_ALL_ROWS_TEST_RATIO if test_ratio == "auto" else test_ratio
-        return PureTests(account, ratio, ratio * epsilon_start,
-                         increments=isinstance(account, NoiseReductionAccount))
-    ratio = 1.0 if test_ratio == "auto" else test_ratio
-    count_ratio = GAUSSIAN_COUNT_RATIO if test_ratio == "auto" else ratio
-    count_mu = count_ratio * gdp_mu(epsilon_start, account.rung_delta)
-    tests = RenyiTests if isinstance(account, RenyiOdometer) else GaussianTests
-    return tests(account, ratio, count_mu=count_mu, rung_delta=account.rung_delta,
-                 follow_floor=test_ratio == "auto")
-
-
-def accepts_groups(final):
-    """Whether the private estimator ``final`` fits with ``groups``: its ``fit`` takes
-    them and, when that ``fit`` is the weighted estimators' (which passes them on to
-    ``_releases``), so does its ``_releases``. Read from the class, before any data."""
-    import inspect
-
-    from ..linear_model._weights import WeightedFitMixin
-
-    fit = type(final).fit
-    if "groups" not in inspect.signature(fit).parameters:
-        return False
-    if fit is WeightedFitMixin.fit:
-        return "groups" in inspect.signature(final._releases).parameters
-    return True
-
-
-def check_person_selection(estimator, checkpoints=False, who="EpsilonForUtility"):
-    """Refuse, before any data is read, a search over persons (``groups``) that its
-    rungs cannot take.
-
-    Every rung is a fresh fit ``fit(X, y, groups=...)`` of a private estimator that
-    takes ``groups`` and certifies add/remove-person neighbours: refused are
-    estimators without ``groups``, rungs that are releases of one noise path (noise
-    reduction, checkpoints: the path is fitted without them), ``neighboring="replace"``
-    (a replace-person guarantee does not cover adding or removing a person, the
-    search's relation) and ``data_norm="private"`` (its bound is private per row).
-    """
-    final, _ = private_step(estimator)
-    name = type(final).__name__
-    if not accepts_groups(final):
-        raise ValueError(
-            f"{who} with groups fits every rung with fit(X, y, groups=...), and {name} "
-            "does not take groups: choose an estimator with person-level privacy, or fit "
-            "without groups (one row is then the unit of privacy). Nothing was fitted.")
-    if rungs_share_a_path(estimator, checkpoints):
-        raise ValueError(
-            f"{who} with groups needs fresh rungs: the releases of one noise path (noise "
-            f"reduction of {name}, or checkpoints of one DP-GD run) do not take groups. "
-            "Use OutputPertSVM(noise='auto', delta=0) (Gamma-norm noise, fresh fits) or "
-            "another estimator, or "
-            "checkpoints=False. Nothing was fitted.")
-    check_private_step_params(estimator, who, persons=True)
-
-
-def check_person_rung(model):
-    """After a rung's fit with ``groups``: its guarantee must be person-level
-    (``neighboring_ == "add_remove_person"``)."""
-    final, _ = private_step(model)
-    relation = getattr(final, "neighboring_", None)
-    if relation != "add_remove_person":
-        raise RuntimeError(
-            f"a rung fitted with groups certified neighboring_={relation!r}, not "
-            "'add_remove_person': its spend does not cover persons.")
-
-
-def rungs_share_a_path(estimator, checkpoints=False):
-    """Whether the rungs are releases of one path whose cost is the last release's:
-    noise reduction, or (asked for with ``checkpoints``) checkpoints of one DP-GD run."""
-    return supports_noise_reduction(estimator) or (checkpoints and supports_checkpoints(estimator))
-
-
-class FreshFits:
-    """Rungs that are new fits, each with fresh, independent noise.
-
-    Parameters
-    ----------
-    estimator : estimator or Pipeline
-        The private estimator (or a Pipeline ending in one).
-    X, y : array-like
-        The training part.
-    sources : _NoiseSources
-        The rungs' noise sources.
-    params : dict
-        Private-step parameters every rung gets (the whole input's ``classes``).
-    largest_epsilon : float
-        The largest epsilon the cap allows a rung (public).
-    groups : ndarray of shape (n_samples,), default=None
-        The person of each row of the training part: every rung is then fitted with
-        ``fit(X, y, groups=groups)`` and must certify a person-level guarantee
-        (:func:`check_person_rung`).
-    """
-
-    def __init__(self, estimator, X, y, sources, params, largest_epsilon, groups=None):
-        self.estimator, self.X, self.y, self.sources = estimator, X, y, sources
-        self.params, self.largest_epsilon = params, largest_epsilon
-        self.groups = groups
-        self.statement = Statement("EpsilonForUtility", persons=groups is not None)
-        self.n_fits = 0
-        self.speech = None
-
-    def rung(self, epsilon):
-        """The model of the rung at ``epsilon``, fitted through the gate (silenced:
-        :attr:`speech` holds what it said, replayed only if it is released)."""
-        _, random_state = self.sources.next()
-        model = with_budget(self.estimator, epsilon=epsilon, random_state=random_state,
-                            **self.params)
-        _, prefix = private_step(self.estimator)
-        fit_params = {} if self.groups is None else {prefix + "groups": self.groups}
-        model, self.speech = secret_fit(model, self.X, self.y, self.statement, fit_params)
-        if self.groups is not None:
-            check_person_rung(model)
-        self.n_fits += 1
-        return model
-
-
-NOISE_REDUCTION_SEGMENT = 4.0
-"""Span in epsilon of one noise path with ``C="auto"``: a rung beyond
-``NOISE_REDUCTION_SEGMENT`` times its path's first release starts a new path (a fit with
-fresh noise). With a numeric ``C`` one path serves every rung."""
-
-
-class NoiseReductionRungs(FreshFits):
-    """Rungs that are releases, at increasing epsilons, of noise paths.
-
-    A path is one fit whose noise is released at increasing epsilons. With ``C="auto"``
-    it covers a factor ``NOISE_REDUCTION_SEGMENT`` from its first release and its ``C``
-    is resolved once, at the top of that span (or the largest rung the cap allows):
-    one ``C`` serves every release of a path, and a ``C`` resolved at its first,
-    noisiest release regularises every later release for that noise (measured on
-    Adult: no release passed 0.80 below the cap, the non-private model of that ``C``
-    reaching 0.79). The next rung beyond the span starts a new path, with fresh
-    noise: the accounts then add the paths' last releases. With a numeric ``C`` one
-    path serves every rung up to the cap, and the search costs its last release. A Pipeline's public
-    steps are fitted once (they learn nothing from the rows) and shared by every
-    released Pipeline.
-    """
-
-    def starts_path(self, epsilon):
-        """Whether the rung at ``epsilon`` starts a new path: the first, or with
-        ``C="auto"`` one beyond its path's span."""
-        auto_C = private_step_params(self.estimator).get("C") == "auto"
-        return self.n_fits == 0 or (auto_C
-                                    and epsilon > self._path_start * NOISE_REDUCTION_SEGMENT)
-
-    def rung(self, epsilon, new_path):
-        """The release at ``epsilon``: of the current path, or of a new one."""
-        if self.n_fits == 0:
-            X, self._steps = self.X, []
-            if isinstance(self.estimator, Pipeline):
-                head = Pipeline(clone(self.estimator).steps[:-1])
-                X, self._steps = head.fit_transform(X, self.y), head.steps
-            self._X_design = X
-        if new_path:
-            _, random_state = self.sources.next()
-            final, _ = private_step(self.estimator)
-            self._path_model = clone(final).set_params(
-                epsilon=epsilon, random_state=random_state, **self.params)
-            C_epsilon = min(epsilon * NOISE_REDUCTION_SEGMENT,
-                            max(self.largest_epsilon, epsilon))
-            with secret(self._path_model, self.statement) as self._path_speech:
-                self._path = self._path_model._noise_reduction_path(
-                    self._X_design, self.y, C_epsilon=C_epsilon)
-            self._path_start = epsilon
-            self.n_fits += 1
-        with secret(self._path_model, self.statement) as speech:
-            model = self._path.release(epsilon)
-        self.speech = Speech(self._path_speech.warnings + speech.warnings)
-        if not isinstance(self.estimator, Pipeline):
-            return model
-        pipeline = clone(self.estimator)
-        pipeline.steps = [*self._steps, (self.estimator.steps[-1][0], model)]
-        return pipeline
-
-
-class CurveSteering:
-    """The next rung's epsilon from released quantities only.
-
-    The utility law ``U(epsilon) = U_inf - a / epsilon`` (the noise of every skdp
-    mechanism scales as ``1 / epsilon`` at a fixed row count) is fitted by least
-    squares to the rungs' noisy utilities; the next rung goes where the law meets
-    the threshold, times ``1 + safety``, kept between ``min_step`` and ``max_step``
-    times the last rung. With fewer than two noisy utilities, or when the law does
-    not reach the threshold, the step is ``ratio``.
-    """
-
-    def __init__(self, threshold, ratio=2.0, *, safety=0.1, min_step=1.25, max_step=10.0):
-        self.threshold = float(threshold)
-        self.ratio = float(ratio)
-        self.safety, self.min_step, self.max_step = safety, min_step, max_step
-
-    def next(self, rungs):
-        """The epsilon after ``rungs`` (dicts with ``epsilon`` and ``noisy_utility``)."""
-        last = rungs[-1]["epsilon"]
-        points = [(r["epsilon"], r["noisy_utility"]) for r in rungs
-                  if r.get("noisy_utility") is not None]
-        guess = self._law_answer(points) if len(points) >= 2 else None
-        if guess is None:
-            return last * self.ratio
-        return float(np.clip(guess * (1 + self.safety), last * self.min_step,
-                             last * self.max_step))
-
-    def _law_answer(self, points):
-        u_inf, a = utility_law(np.array([e for e, _ in points]),
-                               np.array([u for _, u in points]))
-        if a <= 0 or u_inf <= self.threshold:
-            return None
-        return float(a / (u_inf - self.threshold))
-
-
-class GeometricSteering(CurveSteering):
-    """The public ladder ``epsilon_{k+1} = ratio * epsilon_k`` (ignores the utilities)."""
-
-    def next(self, rungs):
-        return rungs[-1]["epsilon"] * self.ratio
-
-
-def random_offset(public_rng, ratio):
-    """The randomised ladder's start factor ``ratio ** U``, ``U`` uniform on [0, 1)
-    from a public stream (it does not depend on the data)."""
-    return float(ratio ** public_rng.random())
-
-
-@dataclass
-class SelectionResult:
-    """The outcome of :func:`select_epsilon_privately`.
-
-    Attributes
-    ----------
-    estimator : estimator or None
-        The passing rung's model (trained on the training part); ``None`` when no
-        rung passed within the cap (nothing is released).
-    epsilon : float or None
-        The passing rung's epsilon.
-    rungs : list of dict
-        The transcript: each rung's epsilon, certified spend, test budget, threshold,
-        noisy test sum, pass/fail bit and noisy utility.
-    training : dict
-        The training rows' ex-post and a priori (epsilon, delta) and the accounting.
-    validation : dict
-        The validation rows' spend, ex post and a priori, by component.
-    ex_post : tuple of float
-        ``(epsilon, delta)`` realised, over every row given.
-    a_priori : tuple of float
-        ``(epsilon, delta)`` before running, over every row given: the cap.
-    noisy_validation_count : float
-        The noisy count of the validation part (the sum of the noisy label counts).
-    noisy_label_counts : list of float
-        The validation part's label counts, each with Laplace noise (a
-        classifier's; a regressor's one count).
-    chance : float or None
-        A classifier's chance level: the largest share of the noisy label counts.
-    stop_reason : str
-        ``"passed"``, ``"cap"``, ``"max_rungs"``, ``"plateau"`` (the noisy utilities
-        levelled off below the threshold) or ``"cohort_too_small"`` (even the whole
-        cap could not buy a test of resolution ``tolerance``; no rung was fitted).
-    n_fits : int
-        Private fits made (one under noise reduction, whatever the rungs).
-    threshold : float
-        The target plus a fixed margin, clamped into [0, 1] (public).
-    test_rows : str
-        ``"held_out"`` (a validation part) or ``"all"`` (every row, one odometer).
-    training_share : float
-        The expected share of the rows the rungs train on (public).
-    ladder_floor : float
-        The least median ratio of the search's cost to the oracle epsilon that any
-        ladder of its kind of rungs can have (:func:`ladder_floor`).
-    unit : str
-        The unit of privacy: ``"row"``, or ``"person"`` (``groups`` given: the counts
-        are of persons and the utilities persons' means).
-    resolution : dict
-        Post-processing of the noisy count: the standard deviations, in utility, of
-        the test's noise at the released (or last) rung, or at the largest rung
-        the cap allowed when none ran, and of the validation sampling error at the
-        target.
-    """
-
-    estimator: object
-    epsilon: float
-    rungs: list
-    training: dict
-    validation: dict
-    ex_post: tuple
-    a_priori: tuple
-    noisy_validation_count: float = 0.0
-    noisy_label_counts: list = field(default_factory=list)
-    chance: float = None
-    stop_reason: str = ""
-    n_fits: int = 0
-    threshold: float = 0.0
-    resolution: dict = field(default_factory=dict)
-    test_rows: str = "held_out"
-    training_share: float = 1.0
-    ladder_floor: float = 1.0
-    unit: str = "row"
-
-
-def _thresholds(target, margin, reduction, test_sd, sample_sd):
-    """The test's threshold of a rung, clamped into [0, 1].
-
-    ``margin="auto"``: under noise reduction, the test's error at the target (its
-    noise and the validation sampling error, both from public quantities), so that
-    a passing release is rarely below the target on the fine ladder of many tests;
-    0 for a ladder of fresh fits, whose step overshoots the target already.
-    """
-    if margin == "auto":
-        margin = float(np.hypot(test_sd, sample_sd)) if reduction else 0.0
-    return min(1.0, max(0.0, float(target) + float(margin)))
-
-
-def bounded_utilities(model, X, y, y_bound=None):
-    """Per-row utilities in [0, 1] of a fitted model: the only read of validation rows.
-
-    A classifier's is ``1[prediction right]``. A regressor's is ``1 - min(1, (y -
-    y_hat)^2 / (4 y_bound^2))`` with ``y`` clipped to the public ``[-y_bound,
-    y_bound]`` (1 for an exact prediction, 0 for an error of ``2 y_bound`` or more).
-
-    Parameters
-    ----------
-    model : fitted estimator
-        A rung's model.
-    X, y : array-like
-        The validation rows.
-    y_bound : float, default=None
-        The public bound on ``|y|`` of a regressor (``None`` for a classifier).
-
-    Returns
-    -------
-    utilities : ndarray of shape (n_samples,)
-    """
-    if len(y) == 0:
-        return np.zeros(0)
-    prediction = np.asarray(model.predict(X))
-    if y_bound is None:
-        return (prediction == np.asarray(y)).astype(float)
-    error = np.clip(np.asarray(y, dtype=float), -y_bound, y_bound) - prediction
-    return 1.0 - np.minimum(1.0, error**2 / (4.0 * y_bound**2))
-
-
-def _validation_sum(model, X_val, y_val, threshold, y_bound, shares=None):
-    """``sum_i (u_i - threshold)`` over the validation part: a rung's only read of it
-    (sensitivity ``max(threshold, 1 - threshold) <= 1``). With persons (``shares``:
-    each row's ``1 / k_i``, ``k_i`` its person's number of rows, all in this part),
-    ``sum_p (mean_{i in p} u_i - threshold) = sum_i (u_i - threshold) / k_i``: adding
-    or removing a person moves it by their mean utility less the threshold, the same
-    sensitivity per person."""
-    deviations = bounded_utilities(model, X_val, y_val, y_bound) - threshold
-    return float(np.sum(deviations if shares is None else shares * deviations))
-
-
-def person_shares(codes):
-    """Each row's share ``1 / k`` of its person (``k`` their number of rows): a person's
-    shares sum to 1. Private (from the persons' sizes): used only inside sums whose
-    sensitivity per person is bounded (:func:`_validation_sum`, the label
-    counts)."""
-    return 1.0 / rows_per_person(codes)
-
-
-def _noisy_label_counts(y_val, classes, tests, noise_rng, shares=None):
-    """``(histogram, count, chance)``: the validation part's label counts plus the
-    ``tests``' count noise each (Laplace, or Gaussian for :class:`GaussianTests`),
-    their sum, and a classifier's chance level (the largest noisy share; ``None`` for
-    a regressor). All but the histogram is post-processing. With persons (``shares``
-    given) the counts are of persons: each person adds their fraction of rows in each
-    class, and the sum counts persons."""
-    histogram = _validation_histogram(y_val, classes, shares)
-    histogram += tests.count_noise(noise_rng, histogram.shape)
-    count = float(histogram.sum())
-    chance = float(histogram.max() / max(count, 1.0)) if classes is not None else None
-    return histogram, count, chance
-
-
-def _cohort_too_small(top_budget, count, n_counts, tests, tolerance):
-    """Whether the test at the largest rung the cap allows (budget ``top_budget``)
-    would have noise above ``tolerance`` on a count rarely above the true one: the
-    noisy count less two standard deviations of its ``n_counts`` counts' noise."""
-    if top_budget <= 0:
-        return True
-    fewest = count - 2.0 * tests.count_sd(n_counts)
-    return tests.test_sd(top_budget, fewest) > tolerance
-
-
-def _noisy_test(model, validation, epsilon, count, noise_rng, threshold, y_bound, tests,
-                shares=None):
-    """The test of the rung at ``epsilon``: the noisy sum of ``f = sum_i (u_i -
-    threshold)`` over the validation part (with persons, ``shares`` given: ``f = sum_p
-    (mean_{i in p} u_i - threshold)``) (``tests.noisy_sum``, which charges it), its
-    pass bit, and the noisy utility ``threshold + noisy sum / count``."""
-    X_val, y_val = validation
-    noisy_sum, budget = tests.noisy_sum(
-        _validation_sum(model, X_val, y_val, threshold, y_bound, shares), noise_rng, epsilon)
-    return {"test_budget": budget, "threshold": threshold, "noisy_sum": noisy_sum,
-            "passed": bool(noisy_sum >= 0.0),
-            "noisy_utility": threshold + noisy_sum / max(count, 1.0),
-            "test_sd": tests.test_sd(budget, count)}
-
-
-def _validation_histogram(y_val, classes, shares=None):
-    """The validation part's label counts (its size for a regressor), released only
-    through noise: one row moves one count by one (sensitivity 1). With persons
-    (``shares``, each row's ``1 / k``): each person adds to each class the fraction of
-    their rows in it, a vector of non-negative entries summing to 1 (L1 sensitivity 1,
-    L2 sensitivity at most 1), and the counts sum to the number of persons."""
-    if shares is None:
-        if classes is None:
-            return np.array([len(y_val)], dtype=float)
-        return np.array([np.sum(y_val == c) for c in classes], dtype=float)
-    if classes is None:
-        return np.array([np.sum(shares)], dtype=float)
-    return np.array([np.sum(shares[y_val == c]) for c in classes], dtype=float)
 
 
 def _select_rows(X, mask):
@@ -1457,30 +208,12 @@ class _SelectionStreams:
         return np.random.Generator(np.random.PCG64(self._branch(self._PROXY)))
 
 
-def select_epsilon_privately(estimator, X, y, *, target, epsilon_max, epsilon_start,
-                             rows_epsilon=None, validation_fraction=0.2, margin="auto",
-                             tolerance=0.05, test_ratio="auto", steering="curve", ratio=2.0,
-                             max_rungs=8, delta_max=None, classes=None, y_bound=None,
-                             random_state=None, verbose=0, account=None,
-                             checkpoints=False, test_rows="held_out", groups=None):
-    """Fit rungs on the training part until a private test passes one on the validation part.
-
-    Everything released stays within the cap ``epsilon_max`` (and ``delta_max``):
-    see the module's docstring.
+@dataclass(frozen=True)
+class SelectionSettings:
+    """The public parameters of a private selection (:func:`select_epsilon_privately`).
 
     Parameters
     ----------
-    estimator : estimator object
-        A private estimator with ``epsilon`` and ``random_state`` parameters, or a
-        Pipeline ending in one after public preprocessing; cloned for every rung.
-        With :class:`~skdp.OutputPertSVM` at ``noise="laplace"`` or ``delta > 0``
-        the rungs are releases of one fit by noise reduction: a public ladder of
-        ratio ``NOISE_REDUCTION_STEP``, ``steering``, ``ratio`` and ``max_rungs``
-        unused.
-    X : array-like of shape (n_samples, n_features)
-        Every row given; split by independent public coins.
-    y : array-like of shape (n_samples,)
-        Labels or targets.
     target : float
         The utility to reach, in [0, 1].
     epsilon_max : float
@@ -1495,7 +228,7 @@ def select_epsilon_privately(estimator, X, y, *, target, epsilon_max, epsilon_st
         Probability of each row's coin.
     margin : float or "auto", default="auto"
         Public margin added to ``target`` to form the test's threshold (see
-        :func:`_thresholds`).
+        :func:`~._selection_tests.test_threshold`).
     tolerance : float, default=0.05
         The coarsest test resolution accepted, as the standard deviation in utility
         of a test's noise: when even the largest rung the cap allows would be
@@ -1506,14 +239,16 @@ def select_epsilon_privately(estimator, X, y, *, target, epsilon_max, epsilon_st
     test_ratio : float or "auto", default="auto"
         A rung's test budget per unit of its epsilon (a Gaussian test's ``mu`` per
         unit of its rung's under ``test_rows="all"``); ``"auto"``:
-        :data:`PURE_ALL_ROWS_TEST_RATIO` for pure rungs on all the rows, a Gaussian
-        test at its rung's ``mu`` but no finer than the test floor's
-        (:func:`floor_mu`) for Gaussian ones, else 1.
+        :data:`~._selection_tests.PURE_ALL_ROWS_TEST_RATIO` for pure rungs on all
+        the rows, a Gaussian test at its rung's ``mu`` but no finer than the test
+        floor's (:func:`~._selection_tests.floor_mu`) for Gaussian ones, else 1.
     steering : {"curve", "geometric", "random"}, default="curve"
-        How the next rung's epsilon is chosen (:class:`CurveSteering`,
-        :class:`GeometricSteering`); ``"random"``: the geometric ladder of ratio
-        :func:`random_ladder_ratio` from ``epsilon_start`` times a public random
-        offset (:func:`random_offset`; a proxy's start is used as it is).
+        How the next rung's epsilon is chosen
+        (:class:`~._selection_rungs.CurveSteering`,
+        :class:`~._selection_rungs.GeometricSteering`); ``"random"``: the geometric
+        ladder of ratio :func:`~._selection_accounts.random_ladder_ratio` from
+        ``epsilon_start`` times a public random offset
+        (:func:`~._selection_rungs.random_offset`; a proxy's start is used as it is).
     ratio : float, default=2.0
         Step of the geometric ladder (and of the curve's fallback); unused with
         ``steering="random"``.
@@ -1525,376 +260,374 @@ def select_epsilon_privately(estimator, X, y, *, target, epsilon_max, epsilon_st
         The label set every rung is fitted with (a classifier's); ``None``: the
         labels of the whole input ``y``.
     y_bound : float, default=None
-        A regressor's public bound on ``|y|`` (:func:`bounded_utilities`).
+        A regressor's public bound on ``|y|``
+        (:func:`~._selection_tests.bounded_utilities`).
     random_state : None, int or Generator, default=None
         ``None``: fresh cryptographic noise for the test and every rung, fresh
         public coins. Otherwise reproducibility mode.
     verbose : int, default=0
         Print one line per rung.
-    account : tuple, default=None
-        :func:`training_account`'s ``(account, rung_params)`` when the caller built it
-        (to refuse before reading the data); ``None``: built here.
     checkpoints : bool, default=False
-        Full-batch DP-GD rungs as checkpoints of one run (:func:`supports_checkpoints`),
-        accounted as noise reduction.
+        Full-batch DP-GD rungs as checkpoints of one run
+        (:func:`~._selection_checks.supports_checkpoints`), accounted as noise
+        reduction.
     test_rows : {"held_out", "all"}, default="held_out"
         ``"held_out"``: the tests read the validation part only (Laplace, in parallel
         with the rungs). ``"all"``: no row is held out; the counts and tests read every
         row and are charged with the rungs to their account (fresh pure rungs:
-        :class:`PureTests`; fresh full-batch DP-GD rungs: :class:`GaussianTests`; see
-        :func:`check_test_rows`); ``validation_fraction`` unused.
+        :class:`~._selection_tests.PureTests`; fresh full-batch DP-GD rungs:
+        :class:`~._selection_tests.GaussianTests`; see
+        :func:`~._selection_tests.check_test_rows`); ``validation_fraction`` unused.
+    """
+
+    target: float
+    epsilon_max: float
+    epsilon_start: float
+    rows_epsilon: float = None
+    validation_fraction: float = 0.2
+    margin: object = "auto"
+    tolerance: float = 0.05
+    test_ratio: object = "auto"
+    steering: str = "curve"
+    ratio: float = 2.0
+    max_rungs: int = 8
+    delta_max: float = None
+    classes: object = None
+    y_bound: float = None
+    random_state: object = None
+    verbose: int = 0
+    checkpoints: bool = False
+    test_rows: str = "held_out"
+
+
+@dataclass
+class _Parts:
+    """The rows the rungs train on and the rows they are tested on (the same rows with
+    ``test_rows="all"``); with persons, the training part's groups and each tested
+    row's share ``1 / k`` of its person."""
+
+    X_train: object
+    y_train: object
+    groups_train: object
+    X_val: object
+    y_val: object
+    shares_val: object
+
+
+def _split(X, y, groups, codes, joint, validation_fraction, streams):
+    """The training and tested parts: every row for both when ``joint``, else one
+    public coin per row (per person with ``groups``)."""
+    y = np.asarray(y)
+    # with persons, each row's share 1 / k of its person (k rows, all in one part)
+    shares = None if groups is None else person_shares(codes)
+    if joint:
+        return _Parts(X, y, groups, X, y, shares)
+    in_validation = (coin_split(len(y), validation_fraction, streams.coins())
+                     if groups is None else
+                     person_coin_split(codes, validation_fraction, streams.coins()))
+    train = ~in_validation
+    return _Parts(_select_rows(X, train), y[train], None if groups is None else groups[train],
+                  _select_rows(X, in_validation), y[in_validation],
+                  None if groups is None else shares[in_validation])
+
+
+class _Ladder:
+    """The next rung's epsilon: the steering's proposal, kept within the cap and at or
+    above the smallest rung whose test noise is at most half the tolerance; under
+    noise reduction, a rung beyond its path's span closes the path first.
+
+    Parameters
+    ----------
+    setup : _SelectionSetup
+        The account, the tests, the rung fitter and the steering.
+    start : float
+        The first rung's proposed epsilon.
+    ratio : float
+        The step after a rung refused on its public parameters.
+    """
+
+    def __init__(self, setup, start, ratio):
+        self.account, self.tests, self.fits = setup.account, setup.tests, setup.fits
+        self.steer, self.reduction, self.ratio = setup.steer, setup.reduction, ratio
+        # no test noisier than half the tolerance: the smallest budget that allows
+        self.min_budget = self.tests.budget_for_sd(0.5 * setup.settings.tolerance, setup.count)
+        self.epsilon = float(start)
+
+    def _room(self):
+        return min(self.account.largest_rung(), self.tests.largest_rung())
+
+    def next_rung(self, rungs):
+        """``(epsilon, new_path)`` of the next rung after ``rungs``, or ``None`` when the
+        cap leaves no room for a larger rung with a fine enough test."""
+        epsilon = float(min(max(self.epsilon, self.tests.smallest_rung(self.min_budget)),
+                            self.account.largest_rung(), self.tests.largest_rung()))
+        if (epsilon <= 0 or (rungs and epsilon <= rungs[-1]["epsilon"])
+                or epsilon < self.tests.smallest_rung(self.min_budget) * (1 - 1e-9)):
+            return None
+        new_path = self.reduction and self.fits.starts_path(epsilon)
+        if new_path and self.fits.n_fits:
+            self.account.new_path()
+            self.tests.new_path()
+            epsilon = float(min(epsilon, self.account.largest_rung(), self.tests.largest_rung()))
+            if epsilon <= rungs[-1]["epsilon"] or epsilon < self.tests.smallest_rung(
+                    self.min_budget):
+                return None  # no room left for a new path above the last rung
+        self.epsilon = epsilon
+        return epsilon, new_path
+
+    def refused(self):
+        """After a rung refused on public parameters (before any noise or data: nothing
+        spent): whether a larger one, ``ratio`` times, still fits the cap."""
+        if self.epsilon >= self._room():
+            return False
+        self.epsilon *= self.ratio
+        return True
+
+    def advance(self, rungs):
+        """The steering's proposal after a failed rung."""
+        self.epsilon = self.steer.next(rungs)
+
+
+class _SelectionSetup:
+    """Everything a selection fixes before its first rung, in this order: the refusals
+    that read no data, the account and the tests, the streams, the split, the noisy
+    label counts, the start and the steering of the ladder, the rung fitter.
+
+    Parameters
+    ----------
+    estimator : estimator or Pipeline
+        As for :func:`select_epsilon_privately`.
+    X, y : array-like
+        Every row given.
+    settings : SelectionSettings
+        The public parameters.
+    groups : array-like of shape (n_samples,), default=None
+        The person of each row.
+    account : tuple, default=None
+        :func:`~._selection_accounts.training_account`'s ``(account, rung_params)``.
+    """
+
+    def __init__(self, estimator, X, y, settings, groups=None, account=None):
+        s = self.settings = settings
+        codes = None
+        if groups is not None:
+            check_person_selection(estimator, s.checkpoints)
+            codes = check_groups(groups, len(y))
+            groups = np.asarray(groups).reshape(len(y))
+        self.unit = "row" if groups is None else "person"
+        self.reduction = rungs_share_a_path(estimator, s.checkpoints)
+        self.classes = s.classes
+        if self.classes is None and is_classifier(estimator):
+            self.classes = np.unique(y)  # the whole input's, never the training part's
+        self.account, rung_params = account or training_account(
+            estimator, s.epsilon_max, s.delta_max, s.epsilon_start, s.max_rungs,
+            s.checkpoints, persons=groups is not None)
+        self.joint = check_test_rows(s.test_rows, self.account)
+        self.tests = self._tests()
+        if self.classes is not None and hasattr(self.account, "check_classes"):
+            self.account.check_classes(self.classes)  # a Renyi cost's, before any noise
+        self.user_random_state = private_step_params(estimator).get("random_state")
+        self.streams = _SelectionStreams(s.random_state, self.user_random_state)
+        self.noise_rng = self.streams.noise()
+        self.parts = _split(X, y, groups, codes, self.joint, s.validation_fraction,
+                            self.streams)
+        self.histogram, self.count, self.chance = noisy_label_counts(
+            self.parts.y_val, self.classes, self.tests, self.noise_rng, self.parts.shares_val)
+        if hasattr(self.tests, "set_rows"):
+            self.tests.set_rows(self.count)
+        steering, start, ratio = self._start()
+        self.sample_sd = sampling_sd(s.target, self.count)
+        self.threshold = test_threshold(s.target, 0.0 if s.margin == "auto" else s.margin,
+                                        False, 0, 0)
+        self.steer = (CurveSteering if steering == "curve" else GeometricSteering)(
+            self.threshold, ratio)
+        self._fitter(estimator, rung_params)
+        self.ladder = _Ladder(self, start, ratio)
+
+    def _tests(self):
+        s = self.settings
+        if self.joint:
+            return tests_on_all_rows(self.account, s.test_ratio,
+                                     min(s.epsilon_start, s.epsilon_max))
+        return ValidationAccount(s.epsilon_max, 1.0 if s.test_ratio == "auto"
+                                 else s.test_ratio, increments=self.reduction)
+
+    def _start(self):
+        """``(steering, first epsilon, ratio)``: a path's fine public ladder under noise
+        reduction; from a proxy's ``rows_epsilon`` on the noisy count, or times a
+        public random offset with ``steering="random"``."""
+        s = self.settings
+        steering, start, ratio = s.steering, s.epsilon_start, s.ratio
+        if self.reduction:
+            steering, ratio = "geometric", NOISE_REDUCTION_STEP
+        elif steering == "random":
+            ratio = random_ladder_ratio(self.account)
+        if s.rows_epsilon is not None:
+            training_rows = max(self.count, 1.0) * (
+                1.0 if self.joint else (1 - s.validation_fraction) / s.validation_fraction)
+            start = s.rows_epsilon / training_rows
+            if self.reduction:
+                start /= 2  # the fine ladder then brackets the proxy's answer for free
+            elif type(self.account) is PureDPAccount:
+                start *= PROXY_SAFETY
+                ratio = PROXY_RATIO
+        elif steering == "random" and not self.reduction:
+            start *= random_offset(self.streams.offset(), ratio)
+        return steering, start, ratio
+
+    def _fitter(self, estimator, rung_params):
+        """The rung fitter, and the test at the largest rung the cap allows: its noise
+        (the resolution when no rung runs) and whether it is fine enough."""
+        extra = {**rung_params, **({} if self.classes is None else {"classes": self.classes})}
+        largest = min(self.account.largest_rung(), self.tests.largest_rung())
+        self.fits = (NoiseReductionRungs if self.reduction else FreshFits)(
+            estimator, self.parts.X_train, self.parts.y_train, self.streams.rungs, extra,
+            largest, self.parts.groups_train)
+        top_budget = self.tests.test_budget(largest)
+        self.top_sd = (self.tests.test_sd(top_budget, self.count) if top_budget > 0
+                       else np.inf)
+        self.cohort_too_small = cohort_too_small(top_budget, self.count,
+                                                 len(self.histogram), self.tests,
+                                                 self.settings.tolerance)
+
+    def charge_and_test(self, model, epsilon):
+        """The rung at ``epsilon``: its certified spend charged, then its private test."""
+        s, tests = self.settings, self.tests
+        planned_sd = tests.test_sd(tests.test_budget(epsilon), self.count)
+        threshold = test_threshold(s.target, s.margin, self.reduction, planned_sd,
+                                   self.sample_sd)
+        return {"epsilon": float(epsilon), **self.account.charge(epsilon, model),
+                **noisy_test(model, (self.parts.X_val, self.parts.y_val), epsilon,
+                             self.count, self.noise_rng, threshold, s.y_bound, tests,
+                             self.parts.shares_val)}
+
+    def release(self, model):
+        """The passing rung, as released: the user's ``random_state`` (never a derived
+        one), and its warnings replayed (the other rungs stay silent)."""
+        _, prefix = private_step(model)
+        model.set_params(**{prefix + "random_state": self.user_random_state})
+        self.fits.speech.replay()
+        return model
+
+
+@dataclass
+class _Run:
+    """What the ladder produced: the transcript, the released model, why it stopped."""
+
+    rungs: list = field(default_factory=list)
+    released: object = None
+    stop: str = "cap"
+    resolution_sd: float = np.inf
+
+
+def _run_ladder(setup):
+    """Ask the ladder for the next rung, fit it through the gate, charge and test it;
+    stop at the first pass, a plateau, the cap or ``max_rungs``."""
+    run, ladder, fits = _Run(resolution_sd=setup.top_sd), setup.ladder, setup.fits
+    if setup.cohort_too_small:
+        run.stop = "cohort_too_small"
+        return run
+    while setup.reduction or len(run.rungs) < setup.settings.max_rungs:
+        step = ladder.next_rung(run.rungs)
+        if step is None:
+            return run  # the cap leaves no room for a larger rung with a fine enough test
+        epsilon, new_path = step
+        try:
+            model = fits.rung(epsilon, new_path) if setup.reduction else fits.rung(epsilon)
+        except PrivacyBudgetError:
+            if ladder.refused():
+                continue
+            return run
+        rung = setup.charge_and_test(model, epsilon)
+        run.rungs.append(rung)
+        run.resolution_sd = rung["test_sd"]
+        if setup.settings.verbose:
+            _print_rung(len(run.rungs), rung)
+        if rung["passed"]:
+            run.released, run.stop = setup.release(model), "passed"
+            return run
+        # along a noise path the releases share their noise, so a flat stretch can
+        # be one unlucky draw: the early stop is for fresh fits
+        if not setup.reduction and _plateau(
+                run.rungs, np.hypot(rung["test_sd"], setup.sample_sd), setup.chance):
+            run.stop = "plateau"
+            return run
+        ladder.advance(run.rungs)
+    run.stop = "max_rungs"
+    return run
+
+
+def _print_rung(number, rung):
+    print(f"[EpsilonForUtility] rung {number}: epsilon={rung['epsilon']:.4g}, "
+          f"{'pass' if rung['passed'] else 'fail'}, noisy utility "
+          f"{rung['noisy_utility']:.4f} (test noise sd {rung['test_sd']:.2g})", flush=True)
+
+
+def _selection_result(setup, run):
+    """The :class:`~._selection_report.SelectionResult` of a finished ladder: each
+    part's spend, ex post and a priori, the transcript and the test's resolution."""
+    s, account = setup.settings, setup.account
+    guarantee = account.guarantee()
+    (train_post, delta_post), (train_prior, delta_prior) = guarantee
+    validation = validation_spend(setup.tests, setup.joint, guarantee)
+    sd, sample_sd = run.resolution_sd, setup.sample_sd
+    return SelectionResult(
+        estimator=run.released,
+        epsilon=run.rungs[-1]["epsilon"] if run.released is not None else None,
+        rungs=run.rungs,
+        training={"ex_post": (train_post, delta_post), "a_priori": (train_prior, delta_prior),
+                  "accounting": account.kind},
+        validation=validation, ex_post=(max(train_post, validation["ex_post"][0]), delta_post),
+        a_priori=(float(s.epsilon_max), delta_prior),
+        noisy_validation_count=setup.count, noisy_label_counts=setup.histogram.tolist(),
+        chance=setup.chance, stop_reason=run.stop, n_fits=setup.fits.n_fits,
+        threshold=setup.threshold, test_rows=s.test_rows,
+        training_share=1.0 if setup.joint else 1.0 - s.validation_fraction,
+        unit=setup.unit, ladder_floor=ladder_floor(account, setup.reduction),
+        resolution={"noisy_validation_count": setup.count, "test_noise_sd": float(sd),
+                    "sampling_sd": sample_sd, "total_sd": float(np.hypot(sd, sample_sd))})
+
+
+def select_epsilon_privately(estimator, X, y, *, groups=None, account=None, **settings):
+    """Fit rungs on the training part until a private test passes one on the validation part.
+
+    Everything released stays within the cap ``epsilon_max`` (and ``delta_max``):
+    see the module's docstring. The setup (:class:`_SelectionSetup`) fixes the
+    account, the tests, the split and the counts before any rung; one loop then asks
+    the ladder for the next rung, fits it through the gate, charges and tests it.
+
+    Parameters
+    ----------
+    estimator : estimator object
+        A private estimator with ``epsilon`` and ``random_state`` parameters, or a
+        Pipeline ending in one after public preprocessing; cloned for every rung.
+        With :class:`~skdp.OutputPertSVM` at ``noise="laplace"`` or ``delta > 0``
+        the rungs are releases of one fit by noise reduction: a public ladder of
+        ratio ``NOISE_REDUCTION_STEP``, ``steering``, ``ratio`` and ``max_rungs``
+        unused.
+    X : array-like of shape (n_samples, n_features)
+        Every row given; split by independent public coins.
+    y : array-like of shape (n_samples,)
+        Labels or targets.
     groups : array-like of shape (n_samples,), default=None
         The person of each row. Given, the unit of privacy is the person: one coin per
         person (:func:`person_coin_split`), counts of persons (each person's fraction
         of rows in each class) and tests of ``sum_p (mean_{i in p} u_i - t)``, both of
         sensitivity 1 per person; every rung is fitted with the training part's groups
         and must certify add/remove-person neighbours. Refused (before any noise) for
-        rungs that cannot take them (:func:`check_person_selection`).
+        rungs that cannot take them
+        (:func:`~._selection_checks.check_person_selection`).
+    account : tuple, default=None
+        :func:`~._selection_accounts.training_account`'s ``(account, rung_params)``
+        when the caller built it (to refuse before reading the data); ``None``: built
+        here.
+    **settings : dict
+        The public parameters, :class:`SelectionSettings` (``target``,
+        ``epsilon_max`` and ``epsilon_start`` required).
 
     Returns
     -------
     result : SelectionResult
     """
-    if groups is not None:
-        check_person_selection(estimator, checkpoints)
-        codes = check_groups(groups, len(y))
-        groups = np.asarray(groups).reshape(len(y))
-    reduction = rungs_share_a_path(estimator, checkpoints)
-    if classes is None and is_classifier(estimator):
-        classes = np.unique(y)  # the whole input's label set, never the training part's
-    account, rung_params = account or training_account(estimator, epsilon_max, delta_max,
-                                                       epsilon_start, max_rungs, checkpoints,
-                                                       persons=groups is not None)
-    if reduction:
-        steering, ratio = "geometric", NOISE_REDUCTION_STEP
-    elif steering == "random":
-        ratio = random_ladder_ratio(account)
-    joint = check_test_rows(test_rows, account)
-    tests = (tests_on_all_rows(account, test_ratio, min(epsilon_start, epsilon_max))
-             if joint else ValidationAccount(epsilon_max, 1.0 if test_ratio == "auto"
-                                             else test_ratio, increments=reduction))
-    if classes is not None and hasattr(account, "check_classes"):
-        account.check_classes(classes)  # a Renyi cost's number of classes, before any noise
-    user_random_state = private_step_params(estimator).get("random_state")
-    streams = _SelectionStreams(random_state, user_random_state)
-    noise_rng = streams.noise()
-    # with persons, each row's share 1 / k of its person (k rows, all in one part)
-    shares = None if groups is None else person_shares(codes)
-    groups_train = shares_val = None
-    if joint:
-        X_train, y_train = X_val, y_val = X, np.asarray(y)
-        groups_train, shares_val = groups, shares
-    else:
-        in_validation = (coin_split(len(y), validation_fraction, streams.coins())
-                         if groups is None else
-                         person_coin_split(codes, validation_fraction, streams.coins()))
-        X_train, y_train = _select_rows(X, ~in_validation), np.asarray(y)[~in_validation]
-        X_val, y_val = _select_rows(X, in_validation), np.asarray(y)[in_validation]
-        if groups is not None:
-            groups_train, shares_val = groups[~in_validation], shares[in_validation]
-    histogram, count, chance = _noisy_label_counts(y_val, classes, tests, noise_rng,
-                                                   shares_val)
-    if hasattr(tests, "set_rows"):
-        tests.set_rows(count)
-    if rows_epsilon is not None:
-        training_rows = max(count, 1.0) * (
-            1.0 if joint else (1 - validation_fraction) / validation_fraction)
-        epsilon_start = rows_epsilon / training_rows
-        if reduction:
-            epsilon_start /= 2  # the fine ladder then brackets the proxy's answer for free
-        elif type(account) is PureDPAccount:
-            epsilon_start *= PROXY_SAFETY
-            ratio = PROXY_RATIO
-    elif steering == "random" and not reduction:
-        epsilon_start *= random_offset(streams.offset(), ratio)
-    sample_sd = sampling_sd(target, count)
-    threshold = _thresholds(target, 0.0 if margin == "auto" else margin, False, 0, 0)
-    steer = (CurveSteering if steering == "curve" else GeometricSteering)(threshold, ratio)
-    extra = {**rung_params, **({} if classes is None else {"classes": classes})}
-    largest = min(account.largest_rung(), tests.largest_rung())
-    fits = (NoiseReductionRungs if reduction else FreshFits)(
-        estimator, X_train, y_train, streams.rungs, extra, largest, groups_train)
-    rungs, released, epsilon, stop = [], None, float(epsilon_start), "cap"
-    top_budget = tests.test_budget(largest)
-    resolution_sd = tests.test_sd(top_budget, count) if top_budget > 0 else np.inf
-    if _cohort_too_small(top_budget, count, len(histogram), tests, tolerance):
-        stop = "cohort_too_small"
-    # no test noisier than half the tolerance: the smallest budget that allows
-    min_budget = tests.budget_for_sd(0.5 * tolerance, count)
-    while stop != "cohort_too_small" and (reduction or len(rungs) < max_rungs):
-        epsilon = float(min(max(epsilon, tests.smallest_rung(min_budget)),
-                            account.largest_rung(), tests.largest_rung()))
-        if (epsilon <= 0 or (rungs and epsilon <= rungs[-1]["epsilon"])
-                or epsilon < tests.smallest_rung(min_budget) * (1 - 1e-9)):
-            break  # the cap leaves no room for a larger rung with a fine enough test
-        new_path = reduction and fits.starts_path(epsilon)
-        if new_path and fits.n_fits:
-            account.new_path()
-            tests.new_path()
-            epsilon = float(min(epsilon, account.largest_rung(), tests.largest_rung()))
-            if epsilon <= rungs[-1]["epsilon"] or epsilon < tests.smallest_rung(min_budget):
-                break  # no room left for a new path above the last rung
-        try:
-            model = fits.rung(epsilon, new_path) if reduction else fits.rung(epsilon)
-        except PrivacyBudgetError:
-            # refused on public parameters before any noise or data: nothing spent
-            if epsilon >= min(account.largest_rung(), tests.largest_rung()):
-                break
-            epsilon *= ratio
-            continue
-        planned_sd = tests.test_sd(tests.test_budget(epsilon), count)
-        rung = {"epsilon": float(epsilon), **account.charge(epsilon, model),
-                **_noisy_test(model, (X_val, y_val), epsilon, count, noise_rng,
-                              _thresholds(target, margin, reduction, planned_sd, sample_sd),
-                              y_bound, tests, shares_val)}
-        rungs.append(rung)
-        resolution_sd = test_sd = rung["test_sd"]
-        if verbose:
-            print(f"[EpsilonForUtility] rung {len(rungs)}: epsilon={epsilon:.4g}, "
-                  f"{'pass' if rung['passed'] else 'fail'}, noisy utility "
-                  f"{rung['noisy_utility']:.4f} (test noise sd {test_sd:.2g})", flush=True)
-        if rung["passed"]:
-            released, stop = model, "passed"
-            break
-        # along a noise path the releases share their noise, so a flat stretch can
-        # be one unlucky draw: the early stop is for fresh fits
-        if not reduction and _plateau(rungs, np.hypot(test_sd, sample_sd), chance):
-            stop = "plateau"
-            break
-        epsilon = steer.next(rungs)
-    else:
-        if stop != "cohort_too_small":
-            stop = "max_rungs"
-    if released is not None:
-        # the released model keeps the user's random_state, never a derived one
-        _, prefix = private_step(released)
-        released.set_params(**{prefix + "random_state": user_random_state})
-        fits.speech.replay()  # the released rung speaks; the others stay silent
-    (train_post, delta_post), (train_prior, delta_prior) = account.guarantee()
-    if joint:
-        gaussian = isinstance(tests, GaussianTests)
-        validation = {"ex_post": (train_post, delta_post),
-                      "a_priori": (train_prior, delta_prior),
-                      **({"count_mu": tests.count_mu} if gaussian else
-                         {"count_epsilon": tests.count_epsilon}),
-                      "tests": tests.spent, "test_ratio": tests.test_ratio,
-                      "accounting": ("Gaussian label counts and one Gaussian test per rung "
-                                     "on every row, charged in Renyi DP (alpha mu^2 / 2) "
-                                     "to the rungs' Renyi filters"
-                                     if isinstance(tests, RenyiTests) else
-                                     "Gaussian label counts and one Gaussian test per rung "
-                                     "on every row, charged in mu^2 to the rungs' odometer"
-                                     if gaussian else
-                                     "Laplace label counts and one Laplace test per rung on "
-                                     "every row, added to the rungs' sum (fully adaptive "
-                                     "basic composition)") + " (the same rows: one account)"}
-        val_post = train_post
-    else:
-        val_post = tests.spent
-        validation = {
-            "ex_post": (val_post, 0.0), "a_priori": (tests.epsilon_max, 0.0),
-            "count_epsilon": tests.count_epsilon,
-            "tests": val_post - tests.count_epsilon, "test_ratio": tests.test_ratio,
-            "accounting": "a Laplace count and one Laplace test per rung (Dwork & Roth "
-                          "2014, Theorem 3.6), budgets chosen from earlier outputs: fully "
-                          "adaptive basic composition of pure DP (Rogers, Roth, Ullman & "
-                          "Vadhan 2016), ex post"}
-    return SelectionResult(
-        estimator=released, epsilon=rungs[-1]["epsilon"] if released is not None else None,
-        rungs=rungs,
-        training={"ex_post": (train_post, delta_post), "a_priori": (train_prior, delta_prior),
-                  "accounting": account.kind},
-        validation=validation, ex_post=(max(train_post, val_post), delta_post),
-        a_priori=(float(epsilon_max), delta_prior),
-        noisy_validation_count=count, noisy_label_counts=histogram.tolist(), chance=chance,
-        stop_reason=stop, n_fits=fits.n_fits, threshold=threshold, test_rows=test_rows,
-        training_share=1.0 if joint else 1.0 - validation_fraction,
-        unit="row" if groups is None else "person",
-        ladder_floor=ladder_floor(account, reduction),
-        resolution={"noisy_validation_count": count, "test_noise_sd": float(resolution_sd),
-                    "sampling_sd": sample_sd,
-                    "total_sd": float(np.hypot(resolution_sd, sample_sd))})
-
-
-FLOOR_BAND, FLOOR_ERROR = 0.005, 0.1
-"""The test floor tells the target from ``FLOOR_BAND`` below it with one-sided error
-``FLOOR_ERROR``."""
-
-
-def floor_mu(rows):
-    """The Gaussian test floor's ``mu`` on ``rows`` rows: ``z_{1 - beta} / (tau n)``
-    with ``beta = FLOOR_ERROR`` and ``tau = FLOOR_BAND``."""
-    from scipy.stats import norm
-
-    return float(norm.ppf(1 - FLOOR_ERROR) / (FLOOR_BAND * max(float(rows), 1.0)))
-
-
-def floor_epsilon(rows, gaussian_delta=None):
-    """The privacy cost of a test alone that tells a model at the target from one
-    ``FLOOR_BAND`` below it with one-sided error ``FLOOR_ERROR`` on ``rows`` rows:
-    Laplace, ``ln(1 / (2 beta)) / (tau m)``, or (``gaussian_delta`` given) Gaussian,
-    ``mu = z_{1 - beta} / (tau n)`` converted at that delta."""
-    from ..accounting import gaussian_epsilon
-
-    if gaussian_delta is not None:
-        return float(gaussian_epsilon(gaussian_delta, floor_mu(rows)))
-    return float(np.log(0.5 / FLOOR_ERROR) / (FLOOR_BAND * max(float(rows), 1.0)))
-
-
-def validation_test_floor(result):
-    """:func:`floor_epsilon` on the rows the search tests on (their noisy count), Gaussian
-    at the search's delta when its tests are Gaussian."""
-    gaussian = "count_mu" in result.validation
-    return floor_epsilon(result.noisy_validation_count,
-                      result.a_priori[1] if gaussian else None)
-
-
-def distance_to_best(result):
-    """How far the search's realised loss is from the best possible, from released
-    quantities only: where the oracle epsilon lies (between the last failed rung and
-    the passing one, on the scale of every row), the loss over that bracket, the
-    design's floor on that ratio and the test's floor."""
-    failed = [r["epsilon"] for r in result.rungs if not r["passed"]]
-    low = max(failed) * result.training_share if failed else None
-    high = result.epsilon * result.training_share if result.estimator is not None else None
-    loss = result.ex_post[0]
-    return {
-        "oracle_bracket": (low, high),
-        "loss_over_bracket": (None if high is None else loss / high,
-                              None if low is None else loss / low),
-        "ladder_floor": result.ladder_floor,
-        "test_floor": validation_test_floor(result),
-        "explanation": (
-            "The oracle epsilon is the smallest at which the estimator trained on every "
-            "row meets the target on average. It lies about between the last failed rung "
-            "and the passing one, both rescaled to every row (times the training share "
-            f"{result.training_share:.2g}); each end is a noisy test's verdict, not a "
-            "certainty. loss_over_bracket is the realised loss over each end. No search "
-            "with this kind of rungs has a median ratio to the oracle below ladder_floor, "
-            "and no test that tells the target from half a point below it with one-sided "
-            "error 10 % on these rows costs less than test_floor."),
-    }
-
-
-def private_report(result, estimator_name, target, utility="accuracy"):
-    """``privacy_report_`` of a private selection, with a statement to sign.
-
-    Parameters
-    ----------
-    result : SelectionResult
-        The selection's outcome.
-    estimator_name : str
-        Name of the private estimator, for the statement.
-    target : float
-        The target utility.
-    utility : str, default="accuracy"
-        What the utility is, for the statement.
-
-    Returns
-    -------
-    report : dict
-        ``selection``, ``neighboring`` (``"add_remove"``, or ``"add_remove_person"``
-        with persons), ``unit`` (``"row"`` or ``"person"``), ``ex_post`` and
-        ``a_priori`` ``(epsilon, delta)`` over every row (the a priori pair is the cap), ``parts`` (``training`` and
-        ``validation``, each with its ex-post and a priori figures and accounting),
-        ``fits`` (each rung's certified spend), ``transcript`` (rungs with their
-        test budgets, thresholds, noisy sums, pass/fail bits and noisy utilities;
-        the noisy count; the stop reason), ``resolution`` (the test's noise and the
-        validation sampling error, in utility), ``released_model`` and
-        ``statement``.
-    """
-    (eps_post, delta_post), (eps_prior, delta_prior) = result.ex_post, result.a_priori
-    train, val = result.training, result.validation
-    n_rungs = len(result.rungs)
-    pure = not delta_prior
-    trials = (f"{n_rungs} trial fits" if result.n_fits != 1 or n_rungs == 1 else
-              f"{n_rungs} trial releases of one fit, each less noisy than the last (noise "
-              "reduction, or checkpoints of one run of DP-GD)")
-    resolution = result.resolution
-    persons = result.unit == "person"
-    records = "persons" if persons else "records"
-    if result.estimator is not None:
-        article = "an" if estimator_name[:1] in "AEIOU" else "a"
-        outcome = (f"It released {article} {estimator_name} model trained at epsilon "
-                   f"{result.epsilon:.4g}, the first of {trials} whose {utility} "
-                   f"passed a private test against the target {target:g}.")
-    elif result.stop_reason == "cohort_too_small":
-        outcome = (f"The validation part (about {max(result.noisy_validation_count, 0):.0f} "
-                   f"{records}, a noisy count) is too small for the cap: even a test at the "
-                   f"largest epsilon the cap allows would have had noise of standard "
-                   f"deviation {resolution['test_noise_sd']:.2g} in {utility}, coarser than "
-                   "the tolerance. No model was fitted or released.")
-    elif result.stop_reason == "plateau":
-        outcome = (f"No trial fit passed the private test against the target {target:g}, "
-                   f"and the noisy {utility} levelled off below it after {trials}: the "
-                   "search stopped early and no model was released.")
-    else:
-        outcome = (f"No trial fit passed the private test against the target {target:g} "
-                   f"within the cap after {trials}: no model was released.")
-    guarantee = (f"Everything released (the model, its epsilon, and the transcript of the "
-                 f"search: each trial's epsilon, pass/fail result and noisy {utility}) is "
-                 f"{_fmt(eps_post, delta_post)}-differentially private")
-    unit = ("any one person (all of their rows)" if persons else
-            "any one record (row)")
-    statement = (
-        f"{outcome} {guarantee} with respect to adding or removing {unit} among those "
-        "given, the choice of epsilon included. "
-        f"This is the realised (ex-post) loss; whatever the data, it could not have "
-        f"exceeded the search's cap {_fmt(eps_prior, delta_prior)}. "
-        + ("" if pure else
-           "With Gaussian noise the realised figure comes from a privacy odometer and holds "
-           "for the released transcript taken as a whole; ex-post guarantees with delta > 0 "
-           "are not closed under post-processing, so for anything derived from part of it "
-           f"alone, rely on the a priori {_fmt(eps_prior, delta_prior)}. ")
-        + (("Every person's rows were used both to train the trial models and to test "
-            "them; both uses are counted in the figure. " if persons else
-            "Every record was used both to train the trial models and to test them; both "
-            "uses are counted in the figure. ") if result.test_rows == "all" else
-           ("All of each person's rows were used either to train the trial models or to "
-            "test them, decided by one independent coin per person, so the two uses do "
-            "not add up. " if persons else
-            "Each record was used either to train the trial models or to test them, "
-            "decided by an independent coin, so the two uses do not add up. "))
-        + (f"The tests and counts are per person: each trial's {utility} is the mean "
-           "over persons of their mean over their rows, and the counts count persons. "
-           if persons else "")
-        + f"The test's resolution: noise of standard deviation "
-        f"{resolution['test_noise_sd']:.2g} and a validation sampling error of "
-        f"{resolution['sampling_sd']:.2g} in {utility}.")
-    fits = [{"epsilon": r["epsilon"], "epsilon_spent": r["epsilon_spent"],
-             "delta": r.get("delta_spent", 0.0),
-             **({"mu": r["mu"]} if "mu" in r else {}),
-             "purpose": ("rung (trained on every row)" if result.test_rows == "all" else
-                         "rung (trained on the training part)")} for r in result.rungs]
-    return {
-        "selection": "private",
-        "neighboring": "add_remove_person" if persons else "add_remove",
-        "unit": result.unit,
-        "ex_post": {"epsilon": eps_post, "delta": delta_post},
-        "a_priori": {"epsilon": eps_prior, "delta": delta_prior},
-        "parts": {
-            "training": {"ex_post": dict(zip(("epsilon", "delta"), train["ex_post"])),
-                         "a_priori": dict(zip(("epsilon", "delta"), train["a_priori"])),
-                         "accounting": train["accounting"]},
-            "validation": {"ex_post": dict(zip(("epsilon", "delta"), val["ex_post"])),
-                           "a_priori": dict(zip(("epsilon", "delta"), val["a_priori"])),
-                           **{key: val[key] for key in ("count_epsilon", "count_mu",
-                                                        "tests", "test_ratio", "accounting")
-                              if key in val}},
-        },
-        "composition": ("one odometer over every release on all the rows (the parts "
-                        "are the same rows)" if result.test_rows == "all" else
-                        "parallel over the parts (independent coins): max of the parts"),
-        "fits": fits,
-        "transcript": {"rungs": result.rungs,
-                       "noisy_validation_count": result.noisy_validation_count,
-                       "noisy_label_counts": result.noisy_label_counts,
-                       "chance": result.chance,
-                       "threshold": result.threshold,
-                       "stop_reason": result.stop_reason},
-        "resolution": dict(resolution),
-        "distance_to_best": distance_to_best(result),
-        "released_model": (None if result.estimator is None else
-                           {"epsilon": result.epsilon, "delta": fits[-1]["delta"]}),
-        "statement": statement,
-    }
+    setup = _SelectionSetup(estimator, X, y, SelectionSettings(**settings), groups, account)
+    return _selection_result(setup, _run_ladder(setup))

@@ -242,7 +242,7 @@ def test_person_selection_of_gaussian_objpert_is_not_charged_a_renyi_curve():
     """A search over persons with Gaussian objective-perturbation rungs composes their
     (epsilon, delta) (basic-composition odometer), never the record's Renyi curve."""
     from skdp.model_selection._accounts import ApproxDPOdometer, RenyiOdometer
-    from skdp.model_selection._private_selection import training_account
+    from skdp.model_selection._selection_accounts import training_account
 
     est = ObjPertLogisticRegression(delta=1e-6, data_norm=1.0)
     rows, _ = training_account(est, 2.0, 1e-5)

@@ -25,7 +25,7 @@ from skdp.model_selection._accounts import (
     renyi_default_delta_max,
     renyi_order,
 )
-from skdp.model_selection._private_selection import ODOMETER_LEVEL_RATIO, GaussianDPOdometer
+from skdp.model_selection._selection_accounts import ODOMETER_LEVEL_RATIO, GaussianDPOdometer
 
 X, y = make_classification(n_samples=300, n_features=4, n_informative=2, n_redundant=0,
                            random_state=0)

@@ -13,7 +13,7 @@ from skdp.model_selection import (EpsilonForUtility, PrivateGridSearchCV,
 from skdp.model_selection._accounts import (ApproxDPOdometer, RenyiOdometer,
                                             rdp_order_epsilon)
 from skdp.model_selection._private_search import candidate_cost
-from skdp.model_selection._private_selection import training_account
+from skdp.model_selection._selection_accounts import training_account
 
 X, y = make_classification(n_samples=3000, n_features=4, random_state=0)
 X = X / np.linalg.norm(X, axis=1).max()

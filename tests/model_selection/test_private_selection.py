@@ -12,17 +12,18 @@ from skdp import (DPSGDClassifier, EpsilonForUtility, ObjPertLogisticRegression,
                   UnreachableUtilityWarning)
 from skdp.accounting import gaussian_epsilon, gdp_mu
 from skdp.model_selection._private_selection import (
-    count_epsilon,
-    NOISE_REDUCTION_SEGMENT,
-    NOISE_REDUCTION_STEP,
-    ValidationAccount,
     _SelectionStreams,
-    bounded_utilities,
     coin_split,
-    comparison_noise_sd,
-    private_report,
-    sampling_sd,
     select_epsilon_privately,
+)
+from skdp.model_selection._selection_report import private_report
+from skdp.model_selection._selection_rungs import NOISE_REDUCTION_SEGMENT, NOISE_REDUCTION_STEP
+from skdp.model_selection._selection_tests import (
+    ValidationAccount,
+    bounded_utilities,
+    comparison_noise_sd,
+    count_epsilon,
+    sampling_sd,
 )
 
 X, y = make_classification(n_samples=1200, n_features=4, n_informative=2, n_redundant=0,
@@ -97,7 +98,7 @@ def test_a_rungs_test_follows_the_laplace_mechanism(monkeypatch):
     """The released noisy sum is the exact sum plus Lap(1 / b): its law, checked by a
     Kolmogorov-Smirnov test against the reference, over 400 draws of the selection's
     own noise stream (the rung model and the data held fixed)."""
-    import skdp.model_selection._private_selection as module
+    import skdp.model_selection._selection_tests as module
 
     monkeypatch.setattr(module, "_validation_sum", lambda *args: 3.0)
     noise = []
@@ -350,7 +351,7 @@ def test_negative_threshold_no_longer_inflates_the_test():
     """The attack: threshold -5 made one added row move f by 6, 3x the stated test
     budget. Now every threshold is in [0, 1]: f moves by at most 1 (exact check of
     the query on neighbouring validation parts)."""
-    import skdp.model_selection._private_selection as module
+    import skdp.model_selection._selection_tests as module
 
     model = ObjPertLogisticRegression(epsilon=np.inf).fit(X, y)
     for target in (0.0, 0.5, 1.0):
@@ -417,7 +418,7 @@ def _replaced_validation_rows(seed):
 def _replay(monkeypatch, estimator, params, planted=None):
     """Run once recording the validation sums; rerun on replaced validation rows with
     the sums and the count pinned (``planted``: a reader beside the sums)."""
-    import skdp.model_selection._private_selection as module
+    import skdp.model_selection._selection_tests as module
 
     recorded, original = [], module._validation_sum
     histogram, original_histogram = [], module._validation_histogram
@@ -973,7 +974,7 @@ def test_a_regressor_is_tested_on_the_bounded_utility():
 
 
 def test_the_gaussian_odometer_refuses_a_rung_above_its_top_filter():
-    from skdp.model_selection._private_selection import GaussianDPOdometer
+    from skdp.model_selection._selection_accounts import GaussianDPOdometer
 
     odometer = GaussianDPOdometer(1.0, 1e-5, rung_delta=1e-6, epsilon_start=0.05)
     model = DPSGDClassifier(delta=1e-6, sample_rate=1.0, epochs=5, epsilon=2.0).fit(X, y)
@@ -1082,7 +1083,8 @@ def test_auto_tests_on_all_rows_are_no_finer_than_the_test_floor_by_hand():
 
 
 def test_largest_rung_with_its_test_at_the_floor_fills_the_top_filter():
-    from skdp.model_selection._private_selection import GaussianDPOdometer, GaussianTests
+    from skdp.model_selection._selection_accounts import GaussianDPOdometer
+    from skdp.model_selection._selection_tests import GaussianTests
 
     odometer = GaussianDPOdometer(4.0, 1e-5, rung_delta=1e-6, epsilon_start=0.5)
     tests = GaussianTests(odometer, 1.0, count_mu=0.1, rung_delta=1e-6, follow_floor=True)
@@ -1147,7 +1149,7 @@ def test_all_rows_tests_join_the_renyi_odometer_by_hand(estimator):
     rungs' own RDP, and the claim is the lowest level whose filter the total fits."""
     from skdp.accounting._rdp import ORDERS
     from skdp.model_selection._accounts import RenyiOdometer
-    from skdp.model_selection._private_selection import training_account
+    from skdp.model_selection._selection_accounts import training_account
 
     account = training_account(estimator, 4.0, 1e-5, 0.3, max_rungs=3)
     result = _select(estimator, y=y_hard, target=0.97, epsilon_max=4.0, delta_max=1e-5,

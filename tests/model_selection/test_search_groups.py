@@ -14,11 +14,8 @@ from skdp.accounting._rdp import dpsgd_rdp
 from skdp.model_selection import PrivateGridSearchCV, PrivateRandomizedSearchCV
 from skdp.model_selection import _private_search
 from skdp.model_selection._private_search import candidate_cost, trial_sum
-from skdp.model_selection._private_selection import (
-    _SelectionStreams,
-    bounded_utilities,
-    person_shares,
-)
+from skdp.model_selection._private_selection import _SelectionStreams
+from skdp.model_selection._selection_tests import bounded_utilities, person_shares
 from skdp.model_selection._repeat_and_select import draw_runs
 from skdp.utils._groups import check_groups
 

@@ -12,13 +12,15 @@ from skdp import (DPSGDClassifier, EpsilonForUtility, ObjPertLogisticRegression,
                   OutputPertSVM)
 from skdp.model_selection._private_selection import (
     _SelectionStreams,
+    coin_split,
+    person_coin_split,
+    select_epsilon_privately,
+)
+from skdp.model_selection._selection_tests import (
     _validation_histogram,
     _validation_sum,
-    coin_split,
     count_epsilon,
-    person_coin_split,
     person_shares,
-    select_epsilon_privately,
 )
 from skdp.utils._groups import check_groups
 
@@ -85,7 +87,7 @@ def test_person_test_sum_by_hand(monkeypatch):
     """The sum each rung's test adds noise to is the sum over the validation part's
     persons of their mean utility less the threshold (an independent group-by), on
     the person coins' validation rows."""
-    import skdp.model_selection._private_selection as module
+    import skdp.model_selection._selection_tests as module
 
     seen, original = [], module._validation_sum
     monkeypatch.setattr(module, "_validation_sum",
@@ -324,7 +326,7 @@ def test_tests_on_every_person_by_hand(monkeypatch):
     """``test_rows="all"`` with pure rungs: every rung gets every row's group, the test
     sums run over every person, and the counts and tests are charged to the rungs' sum
     (as for rows)."""
-    import skdp.model_selection._private_selection as module
+    import skdp.model_selection._selection_tests as module
 
     seen, original = [], module._validation_sum
     monkeypatch.setattr(module, "_validation_sum",
@@ -349,7 +351,7 @@ def test_validation_persons_enter_only_through_the_sums(monkeypatch):
     values, replacing every row of every validation person by noise changes nothing
     released; so they reach the output only through those sums (sensitivity 1 per
     person each). Unpinned, the real sums on the changed rows differ."""
-    import skdp.model_selection._private_selection as module
+    import skdp.model_selection._selection_tests as module
 
     recorded, original = [], module._validation_sum
     histograms, original_histogram = [], module._validation_histogram
