@@ -9,7 +9,7 @@ import numpy as np
 
 from .accounting._dpsgd import DPSGDEvent
 from .linear_model import (DPSGDClassifier, NAPPLasso, NAPPLassoClassifier,
-                           ObjPertLogisticRegression, OutputPertSVM)
+                           ObjPertLogisticRegression, OutputPertSVM, SSPLinearRegression)
 from .model_selection import (EpsilonForUtility, PrivateGridSearchCV,
                               PrivateRandomizedSearchCV)
 from .preprocessing import BoundedScaler, Clipper
@@ -23,7 +23,7 @@ def _qualified_name(kind):
 
 TRUSTED_TYPES = frozenset(_qualified_name(kind) for kind in (
     DPSGDClassifier, NAPPLasso, NAPPLassoClassifier, ObjPertLogisticRegression,
-    OutputPertSVM, EpsilonForUtility, PrivateGridSearchCV, PrivateRandomizedSearchCV,
+    OutputPertSVM, SSPLinearRegression, EpsilonForUtility, PrivateGridSearchCV, PrivateRandomizedSearchCV,
     BoundedScaler, Clipper, DPSGDEvent, np.dtype))
 """The types skdp's models hold beyond those ``skops.io`` trusts by default."""
 

@@ -13,7 +13,7 @@ skops_io = pytest.importorskip("skops.io")
 
 
 def _data(name):
-    if name == "NAPPLasso":
+    if name in ("NAPPLasso", "SSPLinearRegression"):  # the regressors
         X, y = make_regression(n_samples=300, n_features=4, noise=1.0, random_state=0)
         return normalize(X), y / np.abs(y).max()
     X, y = make_classification(n_samples=300, n_features=4, random_state=0)
