@@ -231,8 +231,10 @@ class Speech:
             warnings.warn(message.message, message.category, stacklevel=2)
 
 
-def _verbose_keys(model):
-    return [key for key in model.get_params() if key == "verbose" or key.endswith("__verbose")]
+def _verbose_params(model):
+    """The ``verbose`` parameters of ``model`` and of its Pipeline's steps."""
+    return {key: value for key, value in model.get_params().items()
+            if key == "verbose" or key.endswith("__verbose")}
 
 
 @contextlib.contextmanager
@@ -262,16 +264,17 @@ def secret(model, statement):
     reveal the secret trials.
     """
     check_fit(model, statement)
-    verbose = {key: value for key, value in model.get_params().items()
-               if key in _verbose_keys(model)}
-    model.set_params(**{key: False if isinstance(value, bool) else 0
-                        for key, value in verbose.items()})
+    verbose = _verbose_params(model)
+    if verbose:
+        model.set_params(**{key: False if isinstance(value, bool) else 0
+                            for key, value in verbose.items()})
     speech = Speech()
     try:
         with _silenced(speech):
             yield speech
     finally:
-        model.set_params(**verbose)
+        if verbose:
+            model.set_params(**verbose)
 
 
 def secret_fit(model, X, y, statement, fit_params=None):
