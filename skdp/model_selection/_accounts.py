@@ -194,8 +194,7 @@ class DeclaredCost:
         from sklearn.base import clone
 
         self.estimator = clone(estimator)
-        declared = self.estimator.get_params().get("classes")
-        self.n_classes = 2 if declared is None else len(declared)
+        self.n_classes = declared_classes(self.estimator)
         self.delta = float(self.estimator.get_params().get("delta", 0.0))
         if not self.delta:
             raise ValueError(f"A Renyi odometer accounts rungs with delta > 0 that declare a "
@@ -233,21 +232,34 @@ class DeclaredCost:
         return curve
 
     def check_classes(self, classes):
-        """Refuse, before any noise, a label set whose size changes the curve.
+        """Refuse, before any noise, a label set whose size changes the curve
+        (:func:`check_label_set_cost`)."""
+        check_label_set_cost(self.estimator, len(classes))
 
-        Raises
-        ------
-        ValueError
-            When the curve for ``len(classes)`` classes differs from the charged one.
-        """
-        epsilon = float(self.estimator.epsilon)
-        if not np.array_equal(self.rdp(epsilon), self._curve(epsilon, len(classes))):
-            raise ValueError(
-                f"The Renyi cost of the {type(self.estimator).__name__} rungs was computed "
-                f"for {self.n_classes} classes (declared, or two when undeclared); the "
-                f"labels have {len(classes)}. Declare classes= (one-vs-rest: "
-                "multi_class='ovr') so that the cost is known before the data. Nothing "
-                "was fitted.")
+
+def declared_classes(final):
+    """The number of classes a fit's cost assumes: the declared ``classes``, else two
+    (the label set is checked against it before any noise)."""
+    declared = final.get_params().get("classes")
+    return 2 if declared is None else len(declared)
+
+
+def check_label_set_cost(final, n_classes):
+    """Refuse, before any noise, ``n_classes`` labels when they change the Renyi curve
+    ``final`` declared for :func:`declared_classes`.
+
+    Raises
+    ------
+    ValueError
+        When the two curves differ.
+    """
+    charged = final._renyi_cost(n_classes=declared_classes(final))
+    if not np.array_equal(charged, final._renyi_cost(n_classes=n_classes)):
+        raise ValueError(
+            f"The Renyi cost of {type(final).__name__} was computed for "
+            f"{declared_classes(final)} classes (declared, or two when undeclared); the "
+            f"labels have {n_classes}. Declare classes= (one-vs-rest: multi_class='ovr') so "
+            "that the cost is known before the data. Nothing was fitted.")
 
 
 def renyi_order(cost, epsilon, delta):

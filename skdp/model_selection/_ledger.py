@@ -29,10 +29,10 @@ from ..exceptions import PrivacyBudgetError
 from ..utils._format import format_guarantee
 from ..utils._groups import check_groups
 from ..utils._random import noise_independence
-from ._accounts import conversion_shift, rdp_budget, rdp_order_epsilon
+from ._accounts import check_label_set_cost, conversion_shift, rdp_budget, rdp_order_epsilon
 from ._epsilon_for_utility import EpsilonForUtility
 from ._gate import Statement, check_fit, private_step, route_fit_params
-from ._private_search import _BasePrivateSearch, candidate_cost, declared_classes
+from ._private_search import _BasePrivateSearch, candidate_cost
 from ._selection_checks import whole_label_set
 
 _SLACK = 1e-9
@@ -90,12 +90,8 @@ def _check_renyi_curve(obj, y, persons):
             f"{name} fitted {'with groups' if persons else 'here'} has no Renyi curve (a "
             "Gaussian objective perturbation's is of one record, and a person's rows have "
             "many): enter it in a ledger with composition='basic'. Nothing was fitted.")
-    if not np.array_equal(curve, final._renyi_cost(n_classes=declared_classes(final))):
-        raise ValueError(
-            f"The Renyi cost of {name} was computed for {declared_classes(final)} classes "
-            f"(declared, or two when undeclared); the labels have {n_classes}. Declare "
-            "classes= (one-vs-rest: multi_class='ovr') so that the cost is known before "
-            "the data. Nothing was fitted.")
+    if n_classes is not None:
+        check_label_set_cost(final, n_classes)
 
 
 def _seeds(obj):

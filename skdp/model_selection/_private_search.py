@@ -60,6 +60,7 @@ from ._selection_checks import (
     validate_private_input,
     whole_label_set,
 )
+from ._accounts import check_label_set_cost, declared_classes
 from ._gate import Statement, check_fit, check_space, private_step, secret_fit
 from ._released import ReleasedModelMixin
 from ._scoring import clipped_utility, probe_scoring
@@ -80,13 +81,6 @@ _CALIBRATION_STEPS = 40
 
 
 # -- what one candidate costs -----------------------------------------------------------
-
-def declared_classes(final):
-    """The number of classes a fit's cost assumes: the declared ``classes``, else two
-    (the label set is checked against it before any noise)."""
-    declared = final.get_params().get("classes")
-    return 2 if declared is None else len(declared)
-
 
 def candidate_cost(final, renyi, infinite_budget=False):
     """A candidate's certified cost, from its parameters alone.
@@ -344,15 +338,7 @@ def _check_renyi_classes(plan, classes):
     if not plan.renyi:
         return
     for variant in plan.variants:
-        final = plan._final(variant)
-        planned = final._renyi_cost(n_classes=declared_classes(final))
-        if not np.array_equal(planned, final._renyi_cost(n_classes=len(classes))):
-            raise ValueError(
-                f"The Renyi cost of the {type(final).__name__} candidates was computed for "
-                f"{declared_classes(final)} classes (declared, or two when undeclared); the "
-                f"labels have {len(classes)}. Declare classes= (one-vs-rest: "
-                "multi_class='ovr') so that the cost is known before the data. Nothing "
-                "was fitted.")
+        check_label_set_cost(plan._final(variant), len(classes))
 
 
 def _check_no_step_replaced(estimator, space):

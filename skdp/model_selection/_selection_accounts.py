@@ -242,9 +242,9 @@ def _certified_mu(model):
 def declares_renyi_curve(final, persons=False):
     """Whether ``final`` (``delta > 0``) declares a Renyi curve for its rungs, for its
     declared classes (undeclared: two, checked before any noise) and unit."""
-    declared = final.get_params().get("classes")
-    n_classes = 2 if declared is None else len(declared)
-    return final._renyi_cost(n_classes=n_classes, persons=persons) is not None
+    from ._accounts import declared_classes
+
+    return final._renyi_cost(n_classes=declared_classes(final), persons=persons) is not None
 
 
 def training_account(estimator, epsilon_max, delta_max, epsilon_start=None, max_rungs=8,
