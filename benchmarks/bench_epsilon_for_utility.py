@@ -40,7 +40,7 @@ import numpy as np
 from scipy.stats import norm
 from sklearn.base import clone
 
-from skdp import EpsilonForUtility, ObjPertLogisticRegression
+from skdp import AnalyticEpsilonForUtility, ObjPertLogisticRegression
 from skdp.base import get_privacy_tags
 from skdp.datasets import load_adult
 
@@ -124,10 +124,9 @@ EXPANSIONS = ("linear", "inverse", "log")
 
 
 def _measuring_search(rep, estimator, point, X, y):
-    search = EpsilonForUtility(estimator, target_utility=0.5, measure_on="train",
-                               selection="analytic",
-                               measuring_epsilon=point, n_draws=1, refit=False,
-                               random_state=rep)
+    search = AnalyticEpsilonForUtility(estimator, target_utility=0.5, measure_on="train",
+                                       measuring_epsilon=point, n_draws=1, refit=False,
+                                       random_state=rep)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return search.fit(X, y)
@@ -236,9 +235,9 @@ def validation_floor(grid, curve, target, n_validation):
 
 
 def _decide(rep, estimator, target, measure_on, X, y, X_test, y_test, max_fits):
-    search = EpsilonForUtility(estimator, target_utility=target, n_draws=1, max_fits=max_fits,
-                               selection="analytic",
-                               measuring_epsilon=1.0, measure_on=measure_on, random_state=rep)
+    search = AnalyticEpsilonForUtility(estimator, target_utility=target, n_draws=1,
+                                       max_fits=max_fits, measuring_epsilon=1.0,
+                                       measure_on=measure_on, random_state=rep)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         search.fit(X, y)

@@ -69,7 +69,8 @@ import argparse
 import json
 
 import numpy as np
-from skdp import DPSGDClassifier, EpsilonForUtility, ObjPertLogisticRegression, OutputPertSVM
+from skdp import (AnalyticEpsilonForUtility, DPSGDClassifier, EpsilonForUtility,
+                  ObjPertLogisticRegression, OutputPertSVM)
 from skdp.exceptions import PrivacyBudgetError
 from skdp.model_selection._selection_tests import FLOOR_BAND, floor_epsilon
 
@@ -263,8 +264,8 @@ def _random_stopping(make, target, seed, data, stop_probability=0.1, validation_
 
 def _analytic(make, target, seed, data):
     X, y, _, _, X_test, y_test = data
-    search = EpsilonForUtility(make(), target_utility=target, selection="analytic",
-                               max_fits=11, random_state=seed)
+    search = AnalyticEpsilonForUtility(make(), target_utility=target,
+                                       max_fits=11, random_state=seed)
     import warnings
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -37,7 +37,7 @@ from matplotlib.figure import Figure
 from sklearn.datasets import load_breast_cancer
 from sklearn.model_selection import train_test_split
 
-from skdp import EpsilonForUtility, ObjPertLogisticRegression
+from skdp import AnalyticEpsilonForUtility, ObjPertLogisticRegression
 from skdp.datasets import load_adult
 from skdp.utils import clip_rows_to_norm
 
@@ -97,9 +97,9 @@ def main(quick=False, out_dir="."):
         X_train, y_train, test_size=0.5, stratify=y_train, random_state=0)
 
     # 1. The search, on the proxy half only.
-    search = EpsilonForUtility(ObjPertLogisticRegression(delta=DELTA, C=C, data_norm=1.0),
-                               target_utility=target, selection="analytic",
-                               n_draws=3, max_fits=7, random_state=0)
+    search = AnalyticEpsilonForUtility(ObjPertLogisticRegression(delta=DELTA, C=C, data_norm=1.0),
+                                       target_utility=target,
+                                       n_draws=3, max_fits=7, random_state=0)
     search.fit(X_proxy, y_proxy)
     epsilon = search.epsilon_
 

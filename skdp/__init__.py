@@ -11,12 +11,13 @@ from .linear_model import (
     OutputPertSVM,
     SSPLinearRegression,
 )
-from .model_selection import (EpsilonForUtility, PrivacyLedger, PrivateGridSearchCV,
-                              PrivateRandomizedSearchCV)
+from .model_selection import (AnalyticEpsilonForUtility, EpsilonForUtility, PrivacyLedger,
+                              PrivateGridSearchCV, PrivateRandomizedSearchCV)
 
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "AnalyticEpsilonForUtility",
     "ConvergenceError",
     "DPSGDClassifier",
     "DataNormWarning",

@@ -1,8 +1,9 @@
 """Command line main job: ``python -m skdp`` (or the ``skdp`` console script).
 
 Given a dataset, a private estimator and a target accuracy, it runs
-:class:`~skdp.EpsilonForUtility` (by default its private selection, whose search is
-covered by the guarantee), prints the chosen epsilon, the released model's test
+:class:`~skdp.EpsilonForUtility` (the private selection, whose search is covered by
+the guarantee; ``--selection analytic``: :class:`~skdp.AnalyticEpsilonForUtility`),
+prints the chosen epsilon, the released model's test
 accuracy (built-in public data only), the privacy report and the statement a privacy
 officer can sign, and writes a PNG of the search (private mode: each rung's noisy
 accuracy; analytic mode: the utility-versus-epsilon curve).
@@ -304,15 +305,15 @@ def _run_private(args, estimator, data):
 
 
 def _run_analytic(args, estimator, data):
-    from . import EpsilonForUtility
+    from . import AnalyticEpsilonForUtility
 
     max_fits = args.max_fits if args.max_fits is not None else 2 * args.draws + 1
     print(f"[skdp] analytic selection: measuring at epsilon={args.measuring_epsilon} with "
           f"{args.draws} draws, at most {max_fits} private fits ...", flush=True)
-    search = EpsilonForUtility(estimator, target_utility=args.target, selection="analytic",
-                               measuring_epsilon=args.measuring_epsilon, n_draws=args.draws,
-                               max_fits=max_fits, verbose=0 if args.quiet else 1,
-                               random_state=args.seed)
+    search = AnalyticEpsilonForUtility(
+        estimator, target_utility=args.target, measuring_epsilon=args.measuring_epsilon,
+        n_draws=args.draws, max_fits=max_fits, verbose=0 if args.quiet else 1,
+        random_state=args.seed)
     return search.fit(data.X_train, data.y_train)
 
 

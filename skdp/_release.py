@@ -28,7 +28,7 @@ def privacy_card(search, *, schema_sha256=None, seeded=False):
     Parameters
     ----------
     search : EpsilonForUtility
-        Fitted with ``selection="private"``.
+        Fitted.
     schema_sha256 : str, default=None
         SHA-256 of the schema file the preprocessing was built from.
     seeded : bool, default=False
@@ -68,7 +68,7 @@ def write_release(directory, search, *, schema_sha256=None, seeded=False):
     directory : str or Path
         Created if missing.
     search : EpsilonForUtility
-        Fitted with ``selection="private"``.
+        Fitted.
     schema_sha256 : str, default=None
         SHA-256 of the schema file.
     seeded : bool, default=False

@@ -130,6 +130,22 @@ class PrivacyParamsMixin:
             return pure_rdp(self.epsilon_spent_)
         return None
 
+    def _gdp_mu_spent(self):
+        """The fitted mechanism's Gaussian-DP ``mu`` (what the fit certifies), or
+        ``None`` where it is not ``mu``-GDP (the Gaussian-DP odometer's check)."""
+        return None
+
+    def _composes_in_gdp(self):
+        """Whether fits with these parameters are ``gdp_mu(epsilon, delta)``-GDP and
+        are best composed in Gaussian DP (the private selection then accounts fresh
+        rungs by its Gaussian-DP odometer); from the parameters alone."""
+        return False
+
+    def _selection_refusal(self):
+        """Why a private selection cannot account rungs with these parameters (a
+        sentence for the user), or ``None``; from the parameters alone."""
+        return None
+
     def _record_spend(self, epsilon, delta, neighboring):
         self.epsilon_spent_ = float(epsilon)
         self.delta_spent_ = float(delta)

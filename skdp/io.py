@@ -10,8 +10,8 @@ import numpy as np
 from .accounting._dpsgd import DPSGDEvent
 from .linear_model import (DPSGDClassifier, NAPPLasso, NAPPLassoClassifier,
                            ObjPertLogisticRegression, OutputPertSVM, SSPLinearRegression)
-from .model_selection import (EpsilonForUtility, PrivateGridSearchCV,
-                              PrivateRandomizedSearchCV)
+from .model_selection import (AnalyticEpsilonForUtility, EpsilonForUtility,
+                              PrivateGridSearchCV, PrivateRandomizedSearchCV)
 from .preprocessing import BoundedScaler, Clipper
 
 __all__ = ["load_model", "save_model"]
@@ -23,8 +23,9 @@ def _qualified_name(kind):
 
 TRUSTED_TYPES = frozenset(_qualified_name(kind) for kind in (
     DPSGDClassifier, NAPPLasso, NAPPLassoClassifier, ObjPertLogisticRegression,
-    OutputPertSVM, SSPLinearRegression, EpsilonForUtility, PrivateGridSearchCV, PrivateRandomizedSearchCV,
-    BoundedScaler, Clipper, DPSGDEvent, np.dtype))
+    OutputPertSVM, SSPLinearRegression, AnalyticEpsilonForUtility, EpsilonForUtility,
+    PrivateGridSearchCV, PrivateRandomizedSearchCV, BoundedScaler, Clipper, DPSGDEvent,
+    np.dtype))
 """The types skdp's models hold beyond those ``skops.io`` trusts by default."""
 
 

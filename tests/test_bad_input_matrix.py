@@ -224,14 +224,15 @@ def test_predict_side(name):
 
 META_CASES = [
     ("target string", {"target_utility": "high"}, TypeError, "'target_utility'"),
-    ("no draws", {"n_draws": 0}, ValueError, "'n_draws'"),
-    ("negative measuring epsilon", {"measuring_epsilon": -1.0}, ValueError,
+    ("no draws", {"n_draws": 0, "analytic": True}, ValueError, "'n_draws'"),
+    ("negative measuring epsilon", {"measuring_epsilon": -1.0, "analytic": True}, ValueError,
      "'measuring_epsilon'"),
-    ("bounds reversed", {"epsilon_bounds": (5.0, 1.0), "selection": "analytic"}, ValueError,
+    ("bounds reversed", {"epsilon_bounds": (5.0, 1.0), "analytic": True}, ValueError,
      "epsilon_bounds"),
-    ("unknown expansion", {"expansion": "cubic"}, ValueError, "'expansion'"),
-    ("max_fits too small", {"max_fits": 2, "n_draws": 2, "selection": "analytic"}, ValueError,
+    ("unknown expansion", {"expansion": "cubic", "analytic": True}, ValueError, "'expansion'"),
+    ("max_fits too small", {"max_fits": 2, "n_draws": 2, "analytic": True}, ValueError,
      "max_fits"),
+    ("unknown scorer", {"scoring": "auc", "analytic": True}, ValueError, "'scoring'"),
     ("non-private estimator", {"estimator": "sklearn"}, ValueError, "'epsilon' parameter"),
     ("negative cap", {"epsilon_max": -1.0}, ValueError, "'epsilon_max'"),
     ("unknown steering", {"steering": "oracle"}, ValueError, "'steering'"),
@@ -246,8 +247,8 @@ META_CASES = [
     ("batch function in a Pipeline", {"estimator": "scale pipeline"}, ValueError,
      "FunctionTransformer"),
     ("research mode", {"estimator": "research"}, ValueError, "no finite epsilon"),
-    ("non-accuracy scorer", {"scoring": "neg_log_loss"}, ValueError, "selection='analytic'"),
-    ("proxy in analytic mode", {"selection": "analytic", "proxy": True}, ValueError, "proxy"),
+    ("a Pipeline for the analytic method", {"estimator": "scaler pipeline", "analytic": True},
+     ValueError, "Pipeline"),
 ]
 
 
@@ -257,7 +258,7 @@ def test_epsilon_for_utility_bad_parameters(case, params, error, match):
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import FunctionTransformer, StandardScaler, scale
 
-    from skdp import DPSGDClassifier
+    from skdp import AnalyticEpsilonForUtility, DPSGDClassifier
     from skdp.research import ResearchNAPPLassoClassifier
 
     named = {"sklearn": LogisticRegression(), "dpsgd pld": DPSGDClassifier(accountant="pld"),
@@ -267,12 +268,12 @@ def test_epsilon_for_utility_bad_parameters(case, params, error, match):
              "research": ResearchNAPPLassoClassifier()}
     if params.get("estimator") in named:
         params = {**params, "estimator": named[params["estimator"]]}
-    proxy = (X_OK, Y_CLASS) if params.pop("proxy", False) else None
+    params = dict(params)
+    search = AnalyticEpsilonForUtility if params.pop("analytic", False) else EpsilonForUtility
     rng = np.random.default_rng(1)
     before = rng.bit_generator.state
     with pytest.raises(error, match=match):
-        EpsilonForUtility(**{"target_utility": 0.8, "random_state": rng, **params}).fit(
-            X_OK, Y_CLASS, proxy=proxy)
+        search(**{"target_utility": 0.8, "random_state": rng, **params}).fit(X_OK, Y_CLASS)
     assert rng.bit_generator.state == before
 
 

@@ -8,8 +8,8 @@ from sklearn.datasets import make_classification
 from sklearn.utils import get_tags
 
 from skdp import (
+    AnalyticEpsilonForUtility,
     DPSGDClassifier,
-    EpsilonForUtility,
     NAPPLassoClassifier,
     ObjPertLogisticRegression,
     OutputPertSVM,
@@ -150,8 +150,8 @@ class _ThirdPartyMeanClassifier(ClassifierMixin, BaseEstimator):
 
 @pytest.mark.filterwarnings("ignore::skdp.UnreachableUtilityWarning")
 def test_a_third_party_estimator_takes_the_analytic_path():
-    search = EpsilonForUtility(_ThirdPartyMeanClassifier(), target_utility=0.8, n_draws=2, selection="analytic",
-                               measuring_epsilon=(0.5, 2.0), random_state=0).fit(X, y)
+    search = AnalyticEpsilonForUtility(_ThirdPartyMeanClassifier(), target_utility=0.8, n_draws=2,
+                                       measuring_epsilon=(0.5, 2.0), random_state=0).fit(X, y)
     purposes = [f["purpose"] for f in search.privacy_report_["fits"]]
     # one fit per draw (no common-noise reruns) plus the refit; the draws compose
     assert purposes == ["measure"] * 4 + ["refit (released model)"]

@@ -19,7 +19,9 @@ def all_estimators():
 
 # Constructor arguments for estimators that need them (meta-estimators).
 INIT_PARAMS = {
-    # private selection (the default) with a target the check data reach at the first rung
+    # one draw per measuring point keeps the checks fast
+    "AnalyticEpsilonForUtility": dict(target_utility=0.99, n_draws=1, random_state=0),
+    # a target the check data reach at the first rung
     "EpsilonForUtility": dict(target_utility=0.0, epsilon_start=5.0, tolerance=1.0,
                               random_state=0),
     # a short search: few trials on the checks' small data
@@ -76,10 +78,7 @@ EXPECTED_FAILED = {
 
 
 def _instances():
-    return [Est(**INIT_PARAMS.get(name, {})) for name, Est in all_estimators()] + [
-        # the analytic mode too: one draw per measuring point to keep the checks fast
-        skdp.EpsilonForUtility(selection="analytic", target_utility=0.99, n_draws=1,
-                               random_state=0)]
+    return [Est(**INIT_PARAMS.get(name, {})) for name, Est in all_estimators()]
 
 
 @parametrize_with_checks(_instances(),

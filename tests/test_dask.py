@@ -18,7 +18,7 @@ from sklearn.datasets import make_classification  # noqa: E402
 from sklearn.model_selection import GridSearchCV  # noqa: E402
 from sklearn.preprocessing import normalize  # noqa: E402
 
-from skdp import (EpsilonForUtility, ObjPertLogisticRegression,  # noqa: E402
+from skdp import (AnalyticEpsilonForUtility, ObjPertLogisticRegression,  # noqa: E402
                   UnreachableUtilityWarning)
 from skdp.audit import audit_estimator  # noqa: E402
 
@@ -79,10 +79,9 @@ def test_epsilon_for_utility_same_on_dask(dask_client, data):
     X, y = data
 
     def fit(random_state=0):
-        return EpsilonForUtility(ObjPertLogisticRegression(), target_utility=0.77,
-                                 selection="analytic",
-                                 measuring_epsilon=[0.1, 1.0], n_draws=3, max_fits=10,
-                                 n_jobs=2, random_state=random_state).fit(X, y)
+        return AnalyticEpsilonForUtility(ObjPertLogisticRegression(), target_utility=0.77,
+                                         measuring_epsilon=[0.1, 1.0], n_draws=3, max_fits=10,
+                                         n_jobs=2, random_state=random_state).fit(X, y)
 
     with warnings.catch_warnings():  # docs/scaling.rst: the target is reached, no warning
         warnings.simplefilter("error", UnreachableUtilityWarning)

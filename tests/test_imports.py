@@ -91,3 +91,55 @@ def test_the_accounting_core_imports_nothing_above_it():
 def test_the_cycle_finder_finds_a_planted_cycle():
     planted = {"accounting": {"model_selection"}, "model_selection": {"accounting"}}
     assert _cycle(planted) == ["accounting", "model_selection", "accounting"]
+
+
+def _estimator_names():
+    from sklearn.base import BaseEstimator
+
+    return {name for name in skdp.__all__
+            if isinstance(getattr(skdp, name), type)
+            and issubclass(getattr(skdp, name), BaseEstimator)}
+
+
+def _code_names(path, skip_functions=()):
+    """The names a module's code refers to (docstrings, strings and comments aside),
+    outside the functions named in ``skip_functions``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skipped = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and node.name in skip_functions:
+            skipped |= {id(child) for child in ast.walk(node)}
+    names = set()
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
+        if isinstance(node, ast.Name):
+            names.add(node.id)
+        elif isinstance(node, ast.alias):
+            names.add(node.asname or node.name.split(".")[-1])
+    return names
+
+
+def test_composers_and_accounts_never_name_an_estimator_class():
+    """The composers (model_selection) and the accounts (accounting) read what a fit
+    costs from the estimators' declarations, never from their classes: no code there
+    names an skdp estimator, except the default estimator of the selections."""
+    estimators = _estimator_names() - {"AnalyticEpsilonForUtility", "EpsilonForUtility",
+                                       "PrivacyLedger", "PrivateGridSearchCV",
+                                       "PrivateRandomizedSearchCV"}
+    assert {"DPSGDClassifier", "ObjPertLogisticRegression", "OutputPertSVM"} <= estimators
+    offenders = {}
+    for folder in ("model_selection", "accounting"):
+        for path in sorted((ROOT / folder).glob("*.py")):
+            named = _code_names(path, skip_functions={"default_estimator"}) & estimators
+            if named:
+                offenders[path.name] = sorted(named)
+    assert not offenders, offenders
+
+
+def test_the_class_name_check_catches_a_planted_switch(tmp_path):
+    planted = tmp_path / "composer.py"
+    planted.write_text("def cost(final):\n"
+                       "    from ..linear_model import DPSGDClassifier\n"
+                       "    return type(final) is DPSGDClassifier\n", encoding="utf-8")
+    assert "DPSGDClassifier" in _code_names(planted) & _estimator_names()

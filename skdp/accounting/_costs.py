@@ -139,15 +139,6 @@ class DPSGDRungCost:
             self._rdp_cache[epsilon] = mechanism_rdp(z, self.sample_rate, self.n_steps, count)
         return self._rdp_cache[epsilon].copy()
 
-    @staticmethod
-    def certified(model):
-        """The fitted rung's RDP, as the fit declares it (``model._renyi_spent()``)."""
-        return model._renyi_spent()
-
-    def check_classes(self, classes):
-        """Nothing to check: the cost does not depend on the label set."""
-
-
 
 def mechanism_rdp(noise_multiplier, sample_rate, n_steps, count_noise_std):
     """RDP at :data:`~skdp.accounting._rdp.ORDERS` of a count and ``T`` sampled steps.

@@ -11,6 +11,8 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ..accounting import gdp_mu
+from ..accounting._rdp import ORDERS
 from ..base import (EpsilonRelease, PrivacyParamsMixin, PrivacyTags, copy_with_coefficients,
                     warn_noise_floor, with_privacy_tags)
 from ..exceptions import ConvergenceError, DataNormWarning
@@ -491,6 +493,29 @@ class PrivateLinearModel(PrivacyParamsMixin, BaseEstimator):
 
 
 @fill_doc
+class GaussianDPMixin:
+    """Estimators whose Gaussian fits (``delta > 0``, a public ``data_norm``) are one
+    ``mu``-GDP release with ``mu = gdp_mu(epsilon, delta)`` (the analytic Gaussian
+    calibration of Balle & Wang; one-vs-rest problems split ``(epsilon, delta)`` and
+    compose to at most that ``mu``): their declared costs."""
+
+    def _is_gaussian_dp(self):
+        return bool(self.delta) and not self._private_norm()
+
+    def _renyi_cost(self, n_classes=None, persons=False):
+        """A ``mu``-GDP fit's Renyi curve is ``alpha mu^2 / 2``; other fits as any."""
+        if self._is_gaussian_dp():
+            epsilon, delta = self._claimed_spend()
+            return ORDERS * gdp_mu(epsilon, delta) ** 2 / 2
+        return super()._renyi_cost(n_classes, persons)
+
+    def _gdp_mu_spent(self):
+        """``gdp_mu(epsilon_spent_, delta_spent_)`` of a Gaussian fit, else ``None``."""
+        if float(self.delta_spent_) and not self._private_norm():
+            return gdp_mu(self.epsilon_spent_, self.delta_spent_)
+        return None
+
+
 class _LinearClassifierMixin:
     """Prediction for linear classifiers fitted on rows clipped to ``data_norm``.
 

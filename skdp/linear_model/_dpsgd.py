@@ -20,8 +20,8 @@ from threadpoolctl import threadpool_limits
 
 from ..accounting._calibration import calibrate_noise_multiplier, noise_multiplier_derivative
 from ..accounting._costs import DPSGDRungCost, mechanism_rdp, pure_rdp
-from ..accounting._dpsgd import (DPSGDEvent, composed_dpsgd_epsilon, default_count_noise_std,
-                                 dpsgd_epsilon)
+from ..accounting._dpsgd import (DPSGDEvent, composed_dpsgd_epsilon, composed_mu,
+                                 default_count_noise_std, dpsgd_epsilon)
 from ..base import LARGE_DELTA, warn_noise_floor
 from ..exceptions import LargeDeltaWarning, PrivacyBudgetError
 from ..losses import HingeLoss
@@ -905,7 +905,7 @@ class DPGDCheckpoints:
     ``T``. Every release up to it is a function of the run's first ``T`` iterates, so
     the sequence stopped at ``e_k`` costs ``mu_k``-GDP, the last release's, as under
     noise reduction (accounted by
-    :class:`~skdp.model_selection._selection_accounts.GaussianDPOdometer`). Transient:
+    :class:`~skdp.accounting._odometers.GaussianDPOdometer`). Transient:
     it holds the clipped private design and must never be stored or released; the
     models it returns hold neither. (Checkpoints of Poisson-sampled runs, accounted by
     Renyi filters, were measured no better than fresh rungs on Adult and are not
@@ -1843,6 +1843,26 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         steps = mechanism_rdp(self.noise_multiplier_, self.sample_rate_, self.n_steps_,
                               self.count_noise_std_)
         return steps + pure_rdp(self.data_norm_epsilon_)
+
+    def _gdp_mu_spent(self):
+        """Full batches: the count and the steps compose to ``sqrt(T / z^2 + 1 / s^2)``-GDP
+        (:func:`~skdp.accounting.composed_mu`); sampled steps have no such ``mu``."""
+        if float(self.sample_rate_) != 1.0 or self.data_norm_epsilon_:
+            return None
+        return composed_mu(self.noise_multiplier_, self.n_steps_, self.count_noise_std_)
+
+    def _composes_in_gdp(self):
+        """Full-batch DP-GD with a public bound is calibrated in Gaussian DP."""
+        return float(self.sample_rate) == 1.0 and not self._private_norm()
+
+    def _selection_refusal(self):
+        """Poisson-sampled rungs are charged their Renyi curve before they run; with
+        ``accountant="pld"`` each calibration takes about a minute."""
+        if float(self.sample_rate) != 1.0 and self.accountant == "pld":
+            return ("Private selection with Poisson-sampled DPSGDClassifier rungs charges "
+                    "each rung's Renyi DP before it runs; accountant='pld' makes that a "
+                    "minute per rung. Use accountant='auto' (the default) or 'rdp'.")
+        return None
 
     def _supports_checkpoints(self):
         """Whether private selection can release one run at increasing epsilons

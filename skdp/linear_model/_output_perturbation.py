@@ -14,8 +14,6 @@ from sklearn.base import ClassifierMixin, clone
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
-from ..accounting import gdp_mu
-from ..accounting._rdp import ORDERS
 from ..base import neighboring_constraint, warn_large_delta
 from ..losses import HingeLoss, SoftmaxLoss, WeightedLoss, unweighted
 from ..mechanisms import (draw_noise, minimiser_sensitivity, output_perturbation_calibration,
@@ -40,6 +38,7 @@ from ..utils.validation import (
 )
 from ._base import (
     PARTITIONED_SUPPORT,
+    GaussianDPMixin,
     PrivateLinearModel,
     _LinearClassifierMixin,
     _MultinomialMixin,
@@ -215,8 +214,8 @@ def _output_perturbation(X, y, loss, *, C, epsilon, delta, neighboring, row_norm
 
 
 @fill_doc
-class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
-                    WeightedFitMixin, PrivateLinearModel):
+class OutputPertSVM(GaussianDPMixin, _MultinomialMixin, _LinearClassifierMixin,
+                    ClassifierMixin, WeightedFitMixin, PrivateLinearModel):
     """Differentially private SVM by output perturbation (linear or RBF kernel).
 
     Solves the L2-regularised problem ``C * sum_i loss_i + 0.5 * ||theta||^2``
@@ -681,14 +680,6 @@ class OutputPertSVM(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
                           problem_names(self.classes_, k, multinomial), solve,
                           list(zip(designs, targets)), header)
 
-    def _renyi_cost(self, n_classes=None, persons=False):
-        """Gaussian output perturbation (``delta > 0``, a public bound) is ``mu``-GDP
-        with ``mu`` its analytic calibration's: ``alpha mu^2 / 2``; pure fits as any."""
-        if self.delta and not self._private_norm():
-            epsilon, delta = self._claimed_spend()
-            return ORDERS * gdp_mu(epsilon, delta) ** 2 / 2
-        return super()._renyi_cost(n_classes, persons)
-
     def _supports_noise_reduction(self):
         """Laplace (``noise="laplace"``) or Gaussian (``delta > 0``) noise has an exact
         coupling across scales; the Gamma-norm noise has none known to us."""
@@ -733,7 +724,7 @@ class NoiseReductionPath:
     stopped at ``e_k`` is ``e_k``-DP, ex post (Koufogiannis, Han & Pappas 2015;
     Ligett et al. 2017). Gaussian: it is a post-processing of one Gaussian release at
     ``e_k`` (Whitehouse, Ramdas, Wu & Rogers 2022), accounted by
-    :class:`~skdp.model_selection._selection_accounts.GaussianDPOdometer`.
+    :class:`~skdp.accounting._odometers.GaussianDPOdometer`.
     Transient: it holds the non-private minimisers and must never be stored or
     released; the models it returns hold neither.
 

@@ -12,8 +12,6 @@ import numpy as np
 from sklearn.base import RegressorMixin, clone
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..accounting import gdp_mu
-from ..accounting._rdp import ORDERS
 from ..base import neighboring_constraint
 from ..mechanisms import reduce_gaussian_noise, reduce_laplace_noise
 from ..mechanisms._sufficient_statistics import (SSPCalibration, SSPSensitivities,
@@ -26,7 +24,7 @@ from ..utils._random import noise_generator
 from ..utils._sklearn_compat import Interval, StrOptions
 from ..utils.validation import clip_rows_to_norm
 from ..solvers._partitioned import is_dask_collection
-from ._base import (PrivateLinearModel, by_partitions, partitioned_regression_design,
+from ._base import (GaussianDPMixin, PrivateLinearModel, by_partitions, partitioned_regression_design,
                     solver_design)
 from ._weights import (WeightedFitMixin, check_person_params, person_constraints, row_weights,
                        weight_constraints)
@@ -133,7 +131,8 @@ def _sufficient_statistics_perturbation(statistics, *, epsilon, delta, neighbori
 
 
 @fill_doc
-class SSPLinearRegression(RegressorMixin, WeightedFitMixin, PrivateLinearModel):
+class SSPLinearRegression(GaussianDPMixin, RegressorMixin, WeightedFitMixin,
+                          PrivateLinearModel):
     """Differentially private linear regression by sufficient-statistics perturbation.
 
     One pass over the rows computes ``A = Z^T Z`` and ``b = Z^T y`` for the clipped,
@@ -335,14 +334,6 @@ class SSPLinearRegression(RegressorMixin, WeightedFitMixin, PrivateLinearModel):
             return by_partitions(self.predict, X, None, float)
         X = validate_data(self, X, dtype=np.float64, reset=False, accept_sparse=("csr", "csc"))
         return np.asarray(clip_rows_to_norm(X, self.data_norm_) @ self.coef_) + self.intercept_
-
-    def _renyi_cost(self, n_classes=None, persons=False):
-        """With ``delta > 0`` (a public bound) the three releases are one ``mu``-GDP
-        mechanism: ``alpha mu^2 / 2``; pure fits as any."""
-        if self.delta and not self._private_norm():
-            epsilon, delta = self._claimed_spend()
-            return ORDERS * gdp_mu(epsilon, delta) ** 2 / 2
-        return super()._renyi_cost(n_classes, persons)
 
     def _supports_noise_reduction(self):
         """Laplace (pure) and Gaussian noise both have an exact coupling across scales;

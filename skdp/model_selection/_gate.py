@@ -16,7 +16,11 @@ and that reads no data, lives here, so that no composer keeps a copy of its own:
   ``sample_weight``, resolved before any charge;
 * :func:`secret_fit`: a fit whose output is secret (a trial, a rung), checked,
   then run silenced (``verbose`` off, warnings, prints and logs captured); only
-  the released fit speaks, through :meth:`Speech.replay`.
+  the released fit speaks, through :meth:`Speech.replay`;
+* :class:`SecretTrials`: a composer's trials (a search's candidates, a selection's
+  rungs) on its private rows: each a fresh clone through :func:`secret_fit`, checked
+  after its fit for the person-level relation with ``groups``, and one released
+  (:meth:`SecretTrials.release`) with the user's own ``random_state``.
 """
 
 import contextlib
@@ -301,3 +305,61 @@ def secret_fit(model, X, y, statement, fit_params=None):
     with secret(model, statement) as speech:
         model.fit(X, y, **(fit_params or {}))
     return model, speech
+
+
+def check_person_fit(model):
+    """After a fit with ``groups``: its guarantee must be person-level
+    (``neighboring_ == "add_remove_person"``)."""
+    final, _ = private_step(model)
+    relation = getattr(final, "neighboring_", None)
+    if relation != "add_remove_person":
+        raise RuntimeError(
+            f"a rung fitted with groups certified neighboring_={relation!r}, not "
+            "'add_remove_person': its spend does not cover persons.")
+
+
+class SecretTrials:
+    """A composer's trials on its private rows, each a secret fit through the gate.
+
+    A trial is a fresh clone of the estimator with the trial's parameters and its own
+    noise (``random_state``), fitted by :func:`secret_fit` (checked as configured,
+    silenced) and, with ``groups``, checked to certify the person-level relation.
+    The composer keeps the outputs secret and releases one (:meth:`release`): that
+    model alone speaks, and carries the user's ``random_state``, never a derived one.
+
+    Parameters
+    ----------
+    estimator : estimator or Pipeline
+        The composer's estimator (unfitted; cloned for every trial).
+    X, y : array-like
+        The trials' rows.
+    who : str
+        The composer, for its :class:`Statement`.
+    groups : array-like of shape (n_samples,), default=None
+        The person of each row: every trial is fitted with them (a Pipeline's
+        private step as ``<step>__groups``), the unit of privacy one person.
+    """
+
+    def __init__(self, estimator, X, y, who, groups=None):
+        self.estimator, self.X, self.y = estimator, X, y
+        self.statement = Statement(who, persons=groups is not None)
+        _, self.prefix = private_step(estimator)
+        self.fit_params = {} if groups is None else {self.prefix + "groups": groups}
+
+    def fit(self, params, random_state):
+        """The trial with ``params`` (keys as for ``set_params`` of the estimator) and
+        the private step's ``random_state``, fitted; returns ``(model, speech)``."""
+        model = clone(self.estimator).set_params(
+            **params, **{self.prefix + "random_state": random_state})
+        model, speech = secret_fit(model, self.X, self.y, self.statement, self.fit_params)
+        if self.statement.persons:
+            check_person_fit(model)
+        return model, speech
+
+    def release(self, model, speech, user_random_state):
+        """The trial ``model`` as released: the user's ``random_state`` set back on
+        its private step, and its warnings replayed (the other trials stay silent)."""
+        _, prefix = private_step(model)
+        model.set_params(**{prefix + "random_state": user_random_state})
+        speech.replay()
+        return model

@@ -23,20 +23,16 @@ released before: the ledger is a privacy filter for fully adaptive composition.
 import numpy as np
 from sklearn.base import is_classifier
 
-from ..accounting._costs import pure_rdp
-from ..accounting._rdp import ORDERS
-from ..exceptions import PrivacyBudgetError
+from ..accounting._budget import RenyiFilter, SumFilter
 from ..utils._format import format_guarantee
 from ..utils._groups import check_groups
 from ..utils._random import noise_independence
-from ._accounts import check_label_set_cost, conversion_shift, rdp_budget, rdp_order_epsilon
+from ._accounts import check_label_set_cost
+from ._analytic_epsilon import AnalyticEpsilonForUtility
 from ._epsilon_for_utility import EpsilonForUtility
 from ._gate import Statement, check_fit, private_step, route_fit_params
 from ._private_search import _BasePrivateSearch, candidate_cost
 from ._selection_checks import whole_label_set
-
-_SLACK = 1e-9
-
 
 def _a_priori(obj, renyi, index, statement):
     """``(epsilon, delta, rdp_at_order, kind)`` the fit of ``obj`` can cost at most,
@@ -58,12 +54,15 @@ def _a_priori(obj, renyi, index, statement):
                                  "ledger: give it a delta > 0, or open a basic ledger.")
             rdp = float(plan.total_rdp[index])
         return (*plan.a_priori, rdp, "private search")
+    if isinstance(obj, AnalyticEpsilonForUtility):
+        raise ValueError(
+            "AnalyticEpsilonForUtility measures utilities on the rows without noise: the "
+            "analytic selection is not covered by any guarantee. A ledger takes "
+            "EpsilonForUtility (one public cap on the whole search).")
     if isinstance(obj, EpsilonForUtility):
-        if obj.selection != "private" or renyi:
-            raise ValueError(
-                "EpsilonForUtility enters a ledger with selection='private' (one public cap "
-                "on the whole search) and composition='basic'; the analytic selection is "
-                "not covered by any guarantee.")
+        if renyi:
+            raise ValueError("EpsilonForUtility enters a ledger with composition='basic' "
+                             "(its odometers state (epsilon, delta), not a Renyi curve).")
         account, _ = obj.check_before_data(statement.persons)
         epsilon, delta = account.guarantee()[1]
         return float(epsilon), float(delta), None, "private selection of epsilon"
@@ -133,7 +132,7 @@ class PrivacyLedger:
     Run every private fit of an analysis through :meth:`fit` (estimators, Pipelines of
     public steps ending in one, :class:`~skdp.PrivateGridSearchCV`,
     :class:`~skdp.PrivateRandomizedSearchCV`,
-    :class:`~skdp.EpsilonForUtility` with ``selection="private"``) and any other
+    :class:`~skdp.EpsilonForUtility`) and any other
     release through :meth:`charge`. Each is charged its a priori cost before it runs;
     one that would take the total past the budget raises
     :class:`~skdp.PrivacyBudgetError` before any noise is drawn. A fit that raises
@@ -188,66 +187,41 @@ class PrivacyLedger:
         if composition not in ("basic", "renyi"):
             raise ValueError(f"composition must be 'basic' or 'renyi', got {composition!r}.")
         self.epsilon, self.delta, self.composition = float(epsilon), float(delta), composition
+        self._filter = (RenyiFilter(self.epsilon, self.delta, order) if composition == "renyi"
+                        else SumFilter(self.epsilon, self.delta))
         self.entries = []
         self._seeds = []
         self.unit = None
-        self.order, self._order_index, self.rdp_budget = None, None, None
-        if composition == "renyi":
-            self._open_renyi(order)
 
-    def _open_renyi(self, order):
-        if not self.delta:
-            raise ValueError("composition='renyi' converts at the ledger's delta: give "
-                             "delta > 0.")
-        if order is None:
-            admissible = [(self.epsilon - conversion_shift(a, self.delta)) / a for a in ORDERS]
-            order = float(ORDERS[int(np.argmax(admissible))])
-        if not np.any(ORDERS == order):
-            # every fit's Renyi curve is known at these orders only
-            raise ValueError(f"order must be one of skdp.accounting._rdp.ORDERS, got "
-                             f"{order!r}.")
-        self.order, self._order_index = float(order), int(np.flatnonzero(ORDERS == order)[0])
-        self.rdp_budget = rdp_budget(self.epsilon, self.order, self.delta)
-        if self.rdp_budget <= 0:
-            raise ValueError(f"At order {self.order:g} no Renyi budget converts within "
-                             f"({self.epsilon:g}, {self.delta:g}): choose another order.")
+    @property
+    def order(self):
+        """The Renyi filter's order (``None`` for basic composition)."""
+        return getattr(self._filter, "order", None)
+
+    @property
+    def rdp_budget(self):
+        """The Renyi budget at :attr:`order` (``None`` for basic composition)."""
+        return getattr(self._filter, "budget", None)
 
     @property
     def spent(self):
         """``(epsilon, delta)`` certified so far (Renyi mode: the sum's conversion)."""
-        if self.composition == "renyi":
-            rdp = sum(e["rdp"] for e in self.entries)
-            return ((rdp_order_epsilon(rdp, self.order, self.delta), self.delta) if rdp
-                    else (0.0, 0.0))
-        epsilon = sum(e["realised"][0] for e in self.entries)
-        delta = sum(e["realised"][1] for e in self.entries)
-        return float(epsilon), float(min(delta, 1.0))
+        return self._filter.spent
 
     @property
     def remaining(self):
         """``(epsilon, delta)`` left for basic composition; in Renyi mode, the Renyi
         budget left at ``order``."""
-        if self.composition == "renyi":
-            return self.rdp_budget - sum(e["rdp"] for e in self.entries)
-        epsilon, delta = self.spent
-        return self.epsilon - epsilon, max(self.delta - delta, 0.0)
+        return self._filter.remaining
 
-    def _admit(self, what, epsilon, delta, rdp):
-        if self.composition == "renyi":
-            if rdp is None:
-                raise ValueError(f"{what} has no Renyi curve: open a basic ledger.")
-            if rdp > self.remaining + _SLACK * self.rdp_budget:
-                raise PrivacyBudgetError(
-                    f"{what} costs {rdp:.4g} in Renyi DP at order {self.order:g}; the "
-                    f"ledger has {max(self.remaining, 0):.4g} left of {self.rdp_budget:.4g} "
-                    f"(its ({self.epsilon:g}, {self.delta:g})). Nothing was fitted.")
-            return
-        left_epsilon, left_delta = self.remaining
-        if epsilon > left_epsilon * (1 + _SLACK) + _SLACK or delta > left_delta + 1e-15:
-            raise PrivacyBudgetError(
-                f"{what} can cost ({epsilon:.4g}, {delta:.3g}); the ledger has "
-                f"({max(left_epsilon, 0):.4g}, {left_delta:.3g}) left of "
-                f"({self.epsilon:g}, {self.delta:g}). Nothing was fitted.")
+    def _record(self, what, epsilon, delta, rdp):
+        """Admit and charge a release (refused before any noise), and enter it."""
+        rdp = self._filter.cost(epsilon, delta, rdp) if self.composition == "renyi" else None
+        index = self._filter.charge(what, float(epsilon), float(delta), rdp)
+        entry = {"what": what, "a_priori": (float(epsilon), float(delta)),
+                 "realised": (float(epsilon), float(delta)), "rdp": rdp}
+        self.entries.append(entry)
+        return index, entry
 
     def charge(self, epsilon, delta=0.0, *, what="a release"):
         """Charge a release made outside :meth:`fit`, refusing it if it does not fit.
@@ -263,17 +237,7 @@ class PrivacyLedger:
         -------
         entry : dict
         """
-        rdp = None
-        if self.composition == "renyi":
-            if delta:
-                raise ValueError("A Renyi ledger charges (epsilon, delta) releases only "
-                                 "through fit(); charge() takes pure releases (delta=0).")
-            rdp = float(pure_rdp(epsilon, np.array([self.order]))[0])
-        self._admit(what, float(epsilon), float(delta), rdp)
-        entry = {"what": what, "a_priori": (float(epsilon), float(delta)),
-                 "realised": (float(epsilon), float(delta)), "rdp": rdp}
-        self.entries.append(entry)
-        return entry
+        return self._record(what, epsilon, delta, None)[1]
 
     def fit(self, estimator, X, y=None, **fit_params):
         """Charge ``estimator``'s a priori cost, then fit it (refused before any noise).
@@ -282,7 +246,7 @@ class PrivacyLedger:
         ----------
         estimator : estimator object
             A private estimator (or a Pipeline of public steps ending in one), a
-            private search or ``EpsilonForUtility(selection="private")``.
+            private search or ``EpsilonForUtility``.
         X, y : array-like
             The private rows.
         **fit_params : dict
@@ -302,7 +266,8 @@ class PrivacyLedger:
         self._check_unit(what, unit)
         statement = Statement(f"PrivacyLedger ({what})", persons=groups is not None)
         epsilon, delta, rdp, kind = _a_priori(estimator, self.composition == "renyi",
-                                              self._order_index, statement)
+                                              getattr(self._filter, "order_index", None),
+                                              statement)
         seeds = _seeds(estimator)
         independent, reason = noise_independence(self._seeds + seeds)
         if not independent:
@@ -310,15 +275,13 @@ class PrivacyLedger:
                              "random_state=None (fresh noise) for released fits.")
         if self.composition == "renyi" and kind == "fit":
             _check_renyi_curve(estimator, y, groups is not None)
-        self._admit(what, epsilon, delta, rdp)
-        entry = {"what": f"{what} ({kind})", "a_priori": (epsilon, delta),
-                 "realised": (epsilon, delta), "rdp": rdp}
-        self.entries.append(entry)
+        index, entry = self._record(f"{what} ({kind})", epsilon, delta, rdp)
         self._seeds += seeds
         self.unit = unit
         estimator.fit(X, y, **fit_params)
         if self.composition == "basic":
             entry["realised"] = _realised(estimator, epsilon, delta)
+            self._filter.settle(index, *entry["realised"])
         return estimator
 
     def _check_unit(self, what, unit):
@@ -341,10 +304,7 @@ class PrivacyLedger:
             ``budget``, ``spent``, ``composition``, ``entries`` and ``statement``.
         """
         epsilon, delta = self.spent
-        how = ("the sum of the fits' certified (epsilon, delta), ex post for pure fits "
-               "(basic composition with adaptively chosen fits)" if self.composition ==
-               "basic" else f"a Renyi filter at order {self.order:g} (Feldman & Zrnic "
-               "2021), converted at the ledger's delta")
+        how = self._filter.description
         fmt = format_guarantee(epsilon, delta)
         unit = "one person (all of their rows)" if self.unit == "person" else "one row"
         return {

@@ -57,6 +57,20 @@ PER_ROW_STATEMENT = (
     "appears or disappears when one row is added or removed)."
 )
 
+UNBOUNDED_FIT = (
+    "a fit certified no finite epsilon (a research mode, a fit that failed and so "
+    "revealed that it failed, or an inner search whose fits cannot be determined from its "
+    "parameters: see the fits' purposes)")
+
+BASIC_COMPOSITION = "basic sequential composition of independent fits"
+
+RENYI_COMPOSITION = (
+    "basic sequential composition of independent fits, and Renyi composition: every fit "
+    "is Gaussian DP-SGD, Gaussian objective perturbation with a Renyi curve, or pure "
+    "epsilon-DP, with parameters fixed before the data are read (non-adaptive), so their "
+    "Renyi curves add and the sum is converted at total_delta; total_epsilon is the "
+    "smaller figure")
+
 
 def _private_estimator(estimator):
     """The private estimator (or search) at the end of a Pipeline, or ``estimator``,
@@ -314,6 +328,23 @@ def _item(obj):
     return [dict(r, fold=None) for r in _fitted_fits(obj, "fit")], None
 
 
+def _per_row(items):
+    """The per-row ``(epsilon, delta)`` of the items (``(None, None)`` when no item has
+    a public fold assignment): each item's row cost, or its total without one."""
+    if all(folds is None for _, folds in items):
+        return None, None
+    per_row_epsilon = per_row_delta = 0.0
+    for item_fits, folds in items:
+        if folds is not None:
+            epsilon, delta = _row_cost(item_fits, folds)
+        else:
+            item_basic, delta, item_renyi = _compose(item_fits)
+            epsilon = item_basic if item_renyi is None else min(item_basic, item_renyi)
+        per_row_epsilon += epsilon
+        per_row_delta = min(1.0, per_row_delta + delta)
+    return per_row_epsilon, per_row_delta
+
+
 def privacy_cost_of_search(search, *, cv=None):
     """Total (epsilon, delta) spent by fitted searches, cross-validations and estimators.
 
@@ -471,37 +502,15 @@ def privacy_cost_of_search(search, *, cv=None):
     fits = [f for item_fits, _ in items for f in item_fits]
     independent, reason = noise_independence([f["random_state"] for f in fits])
     basic, total_delta, renyi = _compose(fits)
-    per_row_epsilon = per_row_delta = None
-    if any(folds is not None for _, folds in items):
-        per_row_epsilon = per_row_delta = 0.0
-        for item_fits, folds in items:
-            if folds is not None:
-                epsilon, delta = _row_cost(item_fits, folds)
-            else:
-                item_basic, delta, item_renyi = _compose(item_fits)
-                epsilon = item_basic if item_renyi is None else min(item_basic, item_renyi)
-            per_row_epsilon += epsilon
-            per_row_delta = min(1.0, per_row_delta + delta)
+    per_row_epsilon, per_row_delta = _per_row(items)
     if not independent:
         basic = np.inf
         renyi = None if renyi is None else np.inf
         per_row_epsilon = None if per_row_epsilon is None else np.inf
     elif not np.isfinite(basic):
-        reason = ("a fit certified no finite epsilon (a research mode, a fit that failed "
-                  "and so revealed that it failed, or an inner search whose fits cannot be "
-                  "determined from its parameters: see the fits' purposes)")
+        reason = UNBOUNDED_FIT
     total_epsilon = basic if renyi is None else min(basic, renyi)
-    if reason:
-        composition = reason
-    elif renyi is not None:
-        composition = (
-            "basic sequential composition of independent fits, and Renyi composition: "
-            "every fit is Gaussian DP-SGD, Gaussian objective perturbation with a "
-            "Renyi curve, or pure epsilon-DP, with parameters fixed "
-            "before the data are read (non-adaptive), so their Renyi curves add and the "
-            "sum is converted at total_delta; total_epsilon is the smaller figure")
-    else:
-        composition = "basic sequential composition of independent fits"
+    composition = reason or (RENYI_COMPOSITION if renyi is not None else BASIC_COMPOSITION)
     return {
         "total_epsilon": float(total_epsilon),
         "total_delta": total_delta,

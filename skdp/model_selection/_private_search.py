@@ -55,13 +55,12 @@ from ._private_selection import _SelectionStreams, _select_rows, coin_split, per
 from ._selection_tests import bounded_utilities, count_epsilon, person_shares
 from ._selection_checks import (
     accepts_groups,
-    check_person_rung,
     check_private_step_params,
     validate_private_input,
     whole_label_set,
 )
 from ._accounts import check_label_set_cost, declared_classes
-from ._gate import Statement, check_fit, check_space, private_step, secret_fit
+from ._gate import SecretTrials, Statement, check_fit, check_space, private_step
 from ._released import ReleasedModelMixin
 from ._scoring import clipped_utility, probe_scoring
 from ._repeat_and_select import (
@@ -585,23 +584,18 @@ class _BasePrivateSearch(ReleasedModelMixin, MetaEstimatorMixin, BaseEstimator):
         # the scoring rows' count (of persons: sum of shares, sensitivity 1)
         size = float(np.sum(shares_score)) if persons else len(y_score)
         noisy_count = size + noise_rng.laplace(scale=1.0 / plan.count_epsilon)
-        fit_params = {prefix + "groups": groups_fit} if persons else {}
-        statement = Statement(type(self).__name__, persons)
+        trials = SecretTrials(estimator, X_fit, y_fit, type(self).__name__,
+                              groups_fit if persons else None)
         best = None
         for candidate, random_state in zip(candidates, random_states):
-            model = clone(estimator).set_params(
-                **candidate, **budget_params, **extra, **{prefix + "random_state": random_state})
-            model, speech = secret_fit(model, X_fit, y_fit, statement, fit_params)
-            if persons:
-                check_person_rung(model)
+            model, speech = trials.fit({**candidate, **budget_params, **extra}, random_state)
             noisy_sum = trial_sum(utility, model, X_score, y_score, shares_score) + float(
                 self._score_noise(plan, noise_rng))
             if best is None or noisy_sum > best[0]:
                 best = (noisy_sum, candidate, model, speech)
         noisy_sum, candidate, model, speech = best
-        model.set_params(**{prefix + "random_state": user_random_state})
+        model = trials.release(model, speech, user_random_state)  # only it speaks
         self._release(plan, candidate, model, noisy_sum, noisy_count, persons)
-        speech.replay()  # only the released trial speaks
         return self
 
     @staticmethod

@@ -32,11 +32,11 @@ Each part is kept within ``epsilon_max`` before any rung runs, so the parts, com
 in parallel, make the search ex-post ``max(train spend, validation spend)``-DP and a
 priori ``epsilon_max``-DP, the same figure on every run. Rungs with ``delta > 0``
 have no pointwise loss bound: full-batch DP-SGD rungs go through a Gaussian-DP
-odometer (:class:`~._selection_accounts.GaussianDPOdometer`), Poisson DP-SGD through a
+odometer (:class:`~skdp.accounting._odometers.GaussianDPOdometer`), Poisson DP-SGD through a
 Renyi odometer and (epsilon, delta) objective perturbation through a basic-composition
 odometer (:mod:`._accounts`). Laplace and Gaussian output perturbation rungs share one
 noise path (noise reduction) and cost only the last rung's epsilon
-(:class:`~._selection_accounts.NoiseReductionAccount`; for Gaussian noise, the
+(:class:`~skdp.accounting._odometers.NoiseReductionAccount`; for Gaussian noise, the
 odometer's claim at the last rung's ``mu``).
 
 Persons (``groups``): the unit becomes one person, all of their rows. One coin per
@@ -55,17 +55,14 @@ from dataclasses import dataclass, field
 import numpy as np
 from sklearn.base import is_classifier
 
+from ..accounting._odometers import PureDPAccount, RenyiOdometer
 from ..exceptions import PrivacyBudgetError
 from ..utils._groups import check_groups
+from ._accounts import FittedSpend, check_label_set_cost
 from ._gate import private_step
 from ._measure import _NoiseSources
 from ._selection_checks import check_person_selection, private_step_params, rungs_share_a_path
-from ._selection_accounts import (
-    PureDPAccount,
-    ladder_floor,
-    random_ladder_ratio,
-    training_account,
-)
+from ._selection_accounts import ladder_floor, random_ladder_ratio, training_account
 from ._selection_tests import (
     ValidationAccount,
     check_test_rows,
@@ -424,8 +421,9 @@ class _SelectionSetup:
             s.checkpoints, persons=groups is not None)
         self.joint = check_test_rows(s.test_rows, self.account)
         self.tests = self._tests()
-        if self.classes is not None and hasattr(self.account, "check_classes"):
-            self.account.check_classes(self.classes)  # a Renyi cost's, before any noise
+        if self.classes is not None and isinstance(self.account, RenyiOdometer):
+            # the label set against the declared curve charged, before any noise
+            check_label_set_cost(private_step(estimator)[0], len(self.classes))
         self.user_random_state = private_step_params(estimator).get("random_state")
         self.streams = _SelectionStreams(s.random_state, self.user_random_state)
         self.noise_rng = self.streams.noise()
@@ -496,7 +494,7 @@ class _SelectionSetup:
         planned_sd = tests.test_sd(tests.test_budget(epsilon), self.count)
         threshold = test_threshold(s.target, s.margin, self.reduction, planned_sd,
                                    self.sample_sd)
-        return {"epsilon": float(epsilon), **self.account.charge(epsilon, model),
+        return {"epsilon": float(epsilon), **self.account.charge(epsilon, FittedSpend(model)),
                 **noisy_test(model, (self.parts.X_val, self.parts.y_val), epsilon,
                              self.count, self.noise_rng, threshold, s.y_bound, tests,
                              self.parts.shares_val)}
@@ -504,10 +502,7 @@ class _SelectionSetup:
     def release(self, model):
         """The passing rung, as released: the user's ``random_state`` (never a derived
         one), and its warnings replayed (the other rungs stay silent)."""
-        _, prefix = private_step(model)
-        model.set_params(**{prefix + "random_state": self.user_random_state})
-        self.fits.speech.replay()
-        return model
+        return self.fits.release(model, self.user_random_state)
 
 
 @dataclass

@@ -15,6 +15,16 @@ from sklearn.pipeline import Pipeline
 from ._gate import Statement, check_fit, private_step
 
 
+def default_estimator(estimator):
+    """The composer's estimator: ``estimator``, or ``ObjPertLogisticRegression()``
+    for ``None``."""
+    if estimator is None:
+        from ..linear_model import ObjPertLogisticRegression
+
+        return ObjPertLogisticRegression()
+    return estimator
+
+
 def private_step_params(estimator):
     """The private estimator's own parameters (without the Pipeline prefix)."""
     return private_step(estimator)[0].get_params()
@@ -90,12 +100,6 @@ def whole_label_set(final, y):
     return classes
 
 
-def with_budget(estimator, **params):
-    """A clone of ``estimator`` with its private step's ``params`` set."""
-    _, prefix = private_step(estimator)
-    return clone(estimator).set_params(**{prefix + k: v for k, v in params.items()})
-
-
 def supports_noise_reduction(estimator):
     """Whether the rungs can share one noise path: Laplace (``noise="laplace"``) or
     Gaussian (``delta > 0``) output perturbation."""
@@ -158,14 +162,3 @@ def check_person_selection(estimator, checkpoints=False, who="EpsilonForUtility"
             "another estimator, or "
             "checkpoints=False. Nothing was fitted.")
     check_private_step_params(estimator, who, persons=True)
-
-
-def check_person_rung(model):
-    """After a rung's fit with ``groups``: its guarantee must be person-level
-    (``neighboring_ == "add_remove_person"``)."""
-    final, _ = private_step(model)
-    relation = getattr(final, "neighboring_", None)
-    if relation != "add_remove_person":
-        raise RuntimeError(
-            f"a rung fitted with groups certified neighboring_={relation!r}, not "
-            "'add_remove_person': its spend does not cover persons.")

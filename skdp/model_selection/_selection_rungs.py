@@ -14,8 +14,8 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.pipeline import Pipeline
 
-from ._gate import Speech, Statement, private_step, secret, secret_fit
-from ._selection_checks import check_person_rung, private_step_params, with_budget
+from ._gate import SecretTrials, Speech, private_step, secret
+from ._selection_checks import private_step_params
 from ._transcript import utility_law
 
 
@@ -54,14 +54,14 @@ class FreshFits:
     groups : ndarray of shape (n_samples,), default=None
         The person of each row of the training part: every rung is then fitted with
         ``fit(X, y, groups=groups)`` and must certify a person-level guarantee
-        (:func:`~._selection_checks.check_person_rung`).
+        (:class:`~._gate.SecretTrials`).
     """
 
     def __init__(self, estimator, X, y, sources, params, largest_epsilon, groups=None):
         self.estimator, self.X, self.y, self.sources = estimator, X, y, sources
         self.params, self.largest_epsilon = params, largest_epsilon
-        self.groups = groups
-        self.statement = Statement("EpsilonForUtility", persons=groups is not None)
+        self.trials = SecretTrials(estimator, X, y, "EpsilonForUtility", groups)
+        self.statement = self.trials.statement
         self.n_fits = 0
         self.speech = None
 
@@ -69,15 +69,15 @@ class FreshFits:
         """The model of the rung at ``epsilon``, fitted through the gate (silenced:
         :attr:`speech` holds what it said, replayed only if it is released)."""
         _, random_state = self.sources.next()
-        model = with_budget(self.estimator, epsilon=epsilon, random_state=random_state,
-                            **self.params)
-        _, prefix = private_step(self.estimator)
-        fit_params = {} if self.groups is None else {prefix + "groups": self.groups}
-        model, self.speech = secret_fit(model, self.X, self.y, self.statement, fit_params)
-        if self.groups is not None:
-            check_person_rung(model)
+        params = {self.trials.prefix + key: value
+                  for key, value in {"epsilon": epsilon, **self.params}.items()}
+        model, self.speech = self.trials.fit(params, random_state)
         self.n_fits += 1
         return model
+
+    def release(self, model, user_random_state):
+        """The passing rung, as released (:meth:`~._gate.SecretTrials.release`)."""
+        return self.trials.release(model, self.speech, user_random_state)
 
 
 NOISE_REDUCTION_SEGMENT = 4.0

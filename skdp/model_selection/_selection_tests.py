@@ -15,7 +15,12 @@ Gaussian-DP rungs (:class:`GaussianTests`) and Renyi odometers (:class:`RenyiTes
 import numpy as np
 
 from ..utils._groups import rows_per_person
-from ._selection_accounts import GaussianDPOdometer, NoiseReductionAccount, PureDPAccount
+from ..accounting._odometers import (
+    GaussianDPOdometer,
+    NoiseReductionAccount,
+    PureDPAccount,
+    RenyiOdometer,
+)
 
 
 COUNT_SHARE, COUNT_EPSILON_MAX = 0.05, 0.1
@@ -136,8 +141,8 @@ class ValidationAccount(_LaplaceTests):
 class PureTests(_LaplaceTests):
     """Tests on every row, composed in sequence with pure rungs in one sum.
 
-    For pure rungs (:class:`~._selection_accounts.PureDPAccount`, or
-    :class:`~._selection_accounts.NoiseReductionAccount` for the releases of Laplace
+    For pure rungs (:class:`~skdp.accounting._odometers.PureDPAccount`, or
+    :class:`~skdp.accounting._odometers.NoiseReductionAccount` for the releases of Laplace
     noise paths), the label counts (Laplace at ``count_epsilon``) and each rung's
     Laplace test (sensitivity at most 1) read all the rows the rungs are trained on.
     A test's budget is ``test_ratio`` times its rung's epsilon, or
@@ -200,7 +205,7 @@ class GaussianTests:
 
     For rungs accounted in Gaussian DP (full-batch DP-GD), the label counts and each
     rung's test read all the rows the rungs are trained on, and every release is
-    charged to the training odometer (:class:`~._selection_accounts.GaussianDPOdometer`)
+    charged to the training odometer (:class:`~skdp.accounting._odometers.GaussianDPOdometer`)
     in ``mu^2``: the counts, ``sqrt(K)``-dimensional Gaussian noise of L2 sensitivity 1 under
     add/remove, at ``count_mu``; rung ``k``'s test, the Gaussian mechanism on ``f_k =
     sum_i (u_i - t)`` (sensitivity ``max(t, 1 - t) <= 1``), at ``mu_t = test_ratio *
@@ -445,8 +450,6 @@ def check_test_rows(test_rows, account):
     or checkpoints of one run, and Gaussian noise reduction in the Gaussian-DP odometer
     (:class:`GaussianTests`), or Poisson DP-SGD and Gaussian objective perturbation
     rungs in the Renyi odometer (:class:`RenyiTests`)."""
-    from ._accounts import RenyiOdometer
-
     if test_rows not in ("held_out", "all"):
         raise ValueError(f"test_rows must be 'held_out' or 'all', got {test_rows!r}.")
     if test_rows == "held_out":
@@ -469,8 +472,6 @@ def tests_on_all_rows(account, test_ratio, epsilon_start):
     Gaussian ones, a test at its rung's ``mu`` but no finer than the test floor's, and
     counts at :data:`GAUSSIAN_COUNT_RATIO` times a rung's ``mu`` at ``epsilon_start``."""
     from ..accounting import gdp_mu
-    from ._accounts import RenyiOdometer
-
     if isinstance(account, PureDPAccount):
         ratio = PURE_ALL_ROWS_TEST_RATIO if test_ratio == "auto" else test_ratio
         return PureTests(account, ratio, ratio * epsilon_start,

@@ -41,10 +41,10 @@ import skdp.linear_model._napp._estimators as napp_module
 import skdp.linear_model._objective_perturbation as objpert_module
 import skdp.linear_model._output_perturbation as outpert_module
 import skdp.mechanisms._objective_perturbation as objpert_mechanism
-import skdp.model_selection._epsilon_for_utility as e4u_module
+import skdp.model_selection._analytic_epsilon as e4u_module
 import skdp.model_selection._privacy_cost as privacy_cost_module
 from skdp import (
-    EpsilonForUtility,
+    AnalyticEpsilonForUtility,
     NAPPLassoClassifier,
     ObjPertLogisticRegression,
     OutputPertSVM,
@@ -349,9 +349,9 @@ def search_ledger(monkeypatch):
 def e4u_ledger(monkeypatch):
     passes = _ledger(monkeypatch)
     X, y = base_data(200)
-    search = EpsilonForUtility(ObjPertLogisticRegression(C=10.0, delta=1e-5),
-                               target_utility=0.7, n_draws=2, max_fits=9, selection="analytic",
-                               random_state=0).fit(X, y)
+    search = AnalyticEpsilonForUtility(ObjPertLogisticRegression(C=10.0, delta=1e-5),
+                                       target_utility=0.7, n_draws=2, max_fits=9,
+                                       random_state=0).fit(X, y)
     return _ledger_violations(passes, search.privacy_report_)
 
 

@@ -241,7 +241,7 @@ def test_objpert_gaussian_fit_with_groups_has_no_renyi_curve(unit_ball_classific
 def test_person_selection_of_gaussian_objpert_is_not_charged_a_renyi_curve():
     """A search over persons with Gaussian objective-perturbation rungs composes their
     (epsilon, delta) (basic-composition odometer), never the record's Renyi curve."""
-    from skdp.model_selection._accounts import ApproxDPOdometer, RenyiOdometer
+    from skdp.accounting._odometers import ApproxDPOdometer, RenyiOdometer
     from skdp.model_selection._selection_accounts import training_account
 
     est = ObjPertLogisticRegression(delta=1e-6, data_norm=1.0)

@@ -9,10 +9,11 @@ from sklearn.datasets import make_classification
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import Normalizer
 
-from skdp import EpsilonForUtility, ObjPertLogisticRegression, UnreachableUtilityWarning
+from skdp import (AnalyticEpsilonForUtility, EpsilonForUtility, ObjPertLogisticRegression,
+                  UnreachableUtilityWarning)
 from skdp.base import get_privacy_tags
 from skdp.model_selection import smoothed_accuracy_derivative
-from skdp.model_selection._epsilon_for_utility import SELECTION_STATEMENT
+from skdp.model_selection._analytic_epsilon import SELECTION_STATEMENT
 
 
 def _derivative(release):
@@ -29,9 +30,8 @@ TARGET = 0.94
 
 def _search(**params):
     defaults = dict(estimator=ObjPertLogisticRegression(C=10.0, delta=1e-5),
-                    target_utility=TARGET, n_draws=2, random_state=0,
-                    selection="analytic")
-    return EpsilonForUtility(**{**defaults, **params})
+                    target_utility=TARGET, n_draws=2, random_state=0)
+    return AnalyticEpsilonForUtility(**{**defaults, **params})
 
 
 @pytest.fixture(scope="module")
@@ -292,10 +292,9 @@ def test_refit_below_the_smallest_trainable_epsilon_is_raised():
     est = DPSGDClassifier(epochs=50)
     with pytest.raises(PrivacyBudgetError):
         clone(est).set_params(epsilon=1e-6).fit(X, y)
-    search = EpsilonForUtility(est, target_utility=0.5, n_draws=1, random_state=0,
-                               selection="analytic",
-                               expansion="linear",
-                               epsilon_bounds=(1e-6, 10.0))
+    search = AnalyticEpsilonForUtility(est, target_utility=0.5, n_draws=1, random_state=0,
+                                       expansion="linear",
+                                       epsilon_bounds=(1e-6, 10.0))
     with pytest.warns(UnreachableUtilityWarning):
         search.fit(X, y)
     assert search.best_estimator_.epsilon == search.epsilon_ > 1e-6
@@ -428,10 +427,11 @@ def test_verbose_prints_one_line_per_round_and_the_answer(capsys):
     assert len(lines) == 3
     first = search.measurements_[0]
     assert lines[0].startswith(
-        f"[EpsilonForUtility] measured at epsilon={first['epsilon'] / search._size_ratio:.4g} "
+        "[AnalyticEpsilonForUtility] measured at "
+        f"epsilon={first['epsilon'] / search._size_ratio:.4g} "
         "(2 draws)")
-    assert lines[1].startswith("[EpsilonForUtility] refined at")
-    assert lines[2] == (f"[EpsilonForUtility] epsilon_={search.epsilon_:.4g} (predicted "
+    assert lines[1].startswith("[AnalyticEpsilonForUtility] refined at")
+    assert lines[2] == (f"[AnalyticEpsilonForUtility] epsilon_={search.epsilon_:.4g} (predicted "
                         f"utility {search.predicted_utility_:.4f}); 5 private fits, the refit "
                         "included")
     _search(n_draws=2, max_fits=5).fit(X, y)

@@ -9,7 +9,7 @@ import pytest
 from sklearn.base import clone
 from sklearn.datasets import make_classification
 
-from skdp import EpsilonForUtility, ObjPertLogisticRegression, OutputPertSVM
+from skdp import AnalyticEpsilonForUtility, ObjPertLogisticRegression, OutputPertSVM
 from skdp.research import ResearchNAPPLasso
 
 X, y = make_classification(n_samples=600, n_features=4, n_informative=3, n_redundant=0,
@@ -18,8 +18,8 @@ X /= np.linalg.norm(X, axis=1).max()
 
 
 def _analytic(*args, **params):
-    """The analytic mode (these tests are about its internal fits' noise)."""
-    return EpsilonForUtility(*args, selection="analytic", **params)
+    """The analytic method (these tests are about its internal fits' noise)."""
+    return AnalyticEpsilonForUtility(*args, **params)
 
 
 def _integers(obj, seen=None):

@@ -372,13 +372,15 @@ def test_a_planted_composer_that_skips_the_gate_is_caught(attack, monkeypatch):
 
 
 def test_every_composer_of_the_library_fits_only_through_the_gate():
-    """No composer module calls ``.fit(`` on a candidate of its own: their fits go
-    through ``secret_fit`` (or the ledger's one released fit after the gate's checks)."""
-    from skdp.model_selection import _private_search, _selection_rungs
+    """No composer module calls ``.fit(`` on a candidate of its own: their trials go
+    through the gate's ``SecretTrials`` (whose fits are ``secret_fit``), a noise path's
+    releases through ``secret``, the ledger's one released fit after the gate's checks."""
+    from skdp.model_selection import _gate, _private_search, _selection_rungs
 
     for module in (_private_search, _selection_rungs):
         source = inspect.getsource(module)
-        assert "model.fit(" not in source and "secret_fit(" in source
+        assert "model.fit(" not in source and "SecretTrials(" in source
+    assert "secret_fit(" in inspect.getsource(_gate.SecretTrials.fit)
 
 
 def test_no_import_cycle_between_accounting_and_model_selection():

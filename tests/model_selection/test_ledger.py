@@ -5,11 +5,12 @@ import pytest
 from sklearn.datasets import make_classification
 from sklearn.model_selection import GridSearchCV
 
-from skdp import (DPSGDClassifier, EpsilonForUtility, ObjPertLogisticRegression,
-                  OutputPertSVM, PrivacyBudgetError, PrivacyLedger, PrivateGridSearchCV)
+from skdp import (AnalyticEpsilonForUtility, DPSGDClassifier, EpsilonForUtility,
+                  ObjPertLogisticRegression, OutputPertSVM, PrivacyBudgetError, PrivacyLedger,
+                  PrivateGridSearchCV)
 from skdp.accounting._rdp import ORDERS
 from skdp.accounting._costs import DPSGDRungCost
-from skdp.model_selection._accounts import rdp_budget
+from skdp.accounting._filters import rdp_budget
 
 X, y = make_classification(n_samples=400, n_features=4, random_state=0)
 
@@ -69,7 +70,7 @@ def test_ledger_refuses_what_it_cannot_account_for(monkeypatch):
     with pytest.raises(ValueError, match="PrivateGridSearchCV"):
         ledger.fit(GridSearchCV(ObjPertLogisticRegression(), {"C": [1.0]}), X, y)
     with pytest.raises(ValueError, match="analytic"):
-        ledger.fit(EpsilonForUtility(ObjPertLogisticRegression(), selection="analytic"), X, y)
+        ledger.fit(AnalyticEpsilonForUtility(ObjPertLogisticRegression()), X, y)
     # shared noise: a seed used twice, or a generator
     ledger.fit(ObjPertLogisticRegression(epsilon=0.1, random_state=3), X, y)
     with pytest.raises(ValueError, match="share"):

@@ -10,8 +10,9 @@ from skdp import ObjPertLogisticRegression
 from skdp.accounting._rdp import ORDERS
 from skdp.model_selection import (EpsilonForUtility, PrivateGridSearchCV,
                                   PrivateRandomizedSearchCV)
-from skdp.model_selection._accounts import (ApproxDPOdometer, RenyiOdometer,
-                                            rdp_order_epsilon)
+from skdp.accounting._filters import rdp_order_epsilon
+from skdp.accounting._odometers import ApproxDPOdometer, RenyiOdometer
+from skdp.model_selection._accounts import renyi_odometer_for
 from skdp.model_selection._private_search import candidate_cost
 from skdp.model_selection._selection_accounts import training_account
 
@@ -71,7 +72,7 @@ def test_odometer_report_equals_the_hand_computation():
                                epsilon_start=0.1, random_state=3).fit(X, y)
     rungs = search.measurements_
     assert len(rungs) >= 2
-    ladder = RenyiOdometer.for_estimator(estimator, 10.0, 1e-5, 0.1)  # public levels
+    ladder = renyi_odometer_for(estimator, 10.0, 1e-5, 0.1)  # public levels
     spent = np.zeros(ORDERS.shape)
     for rung in rungs:
         curve = hand_curve(rung["epsilon"], 1e-6, 1.0)

@@ -8,8 +8,8 @@ import pytest
 from scipy import stats
 from sklearn.datasets import make_classification
 
-from skdp import (DPSGDClassifier, EpsilonForUtility, ObjPertLogisticRegression, OutputPertSVM,
-                  UnreachableUtilityWarning)
+from skdp import (AnalyticEpsilonForUtility, DPSGDClassifier, EpsilonForUtility,
+                  ObjPertLogisticRegression, OutputPertSVM, UnreachableUtilityWarning)
 from skdp.accounting import gaussian_epsilon, gdp_mu
 from skdp.model_selection._private_selection import (
     _SelectionStreams,
@@ -615,7 +615,7 @@ def test_private_mode_is_the_default_and_its_report_adds_up():
     search = EpsilonForUtility(ObjPertLogisticRegression(), target_utility=0.85,
                                epsilon_start=0.05, random_state=0).fit(X, y)
     report = search.privacy_report_
-    assert search.selection == "private" and report["selection"] == "private"
+    assert report["selection"] == "private"
     rungs = report["transcript"]["rungs"]
     train = sum(r["epsilon_spent"] for r in rungs)
     validation = count_epsilon(10.0) + sum(r["test_budget"] for r in rungs)
@@ -722,12 +722,12 @@ def test_proxy_sets_the_first_rung_from_the_analytic_answer_on_its_own_stream():
     X_public, y_public = make_classification(n_samples=800, n_features=4, n_informative=2,
                                              n_redundant=0, class_sep=1.5, random_state=1)
     X_public /= np.linalg.norm(X_public, axis=1).max()
-    search = EpsilonForUtility(ObjPertLogisticRegression(), target_utility=0.85, n_draws=2,
+    search = EpsilonForUtility(ObjPertLogisticRegression(), target_utility=0.85,
                                random_state=0, tolerance=0.5)
     search.fit(X, y, proxy=(X_public, y_public))
-    analytic = EpsilonForUtility(ObjPertLogisticRegression(), target_utility=0.85, n_draws=2,
-                                 selection="analytic", refit=False,
-                                 random_state=_SelectionStreams(0).proxy())
+    # the analytic method at its defaults, the search's validation fraction, no refit
+    analytic = AnalyticEpsilonForUtility(ObjPertLogisticRegression(), target_utility=0.85,
+                                         refit=False, random_state=_SelectionStreams(0).proxy())
     rows_epsilon = analytic.fit(X_public, y_public).epsilon_ * len(y_public)
     count = search.privacy_report_["transcript"]["noisy_validation_count"]
     first = search.measurements_[0]["epsilon"]
@@ -940,7 +940,7 @@ def test_gaussian_objective_perturbation_rungs_share_the_search_delta():
     """Multinomial KST rungs have no GDP or RDP bound here: basic-composition
     filters at J levels, each rung at delta_max / (J max_rungs), so that the union over
     the levels is delta_max, the estimator's own delta by default."""
-    from skdp.model_selection._accounts import level_ladder
+    from skdp.accounting._filters import level_ladder
 
     search = EpsilonForUtility(ObjPertLogisticRegression(delta=1e-5, multi_class="multinomial",
                                                          classes=[0, 1, 2]),
@@ -969,17 +969,16 @@ def test_a_regressor_is_tested_on_the_bounded_utility():
     assert report["ex_post"]["epsilon"] <= 10.0
     with pytest.raises(ValueError, match="y_bound"):
         EpsilonForUtility(NAPPLasso(coef_bound=50.0)).fit(Xr, yr)
-    with pytest.raises(ValueError, match="scoring must be None"):
-        EpsilonForUtility(NAPPLasso(y_bound=4.0, coef_bound=50.0), scoring="r2").fit(Xr, yr)
 
 
 def test_the_gaussian_odometer_refuses_a_rung_above_its_top_filter():
-    from skdp.model_selection._selection_accounts import GaussianDPOdometer
+    from skdp.accounting._odometers import GaussianDPOdometer
+    from skdp.model_selection._accounts import FittedSpend
 
     odometer = GaussianDPOdometer(1.0, 1e-5, rung_delta=1e-6, epsilon_start=0.05)
     model = DPSGDClassifier(delta=1e-6, sample_rate=1.0, epochs=5, epsilon=2.0).fit(X, y)
     with pytest.raises(RuntimeError, match="top filter"):
-        odometer.charge(2.0, model)
+        odometer.charge(2.0, FittedSpend(model))
 
 
 # -- tests on every row, composed with DP-GD rungs in one GDP odometer ------------------------
@@ -1083,7 +1082,7 @@ def test_auto_tests_on_all_rows_are_no_finer_than_the_test_floor_by_hand():
 
 
 def test_largest_rung_with_its_test_at_the_floor_fills_the_top_filter():
-    from skdp.model_selection._selection_accounts import GaussianDPOdometer
+    from skdp.accounting._odometers import GaussianDPOdometer
     from skdp.model_selection._selection_tests import GaussianTests
 
     odometer = GaussianDPOdometer(4.0, 1e-5, rung_delta=1e-6, epsilon_start=0.5)
@@ -1148,7 +1147,7 @@ def test_all_rows_tests_join_the_renyi_odometer_by_hand(estimator):
     test_ratio times its rung's mu are charged alpha mu^2 / 2 at every order, with the
     rungs' own RDP, and the claim is the lowest level whose filter the total fits."""
     from skdp.accounting._rdp import ORDERS
-    from skdp.model_selection._accounts import RenyiOdometer
+    from skdp.model_selection._accounts import renyi_odometer_for
     from skdp.model_selection._selection_accounts import training_account
 
     account = training_account(estimator, 4.0, 1e-5, 0.3, max_rungs=3)
@@ -1158,7 +1157,7 @@ def test_all_rows_tests_join_the_renyi_odometer_by_hand(estimator):
     report = private_report(result, type(estimator).__name__, 0.97)
     rungs = report["transcript"]["rungs"]
     assert len(rungs) == 3
-    odometer = RenyiOdometer.for_estimator(estimator, 4.0, 1e-5, 0.3)  # an untouched one
+    odometer = renyi_odometer_for(estimator, 4.0, 1e-5, 0.3)  # an untouched one
     mus = np.array([gdp_mu(r["epsilon"], 1e-6) for r in rungs])
     count_mu = 0.5 * gdp_mu(0.3, 1e-6)
     assert [r["test_budget"] for r in rungs] == pytest.approx(0.5 * mus)
@@ -1177,13 +1176,13 @@ def test_renyi_all_rows_counts_alone_are_claimed():
     """A cohort too small for the cap fits no rung, but the counts on every row were
     released: the Renyi odometer claims their level, not zero."""
     from skdp.accounting._rdp import ORDERS
-    from skdp.model_selection._accounts import RenyiOdometer
+    from skdp.model_selection._accounts import renyi_odometer_for
 
     estimator = ObjPertLogisticRegression(delta=1e-6)
     result = _select(estimator, target=0.9, epsilon_max=4.0, delta_max=1e-5,
                      epsilon_start=0.3, test_rows="all", tolerance=1e-6)
     assert result.stop_reason == "cohort_too_small" and not result.rungs
-    odometer = RenyiOdometer.for_estimator(estimator, 4.0, 1e-5, 0.3)
+    odometer = renyi_odometer_for(estimator, 4.0, 1e-5, 0.3)
     counts = ORDERS * (0.3 * gdp_mu(0.3, 1e-6)) ** 2 / 2  # "auto": 0.3 of a rung at the start
     fits = counts[odometer.order_indices] <= odometer.budgets
     assert result.ex_post == (pytest.approx(odometer.levels[np.argmax(fits)]), 1e-5)

@@ -291,7 +291,6 @@ class _PersonSVM(OutputPertSVM):
 
 
 @pytest.mark.parametrize("search, match", [
-    (EpsilonForUtility(_PersonStub(), selection="analytic"), "selection='private'"),
     (EpsilonForUtility(_RowsOnly()), "does not take groups"),
     (EpsilonForUtility(_ReleasesRowsOnly()), "does not take groups"),
     (EpsilonForUtility(_PersonSVM(noise="laplace")), "fresh rungs"),
@@ -305,7 +304,6 @@ def test_unsupported_groups_are_refused_before_any_data_is_read(monkeypatch, sea
 
     monkeypatch.setattr(meta, "validate_private_input",
                         lambda *a: pytest.fail("the data were read"))
-    monkeypatch.setattr(meta, "validate_data", lambda *a, **k: pytest.fail("data read"))
     monkeypatch.setattr(module, "coin_split", lambda *a: pytest.fail("data were split"))
     with pytest.raises(ValueError, match=match):
         search.fit(X, y, groups=groups)
