@@ -167,6 +167,7 @@ def poisson_rows(key, sample_rate, start, stop):
     m = inclusion_numerator(sample_rate)
     if m == 0 or stop <= start:
         return np.empty(0, dtype=np.int64)
+    start, stop = int(start), int(stop)   # Python integers: addresses pass 2^64
     if m > _BLOCKS_MAX_NUMERATOR:
         return _rows_by_rows(key, m, start, stop)
     return _rows_by_blocks(key, m, start, stop)
@@ -391,7 +392,8 @@ def _counts(key, layout, first, words):
     if (thresholds[counts - 1] == words).any():   # rare: a word equal to an entry
         low = np.searchsorted(thresholds, words, side="left")
         # a tie: the word is floor(2^64 F_k) for a k with 2^64 F_k not an integer
-        for i in np.flatnonzero(layout.inexact_before[counts] != layout.inexact_before[low]):
+        tied = layout.inexact_before[counts] != layout.inexact_before[low]
+        for i in np.flatnonzero(tied).tolist():
             counts[i] = _tied_count(key, layout, first + i, int(words[i]))
     return counts
 
