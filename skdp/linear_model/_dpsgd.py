@@ -1249,10 +1249,12 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
     ``alpha`` and the learning-rate schedule are public, and so is the step
     size (``"auto"``: a function of public parameters and the DP count); tail
     averaging is post-processing. The Poisson masks are drawn from the secret
-    noise stream: each step a 128-bit key from it, and row ``i`` is in the
-    batch iff the ``i``-th uniform of AES-128 in counter mode under that key is
-    below ``q`` (the same batches in memory and on a dask array, whatever its
-    chunking). Not protected: the set of class labels
+    noise stream: each step a 128-bit key from it, and AES-128 in counter mode
+    under that key, addressed by global row indices, includes each row
+    independently with probability ``floor(q 2^32) / 2^32`` (row by row, or for
+    ``q <= 1/64`` by public blocks of 1024 rows: an exact binomial count and
+    uniform positions; the same batches in memory and on a dask array, whatever
+    its chunking). Not protected: the set of class labels
     unless ``classes`` is given, and the feature dimension. Feature scaling
     must itself be public (not fitted on the private data). Floating-point
     attacks on the Gaussian sampler are out of scope. The clipping norm
