@@ -32,7 +32,7 @@ thread, in interleaved rounds (medians of the per-round ratios): the fit as it i
 drawn by rows (the sampler before the draw by blocks: the same law, a word per two
 rows), and a floor where the sampler costs nothing (precomputed batches); and the
 sampler alone, a step's draw by rows and by blocks at a batch of 256 on Adult's rows
-and on 10^6 rows.
+and on 10^6 rows, and the keying of the AES generator with a step's key (both pay it).
 
 Run ``python -m benchmarks.bench_dpsgd [--quick] [--n-jobs N]`` from the repo root.
 ``--n-jobs`` runs the seed repetitions of the accuracy curves through joblib (same
@@ -349,11 +349,14 @@ def _small_batch_fits(X, y, sample_rate, settings):
 
 
 def _sampler_steps(n, q, steps):
-    """CPU microseconds of one step's draw, by rows and by blocks, interleaved by step."""
+    """CPU microseconds of one step's draw, by rows and by blocks, interleaved by step,
+    and of keying the AES generator with the step's key alone (both draws pay it)."""
     keys = np.random.default_rng(0).integers(0, 2**64, size=(steps, 2), dtype=np.uint64)
     m = _poisson_sampling.inclusion_numerator(q)
+    generator = _poisson_sampling._generator()
     draws = {"by_rows": lambda key: _poisson_sampling._rows_by_rows(key, m, 0, n),
-             "by_blocks": lambda key: _poisson_sampling._rows_by_blocks(key, m, 0, n)}
+             "by_blocks": lambda key: _poisson_sampling._rows_by_blocks(key, m, 0, n),
+             "keying_alone": lambda key: _poisson_sampling._read(generator, key, 0, 2)}
     times = {name: [] for name in draws}
     for key in keys:
         for name, draw in draws.items():
