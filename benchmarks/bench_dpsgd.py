@@ -32,7 +32,10 @@ thread, in interleaved rounds (medians of the per-round ratios): the fit as it i
 drawn by rows (the sampler before the draw by blocks: the same law, a word per two
 rows), and a floor where the sampler costs nothing (precomputed batches); and the
 sampler alone, a step's draw by rows and by blocks at a batch of 256 on Adult's rows
-and on 10^6 rows, and the keying of the AES generator with a step's key (both pay it).
+and on 10^6 rows, and the keying of the AES generator with a step's key (both pay it);
+and the same fits at a batch of 256 on a tall synthetic design (200,000 x 100, rows
+scaled into the unit ball, 2 epochs, 3 rounds), where a word per two rows costs far
+more than the batch.
 
 Run ``python -m benchmarks.bench_dpsgd [--quick] [--n-jobs N]`` from the repo root.
 ``--n-jobs`` runs the seed repetitions of the accuracy curves through joblib (same
@@ -47,6 +50,7 @@ import warnings
 from unittest import mock
 
 import numpy as np
+from sklearn.datasets import make_classification
 from sklearn.linear_model import LogisticRegression, SGDClassifier
 from threadpoolctl import threadpool_limits
 
@@ -287,7 +291,7 @@ def _timings(params, torch_available):
 
 
 SMALL_BATCH = {"batch": 256, "epochs": 20, "rounds": 7, "noise_multiplier": 1.0,
-               "sampler_steps": 300}
+               "sampler_steps": 300, "tall_rows": 200_000, "tall_epochs": 2, "tall_rounds": 3}
 
 
 def _cpu_seconds(fit):
@@ -373,13 +377,21 @@ def _small_batch(params):
     X, y, _, _ = make_data(params, "adult")
     settings = dict(SMALL_BATCH)
     if params is QUICK:
-        settings.update(rounds=2, epochs=2, sampler_steps=30)
+        settings.update(rounds=2, epochs=2, sampler_steps=30, tall_rows=20_000, tall_rounds=1)
+    tall = make_classification(n_samples=settings["tall_rows"], n_features=100,
+                               random_state=0)
+    tall_X = tall[0] / np.linalg.norm(tall[0], axis=1).max()
+    tall_settings = {**settings, "epochs": settings["tall_epochs"],
+                     "rounds": settings["tall_rounds"]}
     out = {"settings": settings, "n_train": len(X),
            "batch_256": _small_batch_fits(X, y, settings["batch"] / len(X), settings),
            "default_rate": _small_batch_fits(X, y, 0.1, settings),
+           "tall_batch_256": _small_batch_fits(tall_X, tall[1],
+                                               settings["batch"] / settings["tall_rows"],
+                                               tall_settings),
            "sampler_alone": [_sampler_steps(n, settings["batch"] / n, settings["sampler_steps"])
                              for n in (len(X), 1_000_000)]}
-    for name in ("batch_256", "default_rate"):
+    for name in ("batch_256", "default_rate", "tall_batch_256"):
         print(f"[small batch] {name}: " + ", ".join(
             f"{k} {v:.3g}" for k, v in out[name].items() if k.endswith("_SGDClassifier")))
     for row in out["sampler_alone"]:
