@@ -29,11 +29,12 @@ whatever ``n`` and the chunking), and each block draws
    right: ``B`` divides ``2^16``, so each is exactly uniform) are the sampled rows
    (``K <= B / 2``) or the rows left out (``K > B / 2``).
 
-A step then costs ``(n / B) R`` words (``R = 1 + W``, below) and vector operations on
-them and on the batch's positions, instead of ``n / 2`` words: at a batch of 256 on
-10^6 rows, a fifth of the time by rows (``benchmarks/bench_dpsgd.py``). Above
-``q = 1/64`` most blocks repeat a position among their first ``L`` draws and the
-selection costs more than a word per row, so rows are drawn by rows there.
+A step then costs ``(n / B) R`` words (``R = 1 + W``, below) and a few dozen vector
+operations on them and on the batch's positions, instead of ``n / 2`` words: at a
+batch of 256, about the time by rows on 30,000 rows, a fifth of it on 10^6 rows
+(``benchmarks/bench_dpsgd.py --small-batch``). Above ``q = 1/64`` most blocks repeat a
+position among their first ``L`` draws and the selection costs more than a word per
+row, so rows are drawn by rows there.
 
 Why the law of the blocks is exact. Given ``K = k``, the set of the first ``L``
 distinct values of an i.i.d. uniform sequence has a law invariant under every
@@ -73,11 +74,13 @@ BLOCK_BITS = 10
 _BLOCKS_AT_ONCE = 256
 _SAMPLER_ROWS = 1 << 14
 
-# The largest m drawn by blocks: q <= 1/64, at most 16 rows of a block on average
-# (CPU time a step on a loaded 2-core machine: on 10^6 rows by blocks 8x faster at
-# q = 2.6e-4, 2x at 0.01, 2.3x slower at 0.03; on 30,000 rows about even below 0.01,
-# where keying AES with the step's key, 25-60 us, is a third of either draw). A
-# public constant: every partition of a step draws the same way.
+# The largest m drawn by blocks: q <= 1/64, at most 16 rows of a block on average.
+# CPU time of a step's draw by rows over by blocks, on a loaded 2-core machine: at a
+# batch of 256, 1.0 on 30,162 rows, 1.5 on 50,000, 2.4 on 10^5, 8 on 10^6; on 10^6
+# rows 1.9 at q = 0.01 and 0.4 at q = 0.03; 0.74 on 5,000 rows at q = 0.002 (the
+# draw by blocks costs a few dozen vector operations a step, and keying AES with the
+# step's key, 25-60 us, is paid by both). A public constant: every partition of a
+# step draws the same way.
 _BLOCKS_MAX_NUMERATOR = 1 << 26
 
 # ``p = m / 2^_RATE_BITS``; positions are read from 16-bit words.
