@@ -227,3 +227,23 @@ def test_rate_is_floor_q_2_32_and_never_above_q():
         p = Fraction(inclusion_numerator(q), 2**32)
         assert p <= Fraction(q) < p + Fraction(1, 2**32)
     assert poisson_rows(_keys(1)[0], 1e-10, 0, 10**6).size == 0   # m = 0: p = 0
+
+
+def test_the_draw_leaves_the_accounting_unchanged(monkeypatch):
+    """A small-batch fit certifies the same noise and spend whichever draw it uses: the
+    accountant reads the public q and the steps, not the sampler."""
+    from sklearn.datasets import make_classification
+
+    from skdp import DPSGDClassifier
+
+    X, y = make_classification(n_samples=3000, n_features=4, random_state=0)
+    kw = dict(epsilon=1.0, delta=1e-5, sample_rate=0.01, epochs=1, data_norm=1.0,
+              random_state=0)
+    by_blocks = DPSGDClassifier(**kw).fit(X, y)
+    monkeypatch.setattr(sampling, "_BLOCKS_MAX_NUMERATOR", 0)   # every batch by rows
+    by_rows = DPSGDClassifier(**kw).fit(X, y)
+    for name in ("sample_rate_", "n_steps_", "noise_multiplier_", "epsilon_spent_",
+                 "delta_spent_"):
+        assert getattr(by_blocks, name) == getattr(by_rows, name), name
+    assert by_blocks.sample_rate_ == 0.01 and by_blocks.epsilon_spent_ <= 1.0
+    assert not np.array_equal(by_blocks.coef_, by_rows.coef_)   # other batches
