@@ -368,8 +368,8 @@ def _blocks_sample(key, layout, first, words):
 
 def _distinct_positions(key, layout, first, positions, wanted, blocks):
     """The local rows ``i B + position`` of the first ``wanted[i]`` distinct position
-    draws of each block ``i`` of ``blocks`` (few: one or two a step for a small
-    batch), unsorted."""
+    draws of each block ``i`` of ``blocks`` (about one a step at a batch of 256 on
+    Adult; every block in the general case), unsorted."""
     local = [np.empty(0, dtype=np.int64)]
     for i in blocks.tolist():
         local.append(i * layout.rows + _block_positions(key, layout, first + i, positions[i],
@@ -396,7 +396,9 @@ def _counts(key, layout, first, words):
     leading 64 bits are ``words``: ``K = #{k < B : F_k <= U}``."""
     thresholds = layout.thresholds
     counts = np.searchsorted(thresholds, words, side="right")
-    if (thresholds[counts - 1] == words).any():   # rare: a word equal to an entry
+    # rare: a word equal to the entry below its count (a count of 0 reads the last
+    # entry, never equal to a word below the first; this is only a gate)
+    if (thresholds[counts - 1] == words).any():
         low = np.searchsorted(thresholds, words, side="left")
         # a tie: the word is floor(2^64 F_k) for a k with 2^64 F_k not an integer
         tied = layout.inexact_before[counts] != layout.inexact_before[low]
@@ -447,18 +449,20 @@ def first_distinct(draws, wanted):
 
 def _block_positions(key, layout, block, positions, wanted):
     """The first ``wanted`` distinct positions of a block's draws: its first round
-    ``positions``, then further rounds of ``W`` words while it holds fewer."""
+    ``positions``, then further rounds of ``W`` words while it holds fewer (round ``r``
+    at word ``r 2^64 + jW``; the ``2^63`` rounds below the tie-breaking words are never
+    all needed: each round completes the block with a probability bounded away from 0)."""
     sequence = positions.tolist()
-    picked = first_distinct(sequence, wanted)
-    if picked is None:
-        from randomgen import AESCounter   # its own generator: the caller's is mid-read
+    picked, r, aes = first_distinct(sequence, wanted), 0, None
+    while picked is None:
+        if aes is None:
+            from randomgen import AESCounter   # its own generator: the caller's is mid-read
 
-        aes = AESCounter(key=0, counter=0)
-    for r in range(1, 2**63):
-        if picked is not None:
-            return np.array(picked, dtype=np.int64)
+            aes = AESCounter(key=0, counter=0)
+        r += 1
         words = _read(aes, key, r * _ROUND_STRIDE + block * layout.round_words,
                       layout.round_words)
         more = words.astype("<u8", copy=False).view("<u2") >> layout.position_shift
         sequence += more.tolist()
         picked = first_distinct(sequence, wanted)
+    return np.array(picked, dtype=np.int64)
