@@ -24,6 +24,19 @@ Speed, as ratios measured in the same run (best of 3):
   calibration time is reported separately), skdp against Opacus;
 * cost per epoch of skdp (defaults and recipe) against scikit-learn's SGDClassifier.
 
+Small batches (``--small-batch``, written to ``dpsgd_small_batch.json``): 20 epochs of
+DP-SGD at an expected batch of 256 rows and at the default rate 0.1 on Adult against
+SGDClassifier with the same epochs, CPU time (``time.process_time``) with one BLAS
+thread, in interleaved rounds (medians of the per-round ratios): the fit as it is
+(Poisson batches drawn by blocks for ``q <= 1/64``), the same fit with every batch
+drawn by rows (the sampler before the draw by blocks: the same law, a word per two
+rows), and a floor where the sampler costs nothing (precomputed batches); and the
+sampler alone, a step's draw by rows and by blocks at a batch of 256 on Adult's rows
+and on 10^6 rows, and the keying of the AES generator with a step's key (both pay it);
+and the same fits at a batch of 256 on a tall synthetic design (200,000 x 100, rows
+scaled into the unit ball, 2 epochs, 3 rounds), where a word per two rows costs far
+more than the batch.
+
 Run ``python -m benchmarks.bench_dpsgd [--quick] [--n-jobs N]`` from the repo root.
 ``--n-jobs`` runs the seed repetitions of the accuracy curves through joblib (same
 results for any value); the speed ratios are always measured one fit after another.
@@ -31,15 +44,21 @@ results for any value); the speed ratios are always measured one fit after anoth
 
 import argparse
 import json
+import os
 import time
 import warnings
+from unittest import mock
 
 import numpy as np
+from sklearn.datasets import make_classification
 from sklearn.linear_model import LogisticRegression, SGDClassifier
+from threadpoolctl import threadpool_limits
 
 from skdp import DPSGDClassifier, ObjPertLogisticRegression
 from skdp.accounting import calibrate_noise_multiplier, default_count_noise_std
 from skdp.datasets import load_adult, load_kddcup99
+from skdp.linear_model import _dpsgd
+from skdp.mechanisms import _poisson_sampling
 
 from ._common import (N_JOBS_HELP, RESULTS_DIR, _to_builtin, best_time, environment,
                       figure_footer, map_seeds, optional_import, summarise, write_results)
@@ -271,6 +290,115 @@ def _timings(params, torch_available):
     return out
 
 
+SMALL_BATCH = {"batch": 256, "epochs": 20, "rounds": 7, "noise_multiplier": 1.0,
+               "sampler_steps": 300, "tall_rows": 200_000, "tall_epochs": 2, "tall_rounds": 3}
+
+
+def _cpu_seconds(fit):
+    start = time.process_time()
+    fit()
+    return time.process_time() - start
+
+
+def _free_batches(n, q, count):
+    """``count`` Poisson batches drawn ahead of a fit, handed out in turn at no cost:
+    the sampler's floor."""
+    rng = np.random.default_rng(0)
+    batches = [np.flatnonzero(rng.random(n) < q) for _ in range(count)]
+    state = {"step": 0}
+
+    def sample(n_rows, sample_rate, sampling_rng):
+        sampling_rng.bit_generator.random_raw(2)   # the key the fit would draw
+        state["step"] += 1
+        return batches[state["step"] % count]
+    return sample
+
+
+def _small_batch_fits(X, y, sample_rate, settings):
+    """Per-round CPU seconds of the fit variants and SGDClassifier, interleaved."""
+    def dpsgd():
+        DPSGDClassifier(epsilon=np.inf, noise_multiplier=settings["noise_multiplier"],
+                        sample_rate=sample_rate, epochs=settings["epochs"], data_norm=1.0,
+                        random_state=0).fit(X, y)
+
+    def by_rows():
+        with mock.patch.object(_poisson_sampling, "_BLOCKS_MAX_NUMERATOR", 0):
+            dpsgd()
+
+    def free_sampler():
+        with mock.patch.object(_dpsgd, "_poisson_sample", _free_batches(len(X), sample_rate, 64)):
+            dpsgd()
+
+    def sgd():
+        SGDClassifier(loss="log_loss", max_iter=settings["epochs"], tol=None,
+                      random_state=0).fit(X, y)
+
+    fits = {"dpsgd": dpsgd, "dpsgd_batches_by_rows": by_rows,
+            "dpsgd_free_sampler": free_sampler, "SGDClassifier": sgd}
+    times = {name: [] for name in fits}
+    load = [os.getloadavg()[0]]
+    with threadpool_limits(limits=1, user_api="blas"):
+        for _ in range(settings["rounds"]):
+            for name, fit in fits.items():
+                times[name].append(_cpu_seconds(fit))
+    load.append(os.getloadavg()[0])
+    sgd_times = np.asarray(times["SGDClassifier"])
+    out = {"sample_rate": sample_rate, "load_average": load, "cpu_s": times,
+           "median_cpu_s": {name: float(np.median(t)) for name, t in times.items()}}
+    for name in ("dpsgd", "dpsgd_batches_by_rows", "dpsgd_free_sampler"):
+        ratios = np.asarray(times[name]) / sgd_times
+        out[f"{name}_over_SGDClassifier"] = float(np.median(ratios))
+        out[f"{name}_over_SGDClassifier_range"] = [float(ratios.min()), float(ratios.max())]
+    return out
+
+
+def _sampler_steps(n, q, steps):
+    """CPU microseconds of one step's draw, by rows and by blocks, interleaved by step,
+    and of keying the AES generator with the step's key alone (both draws pay it)."""
+    keys = np.random.default_rng(0).integers(0, 2**64, size=(steps, 2), dtype=np.uint64)
+    m = _poisson_sampling.inclusion_numerator(q)
+    generator = _poisson_sampling._generator()
+    draws = {"by_rows": lambda key: _poisson_sampling._rows_by_rows(key, m, 0, n),
+             "by_blocks": lambda key: _poisson_sampling._rows_by_blocks(key, m, 0, n),
+             "keying_alone": lambda key: _poisson_sampling._read(generator, key, 0, 2)}
+    times = {name: [] for name in draws}
+    for key in keys:
+        for name, draw in draws.items():
+            times[name].append(_cpu_seconds(lambda: draw(key)) * 1e6)
+    ratios = np.asarray(times["by_rows"]) / np.asarray(times["by_blocks"])
+    return {"n": n, "sample_rate": q,
+            "median_us": {name: float(np.median(t)) for name, t in times.items()},
+            "by_rows_over_by_blocks": float(np.median(ratios))}
+
+
+def _small_batch(params):
+    """Small batches on Adult (see the module docstring); load is recorded: the figures
+    are from a shared machine."""
+    X, y, _, _ = make_data(params, "adult")
+    settings = dict(SMALL_BATCH)
+    if params is QUICK:
+        settings.update(rounds=2, epochs=2, sampler_steps=30, tall_rows=20_000, tall_rounds=1)
+    tall = make_classification(n_samples=settings["tall_rows"], n_features=100,
+                               random_state=0)
+    tall_X = tall[0] / np.linalg.norm(tall[0], axis=1).max()
+    tall_settings = {**settings, "epochs": settings["tall_epochs"],
+                     "rounds": settings["tall_rounds"]}
+    out = {"settings": settings, "n_train": len(X),
+           "batch_256": _small_batch_fits(X, y, settings["batch"] / len(X), settings),
+           "default_rate": _small_batch_fits(X, y, 0.1, settings),
+           "tall_batch_256": _small_batch_fits(tall_X, tall[1],
+                                               settings["batch"] / settings["tall_rows"],
+                                               tall_settings),
+           "sampler_alone": [_sampler_steps(n, settings["batch"] / n, settings["sampler_steps"])
+                             for n in (len(X), 1_000_000)]}
+    for name in ("batch_256", "default_rate", "tall_batch_256"):
+        print(f"[small batch] {name}: " + ", ".join(
+            f"{k} {v:.3g}" for k, v in out[name].items() if k.endswith("_SGDClassifier")))
+    for row in out["sampler_alone"]:
+        print(f"[small batch] sampler, n={row['n']}: {row['median_us']} us a step")
+    return out
+
+
 def _plot(payload, params, path):
     import matplotlib
 
@@ -327,6 +455,8 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="small CI-sized run")
     parser.add_argument("--timing-only", action="store_true",
                         help="only the speed ratios (written to dpsgd_timing.json)")
+    parser.add_argument("--small-batch", action="store_true",
+                        help="only the small-batch speed figures (dpsgd_small_batch.json)")
     parser.add_argument("--n-jobs", type=int, default=1, help=N_JOBS_HELP)
     parser.add_argument("--methods", nargs="+", choices=SKDP_METHODS,
                         help="run only these skdp accuracy curves and add them to the "
@@ -355,6 +485,10 @@ def main(argv=None):
                        and optional_import("opacus") is not None)
     if not torch_available:
         print("Opacus not importable: skipping the Opacus comparison.")
+    if args.small_batch:
+        path = write_results(name + "_small_batch", _small_batch(params))
+        print("wrote", path)
+        return
     if args.timing_only:
         path = write_results(name + "_timing", {"params": params, "recipe": RECIPE,
                                                 "timing": _timings(params, torch_available)})

@@ -419,6 +419,33 @@ def test_sampler_rows_are_the_slice_of_the_whole_sample(n, bounds):
         rng.standard_normal()   # another key for the next rate
 
 
+@pytest.mark.parametrize("chunks", [(1000, 1048, 452), (1, 1023, 1025, 451), 2500],
+                         ids=["block edges", "one row and inside blocks", "single"])
+def test_small_batch_dpsgd_equals_in_memory(chunks, monkeypatch):
+    """Batches of q <= 1/64 are drawn by public blocks of 1024 rows: partitions cutting
+    blocks anywhere draw the batches of the in-memory fit, step by step, and the model
+    is the in-memory one."""
+    X, y = make_classification(n_samples=2500, n_features=4, random_state=1)
+    sizes = {}
+    run = _dpsgd._dp_sgd
+
+    def recorded(*args, **kwargs):
+        result = run(*args, **kwargs)
+        sizes[getattr(args[0], "partitioned", False)] = result.batch_sizes
+        return result
+
+    monkeypatch.setattr(_dpsgd, "_dp_sgd", recorded)
+    kw = dict(epsilon=np.inf, noise_multiplier=1.0, sample_rate=0.012, epochs=1,
+              random_state=5)
+    memory = DPSGDClassifier(**kw).fit(X, y)
+    partitioned = DPSGDClassifier(**kw).fit(*_dask(X, y, chunks))
+    np.testing.assert_array_equal(sizes[True], sizes[False])
+    assert abs(sizes[False].mean() - 2500 * 0.012) < 5 * math.sqrt(30 / len(sizes[False]))
+    np.testing.assert_allclose(partitioned.coef_, memory.coef_, rtol=1e-10, atol=0)
+    np.testing.assert_allclose(partitioned.intercept_, memory.intercept_, rtol=1e-10,
+                               atol=1e-300)
+
+
 @pytest.mark.parametrize("q", [0.1, 0.37, 1e-3])
 def test_sampler_inclusion_rate_is_q(q):
     n = 2_000_000

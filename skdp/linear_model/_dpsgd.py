@@ -2,7 +2,6 @@
 
 import copy
 import math
-import threading
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -26,6 +25,9 @@ from ..base import LARGE_DELTA, warn_noise_floor
 from ..exceptions import LargeDeltaWarning, PrivacyBudgetError
 from ..losses import HingeLoss
 from ..mechanisms._dominance import NOISE_FLOOR_CERTAINTY, noise_floor
+from ..mechanisms._poisson_sampling import poisson_key as _poisson_key
+from ..mechanisms._poisson_sampling import poisson_rows as _poisson_rows
+from ..mechanisms._poisson_sampling import poisson_sample as _poisson_sample
 from ..solvers._design import (_CACHE_BYTES, _cache_rows, _sparse_block_rows, as_design,
                                is_sparse)
 from ..solvers._newton import _row_norms
@@ -97,83 +99,6 @@ class _MarginColumns:
 
     def value(self, S, Y):
         return np.sum(self.loss.loss(S, Y), axis=1)
-
-
-# Rows whose uniforms are drawn at a time (64 KiB of them): a step's sample costs memory
-# of the order of the sample, not of the rows, and the words stay in cache.
-_SAMPLER_ROWS = 1 << 14
-
-# One AES counter generator per thread, re-keyed for every draw (re-keying costs a
-# third of a new generator, which also reads the operating system's entropy)
-_SAMPLERS = threading.local()
-
-
-def _poisson_key(rng):
-    """A step's sampling key: 128 bits from the fit's secret sampling stream ``rng``."""
-    return rng.bit_generator.random_raw(2)   # two words of its ChaCha20 stream
-
-
-def _poisson_rows(key, sample_rate, start, stop):
-    """The rows of ``[start, stop)`` in the Poisson sample of the step keyed ``key``.
-
-    Row ``i`` is in the sample iff ``u_i < floor(q 2^32)``, where ``u_i`` is the
-    ``i``-th 32-bit half-word of AES-128 in counter mode under ``key`` (randomgen's
-    ``AESCounter``: block ``c`` gives the 64-bit words ``2c`` and ``2c + 1``, each
-    read as two little-endian halves, so rows ``4c`` to ``4c + 3``): probability
-    ``floor(q 2^32) / 2^32``, within ``2^-32`` of ``q`` and never above it (the
-    accountant's ``q`` bounds the true rate). The uniforms are addressed by the global
-    row index, so rows ``[a, b)`` draw exactly their own: a partition of the rows finds
-    its part of the one sample whatever the chunking, and the in-memory fit (rows
-    ``[0, n)`` at once) draws the same. Half-words rather than whole words halve the
-    generator's work (about 1.1 ns a row with AES-NI).
-
-    Parameters
-    ----------
-    key : ndarray of shape (2,), dtype uint64
-        The step's key (:func:`_poisson_key`), secret.
-    sample_rate : float in (0, 1)
-        ``q``.
-    start, stop : int
-        The global row indices ``[start, stop)``.
-
-    Returns
-    -------
-    idx : ndarray of int64
-        The sampled global row indices, sorted.
-    """
-    aes = getattr(_SAMPLERS, "aes", None)
-    if aes is None:
-        from randomgen import AESCounter   # imported here: see skdp.utils._random
-
-        aes = _SAMPLERS.aes = AESCounter(key=0, counter=0)
-    threshold = np.uint32(math.floor(sample_rate * 2.0**32))   # < 2^32 for q < 1
-    aes.seed(key=key, counter=start // 4)
-    skip, carry = start % 4, None   # half-words before ``start``; one drawn, unused
-    parts = [np.empty(0, dtype=np.int64)]
-    for first in range(start, stop, _SAMPLER_ROWS):
-        size = min(_SAMPLER_ROWS, stop - first)
-        have = 0 if carry is None else 1
-        halves = aes.random_raw((skip + size - have + 1) // 2).astype("<u8", copy=False)
-        halves = halves.view("<u4")
-        if carry is not None:
-            halves = np.concatenate([carry, halves])
-        uniforms, carry = halves[skip:skip + size], halves[skip + size:]
-        carry = carry if carry.size else None
-        skip = 0
-        hits = np.flatnonzero(uniforms < threshold)
-        hits += first
-        parts.append(hits)
-    return parts[1] if len(parts) == 2 else np.concatenate(parts)
-
-
-def _poisson_sample(n, sample_rate, rng):
-    """Indices of a Poisson sample: each of ``n`` rows independently with prob. ``q``.
-
-    One key from the secret stream ``rng`` (:func:`_poisson_key`), then the rows
-    ``[0, n)`` of :func:`_poisson_rows`: the sample a partitioned fit draws for the
-    same step, partition by partition.
-    """
-    return _poisson_rows(_poisson_key(rng), sample_rate, 0, n)
 
 
 def gradient_norm_bound(loss, width, row_bound):
@@ -1324,10 +1249,12 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
     ``alpha`` and the learning-rate schedule are public, and so is the step
     size (``"auto"``: a function of public parameters and the DP count); tail
     averaging is post-processing. The Poisson masks are drawn from the secret
-    noise stream: each step a 128-bit key from it, and row ``i`` is in the
-    batch iff the ``i``-th uniform of AES-128 in counter mode under that key is
-    below ``q`` (the same batches in memory and on a dask array, whatever its
-    chunking). Not protected: the set of class labels
+    noise stream: each step a 128-bit key from it, and AES-128 in counter mode
+    under that key, addressed by global row indices, includes each row
+    independently with probability ``floor(q 2^32) / 2^32`` (row by row, or for
+    ``q <= 1/64`` by public blocks of 1024 rows: an exact binomial count and
+    uniform positions; the same batches in memory and on a dask array, whatever
+    its chunking). Not protected: the set of class labels
     unless ``classes`` is given, and the feature dimension. Feature scaling
     must itself be public (not fitted on the private data). Floating-point
     attacks on the Gaussian sampler are out of scope. The clipping norm
