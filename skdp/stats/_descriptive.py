@@ -50,9 +50,11 @@ def check_edges(bins, bounds):
     return edges
 
 
-def bin_codes(values, edges):
-    """Each value's bin (values clipped into the edges; bins ``[a, b)``, the last closed)."""
-    return np.searchsorted(edges[1:-1], np.clip(values, edges[0], edges[-1]), side="right")
+def bin_codes(values, edges, side="right"):
+    """Each value's bin, values clipped into the edges: bins ``[a, b)`` with the last
+    closed (``side="right"``, numpy's histogram), or ``(a, b]`` with the first closed
+    (``side="left"``, scikit-learn's calibration curve)."""
+    return np.searchsorted(edges[1:-1], np.clip(values, edges[0], edges[-1]), side=side)
 
 
 def category_codes(values, categories, name="x"):
