@@ -8,6 +8,7 @@ public and given by the caller; the number of rows is private and is never divid
 The derivations are in ``docs/privacy/metrics.rst``.
 """
 
+from ._describe import describe
 from ._descriptive import (private_count, private_crosstab, private_histogram, private_mean,
                            private_quantile)
 from ._estimate import NoiseLaw, PrivateEstimate, PrivateEstimates
@@ -16,6 +17,7 @@ __all__ = [
     "NoiseLaw",
     "PrivateEstimate",
     "PrivateEstimates",
+    "describe",
     "private_count",
     "private_crosstab",
     "private_histogram",
