@@ -12,6 +12,7 @@ import pandas as pd
 from .._schema import Schema
 from ..utils._random import noise_generator
 from ._cells import Privacy, release_cells
+from ._descriptive import category_codes
 from ._release import check_budget
 
 TABLE_COLUMNS = ["count", "share", "mean", "noise_std", "epsilon"]
@@ -108,7 +109,7 @@ def _mean_row(name, values, bounds, privacy):
 
 
 def _share_rows(name, values, categories, privacy):
-    codes = pd.Categorical(values, categories=list(categories)).codes.astype(np.intp)
+    codes = category_codes(values, categories, name)
     sums = release_cells(codes, len(categories), privacy)
     floor = sums.law.std if sums.law.law != "none" else 0.0
 

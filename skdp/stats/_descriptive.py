@@ -64,8 +64,8 @@ def category_codes(values, categories, name="x"):
     if len(categories) == 0 or len(set(categories)) != len(categories):
         raise ValueError(f"The categories of {name} must be a non-empty list of distinct "
                          "public values.")
-    codes = pd.Categorical(np.asarray(values, dtype=object).ravel(),
-                           categories=categories).codes
+    codes = pd.Index(categories, dtype=object).get_indexer(
+        np.asarray(values, dtype=object).ravel())
     if np.any(codes < 0):
         raise ValueError(f"{name} holds a value that is not among its declared categories "
                          "(the value is not shown: it comes from the private rows); declare "
