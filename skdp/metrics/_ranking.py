@@ -20,7 +20,7 @@ AUC_BINS = 32
 """Default number of public score bins of :func:`private_roc_auc_score`."""
 
 
-def binned_auc(negatives, positives, floor=0.0):
+def binned_auc(negatives, positives, floor=0.0, clip=True):
     """The AUC of two histograms over the same ordered bins (noisy counts clipped at 0;
     each class's total floored at ``floor``, a public number).
 
@@ -30,12 +30,16 @@ def binned_auc(negatives, positives, floor=0.0):
         Weighted counts of each class in each bin, lowest scores first.
     floor : float, default=0.0
         Least value of each class's total.
+    clip : bool, default=True
+        Clip the counts at 0 (``False``: the smooth formula, whose gradient states
+        the noise).
 
     Returns
     -------
     auc : float
     """
-    negatives, positives = np.maximum(negatives, 0.0), np.maximum(positives, 0.0)
+    if clip:
+        negatives, positives = np.maximum(negatives, 0.0), np.maximum(positives, 0.0)
     below = np.cumsum(negatives) - negatives
     wins = np.sum(positives * (below + 0.5 * negatives))
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -98,11 +102,11 @@ def private_roc_auc_score(y_true, y_score, *, epsilon, bins=AUC_BINS, score_boun
     sums = release_cells(positive * n_bins + bin_codes(y_score, edges), 2 * n_bins, privacy)
     floor = sums.law.std if sums.law.law != "none" else 0.0
 
-    def auc(flat):
+    def auc(flat, clip=True):
         counts = sums.table(flat)[:, 0]
-        return binned_auc(counts[:n_bins], counts[n_bins:], floor)
+        return binned_auc(counts[:n_bins], counts[n_bins:], floor, clip)
 
-    return sums.estimate(auc, (0.0, 1.0))
+    return sums.estimate(auc, (0.0, 1.0), lambda flat: auc(flat, clip=False))
 
 
 @fill_doc(fragments=PRIVACY_PARAMS)

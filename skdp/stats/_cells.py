@@ -97,9 +97,10 @@ class CellSums:
         rows = self.table(flat)
         return rows[cell, 1 + column] + self.centres[column] * rows[cell, 0]
 
-    def estimate(self, function, bounds=(-np.inf, np.inf)):
+    def estimate(self, function, bounds=(-np.inf, np.inf), noise_function=None):
         """The :class:`~skdp.stats.PrivateEstimate` of ``function(flat)``."""
-        return estimate(function, self.noisy, self.law, self.epsilon, self.delta, bounds)
+        return estimate(function, self.noisy, self.law, self.epsilon, self.delta, bounds,
+                        noise_function)
 
 
 def release_cells(cells, n_cells, privacy, values=None, bounds=()):

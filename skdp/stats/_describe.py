@@ -113,13 +113,15 @@ def _share_rows(name, values, categories, privacy):
     sums = release_cells(codes, len(categories), privacy)
     floor = sums.law.std if sums.law.law != "none" else 0.0
 
-    def share(flat, k):
-        counts = np.maximum(sums.table(flat)[:, 0], 0.0)
+    def share(flat, k, clip=True):
+        counts = sums.table(flat)[:, 0]
+        counts = np.maximum(counts, 0.0) if clip else counts
         return counts[k] / max(counts.sum(), floor)
 
     rows = []
     for k, level in enumerate(categories):
-        estimate = sums.estimate(lambda flat, k=k: share(flat, k), (0.0, 1.0))
+        estimate = sums.estimate(lambda flat, k=k: share(flat, k), (0.0, 1.0),
+                                 lambda flat, k=k: share(flat, k, clip=False))
         count = max(float(sums.weight(sums.noisy, k)), 0.0)
         rows.append(((name, level), [count, estimate.value, np.nan, estimate.noise_std,
                                      privacy.epsilon]))

@@ -178,9 +178,12 @@ def gradient(function, point):
     return grad
 
 
-def estimate(function, noisy, law, epsilon, delta, bounds=(-np.inf, np.inf)):
+def estimate(function, noisy, law, epsilon, delta, bounds=(-np.inf, np.inf),
+             noise_function=None):
     """The :class:`PrivateEstimate` ``function(noisy)``, clipped to ``bounds``, with the
-    first-order law of its noise.
+    first-order law of its noise (the gradient of ``noise_function``, by default
+    ``function``: give the statistic without its clipping at 0, whose flat side would
+    state no noise where there is some).
 
     Parameters
     ----------
@@ -194,13 +197,16 @@ def estimate(function, noisy, law, epsilon, delta, bounds=(-np.inf, np.inf)):
         The budget spent.
     bounds : tuple of two floats, default=(-inf, inf)
         The statistic's range.
+    noise_function : callable, default=None
+        The function whose gradient states the noise.
 
     Returns
     -------
     estimate : PrivateEstimate
     """
     value = float(np.clip(function(noisy), *bounds))
-    weights = np.zeros(np.size(noisy)) if law.law == "none" else gradient(function, noisy)
+    weights = np.zeros(np.size(noisy)) if law.law == "none" else gradient(
+        noise_function or function, noisy)
     return PrivateEstimate(value=value, noise_std=law.std * float(np.linalg.norm(weights)),
                            epsilon=float(epsilon), delta=float(delta),
                            bounds=(float(bounds[0]), float(bounds[1])), noise_law=law,

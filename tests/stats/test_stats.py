@@ -211,3 +211,16 @@ def test_quantile_is_calibrated_to_a_units_weight(monkeypatch, groups, unit):
     private_quantile(x, 0.8, bounds=(0, 1), epsilon=1.0, groups=groups,
                      max_rows_per_group=unit, random_state=0)
     assert seen == [pytest.approx(unit * 0.8)]
+
+
+def test_a_count_clipped_at_zero_still_states_its_noise():
+    """An empty category's noisy count is often clipped to 0; the clip must not state
+    that its value is exact (the flat side of the clip has no gradient)."""
+    counts = private_histogram(np.array(["a"] * 50), categories=["a", "b"], epsilon=1.0,
+                               random_state=0)
+    assert_allclose(counts.noise_std, np.sqrt(2), rtol=1e-5)
+    frame = _frame()
+    frame["sex"] = "Male"
+    # over 10 seeds its noisy count falls below 0 (and is clipped) about 5 times
+    assert all(describe(frame, SCHEMA, epsilon=1.0, random_state=seed).loc[
+        ("sex", "Female"), "noise_std"] > 0 for seed in range(10))
