@@ -328,7 +328,9 @@ class PrivacyLedger:
         """Charge, then release a private score of a fitted model on private rows.
 
         Refused before any noise when it would cross the budget, or when its unit or
-        its seed does not fit the ledger (as :meth:`fit`).
+        its seed does not fit the ledger (as :meth:`fit`). A score whose input is then
+        refused (a probability outside [0, 1], ...) keeps its charge, as a failed fit
+        does.
 
         Parameters
         ----------

@@ -120,7 +120,7 @@ def private_count(X, *, epsilon, where=None, delta=0.0, sample_weight=None, grou
     """
     privacy = Privacy(epsilon, delta, sample_weight, groups, max_rows_per_group,
                       max_sample_weight, random_state)
-    n_rows = len(X)   # read only to check where, the weights and groups
+    n_rows = X.shape[0] if hasattr(X, "shape") else len(X)   # counted with noise only
     cells = np.ones(n_rows, dtype=np.intp)
     if where is not None:
         where = one_dimension("where", where)
