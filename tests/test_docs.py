@@ -18,13 +18,16 @@ import skdp.audit
 import skdp.io
 import skdp.base
 import skdp.datasets
+import skdp.metrics
 import skdp.model_selection
 import skdp.preprocessing
 import skdp.research
+import skdp.stats
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 PUBLIC_MODULES = [skdp, skdp.audit, skdp.model_selection, skdp.accounting, skdp.datasets,
-                  skdp.base, skdp.research, skdp.preprocessing, skdp.io]
+                  skdp.base, skdp.research, skdp.preprocessing, skdp.io, skdp.metrics,
+                  skdp.stats]
 
 
 def test_docs_build_without_warnings(tmp_path):

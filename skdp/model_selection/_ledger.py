@@ -29,10 +29,12 @@ from ..utils._groups import check_groups
 from ..utils._random import noise_independence
 from ._accounts import check_label_set_cost
 from ._analytic_epsilon import AnalyticEpsilonForUtility
+from . import _ledger_analysis
 from ._epsilon_for_utility import EpsilonForUtility
 from ._gate import Statement, check_fit, private_step, route_fit_params
 from ._private_search import _BasePrivateSearch, candidate_cost
 from ._selection_checks import whole_label_set
+
 
 def _a_priori(obj, renyi, index, statement):
     """``(epsilon, delta, rdp_at_order, kind)`` the fit of ``obj`` can cost at most,
@@ -132,7 +134,8 @@ class PrivacyLedger:
     Run every private fit of an analysis through :meth:`fit` (estimators, Pipelines of
     public steps ending in one, :class:`~skdp.PrivateGridSearchCV`,
     :class:`~skdp.PrivateRandomizedSearchCV`,
-    :class:`~skdp.EpsilonForUtility`) and any other
+    :class:`~skdp.EpsilonForUtility`), private scores, Table 1s and cross-validations
+    through :meth:`score`, :meth:`describe` and :meth:`cross_validate`, and any other
     release through :meth:`charge`. Each is charged its a priori cost before it runs;
     one that would take the total past the budget raises
     :class:`~skdp.PrivacyBudgetError` before any noise is drawn. A fit that raises
@@ -283,6 +286,115 @@ class PrivacyLedger:
             entry["realised"] = _realised(estimator, epsilon, delta)
             self._filter.settle(index, *entry["realised"])
         return estimator
+
+    def score(self, estimator, X, y, *, scoring, epsilon, delta=0.0, groups=None,
+              random_state=None, **metric_params):
+        """Charge, then release a private score of a fitted model on private rows.
+
+        Refused before any noise when it would cross the budget, or when its unit or
+        its seed does not fit the ledger (as :meth:`fit`). A score whose input is then
+        refused (a probability outside [0, 1], ...) keeps its charge, as a failed fit
+        does.
+
+        Parameters
+        ----------
+        estimator : estimator object
+            A fitted (released) model.
+        X, y : array-like
+            The private held-out rows.
+        scoring : str
+            One of ``"accuracy"``, ``"balanced_accuracy"``, ``"roc_auc"``,
+            ``"brier_score_loss"``, ``"log_loss"``, ``"mean_squared_error"``, ``"r2"``
+            (the metrics of :mod:`skdp.metrics`).
+        epsilon : float
+            The score's budget, finite.
+        delta : float, default=0.0
+            Its delta (``0``: Laplace noise).
+        groups : array-like of shape (n_samples,), default=None
+            Each row's person (the ledger's unit must be a person then).
+        random_state : None, int, RandomState or Generator, default=None
+            Seed of the noise (``None``: fresh cryptographic noise).
+        **metric_params : dict
+            Passed to the metric (``y_bound``, ``bins``, ``max_rows_per_group``, ...).
+
+        Returns
+        -------
+        score : skdp.stats.PrivateEstimate
+        """
+        return _ledger_analysis.score(self, estimator, X, y, scoring=scoring, epsilon=epsilon,
+                                      delta=delta, groups=groups, random_state=random_state,
+                                      **metric_params)
+
+    def describe(self, frame, schema, *, epsilon, delta=0.0, groups=None, random_state=None,
+                 **describe_params):
+        """Charge, then release a private Table 1 (:func:`skdp.stats.describe`).
+
+        Parameters
+        ----------
+        frame : pandas.DataFrame
+            The private rows, every column declared by ``schema``.
+        schema : dict or Schema
+            The public data dictionary (bounds and categories).
+        epsilon : float
+            The table's whole budget, finite.
+        delta : float, default=0.0
+            Its delta.
+        groups : array-like of shape (n_samples,), default=None
+            Each row's person.
+        random_state : None, int, RandomState or Generator, default=None
+            Seed of the noise.
+        **describe_params : dict
+            Passed to :func:`skdp.stats.describe` (``max_rows_per_group``).
+
+        Returns
+        -------
+        table : pandas.DataFrame
+        """
+        return _ledger_analysis.describe_release(
+            self, frame, schema, epsilon=epsilon, delta=delta, groups=groups,
+            random_state=random_state, **describe_params)
+
+    def cross_validate(self, estimator, X, y, *, cv=5, scoring, epsilon, delta=0.0,
+                       groups=None, cv_random_state=None, **fit_params):
+        """Charge a whole private cross-validation, then fit and score each fold.
+
+        Each unit falls in a fold by a public coin; it is in the training rows of
+        ``cv - 1`` fits and the test rows of one score, so the run is charged ``(cv -
+        1)`` times the estimator's cost plus the score's ``(epsilon, delta)``, before
+        any fit. The fits go through the gate and are silent; only the scores are
+        released (basic composition only).
+
+        Parameters
+        ----------
+        estimator : estimator or Pipeline
+            An skdp private estimator (or a Pipeline of public steps ending in one),
+            with ``random_state=None``.
+        X, y : array-like
+            The private rows.
+        cv : int, default=5
+            The number of folds, at least 2.
+        scoring : str
+            As in :meth:`score`.
+        epsilon : float
+            Each fold's score's budget, finite.
+        delta : float, default=0.0
+            Each score's delta.
+        groups : array-like of shape (n_samples,), default=None
+            Each row's person: persons fall in folds whole.
+        cv_random_state : None, int, RandomState or Generator, default=None
+            Seed of the public coins of the folds (never of any noise).
+        **fit_params : dict
+            Passed to each fit (``sample_weight`` is split with the rows).
+
+        Returns
+        -------
+        result : dict
+            ``test_score`` (one :class:`~skdp.stats.PrivateEstimate` per fold),
+            ``epsilon`` and ``delta`` (the run's charge).
+        """
+        return _ledger_analysis.cross_validate(
+            self, estimator, X, y, cv=cv, scoring=scoring, epsilon=epsilon, delta=delta,
+            groups=groups, cv_random_state=cv_random_state, **fit_params)
 
     def _check_unit(self, what, unit):
         """One unit of privacy per ledger: a fit with ``groups`` protects one person
