@@ -1,0 +1,141 @@
+"""Confidence intervals of a fit with ``inference=True``: ``bse_``, ``conf_int`` and
+``summary`` in statsmodels' layout (the intercept first, as ``const``).
+
+Each estimator computes its point estimate and covariance (the sampling variability
+and the privacy noise, whose law is known) from released values only, in the
+coordinates of its augmented design (the intercept's last, divided by
+``intercept_scaling``); :func:`public_coordinates` turns them into the reported
+order. The derivations are in ``docs/privacy/inference.rst``.
+"""
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import check_is_fitted
+
+SUMMARY_COLUMNS = ("coef", "std err", "lower", "upper")
+
+
+def public_coordinates(theta, covariance, deviations=None, *, fit_intercept,
+                       intercept_scaling):
+    """The estimate, its covariance and bootstrap deviations in the reported order:
+    the intercept (``c`` times the last augmented coordinate) first, then the
+    features.
+
+    Parameters
+    ----------
+    theta : ndarray of shape (dim,)
+    covariance : ndarray of shape (dim, dim)
+    deviations : ndarray of shape (draws, dim) or None
+    fit_intercept : bool
+    intercept_scaling : float
+
+    Returns
+    -------
+    estimate : ndarray of shape (dim,)
+    covariance : ndarray of shape (dim, dim)
+    deviations : ndarray of shape (draws, dim) or None
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp.linear_model._inference import public_coordinates
+    >>> estimate, _, _ = public_coordinates(np.array([1.0, 2.0, 3.0]), np.eye(3),
+    ...                                     fit_intercept=True, intercept_scaling=2.0)
+    >>> estimate.tolist()
+    [6.0, 1.0, 2.0]
+    """
+    dim = theta.size
+    order, scale = np.arange(dim), np.ones(dim)
+    if fit_intercept:
+        order = np.r_[dim - 1, np.arange(dim - 1)]
+        scale[0] = float(intercept_scaling)
+    return (theta[order] * scale, covariance[np.ix_(order, order)] * np.outer(scale, scale),
+            None if deviations is None else deviations[:, order] * scale)
+
+
+def _has_inference(estimator):
+    return bool(getattr(estimator, "inference", False))
+
+
+class InferenceMixin:
+    """``conf_int`` and ``summary`` for a fitted model with ``inference=True``.
+
+    The model sets, through :meth:`_set_inference`, ``bse_`` (standard errors,
+    intercept first) and either ``bootstrap_deviations_`` (draws of the estimate
+    minus the parameter from a parametric bootstrap with the noise's exact law:
+    basic bootstrap intervals) or, without noise, ``df_resid_`` (Student t
+    intervals, ``inf`` for normal ones). The intervals are centred on
+    ``intercept_`` and ``coef_``.
+    """
+
+    def _set_inference(self, estimate, covariance, deviations, df):
+        """Keep the standard errors of ``estimate`` (reported order), which must be
+        the fitted ``(intercept_, coef_)``, and what its intervals need."""
+        self.bse_ = np.sqrt(np.diag(covariance))
+        if deviations is None:
+            self.df_resid_ = float(df)
+        else:
+            self.bootstrap_deviations_ = deviations
+
+    def _estimates(self):
+        coef = np.ravel(self.coef_)
+        return np.r_[np.ravel(self.intercept_)[:1], coef] if self.fit_intercept else coef
+
+    def _coefficient_names(self):
+        names = getattr(self, "feature_names_in_", None)
+        names = ([f"x{i}" for i in range(self.n_features_in_)] if names is None
+                 else [str(name) for name in names])
+        return ["const", *names] if self.fit_intercept else names
+
+    @available_if(_has_inference)
+    def conf_int(self, alpha=0.05):
+        """Confidence intervals of the intercept and the coefficients.
+
+        They cover the population minimiser of the unpenalised loss on the clipped
+        rows (see ``docs/privacy/inference.rst``) with probability ``1 - alpha``,
+        accounting for both the sampling variability and the privacy noise.
+
+        Parameters
+        ----------
+        alpha : float, default=0.05
+            One minus the nominal coverage.
+
+        Returns
+        -------
+        intervals : ndarray of shape (n_coefficients, 2)
+            One row per coefficient, the intercept's first (when fitted): lower and
+            upper bounds.
+        """
+        check_is_fitted(self, "bse_")
+        if not 0 < alpha < 1:
+            raise ValueError(f"alpha must be in (0, 1), got {alpha!r}.")
+        estimates = self._estimates()
+        if hasattr(self, "bootstrap_deviations_"):   # basic bootstrap
+            low, high = np.quantile(self.bootstrap_deviations_, [alpha / 2, 1 - alpha / 2],
+                                    axis=0)
+            return np.c_[estimates - high, estimates - low]
+        quantile = (stats.norm.ppf(1 - alpha / 2) if np.isinf(self.df_resid_)
+                    else stats.t.ppf(1 - alpha / 2, self.df_resid_))
+        return np.c_[estimates - quantile * self.bse_, estimates + quantile * self.bse_]
+
+    @available_if(_has_inference)
+    def summary(self, alpha=0.05):
+        """The coefficients with their standard errors and intervals.
+
+        Parameters
+        ----------
+        alpha : float, default=0.05
+            One minus the nominal coverage of the intervals.
+
+        Returns
+        -------
+        table : pandas.DataFrame
+            Indexed by ``const`` and the feature names (those of a DataFrame ``X``,
+            else ``x0``, ``x1``, ...), with columns ``coef``, ``std err``, ``lower``
+            and ``upper`` (statsmodels' layout).
+        """
+        intervals = self.conf_int(alpha)
+        return pd.DataFrame(np.c_[self._estimates(), self.bse_, intervals],
+                            index=self._coefficient_names(), columns=list(SUMMARY_COLUMNS))
