@@ -10,9 +10,12 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..base import neighboring_constraint
+from ..exceptions import InferenceError
 from ..mechanisms import draw_noise
 from ..mechanisms._approximate_minima import COVER_EPSILON_SHARE, MAX_TOL, solver_cover
 from ..mechanisms._dominance import noise_floor
+from ..mechanisms._glm_inference import (INFORMATION_SHARE, glm_inference,
+                                         information_calibration, release_information)
 from ..mechanisms._objective_perturbation import (_jacobian_multiplier, jacobian_share_C,
                                                   kst_noise_dim, kst_release_rdp,
                                                   objective_perturbation_calibration,
@@ -38,11 +41,20 @@ from ._base import (
     _MultinomialMixin,
     linear_classifier_constraints,
     partitioned_design,
+    release_nothing,
     solver_design,
+    split_coefficients,
     encode_labels,
     one_vs_rest_targets,
 )
+from ._inference import InferenceMixin, public_coordinates
 
+
+
+INFERENCE_OPTIONS = (
+    "inference=True gives intervals for one binary logistic problem fitted in memory, "
+    "unweighted (the information matrix it releases is the logistic loss's Hessian, "
+    "which is also the covariance of its gradient only for that model): ")
 
 
 AUTO_JACOBIAN_SHARE = {"binary": 0.05, "softmax, pure": 0.025, "softmax, Gaussian": 0.2}
@@ -174,6 +186,8 @@ class ObjPertSolution:
     recalibrate: object = None
     weights: np.ndarray = None
     record_bound: float = None
+    information: np.ndarray = None
+    information_calibration: object = None
 
     def noise_floor(self):
         """The records whose largest gradients the linear noise ``b`` outweighs: at
@@ -371,8 +385,8 @@ def _multinomial_objective_perturbation(X, Y, *, C, epsilon, delta, neighboring,
 
 
 @fill_doc
-class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
-                                WeightedFitMixin, PrivateLinearModel):
+class ObjPertLogisticRegression(InferenceMixin, _MultinomialMixin, _LinearClassifierMixin,
+                                ClassifierMixin, WeightedFitMixin, PrivateLinearModel):
     """Differentially private logistic regression (or Huber SVM) by objective perturbation.
 
     The coefficients are the exact minimiser of the L2-regularised empirical risk
@@ -456,6 +470,21 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
 
     %(classes)s
 
+    inference : bool, default=False
+        Also release what confidence intervals need, inside the same ``epsilon``
+        and ``delta``: a tenth of both pays for a noisy information matrix (the
+        loss's Hessian sum at the released coefficients, Gaussian or Laplace
+        noise), and the objective perturbation gets the rest. ``coef_`` and
+        ``intercept_`` are then the one-step correction of the ridge's bias,
+        ``theta + (1 + Delta) / C H~^{-1} theta``, which estimates the population
+        minimiser of the unpenalised logistic loss on the clipped rows, and
+        :meth:`conf_int` covers it (the sampling variability and the noise,
+        whose law is known). Binary logistic fits in memory without weights or
+        groups. Where valid intervals are impossible (the noisy information
+        matrix is not positive definite) the fit raises
+        :class:`~skdp.InferenceError` and releases nothing. See
+        ``docs/privacy/inference.rst``.
+
     %(random_state)s
 
     %(verbose)s
@@ -472,6 +501,8 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
     %(weight_attrs)s
 
     %(noise_floor_attrs)s
+
+    %(inference_attrs)s
 
     See Also
     --------
@@ -595,6 +626,7 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
         "verbose": ["verbose"],
         **weight_constraints(),
         **person_constraints(),
+        "inference": ["boolean"],
     }
 
     def __init__(self, *, epsilon=1.0, delta=0.0, neighboring="add_remove", C="auto",
@@ -602,7 +634,7 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
                  intercept_scaling=1.0, data_norm="warn", delta_rule="continuous",
                  eps_jacobian_frac=0.5, tol=1e-8, max_iter=100, class_weight=None,
                  max_sample_weight=1.0, max_rows_per_group=1.0, classes=None,
-                 random_state=None, verbose=0):
+                 inference=False, random_state=None, verbose=0):
         self.epsilon = epsilon
         self.delta = delta
         self.neighboring = neighboring
@@ -621,6 +653,7 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
         self.max_sample_weight = max_sample_weight
         self.max_rows_per_group = max_rows_per_group
         self.classes = classes
+        self.inference = inference
         self.random_state = random_state
         self.verbose = verbose
 
@@ -637,7 +670,7 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
         multinomial problems or for an unknown label set; pure fits as any."""
         if self.delta:
             if (persons or self.neighboring != "add_remove" or n_classes is None
-                    or self._is_multinomial(n_classes)):
+                    or self._is_multinomial(n_classes) or self.inference):
                 return None
             return gaussian_renyi_curve(self, n_classes)
         return super()._renyi_cost(n_classes, persons)
@@ -645,7 +678,8 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
     def _renyi_spent(self):
         """The fitted Gaussian curve (:meth:`renyi_curve`) where it exists."""
         if float(self.delta_spent_) and (self.neighboring_ != "add_remove"
-                                         or self._is_multinomial(len(self.classes_))):
+                                         or self._is_multinomial(len(self.classes_))
+                                         or self.inference):
             return None
         return self.renyi_curve() if float(self.delta_spent_) else super()._renyi_spent()
 
@@ -677,6 +711,11 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
             fit with ``groups``.
         """
         check_is_fitted(self, "C_")
+        if self.inference:
+            raise ValueError(
+                "A fit with inference=True has no Renyi curve here: its information "
+                "matrix composes with the objective perturbation by adding their "
+                "(epsilon, delta).")
         if self.neighboring_ not in ("add_remove", "replace"):
             raise ValueError(
                 "A fit with groups (neighboring_="
@@ -702,6 +741,7 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
         check_person_params(self, groups)
         weights = None
         partitioned = is_dask_collection(X) or is_dask_collection(y)
+        self._check_inference_options(partitioned, sample_weight, groups)
         if partitioned:  # checked as a map-reduce; each partition maps its own labels
             if len(X.shape) == 2:  # before any pass over the data (other shapes: below)
                 check_partitioned_hessian(X.shape[1] + bool(self.fit_intercept))
@@ -716,6 +756,9 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
             X, y = validate_data(self, X, y, dtype=np.float64, accept_sparse=("csr", "csc"))
             check_classification_targets(y)
             self.classes_, y_idx = encode_labels(y, self.classes)
+            if self.inference and len(self.classes_) != 2:
+                raise ValueError(f"{type(self).__name__}: {INFERENCE_OPTIONS}fit two "
+                                 "classes.")
             multinomial = self._is_multinomial(len(self.classes_))
             weights, self.weight_bound_ = row_weights(self, sample_weight, X, y_idx,
                                                       self.classes_, groups=groups)
@@ -732,7 +775,7 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
         k = 1 if multinomial or n_classes == 2 else n_classes
         # a person's Hessian has rank up to the number of coefficients (public)
         person_dim = 1 if groups is None else design.shape[1]
-        epsilon = self._mechanism_epsilon()
+        epsilon, delta = self._objective_budget()
         # C="auto" reads the weighted loss's bounds: the C of the weighted objective
         # is 1 / weight_bound_ times the unweighted one's
         weighted = weights is not None or (partitioned and groups is not None)
@@ -740,7 +783,7 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
         self.C_, C_rate = (
             auto_C(bounded, epsilon=epsilon / k, neighboring=self.neighboring,
                    row_norm=row_norm, hessian_rank=n_classes - 1 if multinomial else 1,
-                   pure=self.delta == 0, person_dim=person_dim)
+                   pure=delta == 0, person_dim=person_dim)
             if self.C == "auto" else (float(self.C), 0.0))
         common = dict(C=self.C_, C_rate=C_rate, neighboring=self.neighboring,
                       delta_rule=self.delta_rule,
@@ -749,7 +792,7 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
         progress = Progress(self.verbose, type(self).__name__)
         names = problem_names(self.classes_, k, multinomial)
         header = problems_header(k, design.shape[1] * (n_classes if multinomial else 1),
-                                 epsilon=epsilon / k, delta=self.delta / k, tol=self.tol,
+                                 epsilon=epsilon / k, delta=delta / k, tol=self.tol,
                                  C=self.C_)
         if multinomial:
             if partitioned:   # each partition maps its labels to one-hot rows
@@ -759,7 +802,7 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
                 problems = [(design, np.eye(n_classes)[y_idx])]
                 options = dict(weights=weights, weight_bound=self.weight_bound_)
             solve = partial(_multinomial_objective_perturbation, epsilon=epsilon,
-                            delta=self.delta, **options, **common)
+                            delta=delta, **options, **common)
             return solve_each(progress, names, solve, problems, header)
         if partitioned:   # the partitions hold the labels: one view per problem
             problems = [(design, None)] if n_classes == 2 else [
@@ -775,6 +818,79 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
 
         def solve(rows, problem_loss, target):
             return _objective_perturbation(rows, target, problem_loss, epsilon=epsilon / k,
-                                           delta=self.delta / k, n_problems=k, **common)
+                                           delta=delta / k, n_problems=k, **common)
 
-        return solve_each(progress, names, solve, problems, header)
+        solutions = solve_each(progress, names, solve, problems, header)
+        if self.inference:
+            self._release_information(solutions[0], row_norm, rng)
+        return solutions
+
+    def _objective_budget(self):
+        """The ``(epsilon, delta)`` of the objective perturbation: the mechanism's,
+        less :data:`~skdp.mechanisms._glm_inference.INFORMATION_SHARE` with
+        ``inference``."""
+        epsilon, delta = self._mechanism_epsilon(), float(self.delta)
+        if not self.inference:
+            return epsilon, delta
+        return epsilon * (1 - INFORMATION_SHARE), delta * (1 - INFORMATION_SHARE)
+
+    def _check_inference_options(self, partitioned, sample_weight, groups):
+        """Refuse, before any noise, the options under which ``inference=True`` has no
+        valid interval here (two classes are checked once the labels are read)."""
+        if not self.inference:
+            return
+        refusals = [(self.loss != "logistic", "set loss='logistic'"),
+                    (partitioned, "fit on rows in memory"),
+                    (sample_weight is not None or self.class_weight is not None,
+                     "pass no sample_weight or class_weight"),
+                    (groups is not None, "pass no groups"),
+                    (self.classes is not None and len(self.classes) != 2, "fit two classes")]
+        for refused, remedy in refusals:
+            if refused:
+                raise ValueError(f"{type(self).__name__}: {INFERENCE_OPTIONS}{remedy}.")
+
+    def _release_information(self, solution, row_norm, rng):
+        """Release the logistic loss's Hessian sum at the released coefficients with
+        :data:`~skdp.mechanisms._glm_inference.INFORMATION_SHARE` of the budget, from
+        the noise stream (after the objective's noise)."""
+        epsilon, delta = self._mechanism_epsilon(), float(self.delta)
+        calibration = information_calibration(
+            epsilon * INFORMATION_SHARE,
+            delta * INFORMATION_SHARE, smoothness=solution.loss.smoothness,
+            data_norm=self.data_norm_,
+            intercept_scaling=self.intercept_scaling if self.fit_intercept else 0.0,
+            n_features=self.n_features_in_, neighboring=self.neighboring)
+        curvature = solution.loss.hessian(solution.y * (solution.X @ solution.theta))
+        solution.information = release_information(solution.X.weighted_gram(curvature),
+                                                   calibration, rng)
+        solution.information_calibration = calibration
+
+    def _has_epsilon_derivative(self):
+        # the one-step correction of inference=True reads a second release
+        return not self.inference
+
+    def _set_fitted(self, releases):
+        inference = self._glm_inference(releases[0]) if self.inference else None
+        super()._set_fitted(releases)
+        if inference is not None:
+            self.coef_, self.intercept_ = split_coefficients(
+                inference.theta, self.n_features_in_, self.fit_intercept,
+                self.intercept_scaling)
+            self._set_inference(*public_coordinates(
+                inference.theta, inference.covariance, inference.deviations,
+                fit_intercept=self.fit_intercept, intercept_scaling=self.intercept_scaling),
+                inference.df)
+
+    def _glm_inference(self, solution):
+        """The corrected estimate and its intervals' pieces from the released
+        coefficients and information matrix, or an :class:`~skdp.InferenceError`
+        that leaves nothing fitted."""
+        calibration = solution.calibration
+        try:
+            return glm_inference(solution.theta, solution.information, C=solution.C,
+                                 ridge=solution.ridge, noise_law=calibration.noise,
+                                 noise_scale=calibration.noise_scale,
+                                 calibration=solution.information_calibration)
+        except InferenceError as error:
+            release_nothing(self)
+            raise InferenceError(f"{type(self).__name__}: {error}") from None

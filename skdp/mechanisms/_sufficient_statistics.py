@@ -365,8 +365,8 @@ def ssp_noise_floor(calibration, dim, sensitivities):
 INFERENCE_REFUSAL = (
     "valid confidence intervals are impossible for this fit: {reason}. The privacy "
     "noise outweighs the data at this size and budget; raise epsilon, use fewer "
-    "features or more rows, or fit with inference=False (a private ridge). This "
-    "refusal is decided from the released statistics alone.")
+    "features or more rows, or fit with inference=False. This refusal is decided "
+    "from the released statistics alone.")
 
 
 @dataclass(frozen=True)
@@ -481,6 +481,20 @@ BOOTSTRAP_SEED = 0
 from the privacy noise's stream, so that the intervals are reproducible."""
 
 
+def symmetric_noise_draws(calibration, dim, rng):
+    """:data:`BOOTSTRAP_DRAWS` symmetric matrices with the law of the noise on the Gram
+    matrix (the ``gram`` scale of ``calibration``, on the coordinates of
+    :func:`gram_coordinates`): an array of shape ``(draws, dim, dim)``."""
+    rows, cols = np.triu_indices(dim)
+    law = calibration.law
+    weights = np.where(rows == cols, 1.0, np.sqrt(0.5) if law == "gaussian" else 1.0)
+    upper = sample_noise_draws(law, BOOTSTRAP_DRAWS, rows.size, calibration.gram, rng) * weights
+    matrices = np.zeros((BOOTSTRAP_DRAWS, dim, dim))
+    matrices[:, rows, cols] = upper
+    matrices[:, cols, rows] = upper
+    return matrices
+
+
 def least_squares_bootstrap(theta, gram, variance, calibration):
     """Draws of ``theta~ - theta*`` in the world fitted to the release (Ferrando,
     Wang and Sheldon 2022): ``theta* = (A~ + E*)^{-1} (A~ theta~ + u* + e* )`` with
@@ -495,17 +509,10 @@ def least_squares_bootstrap(theta, gram, variance, calibration):
         return None
     rng = np.random.default_rng(BOOTSTRAP_SEED)
     dim = theta.size
-    law = calibration.law
-    gram_noise = sample_noise_draws(law, BOOTSTRAP_DRAWS, dim * (dim + 1) // 2,
-                                    calibration.gram, rng)
-    rows, cols = np.triu_indices(dim)
-    weights = np.where(rows == cols, 1.0, np.sqrt(0.5) if law == "gaussian" else 1.0)
-    noisy_grams = np.broadcast_to(gram, (BOOTSTRAP_DRAWS, dim, dim)).copy()
-    noisy_grams[:, rows, cols] += gram_noise * weights
-    noisy_grams[:, cols[rows != cols], rows[rows != cols]] += (gram_noise * weights)[
-        :, rows != cols]
+    noisy_grams = gram + symmetric_noise_draws(calibration, dim, rng)
     sampling = rng.standard_normal((BOOTSTRAP_DRAWS, dim)) @ np.linalg.cholesky(
         variance * gram).T
     moments = (gram @ theta + sampling
-               + sample_noise_draws(law, BOOTSTRAP_DRAWS, dim, calibration.moment, rng))
+               + sample_noise_draws(calibration.law, BOOTSTRAP_DRAWS, dim, calibration.moment,
+                                    rng))
     return np.linalg.solve(noisy_grams, moments[..., None])[..., 0] - theta
