@@ -14,6 +14,11 @@ from scipy import stats
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
+from ..exceptions import InferenceError
+from ..mechanisms._glm_inference import (INFORMATION_SHARE, glm_inference,
+                                         information_calibration, release_information)
+from ._base import release_nothing, split_coefficients
+
 SUMMARY_COLUMNS = ("coef", "std err", "lower", "upper")
 
 
@@ -139,3 +144,78 @@ class InferenceMixin:
         intervals = self.conf_int(alpha)
         return pd.DataFrame(np.c_[self._estimates(), self.bse_, intervals],
                             index=self._coefficient_names(), columns=list(SUMMARY_COLUMNS))
+
+
+GLM_INFERENCE_OPTIONS = (
+    "inference=True gives intervals for one binary logistic problem fitted in memory, "
+    "unweighted (the information matrix it releases is the logistic loss's Hessian, "
+    "which is also the covariance of its gradient only for that model): ")
+
+
+class GLMInferenceMixin(InferenceMixin):
+    """``inference=True`` for a perturbed logistic regression (objective or output
+    perturbation): a noisy information matrix released with
+    :data:`~skdp.mechanisms._glm_inference.INFORMATION_SHARE` of the budget, the
+    one-step correction of the ridge's bias and its intervals
+    (:func:`~skdp.mechanisms._glm_inference.glm_inference`)."""
+
+    def _mechanism_budget(self):
+        """The ``(epsilon, delta)`` of the estimator's own mechanism: all of it, or
+        all but the information matrix's share with ``inference``."""
+        epsilon, delta = self._mechanism_epsilon(), float(self.delta)
+        if not self.inference:
+            return epsilon, delta
+        return epsilon * (1 - INFORMATION_SHARE), delta * (1 - INFORMATION_SHARE)
+
+    def _check_glm_inference_options(self, partitioned, sample_weight, groups,
+                                     more_refusals=()):
+        """Refuse, before any noise, the options under which ``inference=True`` has no
+        valid interval here (two classes are checked again once the labels are read:
+        :meth:`_check_two_classes`)."""
+        if not self.inference:
+            return
+        refusals = [(self.loss != "logistic", "set loss='logistic'"),
+                    (partitioned, "fit on rows in memory"),
+                    (sample_weight is not None or self.class_weight is not None,
+                     "pass no sample_weight or class_weight"),
+                    (groups is not None, "pass no groups"),
+                    (self.classes is not None and len(self.classes) != 2, "fit two classes"),
+                    *more_refusals]
+        for refused, remedy in refusals:
+            if refused:
+                raise ValueError(f"{type(self).__name__}: {GLM_INFERENCE_OPTIONS}{remedy}.")
+
+    def _check_two_classes(self):
+        if self.inference and len(self.classes_) != 2:
+            raise ValueError(f"{type(self).__name__}: {GLM_INFERENCE_OPTIONS}fit two classes.")
+
+    def _release_information(self, design, targets, theta, loss, rng):
+        """The logistic loss's Hessian sum at the released ``theta``, with noise from
+        the noise stream ``rng`` at the information matrix's share of the budget;
+        returns it with its calibration."""
+        calibration = information_calibration(
+            self._mechanism_epsilon() * INFORMATION_SHARE, float(self.delta) * INFORMATION_SHARE,
+            smoothness=loss.smoothness, data_norm=self.data_norm_,
+            intercept_scaling=self.intercept_scaling if self.fit_intercept else 0.0,
+            n_features=self.n_features_in_, neighboring=self.neighboring)
+        curvature = loss.hessian(targets * (design @ theta))
+        return release_information(design.weighted_gram(curvature), calibration, rng), calibration
+
+    def _glm_inference(self, theta, information, calibration, **mechanism):
+        """:func:`~skdp.mechanisms._glm_inference.glm_inference`, or an
+        :class:`~skdp.InferenceError` that leaves nothing fitted."""
+        try:
+            return glm_inference(theta, information, calibration=calibration, **mechanism)
+        except InferenceError as error:
+            release_nothing(self)
+            raise InferenceError(f"{type(self).__name__}: {error}") from None
+
+    def _set_glm_inference(self, inference):
+        """``coef_`` and ``intercept_`` become the corrected estimate, with its
+        intervals."""
+        self.coef_, self.intercept_ = split_coefficients(
+            inference.theta, self.n_features_in_, self.fit_intercept, self.intercept_scaling)
+        self._set_inference(*public_coordinates(
+            inference.theta, inference.covariance, inference.deviations,
+            fit_intercept=self.fit_intercept, intercept_scaling=self.intercept_scaling),
+            inference.df)

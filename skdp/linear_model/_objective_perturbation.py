@@ -10,12 +10,9 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..base import neighboring_constraint
-from ..exceptions import InferenceError
 from ..mechanisms import draw_noise
 from ..mechanisms._approximate_minima import COVER_EPSILON_SHARE, MAX_TOL, solver_cover
 from ..mechanisms._dominance import noise_floor
-from ..mechanisms._glm_inference import (INFORMATION_SHARE, glm_inference,
-                                         information_calibration, release_information)
 from ..mechanisms._objective_perturbation import (_jacobian_multiplier, jacobian_share_C,
                                                   kst_noise_dim, kst_release_rdp,
                                                   objective_perturbation_calibration,
@@ -41,20 +38,12 @@ from ._base import (
     _MultinomialMixin,
     linear_classifier_constraints,
     partitioned_design,
-    release_nothing,
     solver_design,
-    split_coefficients,
     encode_labels,
     one_vs_rest_targets,
 )
-from ._inference import InferenceMixin, public_coordinates
+from ._inference import GLMInferenceMixin
 
-
-
-INFERENCE_OPTIONS = (
-    "inference=True gives intervals for one binary logistic problem fitted in memory, "
-    "unweighted (the information matrix it releases is the logistic loss's Hessian, "
-    "which is also the covariance of its gradient only for that model): ")
 
 
 AUTO_JACOBIAN_SHARE = {"binary": 0.05, "softmax, pure": 0.025, "softmax, Gaussian": 0.2}
@@ -385,7 +374,7 @@ def _multinomial_objective_perturbation(X, Y, *, C, epsilon, delta, neighboring,
 
 
 @fill_doc
-class ObjPertLogisticRegression(InferenceMixin, _MultinomialMixin, _LinearClassifierMixin,
+class ObjPertLogisticRegression(GLMInferenceMixin, _MultinomialMixin, _LinearClassifierMixin,
                                 ClassifierMixin, WeightedFitMixin, PrivateLinearModel):
     """Differentially private logistic regression (or Huber SVM) by objective perturbation.
 
@@ -741,7 +730,7 @@ class ObjPertLogisticRegression(InferenceMixin, _MultinomialMixin, _LinearClassi
         check_person_params(self, groups)
         weights = None
         partitioned = is_dask_collection(X) or is_dask_collection(y)
-        self._check_inference_options(partitioned, sample_weight, groups)
+        self._check_glm_inference_options(partitioned, sample_weight, groups)
         if partitioned:  # checked as a map-reduce; each partition maps its own labels
             if len(X.shape) == 2:  # before any pass over the data (other shapes: below)
                 check_partitioned_hessian(X.shape[1] + bool(self.fit_intercept))
@@ -756,9 +745,7 @@ class ObjPertLogisticRegression(InferenceMixin, _MultinomialMixin, _LinearClassi
             X, y = validate_data(self, X, y, dtype=np.float64, accept_sparse=("csr", "csc"))
             check_classification_targets(y)
             self.classes_, y_idx = encode_labels(y, self.classes)
-            if self.inference and len(self.classes_) != 2:
-                raise ValueError(f"{type(self).__name__}: {INFERENCE_OPTIONS}fit two "
-                                 "classes.")
+            self._check_two_classes()
             multinomial = self._is_multinomial(len(self.classes_))
             weights, self.weight_bound_ = row_weights(self, sample_weight, X, y_idx,
                                                       self.classes_, groups=groups)
@@ -775,7 +762,7 @@ class ObjPertLogisticRegression(InferenceMixin, _MultinomialMixin, _LinearClassi
         k = 1 if multinomial or n_classes == 2 else n_classes
         # a person's Hessian has rank up to the number of coefficients (public)
         person_dim = 1 if groups is None else design.shape[1]
-        epsilon, delta = self._objective_budget()
+        epsilon, delta = self._mechanism_budget()
         # C="auto" reads the weighted loss's bounds: the C of the weighted objective
         # is 1 / weight_bound_ times the unweighted one's
         weighted = weights is not None or (partitioned and groups is not None)
@@ -821,76 +808,28 @@ class ObjPertLogisticRegression(InferenceMixin, _MultinomialMixin, _LinearClassi
                                            delta=delta / k, n_problems=k, **common)
 
         solutions = solve_each(progress, names, solve, problems, header)
-        if self.inference:
-            self._release_information(solutions[0], row_norm, rng)
+        if self.inference:   # after the objective's noise, from the same stream
+            solution = solutions[0]
+            solution.information, solution.information_calibration = \
+                self._release_information(solution.X, solution.y, solution.theta,
+                                          solution.loss, rng)
         return solutions
-
-    def _objective_budget(self):
-        """The ``(epsilon, delta)`` of the objective perturbation: the mechanism's,
-        less :data:`~skdp.mechanisms._glm_inference.INFORMATION_SHARE` with
-        ``inference``."""
-        epsilon, delta = self._mechanism_epsilon(), float(self.delta)
-        if not self.inference:
-            return epsilon, delta
-        return epsilon * (1 - INFORMATION_SHARE), delta * (1 - INFORMATION_SHARE)
-
-    def _check_inference_options(self, partitioned, sample_weight, groups):
-        """Refuse, before any noise, the options under which ``inference=True`` has no
-        valid interval here (two classes are checked once the labels are read)."""
-        if not self.inference:
-            return
-        refusals = [(self.loss != "logistic", "set loss='logistic'"),
-                    (partitioned, "fit on rows in memory"),
-                    (sample_weight is not None or self.class_weight is not None,
-                     "pass no sample_weight or class_weight"),
-                    (groups is not None, "pass no groups"),
-                    (self.classes is not None and len(self.classes) != 2, "fit two classes")]
-        for refused, remedy in refusals:
-            if refused:
-                raise ValueError(f"{type(self).__name__}: {INFERENCE_OPTIONS}{remedy}.")
-
-    def _release_information(self, solution, row_norm, rng):
-        """Release the logistic loss's Hessian sum at the released coefficients with
-        :data:`~skdp.mechanisms._glm_inference.INFORMATION_SHARE` of the budget, from
-        the noise stream (after the objective's noise)."""
-        epsilon, delta = self._mechanism_epsilon(), float(self.delta)
-        calibration = information_calibration(
-            epsilon * INFORMATION_SHARE,
-            delta * INFORMATION_SHARE, smoothness=solution.loss.smoothness,
-            data_norm=self.data_norm_,
-            intercept_scaling=self.intercept_scaling if self.fit_intercept else 0.0,
-            n_features=self.n_features_in_, neighboring=self.neighboring)
-        curvature = solution.loss.hessian(solution.y * (solution.X @ solution.theta))
-        solution.information = release_information(solution.X.weighted_gram(curvature),
-                                                   calibration, rng)
-        solution.information_calibration = calibration
 
     def _has_epsilon_derivative(self):
         # the one-step correction of inference=True reads a second release
         return not self.inference
 
     def _set_fitted(self, releases):
-        inference = self._glm_inference(releases[0]) if self.inference else None
+        inference = None
+        if self.inference:   # a solver's failure first, then the intervals' refusal
+            self._check_converged(releases)
+            solution = releases[0]
+            cover = solution.cover
+            inference = self._glm_inference(
+                solution.theta, solution.information, solution.information_calibration,
+                C=solution.C, ridge=solution.ridge,
+                objective_noise=(solution.calibration.noise, solution.calibration.noise_scale),
+                output_noise=("gamma_norm", cover.scale))
         super()._set_fitted(releases)
         if inference is not None:
-            self.coef_, self.intercept_ = split_coefficients(
-                inference.theta, self.n_features_in_, self.fit_intercept,
-                self.intercept_scaling)
-            self._set_inference(*public_coordinates(
-                inference.theta, inference.covariance, inference.deviations,
-                fit_intercept=self.fit_intercept, intercept_scaling=self.intercept_scaling),
-                inference.df)
-
-    def _glm_inference(self, solution):
-        """The corrected estimate and its intervals' pieces from the released
-        coefficients and information matrix, or an :class:`~skdp.InferenceError`
-        that leaves nothing fitted."""
-        calibration = solution.calibration
-        try:
-            return glm_inference(solution.theta, solution.information, C=solution.C,
-                                 ridge=solution.ridge, noise_law=calibration.noise,
-                                 noise_scale=calibration.noise_scale,
-                                 calibration=solution.information_calibration)
-        except InferenceError as error:
-            release_nothing(self)
-            raise InferenceError(f"{type(self).__name__}: {error}") from None
+            self._set_glm_inference(inference)

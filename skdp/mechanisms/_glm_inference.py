@@ -1,21 +1,24 @@
-"""Intervals for objective perturbation: a noisy information matrix, the one-step
-correction of the ridge's bias, and the covariance and parametric bootstrap that
-include the noise's known law.
+"""Intervals for objective and output perturbation: a noisy information matrix, the
+one-step correction of the ridge's bias, and the covariance and parametric bootstrap
+that include the noise's known law.
 
-The fit releases ``theta_p``, the minimiser of ``C sum_i l_i(theta) + (r / 2)
-||theta||^2 + <b, theta>`` (``r = 1 + Delta``), then the information matrix at it,
-``H~ = sum_i l''_i(theta_p) z_i z_i^T + E``, with Gaussian or Laplace noise ``E`` on the
-coordinates of :func:`~skdp.mechanisms._sufficient_statistics.gram_coordinates`
-(one record's term ``l'' z z^T`` is the Gram matrix's with weight ``sup l''``).
-Linearising the stationarity ``C g(theta_p) + r theta_p + b = 0`` at the population
-minimiser ``theta*`` of the unpenalised loss (``g`` the loss gradient sum, ``H`` its
-Hessian): ``C H (theta_p - theta*) + r theta_p = -(C g(theta*) + b)``, so
+The fit releases ``theta_p = theta_r + w``, ``theta_r`` the minimiser of ``C sum_i
+l_i(theta) + (r / 2) ||theta||^2 + <b, theta>`` (objective perturbation: ``r = 1 +
+Delta``, ``w`` its solver cover; output perturbation: ``r = 1``, ``b = 0``, ``w`` its
+output noise), then the information matrix at it, ``H~ = sum_i l''_i(theta_p) z_i
+z_i^T + E``, with Gaussian or Laplace noise ``E`` on the coordinates of
+:func:`~skdp.mechanisms._sufficient_statistics.gram_coordinates` (one record's term
+``l'' z z^T`` is the Gram matrix's with weight ``sup l''``). Linearising the
+stationarity ``C g(theta_r) + r theta_r + b = 0`` at the population minimiser
+``theta*`` of the unpenalised loss (``g`` the loss gradient sum, ``H`` its Hessian):
+``C H (theta_r - theta*) + r theta_r = -(C g(theta*) + b)``, so
 
     ``theta_d = theta_p + (r / C) H~^{-1} theta_p``
 
-has ``theta_d - theta* = -H^{-1} g(theta*) - H^{-1} b / C`` to first order, with
-covariance ``H^{-1} (J + Cov(b) / C^2) H^{-1}``, ``J = Cov(g) = H`` for the logistic
-loss (the model-based covariance of statsmodels' ``Logit``). Derivation:
+has ``theta_d - theta* = -H^{-1} g(theta*) - H^{-1} b / C + (I + (r / C) H^{-1}) w``
+to first order, with covariance ``H^{-1} (J + Cov(b) / C^2) H^{-1} + (I + (r / C)
+H^{-1}) Cov(w) (I + (r / C) H^{-1})``, ``J = Cov(g) = H`` for the logistic loss (the
+model-based covariance of statsmodels' ``Logit``). Derivation:
 ``docs/privacy/inference.rst``.
 """
 
@@ -80,20 +83,30 @@ def release_information(information, calibration, rng):
                                  + draw.vector(calibration.gram), dim, law)
 
 
-def objective_noise_variance(law, scale, dim):
-    """The variance of one coordinate of the objective's linear noise ``b``: Gaussian
-    ``sigma^2``; Gamma-norm (norm ``Gamma(dim, scale)``, uniform direction)
-    ``E||b||^2 / dim = (dim + 1) scale^2``."""
-    if law == "gaussian":
-        return scale**2
-    if law == "gamma_norm":
-        return (dim + 1) * scale**2
-    return 0.0
+def noise_variance(law, scale, dim):
+    """The variance of one coordinate of a noise vector of ``dim`` coordinates:
+    Gaussian ``sigma^2``; Laplace ``2 b^2``; Gamma-norm (norm ``Gamma(dim, scale)``,
+    uniform direction) ``E||b||^2 / dim = (dim + 1) scale^2``; 0 for ``"none"``. The
+    laws are isotropic, so the covariance is this times the identity."""
+    factor = {"gaussian": 1.0, "laplace": 2.0, "gamma_norm": dim + 1.0, "none": 0.0}[law]
+    return factor * scale**2
 
 
-def glm_inference(theta, information, *, C, ridge, noise_law, noise_scale, calibration):
+NO_NOISE = ("none", 0.0)
+
+
+def glm_inference(theta, information, *, C, ridge, calibration, objective_noise=NO_NOISE,
+                  output_noise=NO_NOISE):
     """The one-step estimate of the unpenalised minimiser, its covariance and its
-    bootstrap deviations (see the module's docstring).
+    bootstrap deviations.
+
+    The release is ``theta_p = theta_r + w`` with ``theta_r`` the exact minimiser of
+    ``C sum_i l_i + (r / 2) ||theta||^2 + <b, theta>`` and ``w`` output noise (the
+    objective perturbation has ``b`` and its solver cover as ``w``; output
+    perturbation has ``b = 0``). With ``theta_d = theta_p + (r / C) H~^{-1} theta_p``,
+    to first order ``theta_d - theta* = -H^{-1} g(theta*) - H^{-1} b / C + (I + (r /
+    C) H^{-1}) w``, plus the noise ``E`` of ``H~`` through the correction, ``-(r / C)
+    H^{-1} E H^{-1} theta_p`` (see the module's docstring).
 
     Parameters
     ----------
@@ -102,12 +115,11 @@ def glm_inference(theta, information, *, C, ridge, noise_law, noise_scale, calib
     information : ndarray of shape (dim, dim)
         The released ``H~``.
     C, ridge : float
-        The objective's ``C`` and total ridge ``r = 1 + Delta``.
-    noise_law : {"gamma_norm", "gaussian", "none"}
-    noise_scale : float
-        The law and scale of the objective's linear noise ``b``.
+        The objective's ``C`` and total ridge ``r``.
     calibration : SSPCalibration
         The information matrix's noise (:func:`information_calibration`).
+    objective_noise, output_noise : (law, scale), default=("none", 0.0)
+        The laws (:func:`noise_variance`) and scales of ``b`` and ``w``.
 
     Returns
     -------
@@ -118,35 +130,51 @@ def glm_inference(theta, information, *, C, ridge, noise_law, noise_scale, calib
     ------
     InferenceError
         When ``H~`` is not positive definite.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp.mechanisms._glm_inference import glm_inference
+    >>> from skdp.mechanisms._sufficient_statistics import SSPCalibration
+    >>> fit = glm_inference(np.array([0.5]), np.array([[4.0]]), C=1.0, ridge=1.0,
+    ...                     calibration=SSPCalibration("none", 0.0, 0.0, 0.0))
+    >>> fit.theta.tolist(), fit.covariance.tolist()
+    ([0.625], [[0.25]])
     """
     if np.linalg.eigvalsh(information)[0] <= 0:
         raise InferenceError(INFERENCE_REFUSAL.format(
             reason="the noisy information matrix is not positive definite"))
+    dim = theta.size
     inverse = np.linalg.inv(information)
     direction = inverse @ theta
     estimate = theta + ridge / C * direction
-    noise_variance = objective_noise_variance(noise_law, noise_scale, theta.size)
-    middle = (information + noise_variance / C**2 * np.eye(theta.size)
+    carry = np.eye(dim) + ridge / C * inverse          # how w reaches theta_d
+    middle = (information + noise_variance(*objective_noise, dim) / C**2 * np.eye(dim)
               + (ridge / C) ** 2 * gram_noise_covariance(direction, calibration))
-    covariance = inverse @ middle @ inverse
+    covariance = (inverse @ middle @ inverse
+                  + noise_variance(*output_noise, dim) * carry @ carry.T)
     deviations = None
-    if noise_law != "none":
-        deviations = _bootstrap(estimate, information, C=C, ridge=ridge, noise_law=noise_law,
-                                noise_scale=noise_scale, calibration=calibration)
+    if calibration.law != "none":
+        deviations = _bootstrap(estimate, information, C=C, ridge=ridge,
+                                calibration=calibration, objective_noise=objective_noise,
+                                output_noise=output_noise)
     return LinearInference(estimate, 0.5 * (covariance + covariance.T), np.inf, deviations)
 
 
-def _bootstrap(theta, information, *, C, ridge, noise_law, noise_scale, calibration):
+def _bootstrap(theta, information, *, C, ridge, calibration, objective_noise, output_noise):
     """Draws of ``theta_d - theta*`` in the world fitted to the release: ``theta* =
     theta``, ``H = H~``; the linearised mechanism ``theta_p = theta - (C H + r
-    I)^{-1} (C g + b + r theta)`` with ``g ~ N(0, H)`` and ``b`` from its exact law,
-    then the correction with a fresh ``H + E`` (``E`` from its exact law)."""
+    I)^{-1} (C g + b + r theta) + w`` with ``g ~ N(0, H)``, ``b`` and ``w`` from
+    their exact laws, then the correction with a fresh ``H + E`` (``E`` from its
+    exact law)."""
     rng = np.random.default_rng(BOOTSTRAP_SEED)
     dim = theta.size
+    (linear_law, linear_scale), (output_law, output_scale) = objective_noise, output_noise
     gradients = rng.standard_normal((BOOTSTRAP_DRAWS, dim)) @ np.linalg.cholesky(information).T
-    noise = sample_noise_draws(noise_law, BOOTSTRAP_DRAWS, dim, noise_scale, rng)
+    linear = sample_noise_draws(linear_law, BOOTSTRAP_DRAWS, dim, linear_scale, rng)
     system = C * information + ridge * np.eye(dim)
-    released = theta - np.linalg.solve(system, (C * gradients + noise + ridge * theta).T).T
+    released = (theta - np.linalg.solve(system, (C * gradients + linear + ridge * theta).T).T
+                + sample_noise_draws(output_law, BOOTSTRAP_DRAWS, dim, output_scale, rng))
     informations = information + symmetric_noise_draws(calibration, dim, rng)
     corrected = released + ridge / C * np.linalg.solve(informations, released[..., None])[..., 0]
     return corrected - theta

@@ -11,6 +11,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 from scipy import stats
 from scipy.special import expit
 
+import skdp.linear_model._inference as inference_module
 import skdp.linear_model._objective_perturbation as objpert_module
 from skdp import InferenceError, ObjPertLogisticRegression
 from skdp.mechanisms._glm_inference import INFORMATION_SHARE, information_calibration
@@ -91,12 +92,12 @@ def test_intervals_cover_the_population_minimiser():
 
 
 def test_a_planted_bug_that_ignores_the_noise_fails_the_coverage_test(monkeypatch):
-    original = objpert_module.glm_inference
+    original = inference_module.glm_inference
 
-    def without_noise(theta, information, *, C, ridge, noise_law, noise_scale, calibration):
-        return original(theta, information, C=C, ridge=ridge, noise_law="none",
-                        noise_scale=0.0, calibration=SSPCalibration("none", 0.0, 0.0, 0.0))
-    monkeypatch.setattr(objpert_module, "glm_inference", without_noise)
+    def without_noise(theta, information, *, C, ridge, calibration, **noises):
+        return original(theta, information, C=C, ridge=ridge,
+                        calibration=SSPCalibration("none", 0.0, 0.0, 0.0))
+    monkeypatch.setattr(inference_module, "glm_inference", without_noise)
     hits = _coverage(5000, 1.0, 1e-6, draws=200)
     assert not _not_below_nominal(hits)
     assert hits.mean() < 0.8
