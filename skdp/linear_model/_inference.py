@@ -140,6 +140,19 @@ class InferenceMixin:
             Indexed by ``const`` and the feature names (those of a DataFrame ``X``,
             else ``x0``, ``x1``, ...), with columns ``coef``, ``std err``, ``lower``
             and ``upper`` (statsmodels' layout).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import pandas as pd
+        >>> from skdp import SSPLinearRegression
+        >>> rng = np.random.default_rng(0)
+        >>> X = pd.DataFrame(rng.uniform(-1, 1, (5000, 2)), columns=["age", "dose"])
+        >>> y = 1.0 + X @ [1.0, -2.0] + rng.normal(0, 1, 5000)
+        >>> model = SSPLinearRegression(epsilon=1.0, data_norm=1.5, y_bound=8.0,
+        ...                             inference=True, random_state=0).fit(X, y)
+        >>> model.summary().index.tolist(), model.conf_int().shape
+        (['const', 'age', 'dose'], (3, 2))
         """
         intervals = self.conf_int(alpha)
         return pd.DataFrame(np.c_[self._estimates(), self.bse_, intervals],
