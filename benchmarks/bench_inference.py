@@ -7,7 +7,9 @@ the covered parameter is the model's): ``d`` features uniform on ``[-1, 1]`` div
 ``y_bound=4`` (clips with probability below 1e-12); logistic: Bernoulli labels. Per
 cell (estimator, n, d, epsilon, delta) and per draw: a fresh dataset, the private fit
 (``random_state`` = the draw) and the non-private fit with the same ``inference=True``
-(``epsilon=np.inf``). Recorded per coefficient: the coverage of the nominal 95 %
+(``epsilon=np.inf``). Estimators: ``linear`` (:class:`~skdp.SSPLinearRegression`),
+``logistic`` (:class:`~skdp.ObjPertLogisticRegression`), ``output_logistic``
+(:class:`~skdp.OutputPertSVM` with ``loss="logistic"``). Recorded per coefficient: the coverage of the nominal 95 %
 interval, and the median ratio of its width to the non-private interval's; and the
 number of refused fits (:class:`~skdp.InferenceError`).
 
@@ -24,12 +26,12 @@ import numpy as np
 from scipy.special import expit
 from threadpoolctl import threadpool_limits
 
-from skdp import InferenceError, ObjPertLogisticRegression, SSPLinearRegression
+from skdp import InferenceError, ObjPertLogisticRegression, OutputPertSVM, SSPLinearRegression
 
 from ._common import environment, write_results
 
 NAME = "inference"
-PARAMS = {"estimators": ["linear", "logistic"], "sizes": [2_000, 20_000, 200_000],
+PARAMS = {"estimators": ["linear", "logistic", "output_logistic"], "sizes": [2_000, 20_000, 200_000],
           "dims": [5, 20], "epsilons": [0.3, 1.0, 3.0], "deltas": [0.0, 1e-6], "draws": 500}
 QUICK = {"sizes": [2_000], "dims": [5], "epsilons": [1.0], "draws": 20}
 INTERCEPT = 0.5
@@ -54,6 +56,9 @@ def make_estimator(kind, epsilon, delta, seed):
     if kind == "linear":
         return SSPLinearRegression(epsilon=epsilon, delta=delta, data_norm=1.0, y_bound=4.0,
                                    inference=True, random_state=seed)
+    if kind == "output_logistic":
+        return OutputPertSVM(epsilon=epsilon, delta=delta, loss="logistic", data_norm=1.0,
+                             inference=True, random_state=seed)
     return ObjPertLogisticRegression(epsilon=epsilon, delta=delta, data_norm=1.0,
                                      inference=True, random_state=seed)
 
