@@ -9,11 +9,12 @@ cell (estimator, n, d, epsilon, delta) and per draw: a fresh dataset, the privat
 (``random_state`` = the draw) and the non-private fit with the same ``inference=True``
 (``epsilon=np.inf``). Estimators: ``linear`` (:class:`~skdp.SSPLinearRegression`),
 ``logistic`` (:class:`~skdp.ObjPertLogisticRegression`), ``output_logistic``
-(:class:`~skdp.OutputPertSVM` with ``loss="logistic"``). Recorded per coefficient: the coverage of the nominal 95 %
-interval, and the median ratio of its width to the non-private interval's; and the
-number of refused fits (:class:`~skdp.InferenceError`).
+(:class:`~skdp.OutputPertSVM` with ``loss="logistic"``). Recorded per coefficient: the
+coverage of the nominal 95 % interval, and the median ratio of its width to the
+non-private interval's; and the number of refused fits (:class:`~skdp.InferenceError`).
 
-Run ``python -m benchmarks.bench_inference [--quick] [--cells N,EPS,...]`` from the
+Run ``python -m benchmarks.bench_inference [--quick] [--sizes N ...] [--epsilons E ...]
+[--draws K]`` (any grid option narrows the grid) from the
 repo root; writes ``results/inference.json`` (``inference_quick.json``). BLAS is
 limited to one thread. Timings are not recorded.
 """
@@ -26,13 +27,15 @@ import numpy as np
 from scipy.special import expit
 from threadpoolctl import threadpool_limits
 
-from skdp import InferenceError, ObjPertLogisticRegression, OutputPertSVM, SSPLinearRegression
+from skdp import (InferenceError, ObjPertLogisticRegression, OutputPertSVM,
+                  SSPLinearRegression)
 
 from ._common import environment, write_results
 
 NAME = "inference"
-PARAMS = {"estimators": ["linear", "logistic", "output_logistic"], "sizes": [2_000, 20_000, 200_000],
-          "dims": [5, 20], "epsilons": [0.3, 1.0, 3.0], "deltas": [0.0, 1e-6], "draws": 500}
+PARAMS = {"estimators": ["linear", "logistic", "output_logistic"],
+          "sizes": [2_000, 20_000, 200_000], "dims": [5, 20], "epsilons": [0.3, 1.0, 3.0],
+          "deltas": [0.0, 1e-6], "draws": 500}
 QUICK = {"sizes": [2_000], "dims": [5], "epsilons": [1.0], "draws": 20}
 INTERCEPT = 0.5
 
