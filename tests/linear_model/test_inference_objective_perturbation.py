@@ -111,7 +111,7 @@ def test_intervals_cover_on_a_wider_grid(n, epsilon, delta):
     assert _not_below_nominal(hits), hits.mean(axis=0)
 
 
-# -- the information matrix is inside the budget ---------------------------------------------------
+# -- the information matrix is inside the budget ----------------------------------------
 
 @pytest.mark.parametrize("delta", [0.0, 1e-6])
 @pytest.mark.parametrize("neighboring", ["add_remove", "replace"])

@@ -13,7 +13,8 @@ from scipy import stats
 import skdp.linear_model._sufficient_statistics as ssp_module
 from skdp import InferenceError, SSPLinearRegression
 from skdp.mechanisms._sufficient_statistics import (EIGENVALUE_SHARE, RESIDUAL_SHARE,
-                                                    SSPCalibration, draw_ssp_noise, gram_from_coordinates,
+                                                    SSPCalibration, draw_ssp_noise,
+                                                    gram_from_coordinates,
                                                     gram_noise_covariance, ssp_calibration,
                                                     ssp_sensitivities)
 from tests.linear_model.test_ssp import _extreme_row, _gdp_mu, _loss
@@ -175,7 +176,7 @@ def test_row_neighbours_lose_at_most_the_budget_with_the_extra_release(delta, ne
         assert worst >= budget * (1 - 1e-9)
 
 
-# -- replay, the summary, inference=False unchanged -------------------------------------------------
+# -- replay, the summary, inference=False unchanged -------------------------------------
 
 def test_same_seed_same_intervals_other_seed_other_intervals():
     X, y = _population(5000, seed=1)
