@@ -647,10 +647,11 @@ class ObjPertLogisticRegression(GLMInferenceMixin, _MultinomialMixin, _LinearCla
         self.verbose = verbose
 
     _renyi_cost_params = ("C", "loss", "huber_h", "multi_class", "fit_intercept",
-                          "intercept_scaling", "data_norm", "classes")
+                          "intercept_scaling", "data_norm", "classes", "inference")
     """Parameters that change the Gaussian fit's Renyi curve besides the privacy ones
-    (its ratio of curvature to ridge, its gradient bound and its number of problems):
-    a randomised search must give them as lists."""
+    (its ratio of curvature to ridge, its gradient bound, its number of problems, and
+    whether it has one: none with ``inference=True``): a randomised search must give
+    them as lists."""
 
     def _renyi_cost(self, n_classes=None, persons=False):
         """Gaussian objective perturbation has a Renyi curve for records under

@@ -725,6 +725,11 @@ class OutputPertSVM(GLMInferenceMixin, _MultinomialMixin, _LinearClassifierMixin
         if inference is not None:
             self._set_glm_inference(inference)
 
+    _renyi_cost_params = ("inference",)
+    """Parameters that change the Gaussian fit's Renyi curve besides the privacy ones
+    (whether it has one: none with ``inference=True``): a randomised search must give
+    them as lists."""
+
     def _renyi_cost(self, n_classes=None, persons=False):
         """Gaussian output perturbation (``delta > 0``, a public bound) is ``mu``-GDP
         with ``mu`` its analytic calibration's: ``alpha mu^2 / 2``; pure fits as any."""
