@@ -363,10 +363,12 @@ def ssp_noise_floor(calibration, dim, sensitivities):
 
 
 INFERENCE_REFUSAL = (
-    "valid confidence intervals are impossible for this fit: {reason}. The privacy "
-    "noise outweighs the data at this size and budget; raise epsilon, use fewer "
-    "features or more rows, or fit with inference=False. This refusal is decided "
-    "from the released statistics alone.")
+    "valid confidence intervals are impossible for this fit: {reason}. Either the "
+    "privacy noise outweighs the data at this size and budget (raise epsilon, use "
+    "fewer features or more rows) or the design is collinear, so that the "
+    "coefficients are not identified (a full one-hot encoding beside the intercept: "
+    "drop one category per feature); or fit with inference=False. This refusal is "
+    "decided from the released statistics alone.")
 
 
 @dataclass(frozen=True)
