@@ -64,23 +64,36 @@ def _has_inference(estimator):
     return bool(getattr(estimator, "inference", False))
 
 
+INFERENCE_ATTRIBUTES = ("bse_", "bootstrap_deviations_", "df_resid_")
+
+
 class InferenceMixin:
     """``conf_int`` and ``summary`` for a fitted model with ``inference=True``.
 
-    The model sets, through :meth:`_set_inference`, ``bse_`` (standard errors,
-    intercept first) and either ``bootstrap_deviations_`` (draws of the estimate
-    minus the parameter from a parametric bootstrap with the noise's exact law:
-    basic bootstrap intervals) or, without noise, ``df_resid_`` (Student t
-    intervals, ``inf`` for normal ones). The intervals are centred on
-    ``intercept_`` and ``coef_``.
+    Each fit first clears the intervals of an earlier fit (:meth:`_clear_inference`);
+    one with ``inference=True`` then sets, through :meth:`_set_inference`, ``bse_``
+    (standard errors, intercept first) and either ``bootstrap_deviations_`` (draws of
+    the estimate minus the parameter from a parametric bootstrap with the noise's
+    exact law: basic bootstrap intervals) or, without noise, ``df_resid_`` (Student t
+    intervals, ``inf`` for normal ones). The intervals are centred on ``intercept_``
+    and ``coef_``.
     """
 
-    def _set_inference(self, estimate, covariance, deviations, df):
-        """Keep the standard errors of ``estimate`` (reported order), which must be
-        the fitted ``(intercept_, coef_)``, and what its intervals need."""
+    def _clear_inference(self):
+        for name in INFERENCE_ATTRIBUTES:
+            self.__dict__.pop(name, None)
+
+    def _set_inference(self, inference):
+        """Keep the standard errors of a
+        :class:`~skdp.mechanisms._sufficient_statistics.LinearInference` (augmented
+        coordinates) in the reported order, and what its intervals need; its
+        estimate must be the fitted ``(coef_, intercept_)``."""
+        _, covariance, deviations = public_coordinates(
+            inference.theta, inference.covariance, inference.deviations,
+            fit_intercept=self.fit_intercept, intercept_scaling=self.intercept_scaling)
         self.bse_ = np.sqrt(np.diag(covariance))
         if deviations is None:
-            self.df_resid_ = float(df)
+            self.df_resid_ = float(inference.df)
         else:
             self.bootstrap_deviations_ = deviations
 
@@ -228,7 +241,4 @@ class GLMInferenceMixin(InferenceMixin):
         intervals."""
         self.coef_, self.intercept_ = split_coefficients(
             inference.theta, self.n_features_in_, self.fit_intercept, self.intercept_scaling)
-        self._set_inference(*public_coordinates(
-            inference.theta, inference.covariance, inference.deviations,
-            fit_intercept=self.fit_intercept, intercept_scaling=self.intercept_scaling),
-            inference.df)
+        self._set_inference(inference)

@@ -821,6 +821,7 @@ class ObjPertLogisticRegression(GLMInferenceMixin, _MultinomialMixin, _LinearCla
         return not self.inference
 
     def _set_fitted(self, releases):
+        self._clear_inference()
         inference = None
         if self.inference:   # a solver's failure first, then the intervals' refusal
             self._check_converged(releases)

@@ -714,6 +714,7 @@ class OutputPertSVM(GLMInferenceMixin, _MultinomialMixin, _LinearClassifierMixin
         return solutions
 
     def _set_fitted(self, releases):
+        self._clear_inference()
         inference = None
         if self.inference:   # a solver's failure first, then the intervals' refusal
             self._check_converged(releases)

@@ -30,7 +30,7 @@ from ..utils.validation import clip_rows_to_norm
 from ..solvers._partitioned import is_dask_collection
 from ._base import (PrivateLinearModel, by_partitions, partitioned_regression_design,
                     release_nothing, solver_design)
-from ._inference import InferenceMixin, public_coordinates
+from ._inference import InferenceMixin
 from ._weights import (WeightedFitMixin, check_person_params, person_constraints, row_weights,
                        weight_constraints)
 
@@ -385,15 +385,14 @@ class SSPLinearRegression(InferenceMixin, RegressorMixin, WeightedFitMixin,
         return None if self.alpha == "auto" else float(self.alpha)
 
     def _set_fitted(self, releases):
+        self._clear_inference()
         inference = self._least_squares_inference(releases[0]) if self.inference else None
         super()._set_fitted(releases)
         self.coef_ = self.coef_[0]
         self.intercept_ = float(self.intercept_[0])
         self.alpha_ = float(releases[0].alpha)
         if inference is not None:
-            self._set_inference(*public_coordinates(
-                inference.theta, inference.covariance, inference.deviations,
-                fit_intercept=True, intercept_scaling=self.intercept_scaling), inference.df)
+            self._set_inference(inference)
 
     def _least_squares_inference(self, release):
         """The intervals' estimate and covariance from the released statistics, or an

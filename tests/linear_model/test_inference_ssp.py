@@ -197,6 +197,16 @@ def test_without_inference_the_release_is_unchanged():
     assert "residual" not in release.noise
 
 
+def test_a_refit_keeps_no_interval_of_the_earlier_fit():
+    X, y = _population(5000, seed=2)
+    model = _model(epsilon=1.0, random_state=0).fit(X, y)
+    assert hasattr(model, "bootstrap_deviations_")
+    model.set_params(epsilon=np.inf).fit(X, y)
+    assert not hasattr(model, "bootstrap_deviations_") and hasattr(model, "df_resid_")
+    model.set_params(inference=False).fit(X, y)
+    assert not any(hasattr(model, name) for name in ("bse_", "df_resid_"))
+
+
 def test_the_summary_names_the_features_of_a_dataframe():
     X, y = _population(5000, seed=0)
     frame = pd.DataFrame(X, columns=["age", "dose", "weight"])
