@@ -223,6 +223,18 @@ def test_the_summary_names_the_features_of_a_dataframe():
         "const", "x0", "x1", "x2"]
 
 
+@pytest.mark.parametrize("delta", [0.0, 1e-6])
+def test_a_dask_array_gives_the_intervals_in_memory(delta):
+    """The sum of squares is one more partial sum of the statistics' one pass."""
+    da = pytest.importorskip("dask.array")
+    X, y = _population(5000, seed=0)
+    kw = dict(epsilon=1.0, delta=delta, random_state=2)
+    memory = _model(**kw).fit(X, y)
+    dask = _model(**kw).fit(da.from_array(X, chunks=(1200, -1)), da.from_array(y, chunks=1200))
+    assert_allclose(dask.conf_int(), memory.conf_int(), rtol=1e-9)
+    assert_allclose(dask.bse_, memory.bse_, rtol=1e-9)
+
+
 def test_the_noise_reduction_path_releases_intervals_at_each_epsilon():
     X, y = _population(5000, seed=0)
     path = _model(epsilon=0.5, delta=1e-6, random_state=3)._noise_reduction_path(X, y)
