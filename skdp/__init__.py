@@ -1,6 +1,6 @@
 """skdp: differentially private empirical risk minimisation for scikit-learn."""
 
-from .exceptions import (ConvergenceError, DataNormWarning, LargeDeltaWarning,
+from .exceptions import (ConvergenceError, DataNormWarning, InferenceError, LargeDeltaWarning,
                          NoiseDominanceWarning, PrivacyBudgetError, PrivacyLeakWarning,
                          SampleWeightWarning, UnreachableUtilityWarning)
 from .linear_model import (
@@ -22,6 +22,7 @@ __all__ = [
     "DPSGDClassifier",
     "DataNormWarning",
     "EpsilonForUtility",
+    "InferenceError",
     "LargeDeltaWarning",
     "NAPPLasso",
     "NAPPLassoClassifier",

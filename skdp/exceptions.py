@@ -85,3 +85,14 @@ class ConvergenceError(RuntimeError):
     of distance on ordinary data: far below the default ``tol * Delta``). See
     ``docs/privacy/objective_perturbation.rst``.
     """
+
+
+class InferenceError(ValueError):
+    """Valid confidence intervals are impossible for this fit.
+
+    Raised by a fit with ``inference=True`` instead of releasing a wrong interval,
+    for example when the noisy information matrix is not positive definite (the
+    privacy noise outweighs the design at this size and budget). The decision is
+    a function of the released statistics alone (a post-processing, covered by the
+    guarantee), and the message holds no statistic of the data.
+    """

@@ -511,7 +511,7 @@ class GaussianDPMixin:
 
     def _gdp_mu_spent(self):
         """``gdp_mu(epsilon_spent_, delta_spent_)`` of a Gaussian fit, else ``None``."""
-        if float(self.delta_spent_) and not self._private_norm():
+        if float(self.delta_spent_) and self._is_gaussian_dp():
             return gdp_mu(self.epsilon_spent_, self.delta_spent_)
         return None
 

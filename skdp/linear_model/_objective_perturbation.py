@@ -42,6 +42,7 @@ from ._base import (
     encode_labels,
     one_vs_rest_targets,
 )
+from ._inference import GLMInferenceMixin
 
 
 
@@ -174,6 +175,8 @@ class ObjPertSolution:
     recalibrate: object = None
     weights: np.ndarray = None
     record_bound: float = None
+    information: np.ndarray = None
+    information_calibration: object = None
 
     def noise_floor(self):
         """The records whose largest gradients the linear noise ``b`` outweighs: at
@@ -371,8 +374,8 @@ def _multinomial_objective_perturbation(X, Y, *, C, epsilon, delta, neighboring,
 
 
 @fill_doc
-class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, ClassifierMixin,
-                                WeightedFitMixin, PrivateLinearModel):
+class ObjPertLogisticRegression(GLMInferenceMixin, _MultinomialMixin, _LinearClassifierMixin,
+                                ClassifierMixin, WeightedFitMixin, PrivateLinearModel):
     """Differentially private logistic regression (or Huber SVM) by objective perturbation.
 
     The coefficients are the exact minimiser of the L2-regularised empirical risk
@@ -456,6 +459,21 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
 
     %(classes)s
 
+    inference : bool, default=False
+        Also release what confidence intervals need, inside the same ``epsilon``
+        and ``delta``: a tenth of both pays for a noisy information matrix (the
+        loss's Hessian sum at the released coefficients, Gaussian or Laplace
+        noise), and the objective perturbation gets the rest. ``coef_`` and
+        ``intercept_`` are then the one-step correction of the ridge's bias,
+        ``theta + (1 + Delta) / C H~^{-1} theta``, which estimates the population
+        minimiser of the unpenalised logistic loss on the clipped rows, and
+        :meth:`conf_int` covers it (the sampling variability and the noise,
+        whose law is known). Binary logistic fits in memory without weights or
+        groups. Where valid intervals are impossible (the noisy information
+        matrix is not positive definite) the fit raises
+        :class:`~skdp.InferenceError` and releases nothing. See
+        ``docs/privacy/inference.rst``.
+
     %(random_state)s
 
     %(verbose)s
@@ -472,6 +490,8 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
     %(weight_attrs)s
 
     %(noise_floor_attrs)s
+
+    %(inference_attrs)s
 
     See Also
     --------
@@ -595,6 +615,7 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
         "verbose": ["verbose"],
         **weight_constraints(),
         **person_constraints(),
+        "inference": ["boolean"],
     }
 
     def __init__(self, *, epsilon=1.0, delta=0.0, neighboring="add_remove", C="auto",
@@ -602,7 +623,7 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
                  intercept_scaling=1.0, data_norm="warn", delta_rule="continuous",
                  eps_jacobian_frac=0.5, tol=1e-8, max_iter=100, class_weight=None,
                  max_sample_weight=1.0, max_rows_per_group=1.0, classes=None,
-                 random_state=None, verbose=0):
+                 inference=False, random_state=None, verbose=0):
         self.epsilon = epsilon
         self.delta = delta
         self.neighboring = neighboring
@@ -621,14 +642,16 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
         self.max_sample_weight = max_sample_weight
         self.max_rows_per_group = max_rows_per_group
         self.classes = classes
+        self.inference = inference
         self.random_state = random_state
         self.verbose = verbose
 
     _renyi_cost_params = ("C", "loss", "huber_h", "multi_class", "fit_intercept",
-                          "intercept_scaling", "data_norm", "classes")
+                          "intercept_scaling", "data_norm", "classes", "inference")
     """Parameters that change the Gaussian fit's Renyi curve besides the privacy ones
-    (its ratio of curvature to ridge, its gradient bound and its number of problems):
-    a randomised search must give them as lists."""
+    (its ratio of curvature to ridge, its gradient bound, its number of problems, and
+    whether it has one: none with ``inference=True``): a randomised search must give
+    them as lists."""
 
     def _renyi_cost(self, n_classes=None, persons=False):
         """Gaussian objective perturbation has a Renyi curve for records under
@@ -637,7 +660,7 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
         multinomial problems or for an unknown label set; pure fits as any."""
         if self.delta:
             if (persons or self.neighboring != "add_remove" or n_classes is None
-                    or self._is_multinomial(n_classes)):
+                    or self._is_multinomial(n_classes) or self.inference):
                 return None
             return gaussian_renyi_curve(self, n_classes)
         return super()._renyi_cost(n_classes, persons)
@@ -645,7 +668,8 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
     def _renyi_spent(self):
         """The fitted Gaussian curve (:meth:`renyi_curve`) where it exists."""
         if float(self.delta_spent_) and (self.neighboring_ != "add_remove"
-                                         or self._is_multinomial(len(self.classes_))):
+                                         or self._is_multinomial(len(self.classes_))
+                                         or self.inference):
             return None
         return self.renyi_curve() if float(self.delta_spent_) else super()._renyi_spent()
 
@@ -677,6 +701,11 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
             fit with ``groups``.
         """
         check_is_fitted(self, "C_")
+        if self.inference:
+            raise ValueError(
+                "A fit with inference=True has no Renyi curve here: its information "
+                "matrix composes with the objective perturbation by adding their "
+                "(epsilon, delta).")
         if self.neighboring_ not in ("add_remove", "replace"):
             raise ValueError(
                 "A fit with groups (neighboring_="
@@ -702,6 +731,7 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
         check_person_params(self, groups)
         weights = None
         partitioned = is_dask_collection(X) or is_dask_collection(y)
+        self._check_glm_inference_options(partitioned, sample_weight, groups)
         if partitioned:  # checked as a map-reduce; each partition maps its own labels
             if len(X.shape) == 2:  # before any pass over the data (other shapes: below)
                 check_partitioned_hessian(X.shape[1] + bool(self.fit_intercept))
@@ -716,6 +746,7 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
             X, y = validate_data(self, X, y, dtype=np.float64, accept_sparse=("csr", "csc"))
             check_classification_targets(y)
             self.classes_, y_idx = encode_labels(y, self.classes)
+            self._check_two_classes()
             multinomial = self._is_multinomial(len(self.classes_))
             weights, self.weight_bound_ = row_weights(self, sample_weight, X, y_idx,
                                                       self.classes_, groups=groups)
@@ -732,7 +763,7 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
         k = 1 if multinomial or n_classes == 2 else n_classes
         # a person's Hessian has rank up to the number of coefficients (public)
         person_dim = 1 if groups is None else design.shape[1]
-        epsilon = self._mechanism_epsilon()
+        epsilon, delta = self._mechanism_budget()
         # C="auto" reads the weighted loss's bounds: the C of the weighted objective
         # is 1 / weight_bound_ times the unweighted one's
         weighted = weights is not None or (partitioned and groups is not None)
@@ -740,7 +771,7 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
         self.C_, C_rate = (
             auto_C(bounded, epsilon=epsilon / k, neighboring=self.neighboring,
                    row_norm=row_norm, hessian_rank=n_classes - 1 if multinomial else 1,
-                   pure=self.delta == 0, person_dim=person_dim)
+                   pure=delta == 0, person_dim=person_dim)
             if self.C == "auto" else (float(self.C), 0.0))
         common = dict(C=self.C_, C_rate=C_rate, neighboring=self.neighboring,
                       delta_rule=self.delta_rule,
@@ -749,7 +780,7 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
         progress = Progress(self.verbose, type(self).__name__)
         names = problem_names(self.classes_, k, multinomial)
         header = problems_header(k, design.shape[1] * (n_classes if multinomial else 1),
-                                 epsilon=epsilon / k, delta=self.delta / k, tol=self.tol,
+                                 epsilon=epsilon / k, delta=delta / k, tol=self.tol,
                                  C=self.C_)
         if multinomial:
             if partitioned:   # each partition maps its labels to one-hot rows
@@ -759,7 +790,7 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
                 problems = [(design, np.eye(n_classes)[y_idx])]
                 options = dict(weights=weights, weight_bound=self.weight_bound_)
             solve = partial(_multinomial_objective_perturbation, epsilon=epsilon,
-                            delta=self.delta, **options, **common)
+                            delta=delta, **options, **common)
             return solve_each(progress, names, solve, problems, header)
         if partitioned:   # the partitions hold the labels: one view per problem
             problems = [(design, None)] if n_classes == 2 else [
@@ -775,6 +806,32 @@ class ObjPertLogisticRegression(_MultinomialMixin, _LinearClassifierMixin, Class
 
         def solve(rows, problem_loss, target):
             return _objective_perturbation(rows, target, problem_loss, epsilon=epsilon / k,
-                                           delta=self.delta / k, n_problems=k, **common)
+                                           delta=delta / k, n_problems=k, **common)
 
-        return solve_each(progress, names, solve, problems, header)
+        solutions = solve_each(progress, names, solve, problems, header)
+        if self.inference:   # after the objective's noise, from the same stream
+            solution = solutions[0]
+            solution.information, solution.information_calibration = \
+                self._release_information(solution.X, solution.y, solution.theta,
+                                          solution.loss, rng)
+        return solutions
+
+    def _has_epsilon_derivative(self):
+        # the one-step correction of inference=True reads a second release
+        return not self.inference
+
+    def _set_fitted(self, releases):
+        self._clear_inference()
+        inference = None
+        if self.inference:   # a solver's failure first, then the intervals' refusal
+            self._check_converged(releases)
+            solution = releases[0]
+            cover = solution.cover
+            inference = self._glm_inference(
+                solution.theta, solution.information, solution.information_calibration,
+                C=solution.C, ridge=solution.ridge,
+                objective_noise=(solution.calibration.noise, solution.calibration.noise_scale),
+                output_noise=("gamma_norm", cover.scale))
+        super()._set_fitted(releases)
+        if inference is not None:
+            self._set_glm_inference(inference)

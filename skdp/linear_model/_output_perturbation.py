@@ -48,6 +48,7 @@ from ._base import (
     encode_labels,
     one_vs_rest_targets,
 )
+from ._inference import GLMInferenceMixin
 from ._weights import (PARTITIONED_SOFTMAX_PERSONS, WeightedFitMixin, check_class_weight,
                        check_person_params, person_constraints, row_weights,
                        weight_constraints, weighted_problem)
@@ -111,6 +112,8 @@ class OutputPertSolution:
     law: str = "auto"
     noise_rng: object = None
     record_bound: float = None
+    information: np.ndarray = None
+    information_calibration: object = None
 
     def noise_floor(self):
         """The records whose largest pull on ``theta_star`` the noise outweighs: one
@@ -214,8 +217,9 @@ def _output_perturbation(X, y, loss, *, C, epsilon, delta, neighboring, row_norm
 
 
 @fill_doc
-class OutputPertSVM(GaussianDPMixin, _MultinomialMixin, _LinearClassifierMixin,
-                    ClassifierMixin, WeightedFitMixin, PrivateLinearModel):
+class OutputPertSVM(GLMInferenceMixin, GaussianDPMixin, _MultinomialMixin,
+                    _LinearClassifierMixin, ClassifierMixin, WeightedFitMixin,
+                    PrivateLinearModel):
     """Differentially private SVM by output perturbation (linear or RBF kernel).
 
     Solves the L2-regularised problem ``C * sum_i loss_i + 0.5 * ||theta||^2``
@@ -325,6 +329,20 @@ class OutputPertSVM(GaussianDPMixin, _MultinomialMixin, _LinearClassifierMixin,
 
     %(classes)s
 
+    inference : bool, default=False
+        Also release what confidence intervals need, inside the same ``epsilon``
+        and ``delta``: a tenth of both pays for a noisy information matrix (the
+        logistic loss's Hessian sum at the released coefficients), and the output
+        perturbation gets the rest. ``coef_`` and ``intercept_`` are then the
+        one-step correction of the ridge's bias, ``theta + H~^{-1} theta / C``,
+        which estimates the population minimiser of the unpenalised logistic loss
+        on the clipped rows, and :meth:`conf_int` covers it (the sampling
+        variability and the noise, whose law is known). Binary fits with
+        ``loss="logistic"`` and ``kernel="linear"``, in memory, without weights or
+        groups; no noise reduction. Where valid intervals are impossible the fit
+        raises :class:`~skdp.InferenceError` and releases nothing. See
+        ``docs/privacy/inference.rst``.
+
     %(random_state)s
 
     %(verbose)s
@@ -348,6 +366,8 @@ class OutputPertSVM(GaussianDPMixin, _MultinomialMixin, _LinearClassifierMixin,
     %(weight_attrs)s
 
     %(noise_floor_attrs)s
+
+    %(inference_attrs)s
 
     See Also
     --------
@@ -477,6 +497,7 @@ class OutputPertSVM(GaussianDPMixin, _MultinomialMixin, _LinearClassifierMixin,
         "verbose": ["verbose"],
         **weight_constraints(),
         **person_constraints(),
+        "inference": ["boolean"],
     }
 
     def __init__(self, *, epsilon=1.0, delta=0.0, neighboring="add_remove", C="auto",
@@ -484,7 +505,8 @@ class OutputPertSVM(GaussianDPMixin, _MultinomialMixin, _LinearClassifierMixin,
                  data_norm="warn", kernel="linear", gamma="auto", n_components=100,
                  feature_random_state=0, tol=1e-3, max_iter=10_000, noise="auto",
                  multi_class="auto", class_weight=None, max_sample_weight=1.0,
-                 max_rows_per_group=1.0, classes=None, random_state=None, verbose=0):
+                 max_rows_per_group=1.0, classes=None, inference=False, random_state=None,
+                 verbose=0):
         self.epsilon = epsilon
         self.delta = delta
         self.neighboring = neighboring
@@ -506,6 +528,7 @@ class OutputPertSVM(GaussianDPMixin, _MultinomialMixin, _LinearClassifierMixin,
         self.max_sample_weight = max_sample_weight
         self.max_rows_per_group = max_rows_per_group
         self.classes = classes
+        self.inference = inference
         self.random_state = random_state
         self.verbose = verbose
 
@@ -518,8 +541,9 @@ class OutputPertSVM(GaussianDPMixin, _MultinomialMixin, _LinearClassifierMixin,
         return tags
 
     def _has_epsilon_derivative(self):
-        # "auto" moves C, and so the minimiser, with epsilon
-        return self.C != "auto"
+        # "auto" moves C, and so the minimiser, with epsilon; the one-step correction
+        # of inference=True reads a second release
+        return self.C != "auto" and not self.inference
 
     def _gamma(self, n_features):
         """The RBF width: ``gamma``, or the public rule of ``"auto"``."""
@@ -601,11 +625,15 @@ class OutputPertSVM(GaussianDPMixin, _MultinomialMixin, _LinearClassifierMixin,
             raise ValueError("noise='laplace' is pure epsilon-DP: it needs delta=0; got "
                              f"delta={self.delta}.")
         check_class_weight(self.class_weight)
-        if is_dask_collection(X) or is_dask_collection(y):
+        partitioned = is_dask_collection(X) or is_dask_collection(y)
+        self._check_glm_inference_options(partitioned, sample_weight, groups, more_refusals=[
+            (self.kernel != "linear", "set kernel='linear'")])
+        if partitioned:
             return self._partitioned_releases(X, y, groups)
         X, y = validate_data(self, X, y, dtype=np.float64, accept_sparse=("csr", "csc"))
         check_classification_targets(y)
         self.classes_, y_idx = encode_labels(y, self.classes)
+        self._check_two_classes()
         multinomial = self._is_multinomial(len(self.classes_))
         weights, self.weight_bound_ = row_weights(self, sample_weight, X, y_idx, self.classes_,
                                                   groups=groups)
@@ -659,8 +687,8 @@ class OutputPertSVM(GaussianDPMixin, _MultinomialMixin, _LinearClassifierMixin,
             loss = WeightedLoss(loss, self.weight_bound_)
         dim = len(self.classes_) * n_coefficients if multinomial else n_coefficients
         k = len(targets)
-        epsilon = self._mechanism_epsilon()
-        share = dict(epsilon=epsilon / k, delta=self.delta / k,
+        epsilon, delta = self._mechanism_budget()
+        share = dict(epsilon=epsilon / k, delta=delta / k,
                      neighboring=self.neighboring, row_norm=row_norm, tol=self.tol)
         # a noise-reduction path resolves C="auto" at its public C_epsilon, not at
         # its first (smallest) release
@@ -676,14 +704,44 @@ class OutputPertSVM(GaussianDPMixin, _MultinomialMixin, _LinearClassifierMixin,
                         weights=weights if multinomial else None, **share)
         header = problems_header(k, dim, epsilon=share["epsilon"], delta=share["delta"],
                                  tol=self.tol, C=self.C_)
-        return solve_each(Progress(self.verbose, type(self).__name__),
-                          problem_names(self.classes_, k, multinomial), solve,
-                          list(zip(designs, targets)), header)
+        solutions = solve_each(Progress(self.verbose, type(self).__name__),
+                               problem_names(self.classes_, k, multinomial), solve,
+                               list(zip(designs, targets)), header)
+        if self.inference:   # after the output noise, from the same stream
+            solution = solutions[0]
+            solution.information, solution.information_calibration = \
+                self._release_information(designs[0], targets[0], solution.theta, loss, rng)
+        return solutions
+
+    def _set_fitted(self, releases):
+        self._clear_inference()
+        inference = None
+        if self.inference:   # a solver's failure first, then the intervals' refusal
+            self._check_converged(releases)
+            solution = releases[0]
+            inference = self._glm_inference(
+                solution.theta, solution.information, solution.information_calibration,
+                C=self.C_, ridge=1.0, output_noise=(solution.noise, solution.noise_scale()))
+        super()._set_fitted(releases)
+        if inference is not None:
+            self._set_glm_inference(inference)
+
+    _renyi_cost_params = ("inference",)
+    """Parameters that change the Gaussian fit's Renyi curve besides the privacy ones
+    (whether it has one: none with ``inference=True``): a randomised search must give
+    them as lists."""
+
+    def _is_gaussian_dp(self):
+        """With ``inference=True`` the information matrix composes with the release by
+        adding (epsilon, delta): no ``mu``-GDP figure, hence no Renyi curve."""
+        return super()._is_gaussian_dp() and not self.inference
 
     def _supports_noise_reduction(self):
         """Laplace (``noise="laplace"``) or Gaussian (``delta > 0``) noise has an exact
-        coupling across scales; the Gamma-norm noise has none known to us."""
-        return (self.noise == "laplace" or self.delta > 0) and not self._private_norm()
+        coupling across scales; the Gamma-norm noise has none known to us, and the
+        information matrix of ``inference=True`` has no path."""
+        return ((self.noise == "laplace" or self.delta > 0) and not self._private_norm()
+                and not self.inference)
 
     def _noise_reduction_path(self, X, y, C_epsilon=None):
         """One certified fit whose noise is released at increasing epsilons.

@@ -14,9 +14,11 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..base import neighboring_constraint
 from ..mechanisms import reduce_gaussian_noise, reduce_laplace_noise
+from ..exceptions import InferenceError
 from ..mechanisms._sufficient_statistics import (SSPCalibration, SSPSensitivities,
                                                  SSPStatistics, draw_ssp_noise,
-                                                 gram_from_coordinates, private_ridge,
+                                                 gram_from_coordinates,
+                                                 least_squares_inference, private_ridge,
                                                  solve_ridge, ssp_calibration, ssp_noise_floor,
                                                  ssp_sensitivities)
 from ..utils._docstrings import fill_doc
@@ -24,8 +26,9 @@ from ..utils._random import noise_generator
 from ..utils._sklearn_compat import Interval, StrOptions
 from ..utils.validation import clip_rows_to_norm
 from ..solvers._partitioned import is_dask_collection
-from ._base import (GaussianDPMixin, PrivateLinearModel, by_partitions, partitioned_regression_design,
-                    solver_design)
+from ._base import (GaussianDPMixin, PrivateLinearModel, by_partitions,
+                    partitioned_regression_design, release_nothing, solver_design)
+from ._inference import InferenceMixin
 from ._weights import (WeightedFitMixin, check_person_params, person_constraints, row_weights,
                        weight_constraints)
 
@@ -34,6 +37,11 @@ Y_BOUND_REFUSAL = (
     "public bound on it (y is clipped to [-y_bound, y_bound]). Choose it from public "
     "knowledge of the target (its unit and plausible range, a data dictionary), never "
     "from the private values: computing it from the data voids the guarantee.")
+
+INFERENCE_OPTIONS = (
+    "inference=True estimates the population least-squares minimiser, unweighted and "
+    "with an intercept (its residual variance needs the noisy row count, read from the "
+    "intercept entry of the Gram matrix), without a ridge (which would bias it): ")
 
 
 @dataclass
@@ -70,6 +78,15 @@ class SSPRelease:
         return gram, self.statistics.moment + self.noise["moment"], eigenvalue
 
     @property
+    def inference(self):
+        """Whether ``sum w y^2`` is released (for the intervals)."""
+        return "residual" in self.noise
+
+    def noisy_residual(self):
+        """The released ``sum w y^2`` (``inference=True`` only)."""
+        return self.statistics.residual + self.noise["residual"][0]
+
+    @property
     def alpha(self):
         """The ridge: the fixed ``alpha``, or the private rule's."""
         if self.fixed_alpha is not None:
@@ -91,7 +108,8 @@ class SSPRelease:
         conditional law (:data:`NOISE_REDUCERS`): the release is then distributed as
         a fit at ``epsilon``, and the earlier one is it plus data-independent noise."""
         calibration = ssp_calibration(epsilon, delta, self.sensitivities,
-                                      private_ridge=self.fixed_alpha is None)
+                                      private_ridge=self.fixed_alpha is None,
+                                      inference=self.inference)
         for name, noise in self.noise.items():
             scale, new_scale = self.calibration.scale(name), calibration.scale(name)
             self.noise[name] = (np.zeros_like(noise) if new_scale == 0 else NOISE_REDUCERS[
@@ -103,18 +121,19 @@ NOISE_REDUCERS = {"laplace": reduce_laplace_noise, "gaussian": reduce_gaussian_n
 
 
 def statistics_pass(design, y):
-    """One partition's (or the whole in-memory design's) ``(Z^T Z, Z^T y)``."""
-    return design.gram(), design.transpose_product(y)
+    """One partition's (or the whole in-memory design's) ``(Z^T Z, Z^T y, y^T y)``."""
+    return design.gram(), design.transpose_product(y), np.array([y @ y])
 
 
 def _sufficient_statistics_perturbation(statistics, *, epsilon, delta, neighboring, data_norm,
                                         intercept_scaling, n_features, y_bound, weight_bound,
-                                        alpha, rng):
+                                        alpha, rng, inference=False):
     """Release the noisy ``statistics`` of the clipped design (rows clipped to
     ``data_norm``, the intercept column ``intercept_scaling`` last when it is not 0)
     and the clipped target.
 
-    ``alpha=None`` releases ``lambda_min`` too, for the private ridge. Pure
+    ``alpha=None`` releases ``lambda_min`` too, for the private ridge;
+    ``inference`` releases ``sum w y^2`` (for the intervals). Pure
     (``delta = 0``): Laplace noise, ``epsilon`` split; Gaussian: one ``mu``-GDP
     release, ``mu^2`` split (:func:`~skdp.mechanisms._sufficient_statistics.
     ssp_calibration`).
@@ -123,15 +142,16 @@ def _sufficient_statistics_perturbation(statistics, *, epsilon, delta, neighbori
                   intercept_scaling=intercept_scaling, n_features=n_features,
                   y_bound=y_bound, weight_bound=weight_bound)
     sensitivities = ssp_sensitivities(neighboring=neighboring, **bounds)
-    calibration = ssp_calibration(epsilon, delta, sensitivities, private_ridge=alpha is None)
+    calibration = ssp_calibration(epsilon, delta, sensitivities, private_ridge=alpha is None,
+                                  inference=inference)
     noise = draw_ssp_noise(calibration, statistics.moment.size, rng,
-                           private_ridge=alpha is None)
+                           private_ridge=alpha is None, inference=inference)
     return SSPRelease(statistics, noise, calibration, sensitivities,
                       ssp_sensitivities(neighboring="add_remove", **bounds), alpha, rng)
 
 
 @fill_doc
-class SSPLinearRegression(GaussianDPMixin, RegressorMixin, WeightedFitMixin,
+class SSPLinearRegression(InferenceMixin, GaussianDPMixin, RegressorMixin, WeightedFitMixin,
                           PrivateLinearModel):
     """Differentially private linear regression by sufficient-statistics perturbation.
 
@@ -172,6 +192,19 @@ class SSPLinearRegression(GaussianDPMixin, RegressorMixin, WeightedFitMixin,
 
     %(max_rows_per_group)s
 
+    inference : bool, default=False
+        Also release what confidence intervals need, inside the same ``epsilon``
+        and ``delta``: the sum of squares ``sum y^2`` takes the tenth of the budget
+        that ``lambda_min`` takes with ``alpha="auto"``, and no ridge is used
+        (``alpha_ = 0``), so that ``coef_`` is the least-squares solution of the
+        noisy statistics and :meth:`conf_int` covers the population
+        least-squares minimiser of the clipped rows (the sampling variability
+        and the noise, whose law is known). Needs ``fit_intercept=True``, no
+        ``sample_weight`` or ``groups``, and ``alpha="auto"`` or 0. Where valid
+        intervals are impossible (the noisy Gram matrix is not positive
+        definite) the fit raises :class:`~skdp.InferenceError` and releases
+        nothing. See ``docs/privacy/inference.rst``.
+
     %(random_state)s
 
     Attributes
@@ -193,6 +226,8 @@ class SSPLinearRegression(GaussianDPMixin, RegressorMixin, WeightedFitMixin,
     %(weight_attrs)s
 
     %(noise_floor_attrs)s
+
+    %(inference_attrs)s
 
     See Also
     --------
@@ -239,6 +274,18 @@ class SSPLinearRegression(GaussianDPMixin, RegressorMixin, WeightedFitMixin,
     ...                           random_state=0).fit(X, y)
     >>> reg.coef_.shape, reg.epsilon_spent_, reg.delta_spent_, reg.neighboring_
     ((4,), 1.0, 0.0, 'add_remove')
+
+    With intervals (on rows inside the public bounds, where the covered parameter
+    is the least-squares minimiser):
+
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-1, 1, (5000, 3))
+    >>> y = X @ [1.0, -2.0, 0.5] + rng.normal(0, 1, 5000)
+    >>> reg = SSPLinearRegression(epsilon=1.0, data_norm=2.0, y_bound=6.0,
+    ...                           inference=True, random_state=0).fit(X, y)
+    >>> reg.conf_int().shape, list(reg.summary().columns)
+    ((4, 2), ['coef', 'std err', 'lower', 'upper'])
     """
 
     _parameter_constraints = {
@@ -250,11 +297,13 @@ class SSPLinearRegression(GaussianDPMixin, RegressorMixin, WeightedFitMixin,
         "intercept_scaling": [Interval(Real, 0, None, closed="neither")],
         **weight_constraints(class_weight=False),
         **person_constraints(),
+        "inference": ["boolean"],
     }
 
     def __init__(self, *, epsilon=1.0, delta=0.0, neighboring="add_remove", alpha="auto",
                  data_norm="warn", y_bound=None, fit_intercept=True, intercept_scaling=1.0,
-                 max_sample_weight=1.0, max_rows_per_group=1.0, random_state=None):
+                 max_sample_weight=1.0, max_rows_per_group=1.0, inference=False,
+                 random_state=None):
         self.epsilon = epsilon
         self.delta = delta
         self.neighboring = neighboring
@@ -265,6 +314,7 @@ class SSPLinearRegression(GaussianDPMixin, RegressorMixin, WeightedFitMixin,
         self.intercept_scaling = intercept_scaling
         self.max_sample_weight = max_sample_weight
         self.max_rows_per_group = max_rows_per_group
+        self.inference = inference
         self.random_state = random_state
 
     def __sklearn_tags__(self):
@@ -289,6 +339,7 @@ class SSPLinearRegression(GaussianDPMixin, RegressorMixin, WeightedFitMixin,
         self._check_privacy_params()
         if self.y_bound is None:
             raise ValueError(f"{type(self).__name__}: {Y_BOUND_REFUSAL}")
+        self._check_inference_options(sample_weight, groups)
         bounds = dict(fit_intercept=self.fit_intercept,
                       intercept_scaling=self.intercept_scaling)
         if is_dask_collection(X) or is_dask_collection(y):
@@ -309,15 +360,48 @@ class SSPLinearRegression(GaussianDPMixin, RegressorMixin, WeightedFitMixin,
             neighboring=self.neighboring, data_norm=self.data_norm_,
             intercept_scaling=self.intercept_scaling if self.fit_intercept else 0.0,
             n_features=self.n_features_in_, y_bound=self.y_bound,
-            weight_bound=self.weight_bound_,
-            alpha=None if self.alpha == "auto" else float(self.alpha),
-            rng=noise_generator(self.random_state))]
+            weight_bound=self.weight_bound_, alpha=self._mechanism_alpha(),
+            rng=noise_generator(self.random_state), inference=self.inference)]
+
+    def _check_inference_options(self, sample_weight, groups):
+        """Refuse, before any noise, the options under which ``inference=True`` has no
+        valid interval here."""
+        if not self.inference:
+            return
+        refusals = [(sample_weight is not None, "pass no sample_weight"),
+                    (groups is not None, "pass no groups"),
+                    (not self.fit_intercept, "set fit_intercept=True"),
+                    (self.alpha not in ("auto", 0, 0.0), "set alpha='auto' or 0")]
+        for refused, remedy in refusals:
+            if refused:
+                raise ValueError(f"{type(self).__name__}: {INFERENCE_OPTIONS}{remedy}.")
+
+    def _mechanism_alpha(self):
+        """The fixed ridge, ``None`` for the private rule, 0 with ``inference``."""
+        if self.inference:
+            return 0.0
+        return None if self.alpha == "auto" else float(self.alpha)
 
     def _set_fitted(self, releases):
+        self._clear_inference()
+        inference = self._least_squares_inference(releases[0]) if self.inference else None
         super()._set_fitted(releases)
         self.coef_ = self.coef_[0]
         self.intercept_ = float(self.intercept_[0])
         self.alpha_ = float(releases[0].alpha)
+        if inference is not None:
+            self._set_inference(inference)
+
+    def _least_squares_inference(self, release):
+        """The intervals' estimate and covariance from the released statistics, or an
+        :class:`~skdp.InferenceError` that leaves nothing fitted."""
+        gram, moment, _ = release.noisy()
+        try:
+            return least_squares_inference(gram, moment, release.noisy_residual(),
+                                           release.calibration, self.intercept_scaling)
+        except InferenceError as error:
+            release_nothing(self)
+            raise InferenceError(f"{type(self).__name__}: {error}") from None
 
     def predict(self, X):
         """Predict with the private model (rows clipped to ``data_norm_``).

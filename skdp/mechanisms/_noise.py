@@ -61,3 +61,42 @@ def sample_noise(law, dim, scale, rng):
     """
     draw = draw_noise(law, dim, rng)
     return np.zeros(dim) if draw is None else draw.vector(scale)
+
+
+def sample_noise_draws(law, draws, dim, scale, rng):
+    """``draws`` independent noise vectors of a law at a scale, as rows (for
+    simulations from the noise's known law, such as a parametric bootstrap; never
+    for privacy noise, which :func:`draw_noise` draws).
+
+    Parameters
+    ----------
+    law : {"gamma_norm", "gaussian", "laplace", "none"}
+        As :func:`sample_noise`.
+    draws, dim : int
+        The number of vectors and their dimension.
+    scale : float
+    rng : numpy.random.Generator
+        A stream of its own (public randomness).
+
+    Returns
+    -------
+    noise : ndarray of shape (draws, dim)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp.mechanisms._noise import sample_noise_draws
+    >>> sample_noise_draws("laplace", 4, 3, 1.0, np.random.default_rng(0)).shape
+    (4, 3)
+    """
+    if law == "none" or scale == 0:
+        return np.zeros((draws, dim))
+    if law == "gaussian":
+        return scale * rng.standard_normal((draws, dim))
+    if law == "laplace":
+        return rng.laplace(0.0, scale, (draws, dim))
+    if law == "gamma_norm":
+        directions = rng.standard_normal((draws, dim))
+        directions /= np.linalg.norm(directions, axis=1, keepdims=True)
+        return rng.gamma(dim, scale, (draws, 1)) * directions
+    raise ValueError(f"Unknown noise law {law!r}.")

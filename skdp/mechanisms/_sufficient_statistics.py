@@ -7,7 +7,9 @@ weights ``0 <= w_i <= W`` (``W`` also bounds a person's total weight):
 
 * the Gram matrix ``A = sum w_i z_i z_i^T``, released through its upper triangle;
 * the moment vector ``b = sum w_i y_i z_i``;
-* with a private ridge, the smallest eigenvalue ``lambda_min(A)``.
+* with a private ridge, the smallest eigenvalue ``lambda_min(A)``;
+* with ``inference=True`` (no ridge), the weighted sum of squares ``c = sum w_i y_i^2``,
+  from which the residual variance of the intervals is computed.
 
 Derivation: ``docs/privacy/sufficient_statistics.rst``. Gaussian noise (``delta >
 0``): the three releases are one Gaussian mechanism of ``mu = gdp_mu(epsilon, delta)``
@@ -21,15 +23,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..accounting import gdp_mu
+from ..exceptions import InferenceError
 from ._dominance import noise_floor
-from ._noise import draw_noise
+from ._noise import draw_noise, sample_noise_draws
 
 RIDGE_FAILURE = 0.05
 """The probability ``rho`` with which each high-probability bound of the private ridge
 (the lower bound on ``lambda_min(A)``, the upper bound on the noise's spectral norm) may
 fail, as in AdaSSP (Wang 2018). It affects accuracy only, never privacy."""
 
-STATISTICS = ("gram", "moment", "eigenvalue")
+STATISTICS = ("gram", "moment", "eigenvalue", "residual")
 
 
 @dataclass(frozen=True)
@@ -46,12 +49,15 @@ class SSPSensitivities:
         Of ``b``.
     eigenvalue : float
         Of ``lambda_min(A)``.
+    residual : float
+        Of ``c = sum w_i y_i^2``.
     """
 
     law: str
     gram: float
     moment: float
     eigenvalue: float
+    residual: float = 0.0
 
 
 def ssp_sensitivities(*, law, data_norm, intercept_scaling, n_features, y_bound,
@@ -89,18 +95,20 @@ def ssp_sensitivities(*, law, data_norm, intercept_scaling, n_features, y_bound,
     R, c, W, Y = float(data_norm), float(intercept_scaling), float(weight_bound), float(y_bound)
     squared_norm = R**2 + c**2                    # B^2
     eigenvalue = W * squared_norm                 # Weyl, under both relations
+    residual = W * Y**2                           # w y^2 in [0, W Y^2], both relations
     replace = neighboring == "replace"
     if law == "gaussian":
         # ||sum w z z^T||_F <= W B^2; two PSD terms of non-negative inner product: sqrt(2)
         gram = W * squared_norm * (np.sqrt(2.0) if replace else 1.0)
         moment = W * np.sqrt(squared_norm) * Y * (2.0 if replace else 1.0)
-        return SSPSensitivities(law, float(gram), float(moment), float(eigenvalue))
+        return SSPSensitivities(law, float(gram), float(moment), float(eigenvalue),
+                                residual)
     # L1: sum_{i<=j} |z_i z_j| = ((sum |z_i|)^2 + ||z||^2) / 2, ||x||_1 <= sqrt(d) R
     l1 = np.sqrt(n_features) * R + c
     factor = 2.0 if replace else 1.0
     gram = factor * W * (l1**2 + squared_norm) / 2.0
     moment = factor * W * Y * l1
-    return SSPSensitivities(law, float(gram), float(moment), float(eigenvalue))
+    return SSPSensitivities(law, float(gram), float(moment), float(eigenvalue), residual)
 
 
 EIGENVALUE_SHARE = 0.1
@@ -112,14 +120,24 @@ tenth gave a test MSE 1 to 3 % below the thirds' with Gaussian noise and 2 to 30
 below with Laplace noise (``benchmarks/bench_ssp.py``)."""
 
 
-def release_shares(private_ridge):
+RESIDUAL_SHARE = 0.1
+"""The share of the budget of ``c = sum w_i y_i^2`` with ``inference=True``, which
+releases no eigenvalue (no ridge): the Gram matrix and the moment keep the shares
+they have with a private ridge."""
+
+
+def release_shares(private_ridge, inference=False):
     """Each statistic's share of the budget (of ``mu^2`` for Gaussian noise, of
     ``epsilon`` for Laplace): :data:`EIGENVALUE_SHARE` to the eigenvalue with a private
-    ridge, the rest split equally; a fixed ridge needs no eigenvalue and splits between
-    the Gram matrix and the moment."""
+    ridge, or :data:`RESIDUAL_SHARE` to the sum of squares with ``inference`` (never
+    both), the rest split equally; a fixed ridge without inference needs neither and
+    splits between the Gram matrix and the moment."""
+    if private_ridge and inference:
+        raise ValueError("inference=True releases no eigenvalue: it fits without a ridge.")
     eigenvalue = EIGENVALUE_SHARE if private_ridge else 0.0
-    rest = (1.0 - eigenvalue) / 2.0
-    return {"gram": rest, "moment": rest, "eigenvalue": eigenvalue}
+    residual = RESIDUAL_SHARE if inference else 0.0
+    rest = (1.0 - eigenvalue - residual) / 2.0
+    return {"gram": rest, "moment": rest, "eigenvalue": eigenvalue, "residual": residual}
 
 
 @dataclass(frozen=True)
@@ -129,7 +147,7 @@ class SSPCalibration:
     Attributes
     ----------
     law : {"gaussian", "laplace", "none"}
-    gram, moment, eigenvalue : float
+    gram, moment, eigenvalue, residual : float
         Gaussian standard deviation or Laplace scale of each release coordinate (0
         for a statistic that is not released, and for ``law="none"``).
     """
@@ -138,14 +156,21 @@ class SSPCalibration:
     gram: float
     moment: float
     eigenvalue: float
+    residual: float = 0.0
 
     def scale(self, name):
         """The noise scale of the statistic ``name``."""
         return getattr(self, name)
 
+    def variance(self, name):
+        """The variance of one release coordinate of the statistic ``name``:
+        ``sigma^2`` (Gaussian), ``2 b^2`` (Laplace), 0 without noise."""
+        factor = {"gaussian": 1.0, "laplace": 2.0, "none": 0.0}[self.law]
+        return factor * self.scale(name) ** 2
 
-def ssp_calibration(epsilon, delta, sensitivities, private_ridge):
-    """Calibrate the three releases to ``(epsilon, delta)`` together.
+
+def ssp_calibration(epsilon, delta, sensitivities, private_ridge, inference=False):
+    """Calibrate the releases to ``(epsilon, delta)`` together.
 
     Gaussian (``delta > 0``): the releases are one ``mu``-GDP mechanism with ``mu =
     gdp_mu(epsilon, delta)`` (exactly ``(epsilon, delta)``-DP), statistic ``k``
@@ -159,6 +184,8 @@ def ssp_calibration(epsilon, delta, sensitivities, private_ridge):
     sensitivities : SSPSensitivities
     private_ridge : bool
         Whether ``lambda_min`` is released (:func:`release_shares`).
+    inference : bool, default=False
+        Whether ``c = sum w_i y_i^2`` is released (:func:`release_shares`).
 
     Returns
     -------
@@ -170,11 +197,11 @@ def ssp_calibration(epsilon, delta, sensitivities, private_ridge):
     ...                                                     ssp_calibration)
     >>> s = SSPSensitivities("laplace", gram=3.0, moment=2.0, eigenvalue=1.0)
     >>> ssp_calibration(2.0, 0.0, s, private_ridge=False)
-    SSPCalibration(law='laplace', gram=3.0, moment=2.0, eigenvalue=0.0)
+    SSPCalibration(law='laplace', gram=3.0, moment=2.0, eigenvalue=0.0, residual=0.0)
     """
     if np.isinf(epsilon):
         return SSPCalibration("none", 0.0, 0.0, 0.0)
-    shares = release_shares(private_ridge)
+    shares = release_shares(private_ridge, inference)
     if delta > 0:
         if sensitivities.law != "gaussian":
             raise ValueError("delta > 0 needs the L2 (Gaussian) sensitivities.")
@@ -220,11 +247,14 @@ class SSPStatistics:
     moment : ndarray of shape (dim,)
     eigenvalue : float
         ``lambda_min(gram)``.
+    residual : float
+        ``sum w_i y_i^2`` (released with ``inference=True`` only).
     """
 
     gram: np.ndarray
     moment: np.ndarray
     eigenvalue: float
+    residual: float = 0.0
 
     @classmethod
     def of(cls, design, y, weights=None):
@@ -232,30 +262,34 @@ class SSPStatistics:
         ``weighted_gram(w)`` and ``transpose_product(v)``
         (:class:`~skdp.solvers._design.ScaledDesign`)."""
         if weights is None:
-            return cls.from_sums(design.gram(), design.transpose_product(y))
+            return cls.from_sums(design.gram(), design.transpose_product(y), y @ y)
         return cls.from_sums(design.weighted_gram(weights),
-                             design.transpose_product(weights * y))
+                             design.transpose_product(weights * y), y @ (weights * y))
 
     @classmethod
-    def from_sums(cls, gram, moment):
-        """The statistics from ``A`` and ``b`` (summed over partitions, say)."""
+    def from_sums(cls, gram, moment, residual=0.0):
+        """The statistics from ``A``, ``b`` and ``c`` (summed over partitions, say)."""
         gram = np.asarray(gram, dtype=float)
         gram = 0.5 * (gram + gram.T)
         return cls(gram, np.asarray(moment, dtype=float).ravel(),
-                   float(np.linalg.eigvalsh(gram)[0]))
+                   float(np.linalg.eigvalsh(gram)[0]), float(np.sum(residual)))
 
     def coordinates(self, law):
         """Each statistic as the vector its noise is added to."""
         return {"gram": gram_coordinates(self.gram, law), "moment": self.moment,
-                "eigenvalue": np.array([self.eigenvalue])}
+                "eigenvalue": np.array([self.eigenvalue]),
+                "residual": np.array([self.residual])}
 
 
-def draw_ssp_noise(calibration, dim, rng, private_ridge):
+def draw_ssp_noise(calibration, dim, rng, private_ridge, inference=False):
     """The noise vectors of the releases at the calibrated scales (none drawn for
-    ``law="none"``; no eigenvalue noise without a private ridge)."""
-    sizes = {"gram": dim * (dim + 1) // 2, "moment": dim, "eigenvalue": 1}
+    ``law="none"``; no eigenvalue noise without a private ridge, no residual noise
+    without ``inference``)."""
+    sizes = {"gram": dim * (dim + 1) // 2, "moment": dim, "eigenvalue": 1, "residual": 1}
     if not private_ridge:
         del sizes["eigenvalue"]
+    if not inference:
+        del sizes["residual"]
     noise = {}
     for name, size in sizes.items():
         draw = draw_noise(calibration.law, size, rng)
@@ -326,3 +360,161 @@ def ssp_noise_floor(calibration, dim, sensitivities):
     # its L1 norm (Laplace, whose noise_norm is an L2 lower bound)
     return max(noise_floor(calibration.law, size, calibration.scale(name),
                            getattr(sensitivities, name)) for name, size in sizes.items())
+
+
+INFERENCE_REFUSAL = (
+    "valid confidence intervals are impossible for this fit: {reason}. Either the "
+    "privacy noise outweighs the data at this size and budget (raise epsilon, use "
+    "fewer features or more rows) or the design is collinear, so that the "
+    "coefficients are not identified (a full one-hot encoding beside the intercept: "
+    "drop one category per feature); or fit with inference=False. This refusal is "
+    "decided from the released statistics alone.")
+
+
+@dataclass(frozen=True)
+class LinearInference:
+    """A point estimate, its covariance and the degrees of freedom of its intervals
+    (in the coordinates of the augmented design, the intercept's last).
+
+    Attributes
+    ----------
+    theta : ndarray of shape (dim,)
+    covariance : ndarray of shape (dim, dim)
+    df : float
+        Of the Student t quantiles (``inf``: normal quantiles).
+    deviations : ndarray of shape (draws, dim) or None
+        Draws of ``theta - theta*`` from a parametric bootstrap with the noise's
+        exact law, whose quantiles give the intervals (``None`` without noise:
+        Student t intervals).
+    """
+
+    theta: np.ndarray
+    covariance: np.ndarray
+    df: float
+    deviations: np.ndarray = None
+
+
+def gram_noise_covariance(theta, calibration):
+    """``Cov(E theta)`` for the symmetric noise ``E`` on the Gram matrix.
+
+    ``(E theta)_i = sum_j E_ij theta_j`` with independent entries ``E_ij = E_ji``
+    (``i <= j``) of variance ``v_d`` on the diagonal and ``v_o`` off it, so
+    ``Cov(E theta) = v_o (||theta||^2 I + theta theta^T) + (v_d - 2 v_o)
+    diag(theta^2)``. Gaussian: ``v_d = sigma^2``, ``v_o = sigma^2 / 2`` (the
+    coordinates carry ``sqrt(2) E_ij``); Laplace: ``v_d = v_o = 2 b^2``.
+    """
+    diagonal = calibration.variance("gram")
+    off_diagonal = diagonal / 2.0 if calibration.law == "gaussian" else diagonal
+    return (off_diagonal * (theta @ theta * np.eye(theta.size) + np.outer(theta, theta))
+            + (diagonal - 2.0 * off_diagonal) * np.diag(theta**2))
+
+
+def least_squares_inference(gram, moment, residual, calibration, intercept_scaling):
+    """The least-squares estimate on the noisy statistics with its covariance.
+
+    ``theta = A~^{-1} b~`` estimates the population least-squares minimiser
+    ``theta* = E[z z^T]^{-1} E[z y]`` of the clipped rows. With ``A~ = A + E``,
+    ``b~ = b + e`` and ``b = A theta* + Z^T r`` (``r`` the population residuals),
+    ``theta - theta* = A~^{-1} (Z^T r + e - E theta*)``, whose covariance to first
+    order is ``A^{-1} (s^2 A + v_b I + Cov(E theta*)) A^{-1}``: the classical
+    homoskedastic sampling term and the noise's, whose law is known exactly
+    (:func:`gram_noise_covariance`). Plug-in: ``A~``, ``theta``; the residual
+    variance ``s^2 = (c~ - theta^T b~) / (n~ - dim)`` with the noisy count ``n~ =
+    A~_(dim, dim) / intercept_scaling^2`` (the intercept entry) and ``c~`` the
+    noisy ``sum y^2``. Without noise it is the ordinary least squares interval
+    (statsmodels' ``OLS`` with its default covariance).
+
+    Parameters
+    ----------
+    gram, moment : ndarray
+        The released ``A~`` and ``b~``.
+    residual : float
+        The released ``c~``.
+    calibration : SSPCalibration
+    intercept_scaling : float
+        ``c > 0``: the intercept column's value (the count needs it).
+
+    Returns
+    -------
+    inference : LinearInference
+
+    Raises
+    ------
+    InferenceError
+        When ``A~`` is not positive definite, or the noisy residual sum of squares
+        or degrees of freedom are not positive (post-processing of the release).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp.mechanisms._sufficient_statistics import (SSPCalibration,
+    ...                                                     least_squares_inference)
+    >>> Z = np.c_[np.arange(6.0), np.ones(6)]
+    >>> y = np.array([0.1, 1.2, 1.9, 3.2, 3.9, 5.1])
+    >>> fit = least_squares_inference(Z.T @ Z, Z.T @ y, y @ y,
+    ...                               SSPCalibration("none", 0.0, 0.0, 0.0), 1.0)
+    >>> np.round(fit.theta, 3).tolist(), fit.df
+    ([0.983, 0.11], 4.0)
+    """
+    if np.linalg.eigvalsh(gram)[0] <= 0:
+        raise InferenceError(INFERENCE_REFUSAL.format(
+            reason="the noisy Gram matrix is not positive definite"))
+    inverse = np.linalg.inv(gram)
+    theta = inverse @ moment
+    df = gram[-1, -1] / intercept_scaling**2 - theta.size
+    residual_sum = residual - theta @ moment
+    if not (df > 0 and residual_sum > 0):
+        raise InferenceError(INFERENCE_REFUSAL.format(
+            reason="the noisy residual sum of squares or its degrees of freedom are "
+                   "not positive"))
+    middle = (residual_sum / df * gram + calibration.variance("moment") * np.eye(theta.size)
+              + gram_noise_covariance(theta, calibration))
+    covariance = inverse @ middle @ inverse
+    return LinearInference(theta, 0.5 * (covariance + covariance.T), float(df),
+                           least_squares_bootstrap(theta, gram, residual_sum / df, calibration))
+
+
+BOOTSTRAP_DRAWS = 4000
+"""The parametric bootstrap's draws (Monte Carlo error of a 2.5 % quantile's coverage
+about 0.25 %)."""
+
+BOOTSTRAP_SEED = 0
+"""The bootstrap's public stream: it simulates from released values only, never
+from the privacy noise's stream, so that the intervals are reproducible."""
+
+
+def symmetric_noise_draws(calibration, dim, rng):
+    """:data:`BOOTSTRAP_DRAWS` symmetric matrices with the law of the noise on the Gram
+    matrix (the ``gram`` scale of ``calibration``, on the coordinates of
+    :func:`gram_coordinates`): an array of shape ``(draws, dim, dim)``."""
+    rows, cols = np.triu_indices(dim)
+    law = calibration.law
+    weights = np.where(rows == cols, 1.0, np.sqrt(0.5) if law == "gaussian" else 1.0)
+    upper = sample_noise_draws(law, BOOTSTRAP_DRAWS, rows.size, calibration.gram, rng) * weights
+    matrices = np.zeros((BOOTSTRAP_DRAWS, dim, dim))
+    matrices[:, rows, cols] = upper
+    matrices[:, cols, rows] = upper
+    return matrices
+
+
+def least_squares_bootstrap(theta, gram, variance, calibration):
+    """Draws of ``theta~ - theta*`` in the world fitted to the release (Ferrando,
+    Wang and Sheldon 2022): ``theta* = (A~ + E*)^{-1} (A~ theta~ + u* + e* )`` with
+    ``E*`` and ``e*`` from the noise's exact law and the sampling term ``u* ~ N(0,
+    s^2 A~)``; ``None`` without noise.
+
+    The draws keep what the first-order covariance drops: the inverse of the noisy
+    Gram matrix, and the heavier tails of Laplace noise (a normal interval covers
+    a Laplace variable only 93.7 % of the time at 1.96 standard deviations).
+    """
+    if calibration.law == "none":
+        return None
+    rng = np.random.default_rng(BOOTSTRAP_SEED)
+    dim = theta.size
+    noisy_grams = gram + symmetric_noise_draws(calibration, dim, rng)
+    sampling = rng.standard_normal((BOOTSTRAP_DRAWS, dim)) @ np.linalg.cholesky(
+        variance * gram).T
+    moments = (gram @ theta + sampling
+               + sample_noise_draws(calibration.law, BOOTSTRAP_DRAWS, dim, calibration.moment,
+                                    rng))
+    return np.linalg.solve(noisy_grams, moments[..., None])[..., 0] - theta

@@ -113,6 +113,19 @@ _SHARED_PARAMS = {
     noise, not an update of this one. For incremental or streamed data use
     :class:`~skdp.DPSGDClassifier`, whose ``partial_fit`` composes its calls in
     one accountant.""",
+    "inference_attrs": """bse_ : ndarray of shape (n_coefficients,)
+        With ``inference=True``: the standard errors of ``intercept_`` (first,
+        when fitted) and ``coef_``, covering the sampling variability and the
+        privacy noise (:meth:`conf_int`, :meth:`summary`).
+
+    bootstrap_deviations_ : ndarray of shape (n_draws, n_coefficients)
+        With ``inference=True`` and noise: draws of the estimate minus the
+        covered parameter from a parametric bootstrap with the noise's exact law
+        (a post-processing of the release), whose quantiles give the intervals.
+
+    df_resid_ : float
+        With ``inference=True`` and ``epsilon=np.inf``: the degrees of freedom
+        of the intervals' Student t quantiles (``inf``: normal quantiles).""",
     "weight_attrs": """weight_bound_ : float
         The bound on a record's weight that the noise was calibrated for:
         ``max_sample_weight`` when ``sample_weight`` was passed (else 1), times

@@ -1,0 +1,180 @@
+"""Intervals for objective and output perturbation: a noisy information matrix, the
+one-step correction of the ridge's bias, and the covariance and parametric bootstrap
+that include the noise's known law.
+
+The fit releases ``theta_p = theta_r + w``, ``theta_r`` the minimiser of ``C sum_i
+l_i(theta) + (r / 2) ||theta||^2 + <b, theta>`` (objective perturbation: ``r = 1 +
+Delta``, ``w`` its solver cover; output perturbation: ``r = 1``, ``b = 0``, ``w`` its
+output noise), then the information matrix at it, ``H~ = sum_i l''_i(theta_p) z_i
+z_i^T + E``, with Gaussian or Laplace noise ``E`` on the coordinates of
+:func:`~skdp.mechanisms._sufficient_statistics.gram_coordinates` (one record's term
+``l'' z z^T`` is the Gram matrix's with weight ``sup l''``). Linearising the
+stationarity ``C g(theta_r) + r theta_r + b = 0`` at the population minimiser
+``theta*`` of the unpenalised loss (``g`` the loss gradient sum, ``H`` its Hessian):
+``C H (theta_r - theta*) + r theta_r = -(C g(theta*) + b)``, so
+
+    ``theta_d = theta_p + (r / C) H~^{-1} theta_p``
+
+has ``theta_d - theta* = -H^{-1} g(theta*) - H^{-1} b / C + (I + (r / C) H^{-1}) w``
+to first order, with covariance ``H^{-1} (J + Cov(b) / C^2) H^{-1} + (I + (r / C)
+H^{-1}) Cov(w) (I + (r / C) H^{-1})``, ``J = Cov(g) = H`` for the logistic loss (the
+model-based covariance of statsmodels' ``Logit``). Derivation:
+``docs/privacy/inference.rst``.
+"""
+
+import numpy as np
+
+from ..accounting import gdp_mu
+from ..exceptions import InferenceError
+from ._noise import draw_noise, sample_noise_draws
+from ._sufficient_statistics import (BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, INFERENCE_REFUSAL,
+                                     LinearInference, SSPCalibration, gram_coordinates,
+                                     gram_from_coordinates, gram_noise_covariance,
+                                     ssp_sensitivities, symmetric_noise_draws)
+
+INFORMATION_SHARE = 0.1
+"""The share of the budget (of ``epsilon`` and of ``delta``, composed by addition) of
+the information matrix with ``inference=True``; the objective perturbation gets the
+rest."""
+
+
+def information_calibration(epsilon, delta, *, smoothness, data_norm, intercept_scaling,
+                            n_features, neighboring):
+    """The noise of the information matrix's release at ``(epsilon, delta)``.
+
+    One record adds ``l'' z z^T`` with ``0 <= l'' <= smoothness``: the Gram matrix's
+    term with weight bound ``smoothness``
+    (:func:`~skdp.mechanisms._sufficient_statistics.ssp_sensitivities`). Gaussian
+    (``delta > 0``): standard deviation ``Delta / gdp_mu(epsilon, delta)``, exactly
+    ``(epsilon, delta)``-DP; Laplace: scale ``Delta_1 / epsilon``.
+
+    Returns
+    -------
+    calibration : SSPCalibration
+        Its ``gram`` holds the scale (the other statistics are not released).
+
+    Examples
+    --------
+    >>> from skdp.mechanisms._glm_inference import information_calibration
+    >>> information_calibration(0.5, 0.0, smoothness=0.25, data_norm=1.0,
+    ...                         intercept_scaling=1.0, n_features=1,
+    ...                         neighboring="add_remove").gram
+    1.5
+    """
+    if np.isinf(epsilon):
+        return SSPCalibration("none", 0.0, 0.0, 0.0)
+    law = "gaussian" if delta > 0 else "laplace"
+    sensitivity = ssp_sensitivities(law=law, data_norm=data_norm,
+                                    intercept_scaling=intercept_scaling,
+                                    n_features=n_features, y_bound=0.0,
+                                    weight_bound=smoothness, neighboring=neighboring).gram
+    scale = sensitivity / (gdp_mu(epsilon, delta) if delta > 0 else epsilon)
+    return SSPCalibration(law, float(scale), 0.0, 0.0)
+
+
+def release_information(information, calibration, rng):
+    """``information`` plus the calibrated symmetric noise (from the noise stream)."""
+    dim = information.shape[0]
+    draw = draw_noise(calibration.law, dim * (dim + 1) // 2, rng)
+    if draw is None:
+        return information
+    law = calibration.law
+    return gram_from_coordinates(gram_coordinates(information, law)
+                                 + draw.vector(calibration.gram), dim, law)
+
+
+def noise_variance(law, scale, dim):
+    """The variance of one coordinate of a noise vector of ``dim`` coordinates:
+    Gaussian ``sigma^2``; Laplace ``2 b^2``; Gamma-norm (norm ``Gamma(dim, scale)``,
+    uniform direction) ``E||b||^2 / dim = (dim + 1) scale^2``; 0 for ``"none"``. The
+    laws are isotropic, so the covariance is this times the identity."""
+    factor = {"gaussian": 1.0, "laplace": 2.0, "gamma_norm": dim + 1.0, "none": 0.0}[law]
+    return factor * scale**2
+
+
+NO_NOISE = ("none", 0.0)
+
+
+def glm_inference(theta, information, *, C, ridge, calibration, objective_noise=NO_NOISE,
+                  output_noise=NO_NOISE):
+    """The one-step estimate of the unpenalised minimiser, its covariance and its
+    bootstrap deviations.
+
+    The release is ``theta_p = theta_r + w`` with ``theta_r`` the exact minimiser of
+    ``C sum_i l_i + (r / 2) ||theta||^2 + <b, theta>`` and ``w`` output noise (the
+    objective perturbation has ``b`` and its solver cover as ``w``; output
+    perturbation has ``b = 0``). With ``theta_d = theta_p + (r / C) H~^{-1} theta_p``,
+    to first order ``theta_d - theta* = -H^{-1} g(theta*) - H^{-1} b / C + (I + (r /
+    C) H^{-1}) w``, plus the noise ``E`` of ``H~`` through the correction, ``-(r / C)
+    H^{-1} E H^{-1} theta_p`` (see the module's docstring).
+
+    Parameters
+    ----------
+    theta : ndarray of shape (dim,)
+        The released ``theta_p``.
+    information : ndarray of shape (dim, dim)
+        The released ``H~``.
+    C, ridge : float
+        The objective's ``C`` and total ridge ``r``.
+    calibration : SSPCalibration
+        The information matrix's noise (:func:`information_calibration`).
+    objective_noise, output_noise : (law, scale), default=("none", 0.0)
+        The laws (:func:`noise_variance`) and scales of ``b`` and ``w``.
+
+    Returns
+    -------
+    inference : LinearInference
+        Normal quantiles (``df = inf``) without noise.
+
+    Raises
+    ------
+    InferenceError
+        When ``H~`` is not positive definite.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp.mechanisms._glm_inference import glm_inference
+    >>> from skdp.mechanisms._sufficient_statistics import SSPCalibration
+    >>> fit = glm_inference(np.array([0.5]), np.array([[4.0]]), C=1.0, ridge=1.0,
+    ...                     calibration=SSPCalibration("none", 0.0, 0.0, 0.0))
+    >>> fit.theta.tolist(), fit.covariance.tolist()
+    ([0.625], [[0.25]])
+    """
+    if np.linalg.eigvalsh(information)[0] <= 0:
+        raise InferenceError(INFERENCE_REFUSAL.format(
+            reason="the noisy information matrix is not positive definite"))
+    dim = theta.size
+    inverse = np.linalg.inv(information)
+    direction = inverse @ theta
+    estimate = theta + ridge / C * direction
+    carry = np.eye(dim) + ridge / C * inverse          # how w reaches theta_d
+    middle = (information + noise_variance(*objective_noise, dim) / C**2 * np.eye(dim)
+              + (ridge / C) ** 2 * gram_noise_covariance(direction, calibration))
+    covariance = (inverse @ middle @ inverse
+                  + noise_variance(*output_noise, dim) * carry @ carry.T)
+    deviations = None
+    if calibration.law != "none":
+        deviations = _bootstrap(estimate, information, C=C, ridge=ridge,
+                                calibration=calibration, objective_noise=objective_noise,
+                                output_noise=output_noise)
+    return LinearInference(estimate, 0.5 * (covariance + covariance.T), np.inf, deviations)
+
+
+def _bootstrap(theta, information, *, C, ridge, calibration, objective_noise, output_noise):
+    """Draws of ``theta_d - theta*`` in the world fitted to the release: ``theta* =
+    theta``, ``H = H~``; the linearised mechanism ``theta_p = theta - (C H + r
+    I)^{-1} (C g + b + r theta) + w`` with ``g ~ N(0, H)``, ``b`` and ``w`` from
+    their exact laws, then the correction with a fresh ``H + E`` (``E`` from its
+    exact law)."""
+    rng = np.random.default_rng(BOOTSTRAP_SEED)
+    dim = theta.size
+    (linear_law, linear_scale), (output_law, output_scale) = objective_noise, output_noise
+    gradients = rng.standard_normal((BOOTSTRAP_DRAWS, dim)) @ np.linalg.cholesky(information).T
+    linear = sample_noise_draws(linear_law, BOOTSTRAP_DRAWS, dim, linear_scale, rng)
+    system = C * information + ridge * np.eye(dim)
+    released = (theta - np.linalg.solve(system, (C * gradients + linear + ridge * theta).T).T
+                + sample_noise_draws(output_law, BOOTSTRAP_DRAWS, dim, output_scale, rng))
+    informations = information + symmetric_noise_draws(calibration, dim, rng)
+    corrected = released + ridge / C * np.linalg.solve(informations, released[..., None])[..., 0]
+    return corrected - theta

@@ -1,0 +1,285 @@
+"""SSPLinearRegression(inference=True): the non-private oracle (ordinary least squares'
+interval, computed here with numpy), coverage over seeds of a known population
+parameter (and the failure of an interval that ignores the noise), the extra release
+inside the same budget (calibration by hand, exact replays), replay, the summary and
+the refusals."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from numpy.testing import assert_allclose, assert_array_equal
+from scipy import stats
+
+import skdp.linear_model._sufficient_statistics as ssp_module
+from skdp import InferenceError, SSPLinearRegression
+from skdp.mechanisms._sufficient_statistics import (EIGENVALUE_SHARE, RESIDUAL_SHARE,
+                                                    SSPCalibration, draw_ssp_noise,
+                                                    gram_from_coordinates,
+                                                    gram_noise_covariance, ssp_calibration,
+                                                    ssp_sensitivities)
+from tests.linear_model.test_ssp import _extreme_row, _gdp_mu, _loss
+
+R, Y = 1.0, 4.0                                # data_norm, y_bound
+THETA = np.array([0.5, 1.0, -2.0, 0.5])        # const first, then the features
+
+
+def _population(n, seed, d=3):
+    """Rows inside the bounds (no clipping): the covered parameter is ``THETA``."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, (n, d)) / np.sqrt(d)
+    return X, THETA[0] + X @ THETA[1:d + 1] + rng.normal(0.0, 0.5, n)
+
+
+def _model(**params):
+    return SSPLinearRegression(**{**dict(data_norm=R, y_bound=Y, inference=True), **params})
+
+
+def _clopper_pearson(hits, trials, level=0.99):
+    tail = (1 - level) / 2
+    low = stats.beta.ppf(tail, hits, trials - hits + 1) if hits else 0.0
+    high = stats.beta.ppf(1 - tail, hits + 1, trials - hits) if hits < trials else 1.0
+    return low, high
+
+
+# -- the non-private oracle --------------------------------------------------------------------
+
+def test_infinite_epsilon_gives_the_ordinary_least_squares_interval():
+    """statsmodels' OLS (default covariance) on the design with a constant, by hand:
+    ``s^2 = RSS / (n - p)``, ``cov = s^2 (Z^T Z)^{-1}``, Student t with ``n - p`` df."""
+    X, y = _population(200, seed=3)
+    model = _model(epsilon=np.inf).fit(X, y)
+    Z = np.c_[np.ones(len(y)), X]
+    theta = np.linalg.solve(Z.T @ Z, Z.T @ y)
+    df = len(y) - Z.shape[1]
+    s2 = np.sum((y - Z @ theta) ** 2) / df
+    bse = np.sqrt(np.diag(s2 * np.linalg.inv(Z.T @ Z)))
+    q = stats.t.ppf(0.95, df)
+    assert_allclose(np.r_[model.intercept_, model.coef_], theta, rtol=1e-10)
+    assert_allclose(model.bse_, bse, rtol=1e-9)
+    assert model.df_resid_ == df
+    assert_allclose(model.conf_int(0.1), np.c_[theta - q * bse, theta + q * bse], rtol=1e-9)
+    assert model.alpha_ == 0.0 and not hasattr(model, "bootstrap_deviations_")
+
+
+# -- coverage ---------------------------------------------------------------------------------
+
+def _coverage(n, epsilon, delta, draws):
+    """Whether each fit's intervals hold the population parameter (one row per fit)."""
+    hits = []
+    for seed in range(draws):
+        X, y = _population(n, seed)
+        model = _model(epsilon=epsilon, delta=delta, random_state=seed).fit(X, y)
+        low, high = model.conf_int().T
+        hits.append((low <= THETA) & (THETA <= high))
+    return np.array(hits)
+
+
+def _covers_nominally(hits):
+    """Each coefficient's coverage has a 99 % Clopper-Pearson interval holding 0.95."""
+    return all(_clopper_pearson(column.sum(), column.size)[0] <= 0.95
+               <= _clopper_pearson(column.sum(), column.size)[1] for column in hits.T)
+
+
+@pytest.mark.parametrize("delta", [0.0, 1e-6])
+def test_intervals_cover_the_population_minimiser_at_the_nominal_rate(delta):
+    """200 fits at n = 5,000, epsilon 1, where the noise doubles the interval."""
+    hits = _coverage(5000, 1.0, delta, draws=200)
+    assert _covers_nominally(hits), hits.mean(axis=0)
+
+
+def test_a_planted_bug_that_ignores_the_noise_fails_the_coverage_test(monkeypatch):
+    """The same study with the intervals computed as if there were no noise (ordinary
+    least squares on the noisy statistics) is caught."""
+    original = ssp_module.least_squares_inference
+
+    def without_noise(gram, moment, residual, calibration, intercept_scaling):
+        return original(gram, moment, residual, SSPCalibration("none", 0.0, 0.0, 0.0),
+                        intercept_scaling)
+    monkeypatch.setattr(ssp_module, "least_squares_inference", without_noise)
+    hits = _coverage(5000, 1.0, 1e-6, draws=200)
+    assert not _covers_nominally(hits)
+    assert hits.mean() < 0.8
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n, epsilon", [(20_000, 0.3), (20_000, 3.0), (200_000, 1.0)])
+@pytest.mark.parametrize("delta", [0.0, 1e-6])
+def test_intervals_cover_on_a_wider_grid(n, epsilon, delta):
+    hits = _coverage(n, epsilon, delta, draws=200)
+    assert _covers_nominally(hits), hits.mean(axis=0)
+
+
+def test_the_gram_noise_covariance_is_the_law_of_the_drawn_noise():
+    """``Cov(E theta)`` of the formula against the noise the release draws (Monte
+    Carlo over 8,000 draws; relative error of a variance about 2 %)."""
+    theta = np.array([0.7, -1.2, 0.4])
+    for delta in (0.0, 1e-6):
+        law = "gaussian" if delta else "laplace"
+        calibration = ssp_calibration(1.0, delta, ssp_sensitivities(
+            law=law, data_norm=1.0, intercept_scaling=1.0, n_features=2, y_bound=1.0,
+            weight_bound=1.0, neighboring="add_remove"), private_ridge=False, inference=True)
+        rng = np.random.default_rng(0)
+        products = np.array([gram_from_coordinates(
+            draw_ssp_noise(calibration, 3, rng, private_ridge=False)["gram"], 3, law) @ theta
+            for _ in range(8_000)])
+        assert_allclose(np.cov(products.T), gram_noise_covariance(theta, calibration),
+                        rtol=0.08, atol=0.05 * calibration.variance("gram"))
+
+
+# -- the extra release is inside the budget ------------------------------------------------------
+
+@pytest.mark.parametrize("neighboring", ["add_remove", "replace"])
+def test_the_sum_of_squares_takes_the_eigenvalue_share(neighboring):
+    """Gaussian: sum y^2 has L2 sensitivity y_bound^2 (w y^2 lies in [0, Y^2] under
+    both relations) and mu^2 share RESIDUAL_SHARE; the Gram matrix and the moment keep
+    what they have with the private ridge; no eigenvalue is released."""
+    X, y = _population(300, seed=0)
+    epsilon, delta = 0.7, 1e-6
+    kw = dict(epsilon=epsilon, delta=delta, neighboring=neighboring, random_state=0)
+    release = _model(**kw)._releases(X, y)[0]
+    ridge = _model(**kw, inference=False)._releases(X, y)[0]
+    mu = _gdp_mu(epsilon, delta)
+    assert_allclose(release.calibration.residual, Y**2 / (mu * np.sqrt(RESIDUAL_SHARE)),
+                    rtol=1e-9)
+    assert RESIDUAL_SHARE == EIGENVALUE_SHARE
+    assert release.calibration.gram == ridge.calibration.gram
+    assert release.calibration.moment == ridge.calibration.moment
+    assert set(release.noise) == {"gram", "moment", "residual"}
+    assert set(ridge.noise) == {"gram", "moment", "eigenvalue"}
+    pure = _model(epsilon=epsilon, neighboring=neighboring)._releases(X, y)[0]
+    assert_allclose(pure.calibration.residual, Y**2 / (epsilon * RESIDUAL_SHARE), rtol=1e-12)
+
+
+@pytest.mark.parametrize("delta", [0.0, 1e-6])
+@pytest.mark.parametrize("neighboring", ["add_remove", "replace"])
+def test_row_neighbours_lose_at_most_the_budget_with_the_extra_release(delta, neighboring):
+    rng = np.random.default_rng(1)
+    d, epsilon = 3, 0.8
+    budget = _gdp_mu(epsilon, delta) if delta else epsilon
+    worst = 0.0
+    for trial in range(30):
+        X, y = rng.uniform(-2, 2, (3, d)), rng.uniform(-3, 3, 3)
+        row, target = _extreme_row(d, "gaussian" if delta else "laplace", rng)
+        if neighboring == "add_remove":
+            X2, y2 = np.vstack([X, row]), np.r_[y, target]
+        else:
+            X2, y2 = X.copy(), y.copy()
+            X2[0], y2[0] = -row * (1 if trial % 2 else 0.3), 0.0
+            X[0], y[0] = row, target
+        kw = dict(epsilon=epsilon, delta=delta, neighboring=neighboring, intercept_scaling=1.0)
+        first, second = _model(**kw)._releases(X, y)[0], _model(**kw)._releases(X2, y2)[0]
+        loss, terms = _loss(first, second)
+        assert "residual" in terms
+        assert loss <= budget * (1 + 1e-9)
+        worst = max(worst, loss)
+    if neighboring == "add_remove":   # every share is used in full: the bound is tight
+        assert worst >= budget * (1 - 1e-9)
+
+
+# -- replay, the summary, inference=False unchanged -------------------------------------
+
+def test_same_seed_same_intervals_other_seed_other_intervals():
+    X, y = _population(5000, seed=1)
+    first = _model(epsilon=1.0, random_state=4).fit(X, y)
+    again = _model(epsilon=1.0, random_state=4).fit(X, y)
+    other = _model(epsilon=1.0, random_state=5).fit(X, y)
+    assert_array_equal(first.conf_int(), again.conf_int())
+    assert_array_equal(first.bse_, again.bse_)
+    assert not np.array_equal(first.conf_int(), other.conf_int())
+
+
+def test_without_inference_the_release_is_unchanged():
+    """inference=False has no residual release, no intervals, and the shares of before."""
+    X, y = _population(500, seed=2)
+    model = SSPLinearRegression(epsilon=1.0, data_norm=R, y_bound=Y, random_state=0).fit(X, y)
+    assert not hasattr(model, "conf_int") and not hasattr(model, "bse_")
+    release = model._releases(X, y)[0]
+    assert "residual" not in release.noise
+
+
+def test_a_refit_keeps_no_interval_of_the_earlier_fit():
+    X, y = _population(5000, seed=2)
+    model = _model(epsilon=1.0, random_state=0).fit(X, y)
+    assert hasattr(model, "bootstrap_deviations_")
+    model.set_params(epsilon=np.inf).fit(X, y)
+    assert not hasattr(model, "bootstrap_deviations_") and hasattr(model, "df_resid_")
+    model.set_params(inference=False).fit(X, y)
+    assert not any(hasattr(model, name) for name in ("bse_", "df_resid_"))
+
+
+def test_the_summary_names_the_features_of_a_dataframe():
+    X, y = _population(5000, seed=0)
+    frame = pd.DataFrame(X, columns=["age", "dose", "weight"])
+    model = _model(epsilon=1.0, random_state=0).fit(frame, y)
+    table = model.summary(alpha=0.1)
+    assert list(table.index) == ["const", "age", "dose", "weight"]
+    assert list(table.columns) == ["coef", "std err", "lower", "upper"]
+    assert_array_equal(table["coef"], np.r_[model.intercept_, model.coef_])
+    assert_array_equal(table["std err"], model.bse_)
+    assert_array_equal(table[["lower", "upper"]].to_numpy(), model.conf_int(0.1))
+    assert np.all(model.conf_int(0.1)[:, 1] - model.conf_int(0.1)[:, 0]
+                  < model.conf_int(0.01)[:, 1] - model.conf_int(0.01)[:, 0])
+    assert list(_model(epsilon=1.0, random_state=0).fit(X, y).summary().index) == [
+        "const", "x0", "x1", "x2"]
+
+
+@pytest.mark.parametrize("delta", [0.0, 1e-6])
+def test_a_dask_array_gives_the_intervals_in_memory(delta):
+    """The sum of squares is one more partial sum of the statistics' one pass."""
+    da = pytest.importorskip("dask.array")
+    X, y = _population(5000, seed=0)
+    kw = dict(epsilon=1.0, delta=delta, random_state=2)
+    memory = _model(**kw).fit(X, y)
+    dask = _model(**kw).fit(da.from_array(X, chunks=(1200, -1)), da.from_array(y, chunks=1200))
+    assert_allclose(dask.conf_int(), memory.conf_int(), rtol=1e-9)
+    assert_allclose(dask.bse_, memory.bse_, rtol=1e-9)
+
+
+def test_the_noise_reduction_path_releases_intervals_at_each_epsilon():
+    X, y = _population(5000, seed=0)
+    path = _model(epsilon=0.5, delta=1e-6, random_state=3)._noise_reduction_path(X, y)
+    first, later = path.release(0.5), path.release(4.0)
+    widths = [np.diff(m.conf_int(), axis=1) for m in (first, later)]
+    assert np.all(widths[1] < widths[0])
+    assert path._release.calibration == ssp_calibration(
+        4.0, 1e-6, path._release.sensitivities, private_ridge=False, inference=True)
+
+
+# -- refusals ------------------------------------------------------------------------------------
+
+@pytest.fixture
+def no_noise(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("noise was drawn")
+    monkeypatch.setattr(ssp_module, "noise_generator", refuse)
+    monkeypatch.setattr(ssp_module, "draw_ssp_noise", refuse)
+
+
+@pytest.mark.parametrize("params, fit, match", [
+    (dict(fit_intercept=False), {}, "fit_intercept=True"),
+    (dict(alpha=1.0), {}, "alpha='auto' or 0"),
+    ({}, dict(sample_weight=np.ones(50)), "no sample_weight"),
+    ({}, dict(groups=np.arange(50)), "no groups"),
+])
+def test_options_without_valid_intervals_are_refused_before_any_noise(params, fit, match,
+                                                                       no_noise):
+    X, y = _population(50, seed=0)
+    with pytest.raises(ValueError, match=match):
+        _model(epsilon=1.0, **params).fit(X, y, **fit)
+
+
+def test_a_noisy_gram_matrix_that_is_not_positive_definite_is_refused():
+    """Tiny data at a small epsilon: the noise outweighs the design; the fit raises and
+    releases nothing, and the message holds no statistic."""
+    X, y = _population(20, seed=0)
+    refused = 0
+    for seed in range(10):
+        model = _model(epsilon=0.1, random_state=seed)
+        with pytest.raises(InferenceError, match="impossible") as error:
+            model.fit(X, y)
+        refused += 1
+        assert not hasattr(model, "coef_") and not hasattr(model, "bse_")
+        assert not any(ch.isdigit() for ch in str(error.value).split(":", 1)[1])
+    assert refused == 10
+    model = _model(epsilon=1.0, alpha=0.0, random_state=0).fit(*_population(5000, seed=0))
+    assert model.alpha_ == 0.0
