@@ -17,7 +17,7 @@ patient with all of their rows, and every release below protects one patient:
 The ledger refuses, before any noise, a release that would cross its budget, and its
 report states the whole analysis in one sentence.
 
-Run ``python examples/clinical_analysis.py`` (about a minute on two cores).
+Run ``python examples/clinical_analysis.py`` (under a minute on two cores).
 """
 
 import warnings
