@@ -14,7 +14,8 @@ from pathlib import Path
 
 BENCHMARKS = ("objective_perturbation", "output_perturbation", "dpsgd", "napp", "scaling",
               "scale_out", "paper_table", "defaults", "epsilon_for_utility", "private_selection",
-              "selection_cap", "private_search", "person_level", "ssp", "dpsgd_calibration")
+              "selection_cap", "private_search", "person_level", "ssp", "dpsgd_calibration",
+              "metrics")
 NOT_RECORDED = "not recorded"
 DASH = "—"
 
@@ -1423,6 +1424,119 @@ def dpsgd_calibration(payload, timing=None):
         f"The changes are paired by seed against `{first}` of the same unit.", ""]
 
 
+METRIC_LABELS = (("accuracy", "accuracy"), ("balanced_accuracy", "balanced accuracy"),
+                 ("roc_auc", "ROC AUC"), ("brier_score_loss", "Brier score"),
+                 ("log_loss", "log loss"), ("mean_squared_error", "MSE"),
+                 ("r2", "R^2 (Efron)"))
+
+
+def _bin_label(k, n_bins):
+    low, high = k / n_bins, (k + 1) / n_bins
+    return f"({low:g}, {high:g}]" if k else f"[{low:g}, {high:g}]"
+
+
+def _metric_rows(result, epsilons):
+    """One row per metric (and per calibration bin): the exact value on the rows, then
+    the median absolute error per unit and epsilon."""
+    rows = []
+    units = [unit for unit in ("rows", "persons") if unit in result]
+    for key, label in METRIC_LABELS:
+        rows.append([label, fmt(result["rows"]["exact"][key])] + [
+            fmt(result[unit]["errors"][str(e)][key]["median_abs_error"])
+            for unit in units for e in epsilons])
+    exact = result["rows"]["calibration_exact"]
+    n_bins = len(exact["weight"])
+    for curve, name, what in (("calibration_true", "true", "share of positives"),
+                              ("calibration_pred", "pred", "mean probability")):
+        for k in range(n_bins):
+            rows.append([f"calibration {_bin_label(k, n_bins)} {what} "
+                         f"({exact['weight'][k]:.0f} rows)", fmt(exact[name][k])] + [
+                fmt(result[unit]["errors"][str(e)][curve][k]["median_abs_error"])
+                for unit in units for e in epsilons])
+    return rows
+
+
+def _goal_text(goal):
+    parts = [f"{name.replace('_', ' ')} {fmt(g['error'])} (bound {g['bound']:g}, "
+             f"{'**met**' if g['met'] else '**not met**'})" for name, g in goal.items()]
+    return "; ".join(parts)
+
+
+def metrics(payload, timing=None):
+    """``bench_metrics.py``: each private metric's median absolute error against the
+    exact metric, a private Table 1 beside the exact one, and a private cross-validation
+    against the exact ``cross_val_score``."""
+    params = payload["params"]
+    epsilons = params["epsilons"]
+    lines = setting(payload, f"{len(params['draws'])} noise draws per cell (seeds "
+                    f"{_seed_list(params['draws'])}); models fitted once (seed "
+                    f"{params['model_seed']})",
+                    "add/remove one row (`rows`); add/remove one person with all their rows "
+                    "(`persons`, each person weighing 1)") + [""]
+    goal = params["goal"]
+    lines += ["Cells: the median over the draws of the absolute error of the private metric "
+              "(pure epsilon, Laplace noise) against the exact scikit-learn metric of the "
+              "same predictions on the test rows (for persons: each row weighted 1 / its "
+              "person's rows, the quantity the person-level metric estimates). The "
+              "`exact` column is the row-level value. Log loss against scikit-learn's on "
+              "probabilities clipped to [1e-4, 1 - 1e-4]; MSE and R^2 of the "
+              "positive-class probability as a prediction of the 0/1 label "
+              "(`y_bound=1`); AUC against the raw scores (32 public bins); calibration: "
+              f"the default {params['calibration_bins']} equal bins. Goal at epsilon "
+              f"{goal['epsilon']:g} on the rows: accuracy and Brier within "
+              f"{goal['accuracy']:g}, AUC within {goal['roc_auc']:g}, each calibration bin "
+              f"within {goal['calibration_bin']:g}. Persons: {params['persons']}. Run time "
+              f"{payload['runtime_seconds']:.0f} s.", ""]
+    header = ["metric", "exact"] + [f"{unit} {fmt_eps(e)}" for unit in ("rows", "persons")
+                                    for e in epsilons]
+    for dataset, result in payload["metrics"].items():
+        lines += [f"### {dataset}", "",
+                  f"{result['test_rows']:,} test rows, {result['test_persons']:,} persons; "
+                  f"base rate {fmt(result['base_rate'])}.", ""]
+        for model, figures in result["models"].items():
+            lines += [f"**{model}** ({params['models'][model]}). Goal: "
+                      f"{_goal_text(figures['goal'])}.", ""]
+            lines += table(header, _metric_rows(figures, epsilons))
+    lines += _table1_lines(payload["table1"])
+    lines += _cross_validation_lines(payload["cross_validation"], params["cv"])
+    return lines
+
+
+def _table1_lines(study):
+    lines = [f"### Table 1 of Adult (training rows) at a total epsilon of "
+             f"{fmt_eps(study['epsilon'])}", "",
+             f"{study['rows']:,} rows; each release (the count, each column, the label) at "
+             f"epsilon {fmt_eps(study['epsilon_per_release'])}. `private`: one draw (seed "
+             "0), with its stated noise standard deviation; last column: the median "
+             "absolute error over the draws.", ""]
+    rows = [[entry["variable"], entry["level"] or DASH, entry["statistic"],
+             fmt(entry["exact"]), fmt(entry["private"]), fmt(entry["noise_std"]),
+             fmt(entry["median_abs_error"])] for entry in study["table"]]
+    return lines + table(["variable", "level", "statistic", "exact", "private", "noise std",
+                          "median abs error"], rows)
+
+
+def _cross_validation_lines(study, cv):
+    lines = [f"### Private cross-validation of ObjPertLogisticRegression at a total epsilon "
+             f"of {fmt_eps(cv['total_epsilon'])}", "",
+             f"`PrivacyLedger({cv['total_epsilon']:g}).cross_validate(..., cv={cv['folds']})`: "
+             f"folds by public coins, each fit at epsilon {cv['fit_epsilon']:g}, each fold's "
+             f"{cv['scoring']} at {cv['score_epsilon']:g} ({cv['folds'] - 1} x "
+             f"{cv['fit_epsilon']:g} + {cv['score_epsilon']:g} per row), against "
+             "scikit-learn's exact `cross_val_score` of the same estimator on the same "
+             "folds (its own noise draws); each run with fresh noise.", ""]
+    rows = []
+    for dataset, result in study.items():
+        for i, run in enumerate(result["runs"]):
+            rows.append([dataset, str(i), fmt(run["private_mean"]), fmt(run["exact_mean"]),
+                         fmt(run["private_mean"] - run["exact_mean"]),
+                         fmt(max(run["noise_std"])), fmt_eps(run["spent"]["epsilon"])])
+    lines += table(["dataset", "run", "private mean", "exact mean", "difference",
+                    "largest fold noise std", "ledger spent"], rows)
+    first = next(iter(study.values()))["runs"][0]
+    return lines + [f"The ledger's statement: \"{first['statement']}\"", ""]
+
+
 SECTIONS = {
     "objective_perturbation": ("Objective perturbation (ObjPertLogisticRegression) on Adult "
                                "and KDDCup99", objective_perturbation),
@@ -1453,6 +1567,9 @@ SECTIONS = {
     "dpsgd_calibration": ("DP-SGD's predicted probabilities: the clipping bias of "
                           "max_grad_norm=0.5 and max_grad_norm='auto' (Adult, rows and "
                           "persons)", dpsgd_calibration),
+    "metrics": ("Private evaluation and description: skdp.metrics, a Table 1 and a "
+                "private cross-validation against the exact numbers (Adult, KDDCup99)",
+                metrics),
 }
 
 

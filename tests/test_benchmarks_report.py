@@ -494,3 +494,43 @@ def test_dpsgd_calibration_numbers_are_the_json_numbers(report, committed):
                                   "log_loss_change", "accuracy_change")]
             assert result["neighboring"].endswith("_person") == (unit == "persons")
     assert f"Test base rate {fmt(payload['base_rate_test'])}" in text
+
+
+def test_metrics_numbers_are_the_json_numbers_and_the_goal_is_checked(report, committed):
+    payload = committed["metrics"]
+    text = _section(report, "metrics")
+    epsilons = payload["params"]["epsilons"]
+    goal = payload["params"]["goal"]
+    for dataset, result in payload["metrics"].items():
+        part = _subsection(text, dataset)
+        for model, figures in result["models"].items():
+            start = part.index(f"**{model}**")
+            end = part.find("\n**", start + 1)
+            table_text = part[start:] if end < 0 else part[start:end]
+            cells = _row(table_text, ["ROC AUC"])
+            assert cells[1] == fmt(figures["rows"]["exact"]["roc_auc"])
+            assert cells[2:] == [fmt(figures[unit]["errors"][str(e)]["roc_auc"]
+                                     ["median_abs_error"])
+                                 for unit in ("rows", "persons") for e in epsilons]
+            cell = figures["rows"]["errors"][str(goal["epsilon"])]
+            worst = max(b["median_abs_error"] for curve in ("calibration_true",
+                                                            "calibration_pred")
+                        for b in cell[curve])
+            assert figures["goal"]["calibration_bin"]["error"] == worst
+            for name, check in figures["goal"].items():
+                assert check["met"] == (check["error"] <= goal[name])
+            assert len(cell["calibration_true"]) == payload["params"]["calibration_bins"]
+    for entry in payload["table1"]["table"]:
+        if entry["statistic"] == "mean":
+            cells = _row(_subsection(text, "Table 1 of Adult"), [entry["variable"], "—",
+                                                                  "mean"])
+            assert cells[3:] == [fmt(entry[k]) for k in ("exact", "private", "noise_std",
+                                                         "median_abs_error")]
+    cv = payload["params"]["cv"]
+    assert (cv["folds"] - 1) * cv["fit_epsilon"] + cv["score_epsilon"] == pytest.approx(
+        cv["total_epsilon"])
+    for result in payload["cross_validation"].values():
+        for run in result["runs"]:
+            assert run["spent"]["epsilon"] <= cv["total_epsilon"] * (1 + 1e-12)
+            assert len(run["private"]) == len(run["exact"]) == cv["folds"]
+            assert run["private_mean"] == pytest.approx(np.mean(run["private"]))

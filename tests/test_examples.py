@@ -195,3 +195,34 @@ def test_selection_checkpoints():
             assert 0 < run["realised"] <= 10.0
             if run["chosen"] is not None:
                 assert run["chosen"] <= run["realised"] and run["accuracy"] > 0.75
+
+
+def test_clinical_analysis():
+    """One ledger holds the Table 1, the fit, the two scores and the cross-validation:
+    every release is charged, the total is the budget, and the statement covers a
+    person."""
+    from skdp.datasets import load_adult
+
+    try:
+        load_adult(download_if_missing=False)
+    except OSError:
+        pytest.skip("Adult not available")
+    module = load_example("clinical_analysis")
+    result = module.main(quick=True)
+    report = result["report"]
+    charged = [entry["a_priori"][0] for entry in report["entries"]]
+    budget = module.BUDGET
+    assert charged == pytest.approx([
+        budget["table1"], budget["fit"], budget["accuracy"], budget["roc_auc"],
+        (module.FOLDS - 1) * budget["cv_fit"] + budget["cv_score"]])
+    assert sum(charged) == pytest.approx(module.TOTAL_EPSILON)
+    assert report["spent"]["epsilon"] <= module.TOTAL_EPSILON * (1 + 1e-12)
+    assert report["unit"] == "person"
+    assert "adding or removing one person" in report["statement"]
+    assert "5 releases" in report["statement"]
+    table = result["table1"]
+    shares = table.loc["income", "share"]
+    assert shares.sum() == pytest.approx(1.0)       # shares of the clipped noisy counts
+    for estimate in result["scores"].values():
+        assert 0.0 <= float(estimate) <= 1.0 and estimate.noise_std > 0
+    assert len(result["cross_validation"]["test_score"]) == module.FOLDS
