@@ -40,11 +40,13 @@ STATED_RELATION = "add_remove"
 
 @dataclass(frozen=True)
 class Statement:
-    """What a composer states about its fits: who states it (for messages) and the
-    unit of privacy (``persons``: one person with all of their rows, else one row)."""
+    """What a composer states about its fits: who states it (for messages), the unit
+    of privacy (``persons``: one person with all of their rows, else one row), and
+    whether its fits are secret trials of which it releases one (``trials``)."""
 
     who: str
     persons: bool = False
+    trials: bool = False
 
     @property
     def unit(self):
@@ -94,8 +96,9 @@ def check_fit(estimator, statement):
     private step is an skdp private estimator (it declares its cost), and it
     certifies the composer's relation: add/remove neighbours (``neighboring="replace"`` is
     refused: under it the row count is public and a fit may use it, which an
-    add/remove statement does not cover), and with persons a bound that holds per
-    person (``data_norm="private"`` does not).
+    add/remove statement does not cover), with persons a bound that holds per person
+    (``data_norm="private"`` does not), and for secret trials no output that may fail
+    on its own released statistics (``inference=True``).
 
     Parameters
     ----------
@@ -115,6 +118,12 @@ def check_fit(estimator, statement):
             f"{type(final).__name__} is not an skdp private estimator: {statement.who} "
             "cannot account for its fits. Nothing was fitted.")
     check_relation(final, statement)
+    if statement.trials and final.get_params().get("inference"):
+        raise ValueError(
+            f"{statement.who} keeps its trials secret, and inference=True may refuse a "
+            "trial's intervals from that trial's noisy statistics, which would reveal it. "
+            "Choose with inference=False, then fit the chosen configuration with "
+            "inference=True (for example in a PrivacyLedger). Nothing was fitted.")
     if statement.persons and final.get_params().get("data_norm") == "private":
         raise ValueError(
             f"{statement.who} with groups: data_norm='private' spends on a bound of the "
@@ -140,12 +149,18 @@ def _as_list_of_dicts(space):
     return [space] if isinstance(space, dict) else list(space)
 
 
-def _preprocessing_keys(estimator, chosen):
-    """The keys of one space dict that address a step before the private one."""
+GATED_PARAMS = ("neighboring", "data_norm", "inference")
+"""The private step's parameters :func:`check_fit` reads: a search key that sets one is
+checked for every value, before any data."""
+
+
+def _gated_keys(estimator, chosen):
+    """The keys of one space dict that :func:`check_fit` reads: those addressing a step
+    before the private one, and the private step's :data:`GATED_PARAMS`."""
     _, prefix = private_step(estimator)
-    if not prefix:
-        return []
-    return sorted(key for key in chosen if not key.startswith(prefix))
+    gated = {prefix + name for name in GATED_PARAMS}
+    return sorted(key for key in chosen
+                  if (prefix and not key.startswith(prefix)) or key in gated)
 
 
 def check_space(estimator, space, statement):
@@ -153,22 +168,24 @@ def check_space(estimator, space, statement):
     statement cannot cover.
 
     A key that addresses a preprocessing step (not the private step's
-    ``<step>__<param>``) takes a list of values, and every combination of those
-    values is checked with :func:`check_fit`: a candidate may otherwise turn a
-    public step into a fitted one (``SimpleImputer(strategy="mean")``,
-    ``FunctionTransformer(func=scale)``). The per-fit check of :func:`secret_fit`
-    then checks each drawn candidate again, as configured.
+    ``<step>__<param>``), or one of the private step's :data:`GATED_PARAMS`, takes a
+    list of values, and every combination of those values is checked with
+    :func:`check_fit`: a candidate may otherwise turn a public step into a fitted one
+    (``SimpleImputer(strategy="mean")``, ``FunctionTransformer(func=scale)``) or leave
+    the composer's statement (``neighboring="replace"``, ``inference=True`` in secret
+    trials). The per-fit check of :func:`secret_fit` then checks each drawn candidate
+    again, as configured.
     """
     import itertools
 
     for chosen in _as_list_of_dicts(space):
-        keys = _preprocessing_keys(estimator, chosen)
+        keys = _gated_keys(estimator, chosen)
         for key in keys:
             if hasattr(chosen[key], "rvs"):
                 raise ValueError(
-                    f"{key!r} sets a preprocessing step, so its values must be a list "
-                    "(each is checked for public preprocessing before the data are "
-                    "read), not a distribution. Nothing was fitted.")
+                    f"{key!r} is read by the gate, so its values must be a list (each is "
+                    "checked before the data are read), not a distribution. Nothing was "
+                    "fitted.")
         for combo in itertools.product(*(list(chosen[key]) for key in keys)):
             check_fit(clone(estimator).set_params(**dict(zip(keys, combo))), statement)
 
@@ -342,7 +359,7 @@ class SecretTrials:
 
     def __init__(self, estimator, X, y, who, groups=None):
         self.estimator, self.X, self.y = estimator, X, y
-        self.statement = Statement(who, persons=groups is not None)
+        self.statement = Statement(who, persons=groups is not None, trials=True)
         _, self.prefix = private_step(estimator)
         self.fit_params = {} if groups is None else {self.prefix + "groups": groups}
 

@@ -154,7 +154,7 @@ def cross_validate(ledger, estimator, X, y, *, cv=5, scoring, epsilon, delta=0.0
                          "delta): open a ledger with composition='basic'.")
     what = f"cross_validate {type(estimator).__name__} ({cv} folds, {scoring})"
     statement = Statement(f"PrivacyLedger.cross_validate ({type(estimator).__name__})",
-                          persons=groups is not None)
+                          persons=groups is not None, trials=True)
     routed = route_fit_params(estimator, {**fit_params, **(
         {} if groups is None else {"groups": groups})}, statement.who)
     fit_epsilon, fit_delta = check_fit(estimator, statement)._claimed_spend()

@@ -383,7 +383,7 @@ def check_person_search(estimator, space, grid, who):
             "Nothing was fitted.")
     for variant in _cost_variants(space, prefix, grid, ("data_norm",)):
         configured = clone(estimator).set_params(**variant)
-        candidate = check_fit(configured, Statement(who, persons=True))
+        candidate = check_fit(configured, Statement(who, persons=True, trials=True))
         if candidate.get_params().get("delta") and candidate._renyi_cost(
                 n_classes=declared_classes(candidate), persons=True) is None:
             raise ValueError(
@@ -482,7 +482,7 @@ class _BasePrivateSearch(ReleasedModelMixin, MetaEstimatorMixin, BaseEstimator):
         estimator = self.estimator
         check_private_step_params(estimator, who=type(self).__name__)
         _check_no_step_replaced(estimator, self._space())
-        check_space(estimator, self._space(), Statement(type(self).__name__))
+        check_space(estimator, self._space(), Statement(type(self).__name__, trials=True))
         _, prefix = private_step(estimator)
         grid = self._grid()
         # under Renyi accounting the estimator may declare more parameters its curve reads

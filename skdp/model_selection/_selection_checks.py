@@ -45,7 +45,7 @@ def check_private_step_params(estimator, who="EpsilonForUtility", persons=False)
         if name not in final.get_params():
             raise ValueError(f"{who} needs a private estimator with an {name!r} "
                              f"parameter; {type(final).__name__} has none.")
-    check_fit(estimator, Statement(who, persons))
+    check_fit(estimator, Statement(who, persons, trials=True))
     if not np.isfinite(final._claimed_spend()[0]):
         raise ValueError(
             f"{type(final).__name__} with these parameters certifies no finite epsilon (a "
