@@ -92,12 +92,12 @@ def test_progress_line_per_measuring_round_and_quiet(tmp_path, capsys):
     assert main(args) == 0
     out = capsys.readouterr().out
     # 3 draws at the measuring point, 3 more at one refinement, then the answer
-    assert out.count("[EpsilonForUtility] measured at") == 1
-    assert out.count("[EpsilonForUtility] refined at") == 1
-    assert out.count("[EpsilonForUtility] epsilon_=") == 1
+    assert out.count("[AnalyticEpsilonForUtility] measured at") == 1
+    assert out.count("[AnalyticEpsilonForUtility] refined at") == 1
+    assert out.count("[AnalyticEpsilonForUtility] epsilon_=") == 1
     assert main(args + ["--quiet"]) == 0
     out = capsys.readouterr().out
-    assert "[EpsilonForUtility]" not in out and "chosen epsilon" in out
+    assert "EpsilonForUtility]" not in out and "chosen epsilon" in out
 
 
 def test_progress_line_per_rung(tmp_path, capsys):

@@ -492,7 +492,6 @@ class PrivateLinearModel(PrivacyParamsMixin, BaseEstimator):
                            self.neighboring)
 
 
-@fill_doc
 class GaussianDPMixin:
     """Estimators whose Gaussian fits (``delta > 0``, a public ``data_norm``) are one
     ``mu``-GDP release with ``mu = gdp_mu(epsilon, delta)`` (the analytic Gaussian
@@ -516,6 +515,7 @@ class GaussianDPMixin:
         return None
 
 
+@fill_doc
 class _LinearClassifierMixin:
     """Prediction for linear classifiers fitted on rows clipped to ``data_norm``.
 
