@@ -39,6 +39,9 @@ from ..utils.validation import finite_clipping_norm, row_clip_factors, scaled_ro
 from ._base import (PARTITIONED_SUPPORT, PrivateLinearModel, _LinearClassifierMixin,
                     encode_labels, linear_classifier_constraints, partitioned_design,
                     solver_design)
+from ._dpsgd_intercept import (CURVATURE_FLOOR, InterceptCorrection, intercept_statistics,
+                               partition_intercept_statistics,
+                               partition_person_intercept_statistics)
 from ._weights import check_class_weight, row_weights
 
 _SCHEDULES = ("constant", "step", "linear")
@@ -928,7 +931,7 @@ class DPGDCheckpoints:
         count_noise = template._count_noise()
         z, _ = template._privacy_spend(1.0, self._first_steps, count_noise)
         design, Y, loss, weights = template._prepare(X, y, classes=template.classes)
-        normaliser, _, noise_rng = template._draws(design, count_noise, 1.0)
+        normaliser, _, noise_rng, _ = template._draws(design, count_noise, 1.0)
         template.learning_rate_ = template._step_size(z, normaliser)
         self.noise_multiplier, self.count_noise_std = float(z), float(count_noise)
         self.epsilon = float(template.epsilon)
@@ -1011,6 +1014,22 @@ class _Checkpoint:
     neighboring: str = "add_remove"
 
 
+def _intercept_sums(design, Y, theta, settings):
+    """The intercept correction's sums ``(G, H)`` at ``theta``
+    (:func:`~skdp.linear_model._dpsgd_intercept.intercept_statistics`): over the rows
+    or the persons, in memory or reduced over the partitions, with the fit's weights
+    and weight bound (``settings`` of :func:`_dp_sgd`)."""
+    bound = settings["weight_bound"]
+    if getattr(design, "partitioned", False):
+        if design.n_persons is not None:
+            return design.reduce(partition_person_intercept_statistics, theta, bound,
+                                 with_persons=True)
+        return design.reduce(partition_intercept_statistics, theta, bound)
+    return intercept_statistics(design, Y[:, 0], theta,
+                                _bounded_weights(settings["sample_weight"], bound),
+                                settings["groups"], bound)
+
+
 @dataclass
 class DPSGDSolution:
     """One DP-SGD fit with what pathwise derivatives need.
@@ -1042,6 +1061,7 @@ class DPSGDSolution:
     accountant: str = "rdp"
     previous_events: tuple = ()   # the runs this one continues (public DPSGDEvents)
     neighboring: str = "add_remove"   # "add_remove_person" with groups
+    correction: InterceptCorrection = None   # its noise replayed by rerun
 
     def theta_derivative(self):
         """``d theta / d epsilon = d theta / dz * dz / d epsilon``, draws held fixed."""
@@ -1053,7 +1073,10 @@ class DPSGDSolution:
                       sample_rate=self.sample_rate, n_steps=self.n_steps,
                       sampling_rng=copy.deepcopy(self.sampling_state),
                       noise_rng=copy.deepcopy(self.noise_state), **self.settings)
-        return run.theta
+        if self.correction is None:
+            return run.theta
+        return self.correction.apply(run.theta, _intercept_sums(self.X, self.Y, run.theta,
+                                                                self.settings))
 
 
 @fill_doc
@@ -1430,6 +1453,7 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         "accountant": [StrOptions({"auto", "pld", "rdp"})],
         # "balanced" passes validation to be refused with its reason by _check_params
         "class_weight": [dict, StrOptions({"balanced"}), None],
+        "intercept_correction": ["boolean"],
         "warm_start": ["boolean"],
         "verbose": ["verbose"],
     }
@@ -1438,8 +1462,9 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
                  max_sample_weight=1.0, sample_rate=0.1, epochs=10, count_noise_std=None,
                  learning_rate="auto", learning_rate_schedule="constant", alpha=0.0,
                  average=0.5, momentum=0.9, loss="logistic", huber_h=0.5, fit_intercept=True,
-                 intercept_scaling=1.0, data_norm="warn", accountant="auto", classes=None,
-                 class_weight=None, warm_start=False, random_state=None, verbose=0):
+                 intercept_scaling=0.25, intercept_correction=True, data_norm="warn",
+                 accountant="auto", classes=None, class_weight=None, warm_start=False,
+                 random_state=None, verbose=0):
         self.epsilon = epsilon
         self.delta = delta
         self.noise_multiplier = noise_multiplier
@@ -1457,6 +1482,7 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         self.huber_h = huber_h
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
+        self.intercept_correction = intercept_correction
         self.data_norm = data_norm
         self.accountant = accountant
         self.classes = classes
@@ -1677,11 +1703,12 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
                    else design.shape[0] if codes is None else int(codes.max()) + 1)
         n_outputs = 1 if len(self.classes_) == 2 else len(self.classes_)
         floor = _run_noise_floor(z, sample_rate, n_steps, design.shape[1] * n_outputs)
-        normaliser, sampling_rng, noise_rng = self._draws(design, count_noise, sample_rate,
-                                                          call=len(previous_events),
-                                                          n_units=n_units,
-                                                          persons=groups is not None,
-                                                          noise_floor=floor)
+        corrects = self._corrects_intercept(len(self.classes_))
+        # with the correction, the count and the correction share the count's Gaussian
+        normaliser, sampling_rng, noise_rng, count_rng = self._draws(
+            design, count_noise * (math.sqrt(2.0) if corrects else 1.0), sample_rate,
+            call=len(previous_events), n_units=n_units, persons=groups is not None,
+            noise_floor=floor)
         self.learning_rate_ = self._step_size(z, normaliser)
         settings = dict(max_grad_norm=self.max_grad_norm_, normaliser=normaliser,
                         learning_rate=self.learning_rate_,
@@ -1696,15 +1723,34 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
                       n_steps=n_steps, sampling_rng=sampling_rng, noise_rng=noise_rng,
                       tangent=with_derivative, **settings)
         settings["verbose"] = 0
+        theta, theta_tangent, correction = run.theta, run.theta_tangent, None
+        if corrects:
+            correction = InterceptCorrection(
+                math.sqrt(2.0) * count_noise * self.weight_bound_,
+                CURVATURE_FLOOR * normaliser / sample_rate, float(self.intercept_scaling),
+                count_rng.standard_normal(2))
+            sums = _intercept_sums(design, Y, theta, settings)
+            theta = correction.apply(theta, sums)
+            if with_derivative:
+                theta_tangent = correction.tangent(
+                    design, Y[:, 0], run.theta, run.theta_tangent, sums,
+                    _bounded_weights(weights, self.weight_bound_))
         dz = None
         if with_derivative:
             dz = noise_multiplier_derivative(spent, self.delta, sample_rate, n_steps,
                                              accountant=self._accountant(sample_rate),
                                              count_noise_std=count_noise or None)
-        return [DPSGDSolution(run.theta, z, spent, sample_rate, n_steps, count_noise, design,
-                              Y, loss, settings, sampling_state, noise_state, run.theta_tangent,
+        return [DPSGDSolution(theta, z, spent, sample_rate, n_steps, count_noise, design,
+                              Y, loss, settings, sampling_state, noise_state, theta_tangent,
                               dz, self._accountant(sample_rate), previous_events,
-                              "add_remove" if groups is None else person_relation("add_remove"))]
+                              "add_remove" if groups is None else person_relation("add_remove"),
+                              correction)]
+
+    def _corrects_intercept(self, n_classes):
+        """Whether the fit ends with the intercept correction: ``intercept_correction``
+        on a binary logistic model with an intercept."""
+        return (bool(self.intercept_correction) and self.fit_intercept and n_classes == 2
+                and self.loss == "logistic")
 
     def _continues(self, partial):
         """Whether this call continues the fitted run: ``partial_fit`` on a fitted
@@ -1798,9 +1844,10 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
 
     def _draws(self, design, count_noise, sample_rate, call=0, n_units=None, persons=False,
                noise_floor=0.0):
-        """``(normaliser, sampling_rng, noise_rng)``: the DP count of the units (the
-        only way their number enters the released model) times the rate, and the step
-        streams of the run's ``call``-th mechanism (:func:`_call_streams`). The units
+        """``(normaliser, sampling_rng, noise_rng, count_rng)``: the DP count of the
+        units (the only way their number enters the released model) times the rate, the
+        step streams of the run's ``call``-th mechanism (:func:`_call_streams`) and the
+        count's stream, drawn once (the intercept correction draws next). The units
         are the rows, or the persons (``persons``, ``n_units`` of them): a person
         changes their count by one, as a row changes the row count. A DP count whose
         upper confidence bound is below the run's ``noise_floor`` warns."""
@@ -1820,7 +1867,7 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         warn_noise_floor("DPSGDClassifier", upper, noise_floor, unit,
                          f"a differentially private {unit} count of {n_tilde:,.0f} (at most "
                          f"{upper:,.0f} with probability 0.99)")
-        return max(sample_rate * n_tilde, 1.0), sampling_rng, noise_rng
+        return max(sample_rate * n_tilde, 1.0), sampling_rng, noise_rng, count_rng
 
     def _step_size(self, noise_multiplier, normaliser):
         """The learning rate: ``auto_learning_rate`` of the step noise, or the given one."""
