@@ -41,7 +41,9 @@ from ._base import (PARTITIONED_SUPPORT, PrivateLinearModel, _LinearClassifierMi
                     solver_design)
 from ._dpsgd_intercept import (CURVATURE_FLOOR, InterceptCorrection, intercept_statistics,
                                partition_intercept_statistics,
-                               partition_person_intercept_statistics)
+                               partition_person_intercept_statistics,
+                               partition_person_positive_shares, partition_positive_shares,
+                               positive_shares, start_intercept)
 from ._weights import check_class_weight, row_weights
 
 _SCHEDULES = ("constant", "step", "linear")
@@ -914,8 +916,8 @@ class DPGDCheckpoints:
     Renyi filters, were measured no better than fresh rungs on Adult and are not
     offered.)
 
-    The releases carry no intercept correction (``intercept_correction`` is not
-    applied: each release would be another correction), so the count keeps the whole
+    The run has no intercept start or correction (``intercept_correction`` is not
+    applied: each release would need its own correction), so the count keeps the whole
     Gaussian of ``s``.
 
     Parameters
@@ -1186,13 +1188,14 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         ``s = 10 / mu`` with ``mu`` the Gaussian-DP parameter of the target
         ``(epsilon, delta)``, so that the count takes 1 %% of the budget
         (``s`` is about 37 at epsilon 1 and 310 at epsilon 0.1, delta 1e-5).
-        The count is composed with the steps in the accountant. When the fit
-        ends with the intercept correction, the count and the correction
-        share this Gaussian: each has noise ``sqrt(2) s`` (times the weight
-        bound for the correction, whose sensitivity it is), and two Gaussian
-        mechanisms of standard deviation ``sqrt(2) s`` and sensitivity 1
-        compose exactly to one of ``s``, the one the accountant composes with
-        the steps (the spend is the same with or without the correction).
+        The count is composed with the steps in the accountant. With the
+        intercept correction (``intercept_correction``), the count, the
+        intercept's start and its correction share this Gaussian: each has
+        noise ``sqrt(3) s`` (times the weight bound for the correction, whose
+        sensitivity it is), and three Gaussian mechanisms of standard deviation
+        ``sqrt(3) s`` and sensitivity 1 compose exactly to one of ``s``, the
+        one the accountant composes with the steps (the spend is the same with
+        or without the correction).
 
     learning_rate : float or "auto", default="auto"
         Step size on the normalised gradient (the noisy sum divided by ``q``
@@ -1238,32 +1241,40 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         clipping norm 0.5 a unit row's gradient is clipped above a residual of
         0.485 rather than 0.354, and each step's noise moves the intercept
         (``intercept_scaling`` times its coordinate) a quarter as far as each
-        coefficient. Chosen with
-        ``intercept_correction`` on Adult, text-like sparse rows, MNIST and
-        KDDCup99 (``benchmarks/bench_dpsgd_calibration.py``).
+        coefficient (the start of ``intercept_correction`` puts it near its
+        value). Chosen with ``intercept_correction`` on Adult, text-like
+        sparse rows, MNIST and KDDCup99
+        (``benchmarks/bench_dpsgd_calibration.py``).
 
     intercept_correction : bool, default=True
-        End a binary logistic fit with an intercept (the only models it
-        applies to) with one noisy Newton step on the intercept alone, at the
-        released coefficients: ``b -= G_tilde / max(H_tilde, 0.01 n_tilde)``,
-        within ``[-1, 1]``, where ``G = sum_i w_i (p_i - y_i)`` and ``H = sum_i
-        w_i p_i (1 - p_i)`` over the training rows (each person's pair summed
-        and clipped to ``weight_bound_`` with ``groups``), each released with
-        Gaussian noise of standard deviation ``sqrt(2) s weight_bound_`` (see
-        ``count_noise_std``), and ``n_tilde`` the DP count. A row's pair ``(p_i
-        - y_i, p_i (1 - p_i))`` has norm at most 1, so the pair of sums has
-        sensitivity ``weight_bound_``. The step solves to first order the
-        intercept equation ``sum_i w_i (p_i - y_i) = 0`` of the
+        For a binary logistic model with an intercept (the only models it
+        applies to), two private releases about the intercept alone. The
+        start: a fresh run (not a continued one) starts at the intercept
+        ``logit(r)``, ``r`` the units' shares of positive rows (a row's label,
+        a person's share of positive rows with ``groups``: each in [0, 1],
+        sensitivity 1) summed with Gaussian noise and divided by the DP count
+        ``n_tilde``, clipped into [0.01, 0.99]. The correction, after the
+        steps: one noisy Newton step on the intercept at the released
+        coefficients, ``b -= G_tilde / max(H_tilde, 0.01 n_tilde)`` within
+        ``[-1, 1]``, where ``G = sum_i w_i (p_i - y_i)`` and ``H = sum_i w_i
+        p_i (1 - p_i)`` over the training rows (each person's pair summed and
+        clipped to ``weight_bound_`` with ``groups``). A row's pair ``(p_i -
+        y_i, p_i (1 - p_i))`` has norm at most 1, so the pair of sums has
+        sensitivity ``weight_bound_``. Each release has Gaussian noise of
+        standard deviation ``sqrt(3) s`` (times ``weight_bound_`` for the
+        correction; ``s`` the ``count_noise_std``). The step solves to first
+        order the intercept equation ``sum_i w_i (p_i - y_i) = 0`` of the
         maximum-likelihood fit, which puts the mean predicted probability on
         the training rows at the base rate: clipping had moved it towards the
         majority class. Measured on Adult at epsilon 1 (10 seeds): mean
-        predicted probability 0.248 against a test base rate of
-        0.246 (0.222 without the correction and with ``intercept_scaling=1``),
-        log loss 0.355 (objective perturbation 0.368), the
-        same accuracy. It spends nothing beyond ``epsilon``: it takes half of
+        predicted probability 0.248 against a test base rate of 0.246 (0.222
+        without the correction and with ``intercept_scaling=1``), log loss
+        0.356 (objective perturbation 0.368), the same accuracy; on KDDCup99
+        the start raised the accuracy by about 0.3 points. It spends nothing
+        beyond ``epsilon``: the start and the correction take two thirds of
         the count's Gaussian. Checkpoints of one full-batch run
-        (:class:`~skdp.EpsilonForUtility` with ``checkpoints=True``) release
-        no correction (each release would be another one).
+        (:class:`~skdp.EpsilonForUtility` with ``checkpoints=True``) are the
+        run without it (each release would need its own correction).
 
     %(data_norm)s
         The privacy of DP-SGD rests on ``max_grad_norm``, not on ``data_norm``,
@@ -1335,7 +1346,8 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
     count_noise_std_ : float
         Standard deviation of the one Gaussian the accountant composes with the
         steps: the row count's noise, or with the intercept correction the
-        count and the correction together (each ``sqrt(2)`` times it).
+        count, the start and the correction together (each ``sqrt(3)`` times
+        it).
 
     dp_events_ : list of DPSGDEvent
         The public parameters of every call of the run (noise multiplier,
@@ -1376,14 +1388,15 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
     included, then the row's weight, at most ``W``), noise
     ``N(0, (noise_multiplier * W * max_grad_norm)^2 I)`` on the sum, which is
     divided by ``max(q * n_tilde, 1)`` with ``n_tilde`` the DP count
-    (post-processing); with the intercept correction, last, the pair of sums
+    (post-processing). With the intercept correction the count's noise is
+    ``N(0, 3 s^2)``, the sum of the units' positive shares (sensitivity 1) is
+    released with the same noise before the steps, and last the pair of sums
     ``(G, H)`` at the released coefficients, sensitivity ``W`` (a row's pair
     has norm at most 1 times its weight; a person's summed pair is clipped to
-    ``W``), noise ``N(0, 2 s^2 W^2 I)``, the count's noise then being
-    ``N(0, 2 s^2)``: together exactly the Gaussian of standard deviation ``s``
-    and sensitivity 1 the accountant composes. Every noise scale is public and
-    fixed before the data are seen (the correction reads earlier releases, which
-    Gaussian composition allows). Loss measure:
+    ``W``), with noise ``N(0, 3 s^2 W^2 I)``: together exactly the Gaussian of
+    standard deviation ``s`` and sensitivity 1 the accountant composes. Every
+    noise scale is public and fixed before the data are seen (the correction
+    reads earlier releases, which Gaussian composition allows). Loss measure:
     (epsilon, delta)-DP certified for the count and the steps together by
     Renyi DP (the default under sampling; Mironov, Talwar & Zhang 2019, with
     the conversion of Canonne, Kamath & Steinke 2020) or dp-accounting's PLD
@@ -1753,11 +1766,18 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         n_outputs = 1 if len(self.classes_) == 2 else len(self.classes_)
         floor = _run_noise_floor(z, sample_rate, n_steps, design.shape[1] * n_outputs)
         corrects = self._corrects_intercept(len(self.classes_))
-        # with the correction, the count and the correction share the count's Gaussian
+        # with the intercept's start and correction, the count and they share the
+        # count's Gaussian: three releases, each of std sqrt(3) s (times W for the last)
+        side_noise = count_noise * (math.sqrt(3.0) if corrects else 1.0)
         normaliser, sampling_rng, noise_rng, count_rng = self._draws(
-            design, count_noise * (math.sqrt(2.0) if corrects else 1.0), sample_rate,
-            call=len(previous_events), n_units=n_units, persons=groups is not None,
-            noise_floor=floor)
+            design, side_noise, sample_rate, call=len(previous_events), n_units=n_units,
+            persons=groups is not None, noise_floor=floor)
+        if corrects:   # drawn in this order whether the run is fresh or continued
+            start_normal, correction_normals = (count_rng.standard_normal(),
+                                                count_rng.standard_normal(2))
+            if initial_theta is None:
+                initial_theta = self._started_theta(
+                    design, Y, codes, side_noise * start_normal, normaliser / sample_rate)
         self.learning_rate_ = self._step_size(z, normaliser)
         settings = dict(max_grad_norm=self.max_grad_norm_, normaliser=normaliser,
                         learning_rate=self.learning_rate_,
@@ -1775,9 +1795,8 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         theta, theta_tangent, correction = run.theta, run.theta_tangent, None
         if corrects:
             correction = InterceptCorrection(
-                math.sqrt(2.0) * count_noise * self.weight_bound_,
-                CURVATURE_FLOOR * normaliser / sample_rate, float(self.intercept_scaling),
-                count_rng.standard_normal(2))
+                side_noise * self.weight_bound_, CURVATURE_FLOOR * normaliser / sample_rate,
+                float(self.intercept_scaling), correction_normals)
             sums = _intercept_sums(design, Y, theta, settings)
             theta = correction.apply(theta, sums)
             if with_derivative:
@@ -1794,6 +1813,21 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
                               dz, self._accountant(sample_rate), previous_events,
                               "add_remove" if groups is None else person_relation("add_remove"),
                               correction)]
+
+    def _started_theta(self, design, Y, codes, noise, n_tilde):
+        """The first iterate of a fresh run with the intercept correction: zero
+        coefficients and the intercept at the logit of the private base rate
+        (:func:`~skdp.linear_model._dpsgd_intercept.start_intercept`: the units'
+        positive shares plus ``noise``, over ``n_tilde``)."""
+        if getattr(design, "partitioned", False):
+            shares = float(design.reduce(partition_person_positive_shares, with_persons=True)[0]
+                           if design.n_persons is not None
+                           else design.reduce(partition_positive_shares)[0])
+        else:
+            shares = positive_shares(Y[:, 0], codes)
+        theta = np.zeros((1, design.shape[1]))
+        theta[0, -1] = start_intercept(shares + noise, n_tilde) / float(self.intercept_scaling)
+        return theta
 
     def _corrects_intercept(self, n_classes):
         """Whether the fit ends with the intercept correction: ``intercept_correction``

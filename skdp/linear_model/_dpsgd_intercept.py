@@ -1,4 +1,5 @@
-"""DP-SGD's intercept correction: one private Newton step on a binary logistic intercept.
+"""DP-SGD's intercept correction: a private start and a private Newton step on a binary
+logistic intercept.
 
 Clipping per-example gradients below their largest norm caps the residuals of the rows
 the model gets most wrong (mostly the minority class), so DP-SGD's intercept settles
@@ -16,6 +17,12 @@ has norm at most 1 (with ``a = |p_i - y_i|`` it is ``a^2 (1 + (1 - a)^2) <= 1``)
 its weight at most ``W``; with persons each person's summed pair is clipped to ``W``. So
 the pair is a Gaussian mechanism of sensitivity ``W`` (add/remove one unit), whose noise
 ``N(0, sigma^2 I)`` is fixed by public parameters before the data are read.
+
+Before the steps, :func:`start_intercept` starts the intercept at the logit of a
+differentially private base rate: the sum over the units of their share of positive
+rows (in [0, 1]: sensitivity 1), with Gaussian noise, over the DP unit count. Started at
+zero, a short intercept column (``intercept_scaling``) moves the intercept slowly, and
+the coefficients are fitted meanwhile against a wrong intercept.
 """
 
 import math
@@ -32,6 +39,36 @@ CURVATURE_FLOOR = 0.01
 
 MAX_STEP = 1.0
 """The largest move of the intercept (in logits): a public trust region."""
+
+RATE_BOUNDS = (0.01, 0.99)
+"""The private base rate that starts the intercept is clipped into these bounds."""
+
+
+def positive_shares(y, persons=None):
+    """The sum over the units of their share of positive rows (``y`` the +-1 targets;
+    a row is a unit, or each person's rows with ``persons``, integer codes)."""
+    positive = (np.ravel(y) > 0).astype(float)
+    if persons is None:
+        return float(positive.sum())
+    codes = np.unique(persons, return_inverse=True)[1].ravel()
+    return float(np.sum(np.bincount(codes, weights=positive) / np.bincount(codes)))
+
+
+def partition_positive_shares(design, y):
+    """One partition's :func:`positive_shares` by rows (a kernel of ``reduce``)."""
+    return np.array([positive_shares(y)])
+
+
+def partition_person_positive_shares(design, y, persons):
+    """One partition's :func:`positive_shares` over its whole persons."""
+    return np.array([positive_shares(y, persons)])
+
+
+def start_intercept(noisy_shares, n_tilde):
+    """The intercept at the logit of the private base rate ``noisy_shares / n_tilde``,
+    clipped into :data:`RATE_BOUNDS` (post-processing of two DP releases)."""
+    rate = np.clip(noisy_shares / max(n_tilde, 1.0), *RATE_BOUNDS)
+    return float(np.log(rate / (1.0 - rate)))
 
 
 def _pairs(X, y, theta, weights):
