@@ -1398,8 +1398,10 @@ CALIBRATION_METRICS = (("mean_probability", "mean predicted probability"),
 
 def dpsgd_calibration(payload, timing=None):
     """``bench_dpsgd_calibration.py``: mean predicted probability, log loss, Brier score
-    and accuracy of DP-SGD at ``max_grad_norm=0.5`` and ``"auto"`` and of objective
-    perturbation, per unit of privacy."""
+    and accuracy on Adult of DP-SGD's defaults (``intercept_scaling=0.25`` and the
+    intercept correction), the earlier defaults, each change alone, ``"auto"`` and
+    objective perturbation, per unit of privacy; then the accuracy of the defaults,
+    the earlier ones and ``"auto"`` on text-like rows, MNIST and KDDCup99."""
     params = payload["params"]
     lines = setting(payload, _seed_list(params["seeds"]),
                     "add/remove one row (`rows`), add/remove one person with all their "
@@ -1421,7 +1423,31 @@ def dpsgd_calibration(payload, timing=None):
     first = next(iter(next(iter(payload["results"].values()))))
     return lines + table(["unit", "estimator"] + [label for _, label in CALIBRATION_METRICS]
                          + ["log loss change", "accuracy change"], rows) + [
-        f"The changes are paired by seed against `{first}` of the same unit.", ""]
+        f"The changes are paired by seed against `{first}` of the same unit.", ""
+    ] + _dpsgd_default_accuracy(payload)
+
+
+ACCURACY_SET_NAMES = {"text": "text-like sparse rows (`examples/text_like_sparse.py`, "
+                              "delta 1 / n^2)",
+                      "mnist": "MNIST (10 classes, softmax)", "kddcup99": "KDDCup99"}
+
+
+def _dpsgd_default_accuracy(payload):
+    """The accuracy table of ``bench_dpsgd_calibration.py`` (absent from older runs)."""
+    if "accuracy" not in payload:
+        return []
+    params = payload["params"]
+    rows = [[ACCURACY_SET_NAMES.get(name, name), epsilon, method,
+             fmt_summary(cell["accuracy"]), fmt_summary(cell["change"])]
+            for name, by_epsilon in payload["accuracy"].items()
+            for epsilon, methods in by_epsilon.items()
+            for method, cell in methods.items()]
+    return [f"Test accuracy of `DPSGDClassifier` away from Adult (seeds "
+            f"{_seed_list(params['accuracy_seeds'])}, mean and standard error; `defaults "
+            "before` is `intercept_scaling=1, intercept_correction=False`, `'auto'` the "
+            "same with `max_grad_norm='auto'`; the change is paired by seed against "
+            "`defaults before`):", ""] + table(
+        ["data", "epsilon", "DPSGDClassifier", "accuracy", "change"], rows) + [""]
 
 
 METRIC_LABELS = (("accuracy", "accuracy"), ("balanced_accuracy", "balanced accuracy"),
@@ -1564,9 +1590,10 @@ SECTIONS = {
                      person_level),
     "ssp": ("Linear regression: SSPLinearRegression against AdaSSP, NAPPLasso and least "
             "squares (diabetes, Adult age, synthetic)", ssp),
-    "dpsgd_calibration": ("DP-SGD's predicted probabilities: the clipping bias of "
-                          "max_grad_norm=0.5 and max_grad_norm='auto' (Adult, rows and "
-                          "persons)", dpsgd_calibration),
+    "dpsgd_calibration": ("DP-SGD's predicted probabilities: the clipping bias and the "
+                          "intercept correction (Adult, rows and persons), and the "
+                          "defaults' accuracy on text-like rows, MNIST and KDDCup99",
+                          dpsgd_calibration),
     "metrics": ("Private evaluation and description: skdp.metrics, a Table 1 and a "
                 "private cross-validation against the exact numbers (Adult, KDDCup99)",
                 metrics),

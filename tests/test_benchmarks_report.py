@@ -494,6 +494,11 @@ def test_dpsgd_calibration_numbers_are_the_json_numbers(report, committed):
                                   "log_loss_change", "accuracy_change")]
             assert result["neighboring"].endswith("_person") == (unit == "persons")
     assert f"Test base rate {fmt(payload['base_rate_test'])}" in text
+    for data, by_epsilon in payload["accuracy"].items():
+        for epsilon, methods in by_epsilon.items():
+            for method, cell in methods.items():
+                cells = _row(text, [_report.ACCURACY_SET_NAMES[data], epsilon, method])
+                assert cells[3:] == [fmt_summary(cell["accuracy"]), fmt_summary(cell["change"])]
 
 
 def test_metrics_numbers_are_the_json_numbers_and_the_goal_is_checked(report, committed):

@@ -219,7 +219,8 @@ def test_dpsgd_first_step_clips_persons_as_computed_independently(data):
     X, y, groups = data
     C = 0.02
     kw = dict(epsilon=np.inf, sample_rate=1.0, epochs=1, average=0.0, max_grad_norm=C,
-              learning_rate=1.0, data_norm=3.0, random_state=0)
+              learning_rate=1.0, data_norm=3.0, intercept_scaling=1.0,
+              intercept_correction=False, random_state=0)   # the step alone
     Xd, yd, gd = _dask(X, y, groups, (1, 120, 47, 132))
     fitted = DPSGDClassifier(**kw).fit(Xd, yd, groups=gd)
     Z = np.column_stack([X * np.minimum(1.0, 3.0 / np.linalg.norm(X, axis=1))[:, None],

@@ -371,8 +371,11 @@ def test_release_carries_the_accountants_noise_multiplier_derivative():
 def test_infinite_epsilon_recovers_sklearn_binary(seed):
     X, y = _unit_ball_data(n=200, seed=seed)
     alpha = 0.05
+    # the steps alone (the intercept correction is a Newton step on the unpenalised
+    # intercept equation) on the design of a unit intercept column
     ours = DPSGDClassifier(epsilon=np.inf, alpha=alpha, sample_rate=1.0, epochs=400,
                            learning_rate=2.0, max_grad_norm=10.0, average=0.0,
+                           intercept_scaling=1.0, intercept_correction=False,
                            random_state=seed).fit(X, y)
     assert ours.noise_multiplier_ == 0.0 and ours.epsilon_spent_ == np.inf
     design = np.hstack([X, np.ones((len(X), 1))])
@@ -387,7 +390,7 @@ def test_infinite_epsilon_recovers_sklearn_multinomial():
     alpha = 0.05
     ours = DPSGDClassifier(epsilon=np.inf, alpha=alpha, sample_rate=1.0, epochs=400,
                            learning_rate=2.0, max_grad_norm=10.0, average=0.0,
-                           random_state=0).fit(X, y)
+                           intercept_scaling=1.0, random_state=0).fit(X, y)
     design = np.hstack([X, np.ones((len(X), 1))])
     ref = LogisticRegression(C=1.0 / (alpha * len(X)), fit_intercept=False, tol=1e-12,
                              max_iter=10_000).fit(design, y)
@@ -539,9 +542,10 @@ def test_checkpoints_are_one_shot_runs_of_as_many_steps():
     steps = []
     for epsilon in (0.5, 0.55, 1.0, 2.5):
         model = path.release(epsilon)
+        # checkpoints release no intercept correction (each would be another release)
         one_shot = DPSGDClassifier(epsilon=np.inf, sample_rate=1.0, noise_multiplier=z,
                                    count_noise_std=s, epochs=model.n_steps_,
-                                   random_state=3).fit(Xc, yc)
+                                   intercept_correction=False, random_state=3).fit(Xc, yc)
         np.testing.assert_allclose(model.coef_, one_shot.coef_, rtol=1e-12, atol=1e-14)
         np.testing.assert_allclose(model.intercept_, one_shot.intercept_, rtol=1e-12,
                                    atol=1e-14)

@@ -51,7 +51,7 @@ def test_auto_clipping_norm_reads_the_private_bound():
     X, y = _logistic_data(400, 1)
     est = DPSGDClassifier(epsilon=1.0, data_norm="private", max_grad_norm="auto", epochs=1,
                           random_state=0).fit(X, y)
-    assert est.max_grad_norm_ == pytest.approx(math.hypot(est.data_norm_, 1.0), rel=1e-15)
+    assert est.max_grad_norm_ == pytest.approx(math.hypot(est.data_norm_, 0.25), rel=1e-15)
 
 
 def test_auto_clips_no_gradient(seed):
@@ -61,7 +61,7 @@ def test_auto_clips_no_gradient(seed):
     X, y = _logistic_data(500, seed)
     est = DPSGDClassifier(epsilon=1.0, data_norm=1.0, max_grad_norm="auto", epochs=1,
                           random_state=seed).fit(X, y)
-    design = np.hstack([X, np.ones((500, 1))])
+    design = np.hstack([X, np.full((500, 1), est.intercept_scaling)])
     Y = np.where(y == 1, 1.0, -1.0)[:, None]
     theta = 50.0 * rng.standard_normal((1, 5))   # large margins: residuals near 1
     _, factors = clipped_gradient_sum(design, Y, theta, _MarginColumns(LogisticLoss()),
@@ -76,6 +76,7 @@ def test_noise_free_full_batch_is_plain_gradient_descent():
     est = DPSGDClassifier(epsilon=np.inf, data_norm=1.0, max_grad_norm="auto",
                           sample_rate=1.0, epochs=40,
                           learning_rate=3.0, momentum=0.0, average=0.0,
+                          intercept_scaling=1.0, intercept_correction=False,
                           random_state=0).fit(X, y)
     design, signs = np.hstack([X, np.ones((300, 1))]), np.where(y == 1, 1.0, -1.0)
     theta = np.zeros(5)

@@ -106,7 +106,8 @@ def test_noise_scale_by_hand_for_max_sample_weight_3(sample_rate):
     w = np.linspace(0.0, 6.0, len(y))             # half the weights above W
     est = _clf(epsilon=np.inf, noise_multiplier=z, max_grad_norm=C, max_sample_weight=W,
                count_noise_std=s, sample_rate=sample_rate, epochs=sample_rate,
-               learning_rate=eta, momentum=0.0, average=0.0, random_state=11)
+               learning_rate=eta, momentum=0.0, average=0.0, random_state=11,
+               intercept_scaling=1.0, intercept_correction=False)
     est.fit(X, y, sample_weight=w)
     assert est.n_steps_ == 1
     count_rng, sampling_rng, noise_rng = _call_streams(11, 0)
@@ -139,7 +140,8 @@ def test_infinite_epsilon_with_weights_is_weighted_gradient_descent():
     w = rng.uniform(0.0, 3.0, size=len(y))
     eta, alpha, T = 0.8, 0.05, 60
     est = _clf(epsilon=np.inf, max_sample_weight=3.0, max_grad_norm=10.0, sample_rate=1.0,
-               epochs=T, learning_rate=eta, alpha=alpha, momentum=0.0, average=0.0)
+               epochs=T, learning_rate=eta, alpha=alpha, momentum=0.0, average=0.0,
+               intercept_scaling=1.0, intercept_correction=False)
     est.fit(X, y, sample_weight=w)
     design = np.hstack([X, np.ones((len(y), 1))])
     signs = np.where(y == 1, 1.0, -1.0)
@@ -156,7 +158,8 @@ def test_infinite_epsilon_with_weights_converges_to_weighted_logistic_regression
     w = np.random.default_rng(4).uniform(0.2, 2.0, size=len(y))
     alpha = 0.05
     ours = _clf(epsilon=np.inf, alpha=alpha, sample_rate=1.0, epochs=600, learning_rate=1.5,
-                max_grad_norm=10.0, max_sample_weight=2.0, average=0.0).fit(
+                max_grad_norm=10.0, max_sample_weight=2.0, average=0.0,
+                intercept_scaling=1.0, intercept_correction=False).fit(
                     X, y, sample_weight=w)
     design = np.hstack([X, np.ones((len(y), 1))])
     ref = LogisticRegression(C=1.0 / (alpha * len(y)), fit_intercept=False, tol=1e-12,
@@ -332,7 +335,7 @@ def test_warm_start_without_noise_continues_the_same_descent():
     from the first release are 2 T steps."""
     X, y = _data()
     kw = dict(epsilon=np.inf, sample_rate=1.0, learning_rate=0.7, momentum=0.0,
-              average=0.0, alpha=0.01)
+              average=0.0, alpha=0.01, intercept_correction=False)
     twice = _clf(warm_start=True, epochs=15, **kw).fit(X, y).fit(X, y)
     once = _clf(epochs=30, **kw).fit(X, y)
     assert_allclose(twice.coef_, once.coef_, rtol=1e-12, atol=1e-14)
@@ -345,7 +348,8 @@ def test_second_call_starts_from_the_first_release_with_fresh_noise():
     """The second call replayed by hand: the worker from the first release, on the
     streams of call 1 (not those of call 0) of the same seed."""
     X, y = _data()
-    est = _clf(epsilon=1.0, sample_rate=0.2, epochs=2, warm_start=True, random_state=5)
+    est = _clf(epsilon=1.0, sample_rate=0.2, epochs=2, warm_start=True, random_state=5,
+               intercept_scaling=1.0, intercept_correction=False)
     first = est.fit(X, y).coef_.copy(), est.intercept_.copy()
     est.fit(X, y)
     start = np.column_stack([first[0], first[1]])
@@ -525,7 +529,7 @@ def test_checkpoints_weigh_rows_as_the_fit_does():
     kw = dict(epsilon=0.5, sample_rate=1.0, class_weight={0: 2.0}, max_sample_weight=2.0,
               random_state=3)
     model = _clf(**kw)._noise_reduction_path(X, y).release(0.5)
-    fitted = _clf(**kw).fit(X, y)
+    fitted = _clf(intercept_correction=False, **kw).fit(X, y)   # checkpoints: none
     assert_allclose(model.coef_, fitted.coef_, rtol=1e-12, atol=1e-14)
     unweighted = _clf(**{**kw, "class_weight": None})._noise_reduction_path(X, y).release(0.5)
     assert not np.allclose(unweighted.coef_, fitted.coef_)
