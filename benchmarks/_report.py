@@ -1382,9 +1382,11 @@ def _ssp_selection(selection):
              "`epsilon_start` a tenth and `epsilon_max` a hundred times the oracle; target "
              "80 % of the way from the utility of predicting 0 to the non-private fit's, on "
              "the route's scale; oracle: the smallest epsilon at which one fit on all the "
-             "rows meets the target on average; floors: the least median ratio of the "
-             "route with exact tests (account and rows) and with its tests' noise and "
-             "margin, before the ladder's overshoot; within tolerance: released and at most "
+             "rows meets the target on average; floor: the least median ratio of the route "
+             "with exact tests (its account and training rows), a lower bound; estimate: "
+             "the ratio where the mean curve clears the tests' margin, before the ladder's "
+             "overshoot and lucky passes (`benchmarks/_selection_floor.py`); within "
+             "tolerance: released and at most "
              "the default tolerance 0.05 below the target):", ""]
     rows = [[f"{int(n):,}", route, f"{cell['target']:.4f}",
              f"{cell['zero_utility']:.4f} / {cell['nonprivate_utility']:.4f}",
@@ -1394,7 +1396,7 @@ def _ssp_selection(selection):
              f"{100 * cell['share_released_within_tolerance']:.0f} %", str(len(cell["runs"]))]
             for n, routes in selection.items() for route, cell in routes.items()]
     return lines + table(["rows", "route", "target utility", "predict 0 / non-private",
-                          "oracle epsilon", "floor, exact tests", "floor, with the tests",
+                          "oracle epsilon", "floor, exact tests", "estimate with the tests",
                           "median ex-post / oracle", "released, meeting the target",
                           "released, within tolerance", "runs"], rows)
 

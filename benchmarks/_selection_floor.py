@@ -30,12 +30,13 @@ Three factors no ladder escapes, each a lower bound on its own:
    grows.
 
 :func:`selection_floor` returns the ratio of the first factor times the second
-(``structural``: exact tests) and the ratio at the smallest epsilon whose training
-curve clears the margin (``with_tests``). Neither counts the ladder's overshoot (the
-first rung at or above that epsilon lies up to ``r`` above it: about ``sqrt(r)`` in
-median for an oracle placed at random on the ladder) nor tests that pass by chance
-below the threshold, which lower the realised ratio at the cost of releases below the
-target.
+(``structural``: exact tests, a lower bound on any ladder's median ratio on the route)
+and the ratio at the smallest epsilon whose mean training curve clears the margin
+(``with_tests``: an estimate, not a bound). The estimate counts neither the ladder's
+overshoot (the first rung at or above that epsilon lies up to ``r``, or one additive
+step, above it: about ``sqrt(r)`` in median for an oracle placed at random on the
+ladder) nor the tests that pass by chance before the curve clears the threshold, which
+lower the realised ratio at the cost of releases below the target.
 """
 
 import numpy as np
@@ -56,7 +57,7 @@ def odometer_factor(epsilon, delta, epsilon_max, epsilon_start):
 def selection_floor(curve_epsilons, curve_utilities, target, oracle, *, n, delta, route,
                     epsilon_max, epsilon_start, count, tolerance=0.05, test_ratio=1.0,
                     validation_fraction=0.2, ratio=1.2):
-    """The least median ratio of a noise-reduction selection, without its overshoot.
+    """The least median ratio of a noise-reduction selection, and an estimate with its tests.
 
     Parameters
     ----------
@@ -84,7 +85,8 @@ def selection_floor(curve_epsilons, curve_utilities, target, oracle, *, n, delta
     Returns
     -------
     floor : dict
-        ``structural`` (exact tests) and ``with_tests`` (the margin's cost).
+        ``structural`` (exact tests: a lower bound) and ``with_tests`` (where the mean
+        curve clears the margin: an estimate).
     """
     held_out = route == "held_out"
     share = 1.0 - validation_fraction if held_out else 1.0
