@@ -23,7 +23,13 @@ releases at ``(epsilon / 3, delta / 3)`` each with the classical Gaussian mechan
 entries, and its ridge ``max(0, sqrt(d log(6 / delta) log(2 d^2 / rho)) B^2 / (epsilon /
 3) - lambda_tilde)`` (Algorithm 2 of the paper, ``rho = 0.05``).
 
-Run ``python -m benchmarks.bench_ssp [--quick]`` from the repo root; writes
+Selection: ``EpsilonForUtility(SSPLinearRegression(...))`` on the synthetic task at
+each of ``selection_sizes`` rows, on the routes of ``ROUTES`` (Gaussian or Laplace
+noise, the utility's scale, the tests' rows), against each route's oracle epsilon and
+beside its floor (``_selection_floor.py``).
+
+Run ``python -m benchmarks.bench_ssp [--quick]`` from the repo root
+(``--selection-only`` reruns the selection into the existing JSON); writes
 ``results/ssp.json`` (``ssp_quick.json``). BLAS is limited to one thread.
 """
 
@@ -227,16 +233,18 @@ def oracle_curve(X, y, X_test, y_test, base, scale, draws, target):
     return np.array(epsilons), np.array(utilities)
 
 
-def _count(route, epsilon_max, epsilon_start, delta):
-    """The count's budget the selection uses on a route (for the floor)."""
+def _route_tests(route, epsilon_max, epsilon_start, delta):
+    """``(count, test_ratio)`` the selection uses on a route under its defaults (for the
+    floor): the count's budget (epsilon, or ``mu`` for Gaussian tests on all the rows)
+    and a test's budget per unit of its rung's increment."""
     from skdp.model_selection._selection_tests import (GAUSSIAN_COUNT_RATIO,
                                                        PURE_ALL_ROWS_TEST_RATIO,
                                                        regression_count_epsilon)
     if route == "held_out":
-        return regression_count_epsilon(epsilon_max, 1.0, epsilon_start)
+        return regression_count_epsilon(epsilon_max, 1.0, epsilon_start), 1.0
     if delta > 0:
-        return GAUSSIAN_COUNT_RATIO * gdp_mu(epsilon_start, delta)
-    return PURE_ALL_ROWS_TEST_RATIO * epsilon_start
+        return GAUSSIAN_COUNT_RATIO * gdp_mu(epsilon_start, delta), 1.0
+    return PURE_ALL_ROWS_TEST_RATIO * epsilon_start, PURE_ALL_ROWS_TEST_RATIO
 
 
 def run_route(task, route, params, curves):
@@ -278,11 +286,11 @@ def run_route(task, route, params, curves):
             if hasattr(search, "best_estimator_") else None))
     tolerance = EpsilonForUtility().tolerance
     released = [run["utility"] for run in runs if run["utility"] is not None]
-    floor = selection_floor(
-        epsilons, utilities, target, oracle, n=len(y), delta=delta, route=test_rows,
-        count=_count(test_rows, settings["epsilon_max"], settings["epsilon_start"], delta),
-        test_ratio=1.0 if test_rows == "held_out" or delta > 0 else 0.05,
-        tolerance=tolerance, **settings)
+    count, test_ratio = _route_tests(test_rows, settings["epsilon_max"],
+                                     settings["epsilon_start"], delta)
+    floor = selection_floor(epsilons, utilities, target, oracle, n=len(y), delta=delta,
+                            route=test_rows, count=count, test_ratio=test_ratio,
+                            tolerance=tolerance, **settings)
     return dict(n=len(y), delta=delta, utility_scale=scale, test_rows=test_rows,
                 target=target, nonprivate_utility=exact, zero_utility=zero,
                 oracle_epsilon=oracle, floor=floor, runs=runs,
