@@ -117,10 +117,10 @@ class EpsilonForUtility(ReleasedModelMixin, MetaEstimatorMixin, BaseEstimator):
         for a clipped mean squared error of ``e^2``. ``None``: ``2 y_bound``, which
         makes every model that predicts within the range of ``y`` score above 0.75
         and leaves the models worth telling apart a few hundredths apart, finer than
-        any affordable test (user guide, "Regression: the utility's scale"). Choose
-        it from public knowledge, never from the rows: a few times the prediction
-        error you would accept (say ``2 e`` to ``3 e`` for a root mean squared error
-        ``e``). Refused for a classifier.
+        any affordable test (user guide, regression, "Choosing epsilon for a target
+        error"). Choose it from public knowledge, never from the rows: a few times
+        the prediction error you would accept (say ``2 e`` to ``3 e`` for a root
+        mean squared error ``e``). Refused for a classifier.
 
     test_ratio : float or "auto", default="auto"
         a rung's test budget per unit of the rung's. On a held-out
