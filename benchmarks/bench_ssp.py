@@ -23,7 +23,13 @@ releases at ``(epsilon / 3, delta / 3)`` each with the classical Gaussian mechan
 entries, and its ridge ``max(0, sqrt(d log(6 / delta) log(2 d^2 / rho)) B^2 / (epsilon /
 3) - lambda_tilde)`` (Algorithm 2 of the paper, ``rho = 0.05``).
 
-Run ``python -m benchmarks.bench_ssp [--quick]`` from the repo root; writes
+Selection: ``EpsilonForUtility(SSPLinearRegression(...))`` on the synthetic task at
+each of ``selection_sizes`` rows, on the routes of ``ROUTES`` (Gaussian or Laplace
+noise, the utility's scale, the tests' rows), against each route's oracle epsilon and
+beside its floor (``_selection_floor.py``).
+
+Run ``python -m benchmarks.bench_ssp [--quick]`` from the repo root
+(``--selection-only`` reruns the selection into the existing JSON); writes
 ``results/ssp.json`` (``ssp_quick.json``). BLAS is limited to one thread.
 """
 
@@ -38,8 +44,10 @@ from sklearn.datasets import load_diabetes
 from threadpoolctl import threadpool_limits
 
 from skdp import NAPPLasso, SSPLinearRegression
+from skdp.accounting import gdp_mu
 from skdp.datasets import adult_preprocessor, load_adult
 
+from ._selection_floor import selection_floor
 from ._common import RESULTS_DIR, environment, optional_import, summarise, write_results
 
 NAME = "ssp"
@@ -183,48 +191,137 @@ def run_task(task_data, params, label):
     return result
 
 
-def bounded_utility(model, X, y, y_bound):
-    """The selection's per-row utility ``1 - min(1, (y - y_hat)^2 / (4 y_bound^2))``,
-    averaged over the held-out rows."""
+def bounded_utility(model, X, y, y_bound, scale=None):
+    """The selection's per-row utility ``1 - min(1, (y - y_hat)^2 / s^2)`` (``s`` the
+    public ``utility_scale``, by default ``2 y_bound``), averaged over the held-out rows."""
+    scale = 2.0 * y_bound if scale is None else scale
     error = np.clip(y, -y_bound, y_bound) - model.predict(X)
-    return float(np.mean(1.0 - np.minimum(1.0, error**2 / (4.0 * y_bound**2))))
+    return float(np.mean(1.0 - np.minimum(1.0, error**2 / scale**2)))
 
 
-def run_selection(n, params):
-    """EpsilonForUtility(SSP, Gaussian) on the synthetic task against the oracle: the
-    smallest epsilon of a fine grid (ratio 1.03) at which one fit on all the rows meets
-    the target on average (``oracle_draws`` fits). The target is 80 % of the way from
-    the utility of predicting 0 to the non-private fit's."""
+UTILITY_SCALE = 0.5
+"""The public error scale of the selection's routes: declared from the synthetic task's
+design (noise 0.1 on a signal of standard deviation about 0.3), never measured on the
+rows. The target (80 % of the way from predicting 0 to the non-private fit) is then a
+clipped root mean squared error of about 0.15, a third of the scale."""
+
+ROUTES = {
+    "Gaussian, held-out, scale 2 y_bound": dict(delta=DELTA, scale=None, test_rows="held_out"),
+    "Gaussian, held-out": dict(delta=DELTA, scale=UTILITY_SCALE, test_rows="held_out"),
+    "Gaussian, all rows": dict(delta=DELTA, scale=UTILITY_SCALE, test_rows="all"),
+    "Laplace, held-out": dict(delta=0.0, scale=UTILITY_SCALE, test_rows="held_out"),
+    "Laplace, all rows": dict(delta=0.0, scale=UTILITY_SCALE, test_rows="all"),
+}
+"""The selection's routes: SSP's noise (Gaussian at ``DELTA`` or Laplace), the utility's
+scale and where the tests read (``test_rows``); every other parameter the default."""
+
+
+def oracle_curve(X, y, X_test, y_test, base, scale, draws, target):
+    """The mean test utility of one fit on all the rows over ``ORACLE_GRID`` (``draws``
+    seeds), from its start to six times the first epsilon that meets ``target``;
+    ``(epsilons, utilities)``."""
+    epsilons, utilities, oracle = [], [], None
+    for epsilon in ORACLE_GRID:
+        if oracle is not None and epsilon > 6 * oracle:
+            break
+        utilities.append(float(np.mean([bounded_utility(
+            SSPLinearRegression(epsilon=epsilon, random_state=s, **base).fit(X, y), X_test,
+            y_test, base["y_bound"], scale) for s in range(draws)])))
+        epsilons.append(float(epsilon))
+        if oracle is None and utilities[-1] >= target:
+            oracle = epsilon
+    return np.array(epsilons), np.array(utilities)
+
+
+def _route_tests(route, epsilon_max, epsilon_start, delta):
+    """``(count, test_ratio)`` the selection uses on a route under its defaults (for the
+    floor): the count's budget (epsilon, or ``mu`` for Gaussian tests on all the rows)
+    and a test's budget per unit of its rung's increment."""
+    from skdp.model_selection._selection_tests import (GAUSSIAN_COUNT_RATIO,
+                                                       PURE_ALL_ROWS_TEST_RATIO,
+                                                       regression_count_epsilon)
+    if route == "held_out":
+        return regression_count_epsilon(epsilon_max, 1.0, epsilon_start), 1.0
+    if delta > 0:
+        return GAUSSIAN_COUNT_RATIO * gdp_mu(epsilon_start, delta), 1.0
+    return PURE_ALL_ROWS_TEST_RATIO * epsilon_start, PURE_ALL_ROWS_TEST_RATIO
+
+
+def run_route(task, route, params, curves):
+    """EpsilonForUtility(SSP) on one route against its oracle: the smallest epsilon of
+    a fine grid (ratio 1.03) at which one fit on all the rows meets the target on
+    average (``oracle_draws`` fits), with the floor of :func:`selection_floor`. The
+    target is 80 % of the way from the utility of predicting 0 to the non-private
+    fit's, on the route's scale. ``curves`` keeps the oracle curves already measured,
+    by noise and scale."""
     from skdp import EpsilonForUtility
 
-    X, y, X_test, y_test, data_norm, y_bound = load_task("synthetic", n=n)
-    base = dict(data_norm=data_norm, y_bound=y_bound, delta=DELTA)
+    X, y, X_test, y_test, data_norm, y_bound = task
+    delta, scale, test_rows = route["delta"], route["scale"], route["test_rows"]
+    base = dict(data_norm=data_norm, y_bound=y_bound, delta=delta)
     exact = bounded_utility(SSPLinearRegression(epsilon=np.inf, **base).fit(X, y), X_test,
-                            y_test, y_bound)
-    zero = float(np.mean(1.0 - np.minimum(1.0, np.clip(y_test, -y_bound, y_bound) ** 2
-                                          / (4.0 * y_bound**2))))
+                            y_test, y_bound, scale)
+    zero = bounded_utility(_Zero(), X_test, y_test, y_bound, scale)
     target = zero + 0.8 * (exact - zero)
-    oracle = next(e for e in ORACLE_GRID if np.mean([bounded_utility(
-        SSPLinearRegression(epsilon=e, random_state=s, **base).fit(X, y), X_test, y_test,
-        y_bound) for s in range(params["oracle_draws"])]) >= target)
+    key = (delta, scale)
+    if key not in curves:
+        curves[key] = oracle_curve(X, y, X_test, y_test, base, scale,
+                                   params["oracle_draws"], target)
+    epsilons, utilities = curves[key]
+    oracle = float(epsilons[np.argmax(utilities >= target)])
+    settings = dict(epsilon_start=oracle / 10, epsilon_max=100 * oracle)
     runs = []
     for seed in range(params["selection_seeds"]):
-        search = EpsilonForUtility(SSPLinearRegression(**base), target_utility=target,
-                                   epsilon_start=oracle / 10, epsilon_max=100 * oracle,
-                                   random_state=seed).fit(X, y)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            search = EpsilonForUtility(SSPLinearRegression(**base), target_utility=target,
+                                       utility_scale=scale, test_rows=test_rows,
+                                       random_state=seed, **settings).fit(X, y)
         report = search.privacy_report_
         runs.append(dict(
             ex_post=report["ex_post"]["epsilon"],
             training=report["parts"]["training"]["ex_post"]["epsilon"],
             rungs=len(report["transcript"]["rungs"]), stop=report["transcript"]["stop_reason"],
-            utility=bounded_utility(search.best_estimator_, X_test, y_test, y_bound)
+            utility=bounded_utility(search.best_estimator_, X_test, y_test, y_bound, scale)
             if hasattr(search, "best_estimator_") else None))
-    ratios = [run["ex_post"] / oracle for run in runs]
-    met = [run["utility"] is not None and run["utility"] >= target for run in runs]
-    return dict(n=n, target=target, nonprivate_utility=exact, zero_utility=zero,
-                oracle_epsilon=float(oracle), runs=runs,
-                median_ratio=float(np.median(ratios)), share_released_meeting_target=float(
-                    np.mean(met)))
+    tolerance = EpsilonForUtility().tolerance
+    released = [run["utility"] for run in runs if run["utility"] is not None]
+    count, test_ratio = _route_tests(test_rows, settings["epsilon_max"],
+                                     settings["epsilon_start"], delta)
+    floor = selection_floor(epsilons, utilities, target, oracle, n=len(y), delta=delta,
+                            route=test_rows, count=count, test_ratio=test_ratio,
+                            tolerance=tolerance, **settings)
+    return dict(n=len(y), delta=delta, utility_scale=scale, test_rows=test_rows,
+                target=target, nonprivate_utility=exact, zero_utility=zero,
+                oracle_epsilon=oracle, floor=floor, runs=runs,
+                median_ratio=float(np.median([run["ex_post"] / oracle for run in runs])),
+                share_released=len(released) / len(runs),
+                share_released_meeting_target=float(np.mean(
+                    [u is not None and u >= target for u in (r["utility"] for r in runs)])),
+                share_released_within_tolerance=float(np.mean(
+                    [u is not None and u >= target - tolerance
+                     for u in (r["utility"] for r in runs)])))
+
+
+class _Zero:
+    """The constant prediction 0."""
+
+    def predict(self, X):
+        return np.zeros(len(X))
+
+
+def run_selection(params):
+    """Every route of ``ROUTES`` on the synthetic task at each of ``selection_sizes``."""
+    out = {}
+    for n in params["selection_sizes"]:
+        task, curves = load_task("synthetic", n=n), {}
+        out[str(n)] = {name: run_route(task, route, params, curves)
+                       for name, route in ROUTES.items()}
+        for name, cell in out[str(n)].items():
+            print(f"selection n={n} {name}: median ratio {cell['median_ratio']:.2f} "
+                  f"(floor {cell['floor']['with_tests']:.2f}), meeting the target "
+                  f"{cell['share_released_meeting_target']:.2f}", flush=True)
+    return out
 
 
 LABELS = {"ssp_gaussian": "SSP, Gaussian (ours)", "ssp_pure": "SSP, Laplace (ours, pure)",
@@ -274,9 +371,12 @@ def main(argv=None):
     if args.selection_only:
         path = RESULTS_DIR / f"{NAME}{'_quick' if args.quick else ''}.json"
         payload = json.loads(path.read_text())
+        params = {**PARAMS, **QUICK} if args.quick else dict(PARAMS)
+        start = time.perf_counter()
         with threadpool_limits(1):
-            payload["selection"] = {str(n): run_selection(n, params)
-                                    for n in params["selection_sizes"]}
+            payload["selection"] = run_selection(params)
+        payload["selection_runtime_seconds"] = time.perf_counter() - start
+        payload["selection_load_average"] = list(os.getloadavg())
         payload.pop("benchmark", None)
         payload.pop("environment", None)
         write_results(path.stem, payload)
@@ -294,7 +394,7 @@ def main(argv=None):
                                                         f"synthetic n={n}")
             else:
                 tasks[task] = run_task(load_task(task), params, task)
-        selection = {str(n): run_selection(n, params) for n in params["selection_sizes"]}
+        selection = run_selection(params)
     cells = [cell["ssp_over_adassp_mse"] for result in tasks.values()
              for cell in result["cells"].values()]
     payload = dict(params=params, delta=DELTA, tasks=tasks, selection=selection,

@@ -10,6 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from skdp.accounting import gaussian_epsilon, gdp_mu
+
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results"
 if str(REPO) not in sys.path:  # the benchmarks package lives next to skdp, not inside it
@@ -461,6 +463,48 @@ def test_validation_floor_on_a_log_linear_curve():
     assert floor["sigma"] == pytest.approx(sigma, rel=1e-12)
     assert floor["mean_ratio"] == pytest.approx(np.exp(0.125), rel=1e-4)
     assert floor["p_ratio_over_1_25"] == pytest.approx(norm.cdf(-2 * np.log(1.25)), abs=1e-3)
+
+
+def test_ssp_selection_floor_against_its_closed_forms():
+    """The noise-reduction floor of ``benchmarks/_selection_floor.py``: pure rungs on a
+    held-out part need ``e* / (1 - v)``; on all the rows ``(1 + tau) e* + count``;
+    Gaussian rungs the odometer's claim at ``delta / J``, ``J`` its levels counted here
+    by hand; with the tests, on ``U = U_inf - a / e^2`` and a margin fixed by the
+    sampling error alone (tests of negligible noise), ``sqrt(D / (D - margin))``."""
+    from benchmarks._selection_floor import selection_floor
+
+    grid = np.geomspace(0.01, 100.0, 20001)
+    curve = 0.96 - 0.055 / grid**2                   # target 0.905 at e* = 1
+    common = dict(target=0.905, oracle=1.0, epsilon_max=100.0, epsilon_start=0.1)
+    pure = selection_floor(grid, curve, n=5000, delta=0.0, route="held_out", count=0.1,
+                           **common)
+    assert pure["structural"] == pytest.approx(1.25)
+    everything = selection_floor(grid, curve, n=5000, delta=0.0, route="all", count=0.005,
+                                 test_ratio=0.05, **common)
+    assert everything["structural"] == pytest.approx(1.05 + 0.005)
+    mu = gdp_mu(1.25, 1e-6)
+    levels = 1 + int(np.ceil(np.log(gdp_mu(100.0, 1e-6) / gdp_mu(0.1, 1e-6)) / np.log(1.1)))
+    gaussian = selection_floor(grid, curve, n=5000, delta=1e-6, route="held_out", count=0.1,
+                               **common)
+    assert gaussian["structural"] == pytest.approx(gaussian_epsilon(1e-6 / levels, mu),
+                                                   rel=1e-6)
+    # with the tests: where 0.96 - 0.055 / (0.8 e)^2 clears 0.95 + hypot(test noise,
+    # sampling error) on m = 4000 held-out rows, solved here by root finding
+    from scipy.optimize import brentq
+
+    m, oracle = 4000, np.sqrt(0.055 / 0.01)
+    smallest = 2 * np.sqrt(2) / (m * 0.05)
+
+    def gap(e):
+        noise = np.sqrt(2) / (max(e * (1 - 1 / 1.2), smallest) * m)
+        return 0.96 - 0.055 / (0.8 * e) ** 2 - 0.95 - np.hypot(noise, np.sqrt(
+            0.95 * 0.05 / m))
+
+    clear = brentq(gap, oracle, 10 * oracle)
+    tested = selection_floor(grid, curve, n=20000, delta=0.0, route="held_out", count=0.1,
+                             **{**common, "target": 0.95, "oracle": oracle})
+    assert tested["with_tests"] == pytest.approx(clear / oracle, rel=3e-3)
+    assert tested["with_tests"] > tested["structural"] == pytest.approx(1.25)
 
 
 def test_person_level_numbers_are_the_json_numbers(report, committed):

@@ -68,7 +68,8 @@ class EpsilonForUtility(ReleasedModelMixin, MetaEstimatorMixin, BaseEstimator):
     target that no rung meets within the cap releases nothing, and a search whose
     noisy utilities level off below the target stops early. The utility is
     accuracy for a classifier and, for a regressor with a public ``y_bound``, ``1 -
-    min(1, (y - y_hat)^2 / (4 y_bound^2))`` (both per-row utilities in [0, 1]).
+    min(1, (y - y_hat)^2 / s^2)`` with ``s`` the public ``utility_scale`` (default ``2
+    y_bound``; both per-row utilities in [0, 1]).
     The estimator may be a ``Pipeline`` whose last step is private and whose other
     steps are public preprocessing (:mod:`skdp.preprocessing`, declared
     categories, row-wise maps; checked by type and parameters).
@@ -107,6 +108,19 @@ class EpsilonForUtility(ReleasedModelMixin, MetaEstimatorMixin, BaseEstimator):
         noise exceeds half the tolerance: the first rung is raised until it does
         not. A validation sampling error above the tolerance (a small cohort,
         whatever the cap) is reported and warned about.
+
+    utility_scale : float, default=None
+        A regressor's public error scale ``s``: the tested per-row utility is ``1 -
+        min(1, (y - y_hat)^2 / s^2)`` (``y`` clipped to ``y_bound``), so the test
+        compares the mean of these clipped utilities with ``target_utility``: for
+        errors below ``s``, ``1 - MSE / s^2``, and a target ``1 - e^2 / s^2`` asks
+        for a clipped mean squared error of ``e^2``. ``None``: ``2 y_bound``, which
+        makes every model that predicts within the range of ``y`` score above 0.75
+        and leaves the models worth telling apart a few hundredths apart, finer than
+        any affordable test (user guide, regression, "Choosing epsilon for a target
+        error"). Choose it from public knowledge, never from the rows: a few times
+        the prediction error you would accept (say ``2 e`` to ``3 e`` for a root
+        mean squared error ``e``). Refused for a classifier.
 
     test_ratio : float or "auto", default="auto"
         a rung's test budget per unit of the rung's. On a held-out
@@ -262,6 +276,7 @@ class EpsilonForUtility(ReleasedModelMixin, MetaEstimatorMixin, BaseEstimator):
         "epsilon_max": [Interval(Real, 0, None, closed="neither")],
         "epsilon_start": [Interval(Real, 0, None, closed="neither")],
         "tolerance": [Interval(Real, 0, None, closed="neither")],
+        "utility_scale": [Interval(Real, 0, None, closed="neither"), None],
         "test_ratio": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "margin": [Interval(Real, -1, 1, closed="both"), StrOptions({"auto"})],
         "steering": [StrOptions({"curve", "geometric", "random"})],
@@ -275,14 +290,16 @@ class EpsilonForUtility(ReleasedModelMixin, MetaEstimatorMixin, BaseEstimator):
     }
 
     def __init__(self, estimator=None, target_utility=0.8, *, epsilon_max=10.0,
-                 epsilon_start=0.1, tolerance=0.05, test_ratio="auto", margin="auto",
-                 steering="curve", checkpoints=False, test_rows="held_out", max_rungs=8,
-                 delta_max=None, validation_fraction=0.2, verbose=0, random_state=None):
+                 epsilon_start=0.1, tolerance=0.05, utility_scale=None, test_ratio="auto",
+                 margin="auto", steering="curve", checkpoints=False, test_rows="held_out",
+                 max_rungs=8, delta_max=None, validation_fraction=0.2, verbose=0,
+                 random_state=None):
         self.estimator = estimator
         self.target_utility = target_utility
         self.epsilon_max = epsilon_max
         self.epsilon_start = epsilon_start
         self.tolerance = tolerance
+        self.utility_scale = utility_scale
         self.test_ratio = test_ratio
         self.margin = margin
         self.steering = steering
@@ -370,14 +387,16 @@ class EpsilonForUtility(ReleasedModelMixin, MetaEstimatorMixin, BaseEstimator):
             validation_fraction=self.validation_fraction, margin=self.margin,
             tolerance=self.tolerance, test_ratio=self.test_ratio, steering=self.steering,
             max_rungs=self.max_rungs, delta_max=self.delta_max, classes=classes,
-            y_bound=y_bound, random_state=self._private_random_state(estimator),
+            y_bound=y_bound, utility_scale=self.utility_scale,
+            random_state=self._private_random_state(estimator),
             verbose=self.verbose, account=account, checkpoints=self.checkpoints,
             test_rows=self.test_rows, groups=groups)
         self.measurements_ = result.rungs
         self.n_fits_ = result.n_fits
         self.privacy_report_ = private_report(
             result, type(final).__name__, self.target_utility,
-            utility="accuracy" if y_bound is None else "bounded squared-error utility")
+            utility="accuracy" if y_bound is None else
+            f"bounded squared-error utility (error scale {self._utility_scale(y_bound):g})")
         self.epsilon_ = result.epsilon
         self.predicted_utility_ = (result.rungs[-1]["noisy_utility"] if result.estimator
                                    is not None else None)
@@ -415,6 +434,9 @@ class EpsilonForUtility(ReleasedModelMixin, MetaEstimatorMixin, BaseEstimator):
                 "target must be a finite number in [0, 1] (AnalyticEpsilonForUtility, not "
                 "covered by any guarantee, takes other scorers).")
         if is_classifier(estimator):
+            if self.utility_scale is not None:
+                raise ValueError("utility_scale sets a regressor's error scale; a "
+                                 "classifier's utility is accuracy: leave it None.")
             return None
         y_bound = private_step_params(estimator).get("y_bound")
         if y_bound is None or not np.isfinite(y_bound) or y_bound <= 0:
@@ -423,6 +445,10 @@ class EpsilonForUtility(ReleasedModelMixin, MetaEstimatorMixin, BaseEstimator):
                 "y_hat)^2 / (4 y_bound^2)), with y clipped to the public y_bound: set the "
                 f"regressor's y_bound to a finite public bound on |y| (got {y_bound!r}).")
         return float(y_bound)
+
+    def _utility_scale(self, y_bound):
+        """The regressor's error scale: ``utility_scale``, or ``2 y_bound``."""
+        return 2.0 * y_bound if self.utility_scale is None else float(self.utility_scale)
 
     def _private_random_state(self, estimator):
         if self.random_state is not None:

@@ -7,8 +7,10 @@ one public cap ``epsilon_max`` (and ``delta_max``) on everything the search rele
    validation part ``D_V`` (under add/remove, adding a row moves no other row across
    the split, so the two parts compose in parallel; a permutation cut would not);
 2. Laplace label counts of ``D_V`` (a histogram, paid by the validation rows, at
-   :func:`~._selection_tests.count_epsilon` of the cap) give the public size that
-   turns test sums into utilities, and a classifier's chance level;
+   :func:`~._selection_tests.count_epsilon` of the cap; a regressor's one count at
+   most a first rung's test, :func:`~._selection_tests.regression_count_epsilon`)
+   give the public size that turns test sums into utilities, and a classifier's
+   chance level;
 3. rung ``k`` fits the estimator on ``D_T`` at ``epsilon_k`` with fresh,
    independent noise (never shared across rungs: two releases of one noise draw at
    two epsilons reveal the non-private minimiser), every rung with the label set of
@@ -70,6 +72,7 @@ from ._selection_tests import (
     noisy_label_counts,
     noisy_test,
     person_shares,
+    regression_count_epsilon,
     sampling_sd,
     test_threshold,
     tests_on_all_rows,
@@ -259,6 +262,9 @@ class SelectionSettings:
     y_bound : float, default=None
         A regressor's public bound on ``|y|``
         (:func:`~._selection_tests.bounded_utilities`).
+    utility_scale : float, default=None
+        A regressor's public error scale: its per-row utility is ``1 - min(1, (y -
+        y_hat)^2 / utility_scale^2)``; ``None``: ``2 y_bound``.
     random_state : None, int or Generator, default=None
         ``None``: fresh cryptographic noise for the test and every rung, fresh
         public coins. Otherwise reproducibility mode.
@@ -291,6 +297,7 @@ class SelectionSettings:
     delta_max: float = None
     classes: object = None
     y_bound: float = None
+    utility_scale: float = None
     random_state: object = None
     verbose: int = 0
     checkpoints: bool = False
@@ -447,8 +454,11 @@ class _SelectionSetup:
         if self.joint:
             return tests_on_all_rows(self.account, s.test_ratio,
                                      min(s.epsilon_start, s.epsilon_max))
-        return ValidationAccount(s.epsilon_max, 1.0 if s.test_ratio == "auto"
-                                 else s.test_ratio, increments=self.reduction)
+        ratio = 1.0 if s.test_ratio == "auto" else s.test_ratio
+        count = (None if self.classes is not None else regression_count_epsilon(
+            s.epsilon_max, ratio, min(s.epsilon_start, s.epsilon_max)))
+        return ValidationAccount(s.epsilon_max, ratio, increments=self.reduction,
+                                 count_budget=count)
 
     def _start(self):
         """``(steering, first epsilon, ratio)``: a path's fine public ladder under noise
@@ -497,7 +507,7 @@ class _SelectionSetup:
         return {"epsilon": float(epsilon), **self.account.charge(epsilon, FittedSpend(model)),
                 **noisy_test(model, (self.parts.X_val, self.parts.y_val), epsilon,
                              self.count, self.noise_rng, threshold, s.y_bound, tests,
-                             self.parts.shares_val)}
+                             self.parts.shares_val, s.utility_scale)}
 
     def release(self, model):
         """The passing rung, as released: the user's ``random_state`` (never a derived

@@ -35,6 +35,24 @@ def count_epsilon(epsilon_max):
     return min(COUNT_SHARE * float(epsilon_max), COUNT_EPSILON_MAX)
 
 
+def regression_count_epsilon(epsilon_max, test_ratio, epsilon_start):
+    """The budget of a regressor's one count of the validation part: at most
+    :func:`count_epsilon`, and at most the test of a rung at ``epsilon_start``
+    (``test_ratio * epsilon_start``).
+
+    A regressor's count only turns test sums into utilities (there is no chance
+    level to read from it), so a few per cent of error is harmless; charged like a
+    classifier's, it cost five times the oracle epsilon of a selection whose cap was
+    a hundred times that oracle (``benchmarks/bench_ssp.py``, 50,000 rows).
+
+    Examples
+    --------
+    >>> regression_count_epsilon(10.0, 1.0, 0.01)
+    0.01
+    """
+    return min(count_epsilon(epsilon_max), float(test_ratio) * float(epsilon_start))
+
+
 class _LaplaceTests:
     """The Laplace currency of the counts and tests: a budget is an epsilon, the noise
     ``Lap(1 / budget)``; ``count_epsilon`` and ``charge`` come from the account."""
@@ -85,11 +103,14 @@ class ValidationAccount(_LaplaceTests):
         A test's budget per unit of its rung's increment of training spend.
     increments : bool
         Whether rungs are releases of noise paths (noise reduction).
+    count_budget : float, default=None
+        The counts' budget; ``None``: :func:`count_epsilon` of the cap.
     """
 
-    def __init__(self, epsilon_max, test_ratio, increments):
+    def __init__(self, epsilon_max, test_ratio, increments, count_budget=None):
         self.epsilon_max = float(epsilon_max)
-        self.count_epsilon = count_epsilon(epsilon_max)
+        self.count_epsilon = (count_epsilon(epsilon_max) if count_budget is None
+                              else float(count_budget))
         self.test_ratio = float(test_ratio)
         self.increments = increments
         self.spent = self.count_epsilon
@@ -497,12 +518,16 @@ def test_threshold(target, margin, reduction, test_sd, sample_sd):
     return min(1.0, max(0.0, float(target) + float(margin)))
 
 
-def bounded_utilities(model, X, y, y_bound=None):
+def bounded_utilities(model, X, y, y_bound=None, utility_scale=None):
     """Per-row utilities in [0, 1] of a fitted model: the only read of validation rows.
 
     A classifier's is ``1[prediction right]``. A regressor's is ``1 - min(1, (y -
-    y_hat)^2 / (4 y_bound^2))`` with ``y`` clipped to the public ``[-y_bound,
-    y_bound]`` (1 for an exact prediction, 0 for an error of ``2 y_bound`` or more).
+    y_hat)^2 / s^2)`` with ``y`` clipped to the public ``[-y_bound, y_bound]`` and the
+    public scale ``s`` (``utility_scale``, by default ``2 y_bound``): 1 for an exact
+    prediction, 0 for an error of ``s`` or more. Any public ``s`` keeps each utility in
+    [0, 1], so a test's sum keeps sensitivity 1; a scale of a few times the error the
+    user would accept spreads the utilities of useful models over most of [0, 1],
+    where ``2 y_bound`` crowds them near 1.
 
     Parameters
     ----------
@@ -512,28 +537,40 @@ def bounded_utilities(model, X, y, y_bound=None):
         The validation rows.
     y_bound : float, default=None
         The public bound on ``|y|`` of a regressor (``None`` for a classifier).
+    utility_scale : float, default=None
+        A regressor's public error scale ``s``; ``None``: ``2 y_bound``.
 
     Returns
     -------
     utilities : ndarray of shape (n_samples,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.dummy import DummyRegressor
+    >>> model = DummyRegressor(strategy="constant", constant=0.0).fit([[0]], [0])
+    >>> bounded_utilities(model, np.zeros((3, 1)), np.array([0.0, 0.25, 3.0]),
+    ...                   y_bound=1.0, utility_scale=0.5).tolist()
+    [1.0, 0.75, 0.0]
     """
     if len(y) == 0:
         return np.zeros(0)
     prediction = np.asarray(model.predict(X))
     if y_bound is None:
         return (prediction == np.asarray(y)).astype(float)
+    scale = 2.0 * y_bound if utility_scale is None else float(utility_scale)
     error = np.clip(np.asarray(y, dtype=float), -y_bound, y_bound) - prediction
-    return 1.0 - np.minimum(1.0, error**2 / (4.0 * y_bound**2))
+    return 1.0 - np.minimum(1.0, error**2 / scale**2)
 
 
-def _validation_sum(model, X_val, y_val, threshold, y_bound, shares=None):
+def _validation_sum(model, X_val, y_val, threshold, y_bound, shares=None, utility_scale=None):
     """``sum_i (u_i - threshold)`` over the validation part: a rung's only read of it
     (sensitivity ``max(threshold, 1 - threshold) <= 1``). With persons (``shares``:
     each row's ``1 / k_i``, ``k_i`` its person's number of rows, all in this part),
     ``sum_p (mean_{i in p} u_i - threshold) = sum_i (u_i - threshold) / k_i``: adding
     or removing a person moves it by their mean utility less the threshold, the same
     sensitivity per person."""
-    deviations = bounded_utilities(model, X_val, y_val, y_bound) - threshold
+    deviations = bounded_utilities(model, X_val, y_val, y_bound, utility_scale) - threshold
     return float(np.sum(deviations if shares is None else shares * deviations))
 
 
@@ -585,14 +622,18 @@ def cohort_too_small(top_budget, count, n_counts, tests, tolerance):
 
 
 def noisy_test(model, validation, epsilon, count, noise_rng, threshold, y_bound, tests,
-                shares=None):
+               shares=None, utility_scale=None):
     """The test of the rung at ``epsilon``: the noisy sum of ``f = sum_i (u_i -
     threshold)`` over the validation part (with persons, ``shares`` given: ``f = sum_p
     (mean_{i in p} u_i - threshold)``) (``tests.noisy_sum``, which charges it), its
-    pass bit, and the noisy utility ``threshold + noisy sum / count``."""
+    pass bit, and the noisy utility ``threshold + noisy sum / count``. A regressor's
+    utilities are on the public ``utility_scale`` (:func:`bounded_utilities`)."""
     X_val, y_val = validation
+    # the scale is passed only when set: the default read keeps its six arguments
+    scale = {} if utility_scale is None else {"utility_scale": utility_scale}
     noisy_sum, budget = tests.noisy_sum(
-        _validation_sum(model, X_val, y_val, threshold, y_bound, shares), noise_rng, epsilon)
+        _validation_sum(model, X_val, y_val, threshold, y_bound, shares, **scale),
+        noise_rng, epsilon)
     return {"test_budget": budget, "threshold": threshold, "noisy_sum": noisy_sum,
             "passed": bool(noisy_sum >= 0.0),
             "noisy_utility": threshold + noisy_sum / max(count, 1.0),

@@ -971,6 +971,76 @@ def test_a_regressor_is_tested_on_the_bounded_utility():
         EpsilonForUtility(NAPPLasso(coef_bound=50.0)).fit(Xr, yr)
 
 
+def _ssp_regression(n=3000):
+    from sklearn.datasets import make_regression
+
+    X, y = make_regression(n_samples=n, n_features=4, noise=5.0, random_state=0)
+    return X / 1.5, y / 60.0
+
+
+def test_a_regressor_utility_on_a_public_scale_against_its_formula():
+    from skdp import SSPLinearRegression
+    from skdp.model_selection._selection_tests import bounded_utilities
+
+    X, y = _ssp_regression(200)
+    model = SSPLinearRegression(epsilon=np.inf, data_norm=1.5, y_bound=2.0).fit(X, y)
+    for scale in (None, 4.0, 0.3):
+        s = 4.0 if scale is None else scale
+        expected = [1.0 - min(1.0, (min(max(t, -2.0), 2.0) - p) ** 2 / s**2)
+                    for t, p in zip(y, model.predict(X))]
+        assert bounded_utilities(model, X, y, 2.0, scale) == pytest.approx(expected,
+                                                                          abs=1e-12)
+
+
+def test_the_default_utility_scale_is_twice_y_bound_and_a_scale_changes_the_tests():
+    from skdp import SSPLinearRegression
+
+    X, y = _ssp_regression()
+
+    def search(target=0.9, **kw):
+        return EpsilonForUtility(SSPLinearRegression(data_norm=1.5, y_bound=2.0),
+                                 target_utility=target, epsilon_start=0.05, epsilon_max=20.0,
+                                 random_state=0, **kw).fit(X, y)
+    default, explicit = search(), search(utility_scale=4.0)
+    with pytest.warns(UnreachableUtilityWarning):
+        fine = search(utility_scale=0.5)
+    assert default.measurements_ == explicit.measurements_
+    assert np.array_equal(default.best_estimator_.coef_, explicit.best_estimator_.coef_)
+    assert "error scale 0.5" in fine.privacy_report_["statement"]
+    # the same first release, threshold and test noise: a smaller scale lowers every
+    # row's utility, so the noisy utility too
+    first, first_default = fine.measurements_[0], default.measurements_[0]
+    assert first["epsilon"] == first_default["epsilon"]
+    assert first["threshold"] == first_default["threshold"]
+    assert first["noisy_utility"] < first_default["noisy_utility"]
+
+
+def test_utility_scale_is_refused_for_a_classifier_before_any_data():
+    X_bad = np.full((10, 2), np.nan)
+    with pytest.raises(ValueError, match="utility_scale"):
+        EpsilonForUtility(ObjPertLogisticRegression(), utility_scale=1.0).fit(
+            X_bad, np.arange(10) % 2)
+
+
+def test_a_regressor_count_costs_at_most_a_first_test():
+    """A regressor's one count only scales the test sums: at most the test of a rung at
+    epsilon_start; a classifier's label counts keep the cap's share."""
+    from skdp import SSPLinearRegression
+    from skdp.model_selection._selection_tests import count_epsilon
+
+    X, y = _ssp_regression()
+    for start, cap in [(0.01, 20.0), (0.5, 20.0), (0.05, 0.4)]:
+        search = EpsilonForUtility(SSPLinearRegression(data_norm=1.5, y_bound=2.0),
+                                   target_utility=0.9, epsilon_start=start, epsilon_max=cap,
+                                   random_state=0).fit(X, y)
+        assert search.privacy_report_["parts"]["validation"]["count_epsilon"] == (
+            pytest.approx(min(start, count_epsilon(cap))))
+    classifier = EpsilonForUtility(ObjPertLogisticRegression(), target_utility=0.8,
+                                   epsilon_start=0.01, random_state=0).fit(X, y > 0)
+    assert classifier.privacy_report_["parts"]["validation"]["count_epsilon"] == (
+        pytest.approx(count_epsilon(10.0)))
+
+
 def test_the_gaussian_odometer_refuses_a_rung_above_its_top_filter():
     from skdp.accounting._odometers import GaussianDPOdometer
     from skdp.model_selection._accounts import FittedSpend
