@@ -22,7 +22,7 @@ def _mean_of(values, privacy, bounds):
     """The private weighted mean of per-row values in public ``bounds``."""
     sums = release_cells(np.zeros(len(values), dtype=np.intp), 1, privacy,
                          values[:, None], [bounds])
-    return sums.estimate(lambda flat: sums.mean(flat, 0), bounds)
+    return sums.estimate(lambda flat: sums.mean(flat, 0), bounds, denominators=[0])
 
 
 @fill_doc(fragments=PRIVACY_PARAMS)
@@ -110,7 +110,8 @@ def private_balanced_accuracy_score(y_true, y_pred, *, epsilon, labels=None, del
     sums = release_cells(codes, len(labels), privacy,
                          (y_true == y_pred).astype(float)[:, None], [UNIT])
     return sums.estimate(lambda flat: np.mean([sums.mean(flat, k)
-                                               for k in range(len(labels))]), UNIT)
+                                               for k in range(len(labels))]), UNIT,
+                         denominators=range(len(labels)))
 
 
 @fill_doc(fragments=PRIVACY_PARAMS)

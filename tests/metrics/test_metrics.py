@@ -48,12 +48,13 @@ def _case(name, rng, n, worst):
 
 
 NAMES = ["accuracy", "balanced", "brier", "log_loss", "auc", "calibration", "mse", "r2"]
-# the L1 and L2 norms of a worst row's block, from each metric's own formula
-WORST_L1 = {"accuracy": 1.5, "balanced": 1.5, "brier": 1.5, "log_loss": 3.5, "auc": 1.0,
-            "calibration": 2.0, "mse": 1 + 2 * B ** 2, "r2": 1 + B + B ** 2 / 2 + 2 * B ** 2}
-WORST_L2_SQUARED = {"accuracy": 1.25, "balanced": 1.25, "brier": 1.25, "log_loss": 1 + 2.5 ** 2,
-            "auc": 1.0, "calibration": 1.5, "mse": 1 + 4 * B ** 4,
-            "r2": 1 + B ** 2 + B ** 4 / 4 + 4 * B ** 4}
+# each metric's number m of values per row: the release divides the weight by U and each
+# centred sum by U h_j, so a worst row (every value at a bound) moves 1 + m coordinates by
+# exactly 1 each: L1 norm 1 + m, squared L2 norm 1 + m
+VALUES = {"accuracy": 1, "balanced": 1, "brier": 1, "log_loss": 1, "auc": 0,
+          "calibration": 2, "mse": 1, "r2": 3}
+WORST_L1 = {name: 1.0 + m for name, m in VALUES.items()}
+WORST_L2_SQUARED = WORST_L1
 
 
 @pytest.fixture
