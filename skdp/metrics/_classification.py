@@ -49,8 +49,9 @@ def private_accuracy_score(y_true, y_pred, *, epsilon, delta=0.0, sample_weight=
 
     Notes
     -----
-    Noisy ``(sum_i w_i, sum_i w_i (a_i - 1/2))`` with ``a_i`` in {0, 1}: L1 sensitivity
-    ``1.5 U``, L2 ``U sqrt(1.25)`` (``docs/privacy/metrics.rst``).
+    Noisy ``(sum_i w_i, sum_i w_i (a_i - 1/2))`` with ``a_i`` in {0, 1}, each on its
+    own scale: Laplace ``2 U / epsilon`` for the weight and ``U / epsilon`` for the sum
+    (``epsilon / 2`` each; ``docs/privacy/metrics.rst``).
 
     Examples
     --------

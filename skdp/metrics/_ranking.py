@@ -144,8 +144,10 @@ def private_calibration_curve(y_true, y_prob, *, epsilon, bins=5, labels=None, d
 
     Notes
     -----
-    Per bin, noisy ``(sum w, sum w (y - 1/2), sum w (p - 1/2))``; a row is in one bin:
-    L1 sensitivity ``2 U``, L2 ``U sqrt(1.5)``.
+    Per bin, noisy ``(sum w, sum w (y - 1/2), sum w (p - 1/2))``, each on its own scale
+    (``epsilon / 3`` each; a row is in one bin): Laplace ``3 U / epsilon`` for the weight
+    and ``1.5 U / epsilon`` for each sum. A bin whose noisy weight is below 10 of its
+    noise's standard deviations states ``noise_std = nan``.
 
     Examples
     --------

@@ -9,7 +9,9 @@ most ``U = W`` (rows) or ``U = W M`` (persons). A statistic releases ``sum_i w_i
 eta`` for a public map ``phi`` with ``||phi_i||_1 <= L1`` and ``||phi_i||_2 <= L2``:
 by the triangle inequality a unit moves the sum by at most ``U L1`` in L1 and ``U L2``
 in L2, the sensitivities of the Laplace (``delta = 0``) and Gaussian (``delta > 0``)
-mechanisms. The derivations of each map are in ``docs/privacy/metrics.rst``.
+mechanisms. :mod:`skdp.stats._cells` applies this to sums divided by their public scales,
+so that each coordinate is noised on its own scale. The derivations of each map are in
+``docs/privacy/metrics.rst``.
 """
 
 from numbers import Real
