@@ -22,7 +22,7 @@ def _mean_of(values, privacy, bounds):
     """The private weighted mean of per-row values in public ``bounds``."""
     sums = release_cells(np.zeros(len(values), dtype=np.intp), 1, privacy,
                          values[:, None], [bounds])
-    return sums.estimate(lambda flat: sums.mean(flat, 0), bounds)
+    return sums.estimate(lambda flat: sums.mean(flat, 0), bounds, denominators=[0])
 
 
 @fill_doc(fragments=PRIVACY_PARAMS)
@@ -49,8 +49,9 @@ def private_accuracy_score(y_true, y_pred, *, epsilon, delta=0.0, sample_weight=
 
     Notes
     -----
-    Noisy ``(sum_i w_i, sum_i w_i (a_i - 1/2))`` with ``a_i`` in {0, 1}: L1 sensitivity
-    ``1.5 U``, L2 ``U sqrt(1.25)`` (``docs/privacy/metrics.rst``).
+    Noisy ``(sum_i w_i, sum_i w_i (a_i - 1/2))`` with ``a_i`` in {0, 1}, each on its
+    own scale: Laplace ``2 U / epsilon`` for the weight and ``U / epsilon`` for the sum
+    (``epsilon / 2`` each; ``docs/privacy/metrics.rst``).
 
     Examples
     --------
@@ -110,7 +111,8 @@ def private_balanced_accuracy_score(y_true, y_pred, *, epsilon, labels=None, del
     sums = release_cells(codes, len(labels), privacy,
                          (y_true == y_pred).astype(float)[:, None], [UNIT])
     return sums.estimate(lambda flat: np.mean([sums.mean(flat, k)
-                                               for k in range(len(labels))]), UNIT)
+                                               for k in range(len(labels))]), UNIT,
+                         denominators=range(len(labels)))
 
 
 @fill_doc(fragments=PRIVACY_PARAMS)

@@ -100,7 +100,7 @@ def private_roc_auc_score(y_true, y_score, *, epsilon, bins=AUC_BINS, score_boun
     positive = binary_target(y_true, labels).astype(np.intp)
     n_bins = edges.size - 1
     sums = release_cells(positive * n_bins + bin_codes(y_score, edges), 2 * n_bins, privacy)
-    floor = sums.law.std if sums.law.law != "none" else 0.0
+    floor = sums.noise_std()
 
     def auc(flat, clip=True):
         counts = sums.table(flat)[:, 0]
@@ -144,8 +144,10 @@ def private_calibration_curve(y_true, y_prob, *, epsilon, bins=5, labels=None, d
 
     Notes
     -----
-    Per bin, noisy ``(sum w, sum w (y - 1/2), sum w (p - 1/2))``; a row is in one bin:
-    L1 sensitivity ``2 U``, L2 ``U sqrt(1.5)``.
+    Per bin, noisy ``(sum w, sum w (y - 1/2), sum w (p - 1/2))``, each on its own scale
+    (``epsilon / 3`` each; a row is in one bin): Laplace ``3 U / epsilon`` for the weight
+    and ``1.5 U / epsilon`` for each sum. A bin whose noisy weight is below 10 of its
+    noise's standard deviations states ``noise_std = nan``.
 
     Examples
     --------
@@ -170,6 +172,7 @@ def private_calibration_curve(y_true, y_prob, *, epsilon, bins=5, labels=None, d
                          [(0.0, 1.0), (0.0, 1.0)])
     labels = tuple(zip(edges[:-1].tolist(), edges[1:].tolist()))
     prob_true, prob_pred = (PrivateEstimates(tuple(
-        sums.estimate(lambda flat, k=k, j=column: sums.mean(flat, k, j), (0.0, 1.0))
+        sums.estimate(lambda flat, k=k, j=column: sums.mean(flat, k, j), (0.0, 1.0),
+                      denominators=[k])
         for k in range(n_bins)), labels) for column in (0, 1))
     return prob_true, prob_pred

@@ -62,7 +62,7 @@ def private_mean_squared_error(y_true, y_pred, *, epsilon, y_bound, delta=0.0,
     bounds = (0.0, 4.0 * float(y_bound) ** 2)
     sums = release_cells(np.zeros(y_true.size, dtype=np.intp), 1, privacy,
                          ((y_true - y_pred) ** 2)[:, None], [bounds])
-    return sums.estimate(lambda flat: sums.mean(flat, 0), bounds)
+    return sums.estimate(lambda flat: sums.mean(flat, 0), bounds, denominators=[0])
 
 
 @fill_doc(fragments=PRIVACY_PARAMS)
@@ -109,7 +109,8 @@ def private_r2_score(y_true, y_pred, *, epsilon, y_bound, delta=0.0, sample_weig
 
     def r2(flat):
         weight = sums.weight(flat, 0)
-        total = sums.total(flat, 0, 1) - ratio(sums.total(flat, 0, 0) ** 2, weight, sums.law)
-        return 1.0 - ratio(sums.total(flat, 0, 2), total, sums.law)
+        total = sums.total(flat, 0, 1) - ratio(sums.total(flat, 0, 0) ** 2, weight,
+                                               sums.noise_std())
+        return 1.0 - ratio(sums.total(flat, 0, 2), total, sums.noise_std(2))
 
-    return sums.estimate(r2, (-np.inf, 1.0))
+    return sums.estimate(r2, (-np.inf, 1.0), denominators=[0])

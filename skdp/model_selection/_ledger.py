@@ -128,6 +128,14 @@ def _n_rows(X):
     return X.shape[0] if hasattr(X, "shape") else len(X)
 
 
+def _releases(count):
+    """The subject of the ledger's statement and its pronoun, singular or plural."""
+    if count == 1:
+        return "The 1 release of this analysis is", "it"
+    return (f"The {count} releases of this analysis, each chosen in view of the earlier "
+            "ones, are together", "them")
+
+
 class PrivacyLedger:
     """One privacy budget for a whole analysis: refuses the fit that would cross it.
 
@@ -419,15 +427,15 @@ class PrivacyLedger:
         how = self._filter.description
         fmt = format_guarantee(epsilon, delta)
         unit = "one person (all of their rows)" if self.unit == "person" else "one row"
+        subject, pronoun = _releases(len(self.entries))
         return {
             "budget": {"epsilon": self.epsilon, "delta": self.delta},
             "spent": {"epsilon": epsilon, "delta": delta},
             "composition": how,
             "entries": [dict(e) for e in self.entries],
             "unit": self.unit,
-            "statement": (f"The {len(self.entries)} releases of this analysis, each chosen "
-                          f"in view of the earlier ones, are together {fmt}-differentially "
+            "statement": (f"{subject} {fmt}-differentially "
                           f"private ({how}) with respect to adding or removing {unit}; "
-                          "no release could have taken them past the "
+                          f"no release could have taken {pronoun} past the "
                           f"budget ({self.epsilon:g}, {self.delta:g})."),
         }

@@ -5,13 +5,15 @@ of a whole-table statistic) and carries ``m`` values ``v_ij`` clipped into publi
 intervals ``[a_j, b_j]``, centred at ``c_j = (a_j + b_j) / 2`` with half-widths ``h_j``.
 The release is, for each cell, the noisy total weight and the noisy centred sums::
 
-    N_k = sum_{i in k} w_i + eta,   S_kj = sum_{i in k} w_i (v_ij - c_j) + eta.
+    N_k = sum_{i in k} w_i + U eta_k0,   S_kj = sum_{i in k} w_i (v_ij - c_j) + U h_j eta_kj.
 
-A row's map ``phi_i`` has one non-zero block ``(1, v_i1 - c_1, ...)``, so
-``||phi_i||_1 <= 1 + sum_j h_j`` and ``||phi_i||_2 <= sqrt(1 + sum_j h_j^2)``: times
-``U`` (:func:`~skdp.stats._release.row_weights`) these are the sensitivities under
-add/remove of a row or a person. A mean is read off as ``c_j + S_kj / N_k``: a ratio of
-two noisy sums, never a division by an exact count.
+Each coordinate is noised on its own scale: the vector is divided by the public scales
+``U (1, h_1, ..., h_m)`` (``U`` from :func:`~skdp.stats._release.row_weights`), where a
+unit moves each coordinate by at most 1, so by at most ``1 + m`` in L1 and ``sqrt(1 + m)``
+in L2 (a row is in one cell); i.i.d. noise ``eta`` calibrated to these is added and the
+vector multiplied back. The budget is thus split equally over the ``1 + m`` coordinates
+(``docs/privacy/metrics.rst`` derives why). A mean is read off as ``c_j + S_kj / N_k``: a
+ratio of two noisy sums, never a division by an exact count.
 """
 
 from dataclasses import dataclass
@@ -19,6 +21,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._release import calibrate, check_budget, estimate, noisy_sums, ratio, row_weights
+
+FIRST_ORDER_WEIGHT = 10.0
+"""A mean's noise is stated to first order only when its noisy weight is at least this
+many of its noise's standard deviations (below, ``noise_std`` is ``nan``)."""
 
 
 @dataclass(frozen=True)
@@ -67,7 +73,9 @@ class CellSums:
     centres : ndarray of shape (m,)
         ``c_j``.
     law : NoiseLaw
-        The noise of each coordinate.
+        The standardised noise: coordinate ``(k, j)`` carries ``scales[j]`` times a draw.
+    scales : ndarray of shape (1 + m,)
+        The public scales ``U (1, h_1, ..., h_m)`` of one cell's coordinates.
     epsilon, delta : float
         The budget spent.
     """
@@ -76,8 +84,14 @@ class CellSums:
     n_values: int
     centres: np.ndarray
     law: object
+    scales: np.ndarray
     epsilon: float
     delta: float
+
+    def noise_std(self, coordinate=0):
+        """The standard deviation of a cell's noisy weight (``0``) or of its ``j``-th
+        centred sum (``1 + j``): a public number."""
+        return self.law.std * float(self.scales[coordinate])
 
     def table(self, flat):
         """``flat`` (the released vector, or a perturbed copy) as ``(n_cells, 1 + m)``."""
@@ -90,17 +104,28 @@ class CellSums:
     def mean(self, flat, cell, column=0):
         """``c_j + S_kj / N_k``: the noisy weighted mean of a value in a cell."""
         rows = self.table(flat)
-        return self.centres[column] + ratio(rows[cell, 1 + column], rows[cell, 0], self.law)
+        return self.centres[column] + ratio(rows[cell, 1 + column], rows[cell, 0],
+                                            self.noise_std())
 
     def total(self, flat, cell, column=0):
         """``S_kj + c_j N_k``: the noisy weighted sum of a value in a cell."""
         rows = self.table(flat)
         return rows[cell, 1 + column] + self.centres[column] * rows[cell, 0]
 
-    def estimate(self, function, bounds=(-np.inf, np.inf), noise_function=None):
-        """The :class:`~skdp.stats.PrivateEstimate` of ``function(flat)``."""
+    def first_order(self, cells):
+        """Whether every cell's noisy weight is at least ``FIRST_ORDER_WEIGHT`` of its
+        noise's standard deviations (read from released values only)."""
+        weights = self.table(self.noisy)[list(cells), 0]
+        return bool(np.all(weights >= FIRST_ORDER_WEIGHT * self.noise_std()))
+
+    def estimate(self, function, bounds=(-np.inf, np.inf), noise_function=None,
+                 denominators=()):
+        """The :class:`~skdp.stats.PrivateEstimate` of ``function(flat)``; its noise is
+        stated to first order unless the weight of a cell in ``denominators`` is too
+        small for it (:meth:`first_order`)."""
         return estimate(function, self.noisy, self.law, self.epsilon, self.delta, bounds,
-                        noise_function)
+                        noise_function, np.tile(self.scales, self.noisy.size // self.scales.size),
+                        self.first_order(denominators))
 
 
 def release_cells(cells, n_cells, privacy, values=None, bounds=()):
@@ -134,8 +159,9 @@ def release_cells(cells, n_cells, privacy, values=None, bounds=()):
     block = np.column_stack([np.ones(cells.shape[0]), centred]) * weights[:, None]
     sums = np.column_stack([np.bincount(cells, weights=column, minlength=n_cells)
                             for column in block.T])
-    law = calibrate(privacy.epsilon, privacy.delta, unit_bound * (1.0 + half.sum()),
-                    unit_bound * np.sqrt(1.0 + np.sum(half ** 2)))
-    return CellSums(noisy=noisy_sums(sums, law, privacy.random_state), n_values=len(centres),
-                    centres=centres, law=law, epsilon=float(privacy.epsilon),
-                    delta=float(privacy.delta))
+    scales = unit_bound * np.r_[1.0, half]
+    law = calibrate(privacy.epsilon, privacy.delta, 1.0 + half.size, np.sqrt(1.0 + half.size))
+    noisy = sums if law.law == "none" else scales * noisy_sums(
+        sums / scales, law, privacy.random_state).reshape(sums.shape)
+    return CellSums(noisy=noisy.ravel(), n_values=len(centres), centres=centres, law=law,
+                    scales=scales, epsilon=float(privacy.epsilon), delta=float(privacy.delta))

@@ -104,14 +104,14 @@ def _count_row(n_rows, privacy):
 def _mean_row(name, values, bounds, privacy):
     sums = release_cells(np.zeros(values.size, dtype=np.intp), 1, privacy, values[:, None],
                          [bounds])
-    mean = sums.estimate(lambda flat: sums.mean(flat, 0), bounds)
+    mean = sums.estimate(lambda flat: sums.mean(flat, 0), bounds, denominators=[0])
     return (name, ""), [np.nan, np.nan, mean.value, mean.noise_std, privacy.epsilon]
 
 
 def _share_rows(name, values, categories, privacy):
     codes = category_codes(values, categories, name)
     sums = release_cells(codes, len(categories), privacy)
-    floor = sums.law.std if sums.law.law != "none" else 0.0
+    floor = sums.noise_std()
 
     def share(flat, k, clip=True):
         counts = sums.table(flat)[:, 0]

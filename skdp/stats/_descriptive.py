@@ -170,7 +170,7 @@ def private_mean(x, *, bounds, epsilon, delta=0.0, sample_weight=None, groups=No
     x = check_finite("x", one_dimension("x", x))
     bounds = check_bounds(bounds)
     sums = release_cells(np.zeros(x.size, dtype=np.intp), 1, privacy, x[:, None], [bounds])
-    return sums.estimate(lambda flat: sums.mean(flat, 0), bounds)
+    return sums.estimate(lambda flat: sums.mean(flat, 0), bounds, denominators=[0])
 
 
 @fill_doc(fragments=PRIVACY_PARAMS)

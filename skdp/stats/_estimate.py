@@ -1,12 +1,12 @@
 """What a private statistic releases: a value, the law of its noise, an interval.
 
 Every statistic of :mod:`skdp.stats` and :mod:`skdp.metrics` is a function ``f`` of a
-vector of noisy sums ``s + eta`` (``eta`` i.i.d. Laplace or Gaussian of a public scale,
-:class:`NoiseLaw`). Its noise is stated to first order: ``f(s + eta) - f(s) ~ g . eta``
-with ``g`` the gradient of ``f`` at the released vector. ``g`` is computed from released
-values only (post-processing), so stating it costs no privacy; it is exact for a sum
-(a count, a histogram bin) and accurate for a ratio when its noisy denominator is large
-next to the noise.
+vector of noisy sums ``s + a * eta`` (``eta`` i.i.d. Laplace or Gaussian, :class:`NoiseLaw`,
+and ``a`` each coordinate's public scale). Its noise is stated to first order: ``f(s + a
+* eta) - f(s) ~ (g * a) . eta`` with ``g`` the gradient of ``f`` at the released vector.
+``g`` is computed from released values only (post-processing), so stating it costs no
+privacy; it is exact for a sum (a count, a histogram bin) and accurate for a ratio when
+its noisy denominator is large next to the noise (a mean states ``nan`` when it is not).
 """
 
 from dataclasses import dataclass, field
@@ -122,9 +122,11 @@ class PrivateEstimate:
     bounds : tuple of two floats, default=(-inf, inf)
         The range of the statistic; ``value`` and the interval lie in it.
     noise_law : NoiseLaw or None, default=None
-        The law of the noise added to the sums.
+        The law of the standardised noise ``eta`` (each sum carries its public scale
+        times a draw).
     noise_weights : tuple of float, default=()
-        The gradient of the estimate in the noisy sums.
+        The gradient of the estimate in the noisy sums times each sum's scale: the
+        estimate's noise is ``noise_weights . eta`` to first order.
 
     Examples
     --------

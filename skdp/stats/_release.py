@@ -9,7 +9,9 @@ most ``U = W`` (rows) or ``U = W M`` (persons). A statistic releases ``sum_i w_i
 eta`` for a public map ``phi`` with ``||phi_i||_1 <= L1`` and ``||phi_i||_2 <= L2``:
 by the triangle inequality a unit moves the sum by at most ``U L1`` in L1 and ``U L2``
 in L2, the sensitivities of the Laplace (``delta = 0``) and Gaussian (``delta > 0``)
-mechanisms. The derivations of each map are in ``docs/privacy/metrics.rst``.
+mechanisms. :mod:`skdp.stats._cells` applies this to sums divided by their public scales,
+so that each coordinate is noised on its own scale. The derivations of each map are in
+``docs/privacy/metrics.rst``.
 """
 
 from numbers import Real
@@ -179,7 +181,7 @@ def gradient(function, point):
 
 
 def estimate(function, noisy, law, epsilon, delta, bounds=(-np.inf, np.inf),
-             noise_function=None):
+             noise_function=None, scales=1.0, first_order=True):
     """The :class:`PrivateEstimate` ``function(noisy)``, clipped to ``bounds``, with the
     first-order law of its noise (the gradient of ``noise_function``, by default
     ``function``: give the statistic without its clipping at 0, whose flat side would
@@ -192,30 +194,38 @@ def estimate(function, noisy, law, epsilon, delta, bounds=(-np.inf, np.inf),
     noisy : ndarray
         The released sums.
     law : NoiseLaw
-        Their noise.
+        The law of the standardised noise: coordinate ``i`` of ``noisy`` carries
+        ``scales[i]`` times a draw of ``law``.
     epsilon, delta : float
         The budget spent.
     bounds : tuple of two floats, default=(-inf, inf)
         The statistic's range.
     noise_function : callable, default=None
         The function whose gradient states the noise.
+    scales : float or ndarray of shape (k,), default=1.0
+        Each coordinate's public noise scale relative to ``law``.
+    first_order : bool, default=True
+        Whether the first-order statement holds (decided from released values); if
+        not, ``noise_std`` is ``nan`` and the interval is the whole of ``bounds``.
 
     Returns
     -------
     estimate : PrivateEstimate
     """
     value = float(np.clip(function(noisy), *bounds))
+    if not first_order and law.law != "none":
+        return PrivateEstimate(value=value, noise_std=np.nan, epsilon=float(epsilon),
+                               delta=float(delta), bounds=(float(bounds[0]), float(bounds[1])))
     weights = np.zeros(np.size(noisy)) if law.law == "none" else gradient(
-        noise_function or function, noisy)
+        noise_function or function, noisy) * scales
     return PrivateEstimate(value=value, noise_std=law.std * float(np.linalg.norm(weights)),
                            epsilon=float(epsilon), delta=float(delta),
                            bounds=(float(bounds[0]), float(bounds[1])), noise_law=law,
                            noise_weights=tuple(float(w) for w in weights))
 
 
-def ratio(numerator, denominator, law):
-    """``numerator / denominator`` with the noisy denominator floored at its noise's
-    standard deviation (a public number); exact at ``epsilon = inf``."""
-    floor = law.std if law.law != "none" else 0.0
+def ratio(numerator, denominator, floor):
+    """``numerator / denominator`` with the noisy denominator floored at ``floor`` (its
+    noise's standard deviation, a public number; ``0`` at ``epsilon = inf``: exact)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         return numerator / np.maximum(denominator, floor)

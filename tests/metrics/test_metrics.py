@@ -48,12 +48,13 @@ def _case(name, rng, n, worst):
 
 
 NAMES = ["accuracy", "balanced", "brier", "log_loss", "auc", "calibration", "mse", "r2"]
-# the L1 and L2 norms of a worst row's block, from each metric's own formula
-WORST_L1 = {"accuracy": 1.5, "balanced": 1.5, "brier": 1.5, "log_loss": 3.5, "auc": 1.0,
-            "calibration": 2.0, "mse": 1 + 2 * B ** 2, "r2": 1 + B + B ** 2 / 2 + 2 * B ** 2}
-WORST_L2_SQUARED = {"accuracy": 1.25, "balanced": 1.25, "brier": 1.25, "log_loss": 1 + 2.5 ** 2,
-            "auc": 1.0, "calibration": 1.5, "mse": 1 + 4 * B ** 4,
-            "r2": 1 + B ** 2 + B ** 4 / 4 + 4 * B ** 4}
+# each metric's number m of values per row: the release divides the weight by U and each
+# centred sum by U h_j, so a worst row (every value at a bound) moves 1 + m coordinates by
+# exactly 1 each: L1 norm 1 + m, squared L2 norm 1 + m
+VALUES = {"accuracy": 1, "balanced": 1, "brier": 1, "log_loss": 1, "auc": 0,
+          "calibration": 2, "mse": 1, "r2": 3}
+WORST_L1 = {name: 1.0 + m for name, m in VALUES.items()}
+WORST_L2_SQUARED = WORST_L1
 
 
 @pytest.fixture
@@ -227,14 +228,29 @@ def _spread(fn, arrays, kwargs, draws=300):
     return np.array(values)
 
 
-def test_stated_noise_std_matches_the_spread():
+def _second_bin(fn):
+    """The calibration curve's share of positives in its second bin, as one estimate."""
+    return lambda *arrays, **kwargs: fn(*arrays, **kwargs)[0][1]
+
+
+@pytest.mark.parametrize("fn, kwargs", [
+    (private_accuracy_score, {}),
+    (private_mean_squared_error, {"y_bound": 10.0, "epsilon": 1.0}),  # h = 200, MSE 2
+    (_second_bin(private_calibration_curve), {}),          # two values per bin
+], ids=["accuracy", "mse_wide", "calibration_bin"])
+def test_stated_noise_std_matches_the_spread(fn, kwargs):
     """Sample variance over 300 draws against the stated one: with Laplace noise (kurtosis
-    6) the ratio's standard deviation is about sqrt(5 / 300) = 0.13; 4 of them allowed."""
+    6) the ratio's standard deviation is at most sqrt(5 / 300) = 0.13; 4 of them allowed."""
     rng = np.random.default_rng(0)
     y, pred = rng.integers(0, 2, 3000), rng.integers(0, 2, 3000)
-    kwargs = {"epsilon": 0.05}
-    values = _spread(private_accuracy_score, (y, pred), kwargs)
-    stated = private_accuracy_score(y, pred, random_state=0, **kwargs).noise_std
+    if "y_bound" in kwargs:
+        y, pred = rng.normal(0, 1, 3000), rng.normal(0, 1, 3000)
+    elif fn is not private_accuracy_score:
+        pred = np.clip(rng.uniform(0, 1, 3000) + 0.2 * (y - 0.5), 0, 1)
+    kwargs = {"epsilon": 0.05 if fn is private_accuracy_score else 0.5, **kwargs}
+    # the noise is small next to the value: no clipping at the range's ends
+    values = _spread(fn, (y, pred), kwargs)
+    stated = fn(y, pred, random_state=0, **kwargs).noise_std
     assert abs(values.var() / stated ** 2 - 1) < 4 * np.sqrt(5 / 300)
 
 

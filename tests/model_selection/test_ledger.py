@@ -88,6 +88,13 @@ def test_charge_and_report():
     report = ledger.report()
     assert report["spent"] == {"epsilon": 0.25, "delta": 0.0}
     assert "0.25-differentially private" in report["statement"]
+    assert report["statement"].startswith("The 1 release of this analysis is 0.25-")
+    assert "could have taken it past" in report["statement"]
+    ledger.charge(0.5, what="a noisy mean")
+    assert ledger.report()["statement"].startswith(
+        "The 2 releases of this analysis, each chosen in view of the earlier ones, are "
+        "together 0.75-")
+    assert "could have taken them past" in ledger.report()["statement"]
 
 
 def test_renyi_ledger_admits_exactly_what_its_filter_allows(monkeypatch):
