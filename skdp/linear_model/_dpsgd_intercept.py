@@ -104,12 +104,38 @@ def intercept_statistics(X, y, theta, weights=None, persons=None, bound=1.0):
     -------
     sums : ndarray of shape (2,)
     """
-    pairs, _ = _pairs(X, y, theta, weights)
-    if persons is not None:
-        codes = np.unique(persons, return_inverse=True)[1].ravel()
-        pairs = np.column_stack([np.bincount(codes, weights=pairs[:, j]) for j in range(2)])
+    if persons is None:
+        sums = np.zeros(2)
+        for start, stop, block in _row_blocks(X):
+            pairs, _ = _pairs(block, y[start:stop], theta,
+                              None if weights is None else weights[start:stop])
+            sums += row_clip_factors(np.hypot(pairs[:, 0], pairs[:, 1]), bound) @ pairs
+        return sums
+    codes = np.unique(persons, return_inverse=True)[1].ravel()
+    pairs = np.zeros((int(codes.max()) + 1 if codes.size else 0, 2))
+    for start, stop, block in _row_blocks(X):
+        rows, _ = _pairs(block, y[start:stop], theta,
+                         None if weights is None else weights[start:stop])
+        for j in range(2):
+            pairs[:, j] += np.bincount(codes[start:stop], weights=rows[:, j],
+                                       minlength=pairs.shape[0])
     factors = row_clip_factors(np.hypot(pairs[:, 0], pairs[:, 1]), bound)
     return factors @ pairs
+
+
+_BLOCK_ROWS = 1 << 15
+
+
+def _row_blocks(X):
+    """``(start, stop, rows)`` over consecutive row blocks of ``X``: a design's own
+    cache-sized blocks, else slices of ``_BLOCK_ROWS`` rows (the correction's pass
+    then holds a block of values at a time, not vectors of every row)."""
+    if hasattr(X, "blocks"):
+        yield from X.blocks()
+        return
+    for start in range(0, X.shape[0], _BLOCK_ROWS):
+        stop = min(start + _BLOCK_ROWS, X.shape[0])
+        yield start, stop, X[start:stop]
 
 
 def partition_intercept_statistics(design, y, theta, bound):

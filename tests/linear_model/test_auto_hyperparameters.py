@@ -97,7 +97,10 @@ def test_auto_learning_rate_reads_the_dp_count(n, params):
     X, y = _data(n)
     est = DPSGDClassifier(epochs=params.pop("epochs", 3), random_state=5, **params).fit(X, y)
     count_rng = noise_generator(5).spawn(3)[0]
-    n_tilde = n + est.count_noise_std_ * count_rng.standard_normal()
+    # the intercept correction (a binary logistic default) shares the count's Gaussian:
+    # the count then carries sqrt(3) times count_noise_std_ (docs/privacy/dpsgd.rst)
+    side = np.sqrt(3.0) if est.intercept_correction else 1.0
+    n_tilde = n + side * est.count_noise_std_ * count_rng.standard_normal()
     noise_sd = est.noise_multiplier_ * est.max_grad_norm / max(est.sample_rate_ * n_tilde, 1)
     assert est.learning_rate_ == pytest.approx(min(64.0, 0.026 / noise_sd), rel=1e-12)
     given = DPSGDClassifier(epochs=1, learning_rate=2.5, random_state=5).fit(X, y)

@@ -1054,8 +1054,12 @@ def test_the_gaussian_odometer_refuses_a_rung_above_its_top_filter():
 # -- tests on every row, composed with DP-GD rungs in one GDP odometer ------------------------
 
 def _dpgd_all_rows(target, seed, epochs=20, **kw):
+    # the steps alone (the unit intercept column, no intercept start or correction):
+    # these tests read the selection's counts and tests, not the rung's intercept
     search = EpsilonForUtility(DPSGDClassifier(delta=1e-6, sample_rate=1.0, epochs=epochs,
-                                               learning_rate_schedule="step"),
+                                               learning_rate_schedule="step",
+                                               intercept_scaling=1.0,
+                                               intercept_correction=False),
                                target_utility=target, epsilon_max=2.0, delta_max=1e-5,
                                epsilon_start=0.2, test_rows="all", random_state=seed, **kw)
     return search.fit(X, y)
