@@ -24,7 +24,7 @@ from ..utils._sklearn_compat import HasMethods, Interval, StrOptions, _fit_conte
 from ._measure import _fit_record, _measure, _NoiseSources, compose_fits
 from ._released import ReleasedModelMixin
 from ._selection_checks import default_estimator
-from ._transcript import log_epsilon_axis
+from ._transcript import axes, log_epsilon_axis
 from ._utility_curve import MAX_STEP, UtilityCurve
 
 SELECTION_STATEMENT = (
@@ -538,10 +538,7 @@ default=None
         ax : matplotlib Axes
         """
         check_is_fitted(self, "measurements_")
-        import matplotlib.pyplot as plt
-
-        if ax is None:
-            _, ax = plt.subplots()
+        ax = axes(ax)
         points = self._curve().points
         measured = [p.epsilon / self._size_ratio for p in points]
         lo = min(measured + [self.epsilon_]) / 3

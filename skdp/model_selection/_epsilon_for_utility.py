@@ -28,7 +28,7 @@ from ._selection_checks import (
 )
 from ._selection_report import private_report
 from ._selection_tests import check_test_rows
-from ._transcript import plot_private_transcript, private_utility_curve
+from ._transcript import axes, plot_private_transcript, private_utility_curve
 
 
 _NO_RELEASE_HINTS = {
@@ -500,10 +500,7 @@ class EpsilonForUtility(ReleasedModelMixin, MetaEstimatorMixin, BaseEstimator):
         ax : matplotlib Axes
         """
         check_is_fitted(self, "measurements_")
-        import matplotlib.pyplot as plt
-
-        if ax is None:
-            _, ax = plt.subplots()
+        ax = axes(ax)
         return plot_private_transcript(self.privacy_report_, self.target_utility, ax)
 
     def _released(self):

@@ -102,6 +102,15 @@ def plot_private_transcript(report, target, ax):
     return ax
 
 
+def axes(ax=None):
+    """``ax``, or the axes of a new matplotlib figure (imported only to plot)."""
+    if ax is not None:
+        return ax
+    import matplotlib.pyplot as plt
+
+    return plt.subplots()[1]
+
+
 def log_epsilon_axis(ax):
     """A logarithmic epsilon axis labelled with plain numbers."""
     from matplotlib import ticker
