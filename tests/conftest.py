@@ -53,6 +53,23 @@ def thread_cluster():
 
 
 @pytest.fixture
+def releases(monkeypatch):
+    """Every call of ``skdp.stats``' noisy-sum release (the metrics' and statistics'
+    one release), recorded as ``(exact sums, law, noisy sums)``."""
+    import skdp.stats._cells as cells_module
+
+    calls, original = [], cells_module.noisy_sums
+
+    def recording(sums, law, random_state):
+        noisy = original(sums, law, random_state)
+        calls.append((np.asarray(sums, dtype=float).ravel(), law, noisy))
+        return noisy
+
+    monkeypatch.setattr(cells_module, "noisy_sums", recording)
+    return calls
+
+
+@pytest.fixture
 def unit_ball_classification():
     """A small binary problem whose rows lie inside the unit ball."""
     from sklearn.datasets import make_classification

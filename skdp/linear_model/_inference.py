@@ -227,6 +227,21 @@ class GLMInferenceMixin(InferenceMixin):
         curvature = loss.hessian(targets * (design @ theta))
         return release_information(design.weighted_gram(curvature), calibration, rng), calibration
 
+    def _set_fitted(self, releases):
+        """The fitted model, and with ``inference`` its corrected coefficients and
+        intervals (a solver's failure is raised first, then the intervals' refusal)."""
+        self._clear_inference()
+        inference = None
+        if self.inference:
+            self._check_converged(releases)
+            solution = releases[0]
+            inference = self._glm_inference(
+                solution.theta, solution.information, solution.information_calibration,
+                **self._inference_mechanism(solution))
+        super()._set_fitted(releases)
+        if inference is not None:
+            self._set_glm_inference(inference)
+
     def _glm_inference(self, theta, information, calibration, **mechanism):
         """:func:`~skdp.mechanisms._glm_inference.glm_inference`, or an
         :class:`~skdp.InferenceError` that leaves nothing fitted."""

@@ -820,18 +820,9 @@ class ObjPertLogisticRegression(GLMInferenceMixin, _MultinomialMixin, _LinearCla
         # the one-step correction of inference=True reads a second release
         return not self.inference
 
-    def _set_fitted(self, releases):
-        self._clear_inference()
-        inference = None
-        if self.inference:   # a solver's failure first, then the intervals' refusal
-            self._check_converged(releases)
-            solution = releases[0]
-            cover = solution.cover
-            inference = self._glm_inference(
-                solution.theta, solution.information, solution.information_calibration,
-                C=solution.C, ridge=solution.ridge,
-                objective_noise=(solution.calibration.noise, solution.calibration.noise_scale),
-                output_noise=("gamma_norm", cover.scale))
-        super()._set_fitted(releases)
-        if inference is not None:
-            self._set_glm_inference(inference)
+    def _inference_mechanism(self, solution):
+        """The objective's ridge and noise, and the solver's cover noise."""
+        return dict(C=solution.C, ridge=solution.ridge,
+                    objective_noise=(solution.calibration.noise,
+                                     solution.calibration.noise_scale),
+                    output_noise=("gamma_norm", solution.cover.scale))

@@ -713,18 +713,9 @@ class OutputPertSVM(GLMInferenceMixin, GaussianDPMixin, _MultinomialMixin,
                 self._release_information(designs[0], targets[0], solution.theta, loss, rng)
         return solutions
 
-    def _set_fitted(self, releases):
-        self._clear_inference()
-        inference = None
-        if self.inference:   # a solver's failure first, then the intervals' refusal
-            self._check_converged(releases)
-            solution = releases[0]
-            inference = self._glm_inference(
-                solution.theta, solution.information, solution.information_calibration,
-                C=self.C_, ridge=1.0, output_noise=(solution.noise, solution.noise_scale()))
-        super()._set_fitted(releases)
-        if inference is not None:
-            self._set_glm_inference(inference)
+    def _inference_mechanism(self, solution):
+        """The unit ridge at ``C_`` and the output noise."""
+        return dict(C=self.C_, ridge=1.0, output_noise=(solution.noise, solution.noise_scale()))
 
     _renyi_cost_params = ("inference",)
     """Parameters that change the Gaussian fit's Renyi curve besides the privacy ones

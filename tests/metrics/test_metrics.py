@@ -12,7 +12,6 @@ from sklearn.calibration import calibration_curve
 from sklearn.metrics import (accuracy_score, balanced_accuracy_score, brier_score_loss,
                              log_loss, mean_squared_error, r2_score, roc_auc_score)
 
-import skdp.stats._cells as cells_module
 import skdp.stats._release as release_module
 from skdp.metrics import (private_accuracy_score, private_balanced_accuracy_score,
                           private_brier_score_loss, private_calibration_curve,
@@ -55,20 +54,6 @@ VALUES = {"accuracy": 1, "balanced": 1, "brier": 1, "log_loss": 1, "auc": 0,
           "calibration": 2, "mse": 1, "r2": 3}
 WORST_L1 = {name: 1.0 + m for name, m in VALUES.items()}
 WORST_L2_SQUARED = WORST_L1
-
-
-@pytest.fixture
-def releases(monkeypatch):
-    """Every call of the noisy-sum release: ``(exact sums, law, noisy sums)``."""
-    calls, original = [], cells_module.noisy_sums
-
-    def recording(sums, law, random_state):
-        noisy = original(sums, law, random_state)
-        calls.append((np.asarray(sums, dtype=float).ravel(), law, noisy))
-        return noisy
-
-    monkeypatch.setattr(cells_module, "noisy_sums", recording)
-    return calls
 
 
 def _neighbours(name, persons, delta=0.0, epsilon=0.7):

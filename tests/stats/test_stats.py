@@ -8,7 +8,6 @@ import pytest
 from numpy.testing import assert_allclose
 from scipy.stats import binom, kstest
 
-import skdp.stats._cells as cells_module
 import skdp.stats._release as release_module
 from skdp.stats import (describe, private_count, private_crosstab, private_histogram,
                         private_mean, private_quantile)
@@ -40,19 +39,6 @@ def test_persons_weigh_one_each_by_default():
     assert float(private_count(x, groups=groups, epsilon=np.inf)) == pytest.approx(3.0)
     assert float(private_mean(x, bounds=(0, 10), groups=groups, epsilon=np.inf)) == \
         pytest.approx(4.0)
-
-
-@pytest.fixture
-def releases(monkeypatch):
-    calls, original = [], cells_module.noisy_sums
-
-    def recording(sums, law, random_state):
-        noisy = original(sums, law, random_state)
-        calls.append((np.asarray(sums, dtype=float).ravel(), law, noisy))
-        return noisy
-
-    monkeypatch.setattr(cells_module, "noisy_sums", recording)
-    return calls
 
 
 STATISTICS = {   # statistic, the L1 norm of a worst row's block divided by U (1, h_1, ...)
