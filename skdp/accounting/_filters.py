@@ -1,7 +1,7 @@
 """Levels, Renyi conversions and the spend of one release: the filters' shared maths.
 
 Plain functions of numbers, used by the odometers (:mod:`._odometers`) and the
-ledger's filters (:mod:`._filters_ledger`):
+ledger's filters (:mod:`._budget`):
 
 * :func:`level_ladder`: the public ladder of levels ``E_1 < ... < E_J = epsilon_max``
   of an odometer built from filters;
