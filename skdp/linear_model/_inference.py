@@ -17,6 +17,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..exceptions import InferenceError
 from ..mechanisms._glm_inference import (INFORMATION_SHARE, glm_inference,
                                          information_calibration, release_information)
+from ..utils._secret_trial import in_secret_trial
 from ._base import release_nothing, split_coefficients
 
 SUMMARY_COLUMNS = ("coef", "std err", "lower", "upper")
@@ -64,7 +65,7 @@ def _has_inference(estimator):
     return bool(getattr(estimator, "inference", False))
 
 
-INFERENCE_ATTRIBUTES = ("bse_", "bootstrap_deviations_", "df_resid_")
+INFERENCE_ATTRIBUTES = ("bse_", "bootstrap_deviations_", "df_resid_", "_intervals_refusal")
 
 
 class InferenceMixin:
@@ -82,6 +83,17 @@ class InferenceMixin:
     def _clear_inference(self):
         for name in INFERENCE_ATTRIBUTES:
             self.__dict__.pop(name, None)
+
+    def _refuse_intervals(self, error):
+        """Refuse the intervals: an :class:`~skdp.InferenceError` that leaves nothing
+        fitted; in a composer's secret trial the model is kept without intervals and
+        the refusal noted in ``_intervals_refusal`` (the composer treats the trial as
+        failed and never releases it: :mod:`skdp.utils._secret_trial`)."""
+        if in_secret_trial():
+            self._intervals_refusal = str(error)
+            return None
+        release_nothing(self)
+        raise InferenceError(f"{type(self).__name__}: {error}") from None
 
     def _set_inference(self, inference):
         """Keep the standard errors of a
@@ -243,13 +255,12 @@ class GLMInferenceMixin(InferenceMixin):
             self._set_glm_inference(inference)
 
     def _glm_inference(self, theta, information, calibration, **mechanism):
-        """:func:`~skdp.mechanisms._glm_inference.glm_inference`, or an
-        :class:`~skdp.InferenceError` that leaves nothing fitted."""
+        """:func:`~skdp.mechanisms._glm_inference.glm_inference`, or its refusal
+        (:meth:`_refuse_intervals`)."""
         try:
             return glm_inference(theta, information, calibration=calibration, **mechanism)
         except InferenceError as error:
-            release_nothing(self)
-            raise InferenceError(f"{type(self).__name__}: {error}") from None
+            return self._refuse_intervals(error)
 
     def _set_glm_inference(self, inference):
         """``coef_`` and ``intercept_`` become the corrected estimate, with its

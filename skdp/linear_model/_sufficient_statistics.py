@@ -27,7 +27,7 @@ from ..utils._sklearn_compat import Interval, StrOptions
 from ..utils.validation import clip_rows_to_norm
 from ..solvers._partitioned import is_dask_collection
 from ._base import (GaussianDPMixin, PrivateLinearModel, by_partitions,
-                    partitioned_regression_design, release_nothing, solver_design)
+                    partitioned_regression_design, solver_design)
 from ._inference import InferenceMixin
 from ._weights import (WeightedFitMixin, check_person_params, person_constraints, row_weights,
                        weight_constraints)
@@ -393,15 +393,14 @@ class SSPLinearRegression(InferenceMixin, GaussianDPMixin, RegressorMixin, Weigh
             self._set_inference(inference)
 
     def _least_squares_inference(self, release):
-        """The intervals' estimate and covariance from the released statistics, or an
-        :class:`~skdp.InferenceError` that leaves nothing fitted."""
+        """The intervals' estimate and covariance from the released statistics, or
+        their refusal (:meth:`_refuse_intervals`)."""
         gram, moment, _ = release.noisy()
         try:
             return least_squares_inference(gram, moment, release.noisy_residual(),
                                            release.calibration, self.intercept_scaling)
         except InferenceError as error:
-            release_nothing(self)
-            raise InferenceError(f"{type(self).__name__}: {error}") from None
+            return self._refuse_intervals(error)
 
     def predict(self, X):
         """Predict with the private model (rows clipped to ``data_norm_``).

@@ -20,7 +20,8 @@ and that reads no data, lives here, so that no composer keeps a copy of its own:
 * :class:`SecretTrials`: a composer's trials (a search's candidates, a selection's
   rungs) on its private rows: each a fresh clone through :func:`secret_fit`, checked
   after its fit for the person-level relation with ``groups``, and one released
-  (:meth:`SecretTrials.release`) with the user's own ``random_state``.
+  (:meth:`SecretTrials.release`) with the user's own ``random_state``; a trial whose
+  intervals were refused (``inference=True``) counts as failed and is never released.
 """
 
 import contextlib
@@ -32,6 +33,8 @@ from dataclasses import dataclass, field
 
 from sklearn.base import clone
 from sklearn.pipeline import Pipeline
+
+from ..utils._secret_trial import secret_trial
 
 STATED_RELATION = "add_remove"
 """The neighbouring relation every composer states: adding or removing one record
@@ -96,9 +99,8 @@ def check_fit(estimator, statement):
     private step is an skdp private estimator (it declares its cost), and it
     certifies the composer's relation: add/remove neighbours (``neighboring="replace"`` is
     refused: under it the row count is public and a fit may use it, which an
-    add/remove statement does not cover), with persons a bound that holds per person
-    (``data_norm="private"`` does not), and for secret trials no output that may fail
-    on its own released statistics (``inference=True``).
+    add/remove statement does not cover), and with persons a bound that holds per
+    person (``data_norm="private"`` does not).
 
     Parameters
     ----------
@@ -118,12 +120,6 @@ def check_fit(estimator, statement):
             f"{type(final).__name__} is not an skdp private estimator: {statement.who} "
             "cannot account for its fits. Nothing was fitted.")
     check_relation(final, statement)
-    if statement.trials and final.get_params().get("inference"):
-        raise ValueError(
-            f"{statement.who} keeps its trials secret, and inference=True may refuse a "
-            "trial's intervals from that trial's noisy statistics, which would reveal it. "
-            "Choose with inference=False, then fit the chosen configuration with "
-            "inference=True (for example in a PrivacyLedger). Nothing was fitted.")
     if statement.persons and final.get_params().get("data_norm") == "private":
         raise ValueError(
             f"{statement.who} with groups: data_norm='private' spends on a bound of the "
@@ -149,7 +145,7 @@ def _as_list_of_dicts(space):
     return [space] if isinstance(space, dict) else list(space)
 
 
-GATED_PARAMS = ("neighboring", "data_norm", "inference")
+GATED_PARAMS = ("neighboring", "data_norm")
 """The private step's parameters :func:`check_fit` reads: a search key that sets one is
 checked for every value, before any data."""
 
@@ -172,8 +168,7 @@ def check_space(estimator, space, statement):
     list of values, and every combination of those values is checked with
     :func:`check_fit`: a candidate may otherwise turn a public step into a fitted one
     (``SimpleImputer(strategy="mean")``, ``FunctionTransformer(func=scale)``) or leave
-    the composer's statement (``neighboring="replace"``, ``inference=True`` in secret
-    trials). The per-fit check of :func:`secret_fit` then checks each drawn candidate
+    the composer's statement (``neighboring="replace"``). The per-fit check of :func:`secret_fit` then checks each drawn candidate
     again, as configured.
     """
     import itertools
@@ -282,7 +277,9 @@ def secret(model, statement):
     whatever it warns, prints or logs inside is captured in the yielded
     :class:`Speech`: the composer replays the warnings of the one fit it releases
     (:meth:`Speech.replay`) and drops the rest, whose number and content would
-    reveal the secret trials.
+    reveal the secret trials. For a statement of trials the fit runs as a secret
+    trial (:func:`~skdp.utils._secret_trial.secret_trial`): a refusal of its
+    intervals is noted on the model, not raised (:meth:`SecretTrials.intervals_refused`).
     """
     check_fit(model, statement)
     verbose = _verbose_params(model)
@@ -290,8 +287,9 @@ def secret(model, statement):
         model.set_params(**{key: False if isinstance(value, bool) else 0
                             for key, value in verbose.items()})
     speech = Speech()
+    trial = secret_trial() if statement.trials else contextlib.nullcontext()
     try:
-        with _silenced(speech):
+        with _silenced(speech), trial:
             yield speech
     finally:
         if verbose:
@@ -373,9 +371,19 @@ class SecretTrials:
             check_person_fit(model)
         return model, speech
 
+    @staticmethod
+    def intervals_refused(model):
+        """Whether the trial's intervals (``inference=True``) were refused from its own
+        noisy release: the composer then counts it as a failed trial, which is a
+        function of that trial's private output, and never releases it."""
+        final, _ = private_step(model)
+        return getattr(final, "_intervals_refusal", None) is not None
+
     def release(self, model, speech, user_random_state):
         """The trial ``model`` as released: the user's ``random_state`` set back on
         its private step, and its warnings replayed (the other trials stay silent)."""
+        if self.intervals_refused(model):
+            raise RuntimeError("A trial whose intervals were refused cannot be released.")
         _, prefix = private_step(model)
         model.set_params(**{prefix + "random_state": user_random_state})
         speech.replay()

@@ -46,7 +46,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..accounting._costs import pure_rdp
 from ..accounting._rdp import ORDERS, rdp_to_epsilon
-from ..exceptions import PrivacyBudgetError
+from ..exceptions import InferenceError, PrivacyBudgetError
 from ..utils._docstrings import fill_doc
 from ..utils._format import format_guarantee
 from ..utils._sklearn_compat import HasMethods, Interval, StrOptions, _fit_context
@@ -591,8 +591,15 @@ class _BasePrivateSearch(ReleasedModelMixin, MetaEstimatorMixin, BaseEstimator):
             model, speech = trials.fit({**candidate, **budget_params, **extra}, random_state)
             noisy_sum = trial_sum(utility, model, X_score, y_score, shares_score) + float(
                 self._score_noise(plan, noise_rng))
+            if trials.intervals_refused(model):
+                continue   # its intervals refused (inference=True): it cannot win
             if best is None or noisy_sum > best[0]:
                 best = (noisy_sum, candidate, model, speech)
+        if best is None:
+            raise InferenceError(
+                f"{type(self).__name__}: no trial's intervals could be given "
+                "(inference=True; see docs/privacy/inference.rst); the budget is spent and "
+                "nothing was released.")
         noisy_sum, candidate, model, speech = best
         model = trials.release(model, speech, user_random_state)  # only it speaks
         self._release(plan, candidate, model, noisy_sum, noisy_count, persons)

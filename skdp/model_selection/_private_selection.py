@@ -499,15 +499,19 @@ class _SelectionSetup:
                                                  self.settings.tolerance)
 
     def charge_and_test(self, model, epsilon):
-        """The rung at ``epsilon``: its certified spend charged, then its private test."""
+        """The rung at ``epsilon``: its certified spend charged, then its private test
+        (a rung whose intervals were refused, with ``inference=True``, fails)."""
         s, tests = self.settings, self.tests
         planned_sd = tests.test_sd(tests.test_budget(epsilon), self.count)
         threshold = test_threshold(s.target, s.margin, self.reduction, planned_sd,
                                    self.sample_sd)
-        return {"epsilon": float(epsilon), **self.account.charge(epsilon, FittedSpend(model)),
+        rung = {"epsilon": float(epsilon), **self.account.charge(epsilon, FittedSpend(model)),
                 **noisy_test(model, (self.parts.X_val, self.parts.y_val), epsilon,
                              self.count, self.noise_rng, threshold, s.y_bound, tests,
                              self.parts.shares_val, s.utility_scale)}
+        if self.fits.trials.intervals_refused(model):   # never released: it fails
+            rung.update(passed=False, intervals_refused=True)
+        return rung
 
     def release(self, model):
         """The passing rung, as released: the user's ``random_state`` (never a derived
