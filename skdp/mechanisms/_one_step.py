@@ -146,7 +146,7 @@ def one_step_inference(theta, gradient, information, calibration):
     >>> fit = one_step_inference(np.array([0.5]), np.array([1.0]), np.array([[4.0]]),
     ...                          one_step_calibration(np.inf, row_norm=1.0))
     >>> fit.theta.tolist(), fit.covariance.tolist()
-    [[0.25], [[0.25]]]
+    ([0.25], [[0.25]])
     """
     smallest = np.linalg.eigvalsh(information)[0]
     if smallest <= 0:
