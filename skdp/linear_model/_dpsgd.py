@@ -1257,8 +1257,8 @@ class DPSGDClassifier(InferenceMixin, _LinearClassifierMixin, ClassifierMixin,
         the noise of the two releases, whose law is known). Binary logistic fits
         in memory, without weights or groups, in one call (no ``partial_fit`` or
         warm start); the rest is refused before any noise. Where valid
-        intervals are impossible (``H~`` not positive definite, or within its
-        noise's bound) the fit raises :class:`~skdp.InferenceError` and releases
+        intervals are impossible (``H~`` not positive definite: too few rows
+        for the noise) the fit raises :class:`~skdp.InferenceError` and releases
         nothing. See ``docs/privacy/inference.rst``.
 
     warm_start : bool, default=False

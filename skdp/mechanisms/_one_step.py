@@ -31,7 +31,7 @@ from ..exceptions import InferenceError
 from ._glm_inference import release_information
 from ._sufficient_statistics import (BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, INFERENCE_REFUSAL,
                                      LinearInference, SSPCalibration, gram_noise_covariance,
-                                     spectral_noise_bound, symmetric_noise_draws)
+                                     symmetric_noise_draws)
 
 ONE_STEP_SHARE = 0.1
 """The share of the Gaussian-DP budget ``mu^2`` of the two releases of the one-step
@@ -135,9 +135,8 @@ def one_step_inference(theta, gradient, information, calibration):
     Raises
     ------
     InferenceError
-        When ``H~`` is not positive definite, or its smallest eigenvalue is within
-        the noise's spectral bound (too few rows for the noise): decided from the
-        release alone.
+        When ``H~`` is not positive definite (too few rows for the noise):
+        decided from the release alone.
 
     Examples
     --------
@@ -148,14 +147,9 @@ def one_step_inference(theta, gradient, information, calibration):
     >>> fit.theta.tolist(), fit.covariance.tolist()
     ([0.25], [[0.25]])
     """
-    smallest = np.linalg.eigvalsh(information)[0]
-    if smallest <= 0:
+    if np.linalg.eigvalsh(information)[0] <= 0:
         raise InferenceError(INFERENCE_REFUSAL.format(
             reason="the noisy information matrix is not positive definite"))
-    if smallest <= spectral_noise_bound(calibration.information, theta.size):
-        raise InferenceError(INFERENCE_REFUSAL.format(
-            reason="the smallest eigenvalue of the noisy information matrix is within "
-                   "its noise's bound (too few rows for the noise)"))
     inverse = np.linalg.inv(information)
     step = inverse @ gradient
     estimate = theta - step
