@@ -144,14 +144,16 @@ def test_the_releases_noise_has_the_calibrated_law():
     """Over 100 seeds, the released gradient and information matrix minus their exact
     values at the released iterate (numpy), standardised by the calibrated standard
     deviations (an off-diagonal entry's is sigma / sqrt(2)): standard normal (KS), while
-    a law 30 % wider is rejected by the same test."""
+    a law 30 % wider is rejected by the same test. One full-batch step each: the
+    releases' law does not depend on the steps."""
     X, y = _population(300, seed=0)
     calibration = one_step_calibration(_gdp_mu(1.0, 1e-5), row_norm=B)
     rows, cols = np.triu_indices(4)
     scale = np.where(rows == cols, 1.0, np.sqrt(0.5)) * calibration.information.gram
     standardised = []
     for seed in range(100):
-        theta_s, g, H, _ = _model(epsilon=1.0, random_state=seed)._releases(X, y)[0].one_step
+        model = _model(epsilon=1.0, sample_rate=1.0, epochs=1, random_state=seed)
+        theta_s, g, H, _ = model._releases(X, y)[0].one_step
         gradient, hessian = _sums(X, y, theta_s)
         standardised += [(g - gradient) / calibration.gradient_std,
                          (H - hessian)[rows, cols] / scale]
