@@ -1808,30 +1808,28 @@ class DPSGDClassifier(InferenceMixin, _LinearClassifierMixin, ClassifierMixin,
             if refused:
                 raise ValueError(f"DPSGDClassifier: {DPSGD_INFERENCE_OPTIONS}{remedy}.")
 
-    def _one_step_mu(self):
-        """Gaussian-DP ``mu`` of ``inference=True``'s two releases (0 without them):
-        :data:`~skdp.mechanisms._one_step.ONE_STEP_SHARE` of the target's ``mu^2``."""
-        if not self.inference:
-            return 0.0
-        return one_step_mu(gdp_mu(self._mechanism_epsilon(), float(self.delta)))
+    def _target_mu(self):
+        """The Gaussian-DP ``mu`` of the mechanism's budget (``inf`` without noise)."""
+        epsilon = self._mechanism_epsilon()
+        return np.inf if np.isinf(epsilon) else gdp_mu(epsilon, float(self.delta))
 
     def _accounted_count_noise(self, count_noise):
         """The one Gaussian the accountant composes with the steps: the count's (with
         the intercept's start and correction), and with ``inference=True`` the
-        gradient's and information matrix's too
+        gradient's and information matrix's too, whose ``mu`` is
+        :func:`~skdp.mechanisms._one_step.one_step_mu` of the target's
         (:func:`~skdp.accounting._dpsgd.with_gaussian_releases`)."""
         if not self.inference or np.isinf(self._mechanism_epsilon()):
             return count_noise
-        return with_gaussian_releases(count_noise, self._one_step_mu())
+        return with_gaussian_releases(count_noise, one_step_mu(self._target_mu()))
 
     def _release_one_step(self, design, y, theta, rng):
         """``(theta_s, g~, H~, calibration)``: the logistic gradient and Hessian sums
         over the clipped rows at the released ``theta_s`` (augmented coordinates),
         with Gaussian noise from the noise stream ``rng``."""
-        epsilon = self._mechanism_epsilon()
-        mu = np.inf if np.isinf(epsilon) else gdp_mu(epsilon, float(self.delta))
         intercept = float(self.intercept_scaling) if self.fit_intercept else 0.0
-        calibration = one_step_calibration(mu, math.hypot(self._clipping_norm(), intercept))
+        calibration = one_step_calibration(self._target_mu(),
+                                           math.hypot(self._clipping_norm(), intercept))
         margins = y * (design @ theta)
         gradient = design.transpose_product(-expit(-margins) * y)
         curvature = expit(margins) * expit(-margins)
