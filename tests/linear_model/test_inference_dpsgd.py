@@ -69,6 +69,18 @@ def test_infinite_epsilon_gives_the_logit_interval():
     assert np.all(error <= (1 + q) * 1e-4 * bse[:, None])
 
 
+def test_the_iterate_is_the_fit_without_inference_at_the_same_noise():
+    """The two releases are drawn after the steps and the correction: with the same
+    seed, noise multiplier and count noise, the iterate of inference=True is the model
+    inference=False releases, and the spend of the former is larger."""
+    X, y = _population(2000, seed=2)
+    params = dict(epsilon=3.0, noise_multiplier=2.0, count_noise_std=20.0, random_state=7)
+    theta_s = _model(**params)._releases(X, y)[0].one_step[0]
+    plain = _model(**params, inference=False).fit(X, y)
+    assert_array_equal(theta_s, np.r_[plain.coef_.ravel(), plain.intercept_ / 0.25])
+    assert _model(**params).fit(X, y).epsilon_spent_ > plain.epsilon_spent_
+
+
 # -- the steps are calibrated for the count, the steps and the two releases --------------------
 
 def _independent_epsilon(model, accountant):
