@@ -109,6 +109,39 @@ def default_count_noise_std(epsilon, delta):
     return COUNT_SHARE_FACTOR / gdp_mu(epsilon, delta)
 
 
+def with_gaussian_releases(count_noise_std, mu):
+    """The one Gaussian (sensitivity 1) equivalent to the row count's and further
+    Gaussian releases of Gaussian-DP ``mu`` together: ``(1 / s^2 + mu^2)^(-1/2)``.
+
+    Gaussian mechanisms compose exactly in Gaussian DP (``mu^2`` adds up, Dong, Roth
+    & Su 2022), and a Gaussian mechanism of sensitivity 1 and standard deviation
+    ``s`` is exactly ``1/s``-GDP, so the count composed with the releases has the
+    privacy profile of this one Gaussian under every accountant (PLD and RDP alike:
+    the Renyi curve ``alpha mu^2 / 2`` adds up too). DP-SGD's ``inference=True``
+    composes its gradient and information releases with the steps this way.
+
+    Parameters
+    ----------
+    count_noise_std : float
+        ``s``; ``0`` (an exact count, no noise) gives ``0``.
+    mu : float
+        The further releases' Gaussian-DP ``mu`` (``0``: none).
+
+    Returns
+    -------
+    count_noise_std : float
+
+    Examples
+    --------
+    >>> from skdp.accounting._dpsgd import with_gaussian_releases
+    >>> with_gaussian_releases(2.0, 0.0), round(with_gaussian_releases(1.0, 1.0), 4)
+    (2.0, 0.7071)
+    """
+    if count_noise_std == 0:
+        return 0.0
+    return float((count_noise_std**-2 + mu**2) ** -0.5)
+
+
 def _pld_accountant():
     from dp_accounting.pld import PLDAccountant
 

@@ -20,11 +20,15 @@ from threadpoolctl import threadpool_limits
 from ..accounting._calibration import calibrate_noise_multiplier, noise_multiplier_derivative
 from ..accounting._costs import DPSGDRungCost, mechanism_rdp, pure_rdp
 from ..accounting._dpsgd import (DPSGDEvent, composed_dpsgd_epsilon, composed_mu,
-                                 default_count_noise_std, dpsgd_epsilon)
+                                 default_count_noise_std, dpsgd_epsilon,
+                                 with_gaussian_releases)
+from ..accounting._gaussian import gdp_mu
 from ..base import LARGE_DELTA, warn_noise_floor
-from ..exceptions import LargeDeltaWarning, PrivacyBudgetError
+from ..exceptions import InferenceError, LargeDeltaWarning, PrivacyBudgetError
 from ..losses import HingeLoss
 from ..mechanisms._dominance import NOISE_FLOOR_CERTAINTY, noise_floor
+from ..mechanisms._one_step import (one_step_calibration, one_step_inference, one_step_mu,
+                                    release_one_step)
 from ..mechanisms._poisson_sampling import poisson_key as _poisson_key
 from ..mechanisms._poisson_sampling import poisson_rows as _poisson_rows
 from ..mechanisms._poisson_sampling import poisson_sample as _poisson_sample
@@ -46,9 +50,16 @@ from ._dpsgd_intercept import (CURVATURE_FLOOR, InterceptCorrection, intercept_s
                                partition_person_intercept_statistics,
                                partition_person_positive_shares, partition_positive_shares,
                                positive_shares, start_intercept)
+from ._inference import InferenceMixin
 from ._weights import check_class_weight, row_weights
 
 _SCHEDULES = ("constant", "step", "linear")
+
+DPSGD_INFERENCE_OPTIONS = (
+    "inference=True gives intervals for one binary logistic fit on rows in memory, "
+    "unweighted, in one call (the information matrix it releases is the logistic "
+    "loss's Hessian, which is also the covariance of its gradient only for that "
+    "model): ")
 
 
 # --------------------------------------------------------------------------------------
@@ -943,6 +954,7 @@ class _Checkpoint:
     accountant: str = "pld"
     previous_events: tuple = ()
     neighboring: str = "add_remove"
+    one_step: tuple = None   # checkpoints are not offered with inference=True
 
 
 def _intercept_sums(design, Y, theta, settings):
@@ -993,6 +1005,7 @@ class DPSGDSolution:
     previous_events: tuple = ()   # the runs this one continues (public DPSGDEvents)
     neighboring: str = "add_remove"   # "add_remove_person" with groups
     correction: InterceptCorrection = None   # its noise replayed by rerun
+    one_step: tuple = None   # inference=True: (theta_s, g~, H~, their calibration)
 
     def theta_derivative(self):
         """``d theta / d epsilon = d theta / dz * dz / d epsilon``, draws held fixed."""
@@ -1011,7 +1024,8 @@ class DPSGDSolution:
 
 
 @fill_doc
-class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearModel):
+class DPSGDClassifier(InferenceMixin, _LinearClassifierMixin, ClassifierMixin,
+                      PrivateLinearModel):
     """Differentially private linear classifier trained by DP-SGD or full-batch DP-GD.
 
     Gradient perturbation (Abadi et al. 2016, in the Poisson-sampled form of
@@ -1227,6 +1241,26 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         ``"balanced"`` is refused before any data is read: it divides by each
         class's number of rows, which is private under add/remove.
 
+    inference : bool, default=False
+        Also release what confidence intervals need, inside the same ``epsilon``
+        and ``delta``: after the steps (and the intercept correction), the
+        logistic loss's gradient sum ``g~`` and Hessian sum ``H~`` over the
+        clipped, intercept-augmented rows at the released iterate ``theta_s``,
+        each with Gaussian noise at half of a tenth of the budget's Gaussian-DP
+        ``mu^2`` (sensitivities ``B`` and ``B^2 / 4``, ``B`` the public bound on an
+        augmented row's norm); the steps' noise multiplier is calibrated for the
+        count, the steps and these two releases together (``count_noise_std_``
+        is then the one Gaussian equivalent to the count's and theirs).
+        ``coef_`` and ``intercept_`` are the one-step estimate ``theta_s - H~^{-1}
+        g~`` of the population minimiser of the unpenalised logistic loss on the
+        clipped rows, which :meth:`conf_int` covers (the sampling variability and
+        the noise of the two releases, whose law is known). Binary logistic fits
+        in memory, without weights or groups, in one call (no ``partial_fit`` or
+        warm start); the rest is refused before any noise. Where valid
+        intervals are impossible (``H~`` not positive definite: too few rows
+        for the noise) the fit raises :class:`~skdp.InferenceError` and releases
+        nothing. See ``docs/privacy/inference.rst``.
+
     warm_start : bool, default=False
         When ``True``, :meth:`fit` on a fitted model continues it: the run starts
         from ``coef_`` and ``intercept_``, keeps the label set and the number of
@@ -1273,6 +1307,8 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         steps: the row count's noise, or with the intercept correction the
         count, the start and the correction together (each ``sqrt(3)`` times
         it).
+
+    %(inference_attrs)s
 
     dp_events_ : list of DPSGDEvent
         The public parameters of every call of the run (noise multiplier,
@@ -1443,6 +1479,7 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         # "balanced" passes validation to be refused with its reason by _check_params
         "class_weight": [dict, StrOptions({"balanced"}), None],
         "intercept_correction": ["boolean"],
+        "inference": ["boolean"],
         "warm_start": ["boolean"],
         "verbose": ["verbose"],
     }
@@ -1452,8 +1489,8 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
                  learning_rate="auto", learning_rate_schedule="constant", alpha=0.0,
                  average=0.5, momentum=0.9, loss="logistic", huber_h=0.5, fit_intercept=True,
                  intercept_scaling=0.25, intercept_correction=True, data_norm="warn",
-                 accountant="auto", classes=None, class_weight=None, warm_start=False,
-                 random_state=None, verbose=0):
+                 accountant="auto", classes=None, class_weight=None, inference=False,
+                 warm_start=False, random_state=None, verbose=0):
         self.epsilon = epsilon
         self.delta = delta
         self.noise_multiplier = noise_multiplier
@@ -1476,6 +1513,7 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         self.accountant = accountant
         self.classes = classes
         self.class_weight = class_weight
+        self.inference = inference
         self.warm_start = warm_start
         self.random_state = random_state
         self.verbose = verbose
@@ -1676,14 +1714,21 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
             raise ValueError("The derivative in epsilon needs a calibrated noise multiplier: "
                              "set noise_multiplier=None.")
         continuing = self._continues(partial)
+        self._check_inference_options(
+            partitioned=any(is_dask_collection(v) for v in (X, y, sample_weight, groups)),
+            weighted=sample_weight is not None, groups=groups, partial=partial,
+            continuing=continuing, with_derivative=with_derivative)
         label_set = self._label_set(partial, classes, continuing)
         initial_theta, previous_events = self._previous_run(continuing)
         # the spend reads public parameters only: calibrated before the data are read
         sample_rate, n_steps = self._schedule()
         count_noise = self._count_noise()
-        z, spent = self._privacy_spend(sample_rate, n_steps, count_noise)
+        accounted_noise = self._accounted_count_noise(count_noise)
+        z, spent = self._privacy_spend(sample_rate, n_steps, accounted_noise)
         design, Y, loss, weights = self._prepare(X, y, sample_weight, classes=label_set,
                                                  reset=not continuing, groups=groups)
+        if self.inference and len(self.classes_) != 2:
+            raise ValueError(f"DPSGDClassifier: {DPSGD_INFERENCE_OPTIONS}fit two classes.")
         partitioned_persons = getattr(design, "n_persons", None) is not None
         codes = (None if groups is None or partitioned_persons
                  else check_groups(groups, design.shape[0]))
@@ -1730,16 +1775,67 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
                 theta_tangent = correction.tangent(
                     design, Y[:, 0], run.theta, run.theta_tangent, sums,
                     _bounded_weights(weights, self.weight_bound_))
+        one_step = None
+        if self.inference:   # after the steps, from their noise stream
+            one_step = self._release_one_step(design, Y[:, 0], theta[0], noise_rng)
         dz = None
         if with_derivative:
             dz = noise_multiplier_derivative(spent, self.delta, sample_rate, n_steps,
                                              accountant=self._accountant(sample_rate),
                                              count_noise_std=count_noise or None)
-        return [DPSGDSolution(theta, z, spent, sample_rate, n_steps, count_noise, design,
+        return [DPSGDSolution(theta, z, spent, sample_rate, n_steps, accounted_noise, design,
                               Y, loss, settings, sampling_state, noise_state, theta_tangent,
                               dz, self._accountant(sample_rate), previous_events,
                               "add_remove" if groups is None else person_relation("add_remove"),
-                              correction)]
+                              correction, one_step)]
+
+    def _check_inference_options(self, *, partitioned, weighted, groups, partial,
+                                 continuing, with_derivative):
+        """Refuse, before any noise, the options under which ``inference=True`` has no
+        valid interval here (two classes are checked once the labels are read)."""
+        if not self.inference:
+            return
+        refusals = [(self.loss != "logistic", "set loss='logistic'"),
+                    (partitioned, "fit on rows in memory"),
+                    (weighted or self.class_weight is not None,
+                     "pass no sample_weight or class_weight"),
+                    (groups is not None, "pass no groups"),
+                    (self.classes is not None and len(self.classes) != 2, "fit two classes"),
+                    (partial or continuing,
+                     "fit once with fit() (no partial_fit or warm start)"),
+                    (with_derivative, "fit without the derivative in epsilon")]
+        for refused, remedy in refusals:
+            if refused:
+                raise ValueError(f"DPSGDClassifier: {DPSGD_INFERENCE_OPTIONS}{remedy}.")
+
+    def _target_mu(self):
+        """The Gaussian-DP ``mu`` of the mechanism's budget (``inf`` without noise)."""
+        epsilon = self._mechanism_epsilon()
+        return np.inf if np.isinf(epsilon) else gdp_mu(epsilon, float(self.delta))
+
+    def _accounted_count_noise(self, count_noise):
+        """The one Gaussian the accountant composes with the steps: the count's (with
+        the intercept's start and correction), and with ``inference=True`` the
+        gradient's and information matrix's too, whose ``mu`` is
+        :func:`~skdp.mechanisms._one_step.one_step_mu` of the target's
+        (:func:`~skdp.accounting._dpsgd.with_gaussian_releases`)."""
+        if not self.inference or np.isinf(self._mechanism_epsilon()):
+            return count_noise
+        return with_gaussian_releases(count_noise, one_step_mu(self._target_mu()))
+
+    def _release_one_step(self, design, y, theta, rng):
+        """``(theta_s, g~, H~, calibration)``: the logistic gradient and Hessian sums
+        over the clipped rows at the released ``theta_s`` (augmented coordinates),
+        with Gaussian noise from the noise stream ``rng``."""
+        intercept = float(self.intercept_scaling) if self.fit_intercept else 0.0
+        calibration = one_step_calibration(self._target_mu(),
+                                           math.hypot(self._clipping_norm(), intercept))
+        margins = y * (design @ theta)
+        gradient = design.transpose_product(-expit(-margins) * y)
+        curvature = expit(margins) * expit(-margins)
+        noisy_gradient, information = release_one_step(
+            gradient, design.weighted_gram(curvature), calibration, rng)
+        return theta, noisy_gradient, information, calibration
 
     def _started_theta(self, design, Y, codes, noise, n_tilde):
         """The first iterate of a fresh run with the intercept correction: zero
@@ -1890,7 +1986,10 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         """The count and the steps at the mechanism's share of epsilon, calibrated as
         :meth:`fit` calibrates them, and ``data_norm="private"``'s pure share, in
         sequence: the whole fit's Renyi curve, from its parameters (with ``groups``,
-        persons are sampled at the same rate: the same curve)."""
+        persons are sampled at the same rate: the same curve). None declared with
+        ``inference=True`` (its two further releases are not in the rung's cost)."""
+        if self.inference:
+            return None
         steps = DPSGDRungCost.from_params(self.get_params()).rdp(self._mechanism_epsilon())
         return steps + pure_rdp(self._data_norm_epsilon())
 
@@ -1927,7 +2026,7 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         schedule, a calibrated noise multiplier."""
         return (float(self.sample_rate) == 1.0 and self.learning_rate_schedule == "constant"
                 and self.noise_multiplier is None and self._accountant(1.0) == "pld"
-                and not self._private_norm())
+                and not self._private_norm() and not self.inference)
 
     def _noise_reduction_path(self, X, y, C_epsilon=None):
         """One run released at increasing epsilons (:class:`DPGDCheckpoints`);
@@ -2010,12 +2109,17 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         return releases
 
     def _has_epsilon_derivative(self):
-        # "auto" moves the step size with the noise multiplier, so with epsilon
-        return self.learning_rate != "auto"
+        # "auto" moves the step size with the noise multiplier, so with epsilon; the
+        # one-step estimate of inference=True reads two more releases
+        return self.learning_rate != "auto" and not self.inference
 
     def _set_fitted(self, releases):
         (solution,) = releases
-        self.coef_, self.intercept_ = self._coefficients([solution.theta])
+        self._clear_inference()
+        inference = None if solution.one_step is None else self._one_step_inference(
+            *solution.one_step)
+        self.coef_, self.intercept_ = self._coefficients(
+            [solution.theta if inference is None else inference.theta])
         self.noise_multiplier_ = float(solution.noise_multiplier)
         self.sample_rate_ = float(solution.sample_rate)
         self.n_steps_ = int(solution.n_steps)
@@ -2028,6 +2132,16 @@ class DPSGDClassifier(_LinearClassifierMixin, ClassifierMixin, PrivateLinearMode
         self.dp_events_ = list(solution.previous_events) + [event]
         self._record_spend(self._run_epsilon(solution.epsilon), self.delta,
                            solution.neighboring)
+        if inference is not None:
+            self._set_inference(inference)
+
+    def _one_step_inference(self, theta, gradient, information, calibration):
+        """:func:`~skdp.mechanisms._one_step.one_step_inference`, or its refusal
+        (:meth:`_refuse_intervals`)."""
+        try:
+            return one_step_inference(theta, gradient, information, calibration)
+        except InferenceError as error:
+            return self._refuse_intervals(error)
 
     def _run_epsilon(self, call_epsilon):
         """Epsilon of the whole run at ``delta``: this call's certified epsilon when it is
