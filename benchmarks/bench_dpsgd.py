@@ -305,13 +305,12 @@ def _free_batches(n, q, count):
     the sampler's floor."""
     rng = np.random.default_rng(0)
     batches = [np.flatnonzero(rng.random(n) < q) for _ in range(count)]
-    state = {"step": 0}
 
-    def sample(n_rows, sample_rate, sampling_rng):
-        sampling_rng.bit_generator.random_raw(2)   # the key the fit would draw
-        state["step"] += 1
-        return batches[state["step"] % count]
-    return sample
+    def samples(n_rows, sample_rate, sampling_rng, n_steps):
+        sampling_rng.bit_generator.random_raw(2 * n_steps)   # the keys the fit would draw
+        for step in range(n_steps):
+            yield batches[step % count]
+    return samples
 
 
 def _small_batch_fits(X, y, sample_rate, settings):
@@ -326,7 +325,8 @@ def _small_batch_fits(X, y, sample_rate, settings):
             dpsgd()
 
     def free_sampler():
-        with mock.patch.object(_dpsgd, "_poisson_sample", _free_batches(len(X), sample_rate, 64)):
+        free = _free_batches(len(X), sample_rate, 64)
+        with mock.patch.object(_dpsgd, "_poisson_step_samples", free):
             dpsgd()
 
     def sgd():

@@ -28,6 +28,7 @@ from ..mechanisms._dominance import NOISE_FLOOR_CERTAINTY, noise_floor
 from ..mechanisms._poisson_sampling import poisson_key as _poisson_key
 from ..mechanisms._poisson_sampling import poisson_rows as _poisson_rows
 from ..mechanisms._poisson_sampling import poisson_sample as _poisson_sample
+from ..mechanisms._poisson_sampling import poisson_step_samples as _poisson_step_samples
 from ..solvers._design import (_CACHE_BYTES, _cache_rows, _sparse_block_rows, as_design,
                                is_sparse)
 from ..solvers._newton import _row_norms
@@ -685,6 +686,8 @@ def _dp_sgd(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_rate, n_steps
         theta_dot, theta_avg_dot, velocity_dot = (np.zeros((K, d)) for _ in range(3))
     full_batch = sample_rate == 1.0
     key = None   # a Poisson step's sampling key, drawn at each step
+    samples = (None if full_batch or partitioned else _poisson_step_samples(
+        n if persons is None else persons.n_persons, sample_rate, sampling_rng, n_steps))
     batch_sizes = np.empty(n_steps, dtype=np.int64)
     steps_per_epoch = max(1, int(round(1.0 / sample_rate)))
     start = time.perf_counter()
@@ -700,12 +703,12 @@ def _dp_sgd(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_rate, n_steps
                 key = _poisson_key(sampling_rng)
                 blocks = [(X, Y, row_norms, None, None)]
             elif persons is not None:   # persons sampled, each with all of their rows
-                chosen = _poisson_sample(persons.n_persons, sample_rate, sampling_rng)
+                chosen = next(samples)
                 batch_sizes[t] = chosen.size
                 idx, codes = persons.rows(chosen)
                 blocks = _batch_blocks(X, Y, row_norms, idx, weights, codes)
             else:
-                idx = _poisson_sample(n, sample_rate, sampling_rng)
+                idx = next(samples)
                 batch_sizes[t] = idx.size
                 blocks = _batch_blocks(X, Y, row_norms, idx, weights)
             # the noise is drawn first and the clipped sums are added into it, so that

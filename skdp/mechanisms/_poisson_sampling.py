@@ -245,10 +245,127 @@ def _rows_by_blocks(key, m, start, stop, block_bits=BLOCK_BITS):
         size = min(_BLOCKS_AT_ONCE, end - j0)
         words = aes.random_raw(skip + size * layout.record)[skip:]
         skip = 0
-        parts.append(_blocks_sample(key, layout, j0, words.reshape(size, layout.record)))
+        local = _blocks_sample(_Addresses(key[None], j0, size), layout,
+                               words.reshape(size, layout.record))
+        local += j0 * layout.rows
+        parts.append(local)
     rows = parts[0] if len(parts) == 1 else np.concatenate(parts)
     # only the first and last blocks may reach outside [start, stop)
     return rows[np.searchsorted(rows, start):np.searchsorted(rows, stop)]
+
+
+def poisson_samples(n, sample_rate, rng, count):
+    """``count`` steps' Poisson samples of the rows ``[0, n)``, drawn together.
+
+    Exactly ``[poisson_sample(n, sample_rate, rng) for _ in range(count)]``: the same
+    keys from ``rng`` (left in the same state) and the same samples. A small batch on
+    few rows (drawn by blocks, at most :data:`_BLOCKS_AT_ONCE` blocks a step) costs a
+    few dozen vector operations a step; drawn together, the steps share them.
+
+    Parameters
+    ----------
+    n : int
+        Number of rows.
+    sample_rate : float in (0, 1)
+        ``q``.
+    rng : numpy.random.Generator
+        The fit's secret sampling stream.
+    count : int
+        Number of steps.
+
+    Returns
+    -------
+    samples : list of ndarray of int64
+        Each step's sampled row indices, sorted.
+
+    Examples
+    --------
+    >>> import copy
+    >>> import numpy as np
+    >>> from randomgen import ChaCha
+    >>> rng = np.random.Generator(ChaCha(seed=0))
+    >>> alone = [poisson_sample(5000, 0.01, rng) for _ in range(3)]
+    >>> rng = np.random.Generator(ChaCha(seed=0))
+    >>> together = poisson_samples(5000, 0.01, rng, 3)
+    >>> all(np.array_equal(a, b) for a, b in zip(alone, together))
+    True
+    """
+    keys = rng.bit_generator.random_raw(2 * count).reshape(count, 2)   # poisson_key's words
+    m = inclusion_numerator(sample_rate)
+    blocks = -(-n >> BLOCK_BITS)
+    if m == 0 or m > _BLOCKS_MAX_NUMERATOR or not 0 < blocks <= _BLOCKS_AT_ONCE:
+        return [poisson_rows(key, sample_rate, 0, n) for key in keys]
+    layout = _layout(BLOCK_BITS, m)
+    aes, size = _generator(), blocks * layout.record
+    words = np.empty((count, size), dtype=np.uint64)
+    for key, out in zip(keys, words):
+        _seek(aes, key, 0)
+        out[...] = aes.random_raw(size)
+    # step s's block j is block s B' + j of one draw (B' blocks a step)
+    local = _blocks_sample(_Addresses(keys, 0, blocks), layout,
+                           words.reshape(count * blocks, layout.record))
+    span = blocks * layout.rows
+    steps = local // span
+    local -= steps * span
+    keep = local < n   # the last block's rows past n
+    local, steps = local[keep], steps[keep]
+    return np.split(local, np.searchsorted(steps, np.arange(1, count)))
+
+
+# The blocks (steps times blocks a step) drawn together by :func:`poisson_step_samples`:
+# 460 KiB of words, and about 64 Ki sampled rows at most (q <= 1/64).
+_STEP_BLOCKS_AT_ONCE = 1 << 12
+
+
+def poisson_step_samples(n, sample_rate, rng, n_steps):
+    """Each of ``n_steps`` steps' Poisson samples of the rows ``[0, n)``, in order.
+
+    The samples and the state of ``rng`` of :func:`poisson_sample` called once a step
+    (:func:`poisson_samples`); a small batch on few rows is drawn for several steps at
+    once (:data:`_STEP_BLOCKS_AT_ONCE` blocks in all), anything else a step at a time.
+
+    Parameters
+    ----------
+    n : int
+        Number of rows.
+    sample_rate : float in (0, 1)
+        ``q``.
+    rng : numpy.random.Generator
+        The fit's secret sampling stream, read only by this draw while it runs.
+    n_steps : int
+        Number of steps.
+
+    Yields
+    ------
+    idx : ndarray of int64
+        A step's sampled row indices, sorted.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from randomgen import ChaCha
+    >>> steps = poisson_step_samples(5000, 0.01, np.random.Generator(ChaCha(seed=0)), 3)
+    >>> len(list(steps))
+    3
+    """
+    blocks = -(-n >> BLOCK_BITS)
+    m = inclusion_numerator(sample_rate)
+    together = (0 < m <= _BLOCKS_MAX_NUMERATOR and 0 < blocks <= _BLOCKS_AT_ONCE)
+    count = max(1, _STEP_BLOCKS_AT_ONCE // blocks) if together else 1
+    for first in range(0, n_steps, count):
+        yield from poisson_samples(n, sample_rate, rng, min(count, n_steps - first))
+
+
+class _Addresses:
+    """The key and global block index of each block of a draw: blocks ``i`` of a
+    draw are block ``first + i % per_key`` of the stream of ``keys[i // per_key]``
+    (the rare paths read further words of a block's own stream)."""
+
+    def __init__(self, keys, first, per_key):
+        self.keys, self.first, self.per_key = keys, first, per_key
+
+    def __call__(self, i):
+        return self.keys[i // self.per_key], self.first + i % self.per_key
 
 
 @functools.lru_cache(maxsize=8)
@@ -337,9 +454,10 @@ def _read(aes, key, address, size):
     return aes.random_raw(skip + size)[skip:]
 
 
-def _blocks_sample(key, layout, first, words):
-    """The sampled global rows (sorted) of the blocks ``first, first + 1, ...``, from
-    their first words ``words`` (one row of ``R`` words a block).
+def _blocks_sample(addresses, layout, words):
+    """The local rows ``i B + position`` (sorted) sampled in the blocks ``i = 0, 1,
+    ...`` of a draw, from their first words ``words`` (one row of ``R`` words a block;
+    ``addresses``: each block's key and global index, :class:`_Addresses`).
 
     A block's first ``L`` position draws are its answer when they are distinct; one
     sort of them all finds the blocks where they are not (about ``b q / 2`` a step for
@@ -347,11 +465,13 @@ def _blocks_sample(key, layout, first, words):
     (:func:`first_distinct`). A step of a small batch on many rows costs a few vector
     operations on ``n / B`` counts and the batch's positions."""
     rows, size = layout.rows, words.shape[0]
-    counts = _counts(key, layout, first, words[:, 0])
+    counts = _block_counts(addresses, layout, words[:, 0])
     positions = words.view("<u2")[:, 4:] >> layout.position_shift
     if counts.max() > min(rows // 2, positions.shape[1]):   # q large, or a rare block
-        return _one_by_one(key, layout, first, positions, counts) + first * rows
-    local = np.repeat(layout.block_starts[:size], counts)
+        return _one_by_one(addresses, layout, positions, counts)
+    starts = (layout.block_starts[:size] if size <= _BLOCKS_AT_ONCE
+              else np.arange(size, dtype=np.int64) * rows)
+    local = np.repeat(starts, counts)
     local += positions[layout.draw_index < counts[:, None]]
     local.sort()
     repeats = local[1:][local[1:] == local[:-1]]
@@ -359,31 +479,31 @@ def _blocks_sample(key, layout, first, words):
         redo = np.zeros(size, dtype=bool)
         redo[repeats // rows] = True
         local = local[~redo[local // rows]]
-        redone = _distinct_positions(key, layout, first, positions, counts,
+        redone = _distinct_positions(addresses, layout, positions, counts,
                                      np.flatnonzero(redo))
         local = np.sort(np.concatenate([local, redone]))
-    local += first * rows
     return local
 
 
-def _distinct_positions(key, layout, first, positions, wanted, blocks):
+def _distinct_positions(addresses, layout, positions, wanted, blocks):
     """The local rows ``i B + position`` of the first ``wanted[i]`` distinct position
     draws of each block ``i`` of ``blocks`` (about one a step at a batch of 256 on
     Adult; every block in the general case), unsorted."""
     local = [np.empty(0, dtype=np.int64)]
     for i in blocks.tolist():
-        local.append(i * layout.rows + _block_positions(key, layout, first + i, positions[i],
+        key, block = addresses(i)
+        local.append(i * layout.rows + _block_positions(key, layout, block, positions[i],
                                                         int(wanted[i])))
     return np.concatenate(local)
 
 
-def _one_by_one(key, layout, first, positions, counts):
+def _one_by_one(addresses, layout, positions, counts):
     """:func:`_blocks_sample`'s local rows in the general case: when ``K > B / 2`` the
     ``B - K`` first distinct positions drawn are the rows left out."""
     rows = layout.rows
     left_out = counts > rows // 2
     wanted = np.where(left_out, rows - counts, counts)
-    local = _distinct_positions(key, layout, first, positions, wanted,
+    local = _distinct_positions(addresses, layout, positions, wanted,
                                 np.arange(counts.size))
     drawn = np.zeros(counts.size * rows, dtype=bool)
     drawn[local] = True
@@ -392,8 +512,15 @@ def _one_by_one(key, layout, first, positions, counts):
 
 
 def _counts(key, layout, first, words):
+    """Each count of the blocks ``first, first + 1, ...`` of the stream of ``key``
+    (:func:`_block_counts`)."""
+    return _block_counts(_Addresses(key[None], first, words.size), layout, words)
+
+
+def _block_counts(addresses, layout, words):
     """Each block's count ``K ~ Binomial(B, p)`` by inversion of its uniform, whose
-    leading 64 bits are ``words``: ``K = #{k < B : F_k <= U}``."""
+    leading 64 bits are ``words``: ``K = #{k < B : F_k <= U}`` (``addresses``: each
+    block's key and global index, for a tie)."""
     thresholds = layout.thresholds
     counts = np.searchsorted(thresholds, words, side="right")
     # rare: a word equal to the entry below its count (a count of 0 reads the last
@@ -403,7 +530,8 @@ def _counts(key, layout, first, words):
         # a tie: the word is floor(2^64 F_k) for a k with 2^64 F_k not an integer
         tied = layout.inexact_before[counts] != layout.inexact_before[low]
         for i in np.flatnonzero(tied).tolist():
-            counts[i] = _tied_count(key, layout, first + i, int(words[i]))
+            key, block = addresses(i)
+            counts[i] = _tied_count(key, layout, block, int(words[i]))
     return counts
 
 

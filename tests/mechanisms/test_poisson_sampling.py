@@ -247,3 +247,34 @@ def test_the_draw_leaves_the_accounting_unchanged(monkeypatch):
         assert getattr(by_blocks, name) == getattr(by_rows, name), name
     assert by_blocks.sample_rate_ == 0.01 and by_blocks.epsilon_spent_ <= 1.0
     assert not np.array_equal(by_blocks.coef_, by_rows.coef_)   # other batches
+
+
+# -- several steps drawn together -----------------------------------------------------------
+
+@pytest.mark.parametrize("n, q", [(1, 0.01), (1025, 1e-3), (30_162, 256 / 30_162),
+                                  (30_162, 0.0155), (300_000, 1e-3), (5000, 0.1)])
+@pytest.mark.parametrize("rounds", ["default", "one word"])
+def test_steps_drawn_together_are_the_steps_drawn_one_by_one(n, q, rounds, request):
+    """``poisson_samples`` and ``poisson_step_samples`` give exactly the samples of one
+    ``poisson_sample`` a step and leave the stream in the same state, also through the
+    rare paths (further rounds in most blocks with one word a round), past the last
+    whole block and beyond the blocks drawn together (drawn a step at a time)."""
+    import copy
+
+    from randomgen import ChaCha
+
+    if rounds == "one word":
+        request.getfixturevalue("small_rounds")
+    steps = 23
+    alone_rng = np.random.Generator(ChaCha(seed=n))
+    together_rng, stepped_rng = copy.deepcopy(alone_rng), copy.deepcopy(alone_rng)
+    alone = [sampling.poisson_sample(n, q, alone_rng) for _ in range(steps)]
+    together = sampling.poisson_samples(n, q, together_rng, steps)
+    stepped = list(sampling.poisson_step_samples(n, q, stepped_rng, steps))
+    assert len(together) == len(stepped) == steps
+    for a, b, c in zip(alone, together, stepped):
+        assert b.dtype == c.dtype == np.int64
+        np.testing.assert_array_equal(b, a)
+        np.testing.assert_array_equal(c, a)
+    word = alone_rng.bit_generator.random_raw()
+    assert together_rng.bit_generator.random_raw() == stepped_rng.bit_generator.random_raw() == word
