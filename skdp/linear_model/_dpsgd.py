@@ -495,8 +495,12 @@ def _batch_blocks(X, Y, row_norms, idx, weights=None, persons=None):
         rows = _sparse_block_rows(design.X, _BATCH_BLOCK_BYTES)
     else:
         rows = _cache_rows(design.shape[1], _BATCH_BLOCK_BYTES)
-    if persons is None:   # an empty batch: one empty block
-        cuts = np.append(np.arange(0, max(idx.size, 1), rows), idx.size)
+    if persons is None and idx.size <= rows:   # one block (a small batch): no cuts
+        yield (design.subset(idx), np.take(Y, idx, axis=0), np.take(row_norms, idx),
+               None if weights is None else np.take(weights, idx), None)
+        return
+    if persons is None:
+        cuts = np.append(np.arange(0, idx.size, rows), idx.size)
     else:
         cuts = _person_cuts(persons, rows)
     for start, stop in zip(cuts[:-1], cuts[1:]):
