@@ -296,11 +296,7 @@ def poisson_samples(n, sample_rate, rng, count):
     if m == 0 or m > _BLOCKS_MAX_NUMERATOR or not 0 < blocks <= _BLOCKS_AT_ONCE:
         return [poisson_rows(key, sample_rate, 0, n) for key in keys]
     layout = _layout(BLOCK_BITS, m)
-    aes, size = _generator(), blocks * layout.record
-    words = np.empty((count, size), dtype=np.uint64)
-    for key, out in zip(keys, words):
-        _seek(aes, key, 0)
-        out[...] = aes.random_raw(size)
+    words = _first_words(keys, blocks * layout.record)
     # step s's block j is block s B' + j of one draw (B' blocks a step)
     local = _blocks_sample(_Addresses(keys, 0, blocks), layout,
                            words.reshape(count * blocks, layout.record))
@@ -446,6 +442,106 @@ def _seek(aes, key, address):
     number of words to skip (0 or 1) to reach that word."""
     aes.seed(key=key, counter=address >> 1)
     return address & 1
+
+
+def _first_words(keys, size):
+    """The first ``size`` words of the stream of each of ``keys``, shape ``(count,
+    size)``: :func:`_read` at address 0 for each key. Keying the generator costs far
+    more than reading a few hundred words (randomgen's ``seed``, 25-60 us), so the
+    keys' AES-128 round keys are expanded together (:func:`_round_keys`) and set as
+    the generator's state, when it reads them as its ``seed()`` does
+    (:func:`_keys_by_state`)."""
+    aes = _generator()
+    words = np.empty((len(keys), size), dtype=np.uint64)
+    if not _keys_by_state():
+        for key, out in zip(keys, words):
+            out[...] = _read(aes, key, 0, size)
+        return words
+    for schedule, out in zip(_round_keys(keys), words):
+        aes.state = _keyed_state(schedule)
+        out[...] = aes.random_raw(size)
+    return words
+
+
+def _keyed_state(schedule):
+    """An ``AESCounter`` state at counter block 0 of the key whose round keys are
+    ``schedule`` (randomgen holds the round keys as its ``seed`` and four counter
+    blocks, low and high words, ahead of an empty buffer)."""
+    return {"bit_generator": _AES_NAME,
+            "s": {"state": np.zeros(64, dtype=np.uint8), "seed": schedule,
+                  "counter": _FIRST_COUNTERS, "offset": 64},
+            "has_uint32": 0, "uinteger": 0}
+
+
+_AES_NAME = "randomgen.aes.AESCounter"
+_FIRST_COUNTERS = np.array([0, 0, 1, 0, 2, 0, 3, 0], dtype=np.uint64)
+
+
+@functools.lru_cache(maxsize=1)
+def _keys_by_state():
+    """Whether a state of :func:`_keyed_state` gives the stream of ``seed(key=...)``
+    (checked once a process on two keys, past the first buffer: a randomgen whose
+    state differs is keyed by ``seed``)."""
+    from randomgen import AESCounter
+
+    keys = np.array([[1, 2], [2**64 - 1, 2**63 + 5]], dtype=np.uint64)
+    try:
+        by_state = AESCounter(key=0, counter=0)
+        for key, schedule in zip(keys, _round_keys(keys)):
+            by_state.state = _keyed_state(schedule)
+            if not np.array_equal(by_state.random_raw(11),
+                                  AESCounter(key=key, counter=0).random_raw(11)):
+                return False
+    except (KeyError, TypeError, ValueError):
+        return False
+    return True
+
+
+@functools.lru_cache(maxsize=1)
+def _sbox():
+    """The AES S-box (FIPS-197 5.1.1): the inverse in GF(2^8) modulo ``x^8 + x^4 + x^3
+    + x + 1`` (0 for 0), then the affine map ``b ^ rot1(b) ^ ... ^ rot4(b) ^ 0x63``."""
+    power, log = [0] * 255, [0] * 256
+    x = 1
+    for i in range(255):   # 3 generates the multiplicative group
+        power[i], log[x] = x, i
+        x ^= ((x << 1) ^ (0x11B if x & 0x80 else 0)) & 0xFF
+    box = np.empty(256, dtype=np.uint8)
+    for a in range(256):
+        inverse = 0 if a == 0 else power[(255 - log[a]) % 255]
+        value = inverse
+        for k in range(1, 5):
+            value ^= ((inverse << k) | (inverse >> (8 - k))) & 0xFF
+        box[a] = value ^ 0x63
+    return box
+
+
+_ROUND_CONSTANTS = np.array([1, 2, 4, 8, 16, 32, 64, 128, 27, 54], dtype=np.uint8)
+
+
+def _round_keys(keys):
+    """The AES-128 key expansion (FIPS-197 5.2) of each key, all keys at once.
+
+    Parameters
+    ----------
+    keys : ndarray of shape (count, 2), dtype uint64
+        Keys as randomgen takes them (the 16 key bytes little-endian).
+
+    Returns
+    -------
+    schedule : ndarray of shape (count, 22), dtype uint64
+        The eleven round keys of each key, in the same byte order.
+    """
+    count, box = len(keys), _sbox()
+    w = np.empty((count, 44, 4), dtype=np.uint8)
+    w[:, :4] = np.ascontiguousarray(keys, dtype="<u8").view(np.uint8).reshape(count, 4, 4)
+    for i in range(4, 44):
+        word = w[:, i - 1]
+        if i % 4 == 0:   # RotWord, SubWord, Rcon
+            word = box[np.roll(word, -1, axis=1)]
+            word[:, 0] ^= _ROUND_CONSTANTS[i // 4 - 1]
+        np.bitwise_xor(w[:, i - 4], word, out=w[:, i])
+    return w.reshape(count, 176).view("<u8").reshape(count, 22)
 
 
 def _read(aes, key, address, size):

@@ -278,3 +278,28 @@ def test_steps_drawn_together_are_the_steps_drawn_one_by_one(n, q, rounds, reque
         np.testing.assert_array_equal(c, a)
     word = alone_rng.bit_generator.random_raw()
     assert together_rng.bit_generator.random_raw() == stepped_rng.bit_generator.random_raw() == word
+
+
+def test_round_keys_are_the_aes_128_key_expansion():
+    """FIPS-197 Appendix A.1 (key 2b7e1516...: last round key d014f9a8...) and the
+    S-box entries of its 5.1.1 table; the installed randomgen is keyed from them."""
+    key = np.frombuffer(bytes.fromhex("2b7e151628aed2a6abf7158809cf4f3c"), dtype="<u8")
+    schedule = sampling._round_keys(key[None])[0].view(np.uint8).tobytes().hex()
+    assert schedule[32:64] == "a0fafe1788542cb123a339392a6c7605"   # round key 1
+    assert schedule[-32:] == "d014f9a8c9ee2589e13f0cc8b6630ca6"     # round key 10
+    box = sampling._sbox()
+    assert (box[0x00], box[0x01], box[0x53], box[0xFF]) == (0x63, 0x7C, 0xED, 0x16)
+    assert sorted(box.tolist()) == list(range(256))
+    assert sampling._keys_by_state()
+
+
+@pytest.mark.parametrize("by_state", [True, False])
+def test_first_words_are_each_keys_stream(by_state, monkeypatch):
+    """The words read for many keys at once (round keys set as the state, or each key
+    seeded) are each key's stream from address 0, past the generator's buffer."""
+    if not by_state:
+        monkeypatch.setattr(sampling, "_keys_by_state", lambda: False)
+    keys = _keys(40, seed=3)
+    words = sampling._first_words(keys, 37)
+    for key, row in zip(keys, words):
+        np.testing.assert_array_equal(row, AESCounter(key=key, counter=0).random_raw(37))
