@@ -1145,7 +1145,24 @@ def _interleaved_ratios(timing):
              f"{params.get('target_time_ratio', 1.5)}, small batches and persons over rows "
              f"at most {params.get('target_small_batch_ratio', 1.3)}.", ""]
             + table(["pair (skdp / reference)", "skdp s", "reference s", "ratio",
-                     "range", "load"], rows))
+                     "range", "load"], rows) + _interleaved_floors(timing["ratios"]))
+
+
+def _interleaved_floors(ratios):
+    """The parts of a DP-SGD fit timed alone in the same rounds, over the reference."""
+    notes = []
+    for label, r in ratios.items():
+        others = r.get("others_s") or {}
+        if others and r.get("reference_s"):
+            notes.append(f"{label}: " + ", ".join(
+                f"{name} {fmt(seconds, 3)} s ({fmt(seconds / r['reference_s'], 2)}x)"
+                for name, seconds in others.items()))
+    if not notes:
+        return []
+    return ["Parts of the DP-SGD fits timed alone in the same rounds (median seconds, and "
+            "over the reference's median): the fit's n_steps Gaussian draws of the "
+            "coefficients' size from ChaCha20, its Poisson samples as a fit draws them, "
+            "and the gathers of those batches' rows. " + "; ".join(notes) + ".", ""]
 
 
 def _scaling_floors(results):
