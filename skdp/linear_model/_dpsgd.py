@@ -27,7 +27,8 @@ from ..losses import HingeLoss
 from ..mechanisms._dominance import NOISE_FLOOR_CERTAINTY, noise_floor
 from ..mechanisms._poisson_sampling import poisson_key as _poisson_key
 from ..mechanisms._poisson_sampling import poisson_rows as _poisson_rows
-from ..mechanisms._poisson_sampling import poisson_sample as _poisson_sample
+# one step's draw, the reference the tests compare the steps' samples with
+from ..mechanisms._poisson_sampling import poisson_sample as _poisson_sample  # noqa: F401
 from ..mechanisms._poisson_sampling import poisson_step_samples as _poisson_step_samples
 from ..solvers._design import (_CACHE_BYTES, _cache_rows, _sparse_block_rows, as_design,
                                is_sparse)
@@ -689,7 +690,9 @@ def _dp_sgd(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_rate, n_steps
     if tangent:  # d/dz of theta, its average and the velocity (forward mode)
         theta_dot, theta_avg_dot, velocity_dot = (np.zeros((K, d)) for _ in range(3))
     full_batch = sample_rate == 1.0
-    key = None   # a Poisson step's sampling key, drawn at each step
+    key = None   # a partitioned Poisson step's sampling key, drawn at each step
+    # in memory, the steps' Poisson samples of rows or persons, drawn several steps at a
+    # time: the samples and the stream's state of one draw a step
     samples = (None if full_batch or partitioned else _poisson_step_samples(
         n if persons is None else persons.n_persons, sample_rate, sampling_rng, n_steps))
     batch_sizes = np.empty(n_steps, dtype=np.int64)

@@ -49,6 +49,19 @@ addressed by the block index alone, so rows ``[a, b)`` read the words of the blo
 they meet and find exactly their part of the one sample, in memory or in a
 partition. Neither ``n`` nor the data enter the law or the addresses.
 
+Several steps at once (:func:`poisson_samples`, :func:`poisson_step_samples`: a fit in
+memory). A step's draw by blocks on few rows costs a few dozen vector operations and the
+keying of AES, not its words; the steps of a fit are drawn together instead: their keys
+read from the sampling stream in one call (the same words, in the same order, as one
+:func:`poisson_key` a step), each step's words read from its key's stream at the same
+addresses, and the blocks of all the steps processed as one draw whose block ``s B' + j``
+is block ``j`` of step ``s`` (``B'`` blocks a step; the rare paths read further words of
+that block's own stream). The AES-128 round keys of all the steps are expanded together
+(FIPS-197) and set as the generator's state, which randomgen's ``seed`` does one key at
+a time at several times the cost (checked once a process against ``seed``; a randomgen
+whose state differs is keyed by ``seed``). The samples and the law are those of one draw
+a step, bit for bit.
+
 Word addresses of the draw by blocks, in 64-bit words of the key's stream (counter
 block ``c`` gives words ``2c`` and ``2c + 1``): block ``j``'s first ``R = 1 + W``
 words start at ``jR`` (its count word, then ``W`` words of four positions each); its
