@@ -597,13 +597,31 @@ def _blocks_sample(addresses, layout, words):
 def _distinct_positions(addresses, layout, positions, wanted, blocks):
     """The local rows ``i B + position`` of the first ``wanted[i]`` distinct position
     draws of each block ``i`` of ``blocks`` (about one a step at a batch of 256 on
-    Adult; every block in the general case), unsorted."""
-    local = [np.empty(0, dtype=np.int64)]
-    for i in blocks.tolist():
+    Adult; every block in the general case), unsorted: found together in the blocks
+    whose first round holds enough distinct draws (:func:`_first_distinct_in_rows`),
+    through further rounds block by block in the others."""
+    chosen, complete = _first_distinct_in_rows(positions[blocks], wanted[blocks])
+    local = [(blocks[:, None] * layout.rows + positions[blocks])[chosen]]
+    for i in blocks[~complete].tolist():
         key, block = addresses(i)
         local.append(i * layout.rows + _block_positions(key, layout, block, positions[i],
                                                         int(wanted[i])))
     return np.concatenate(local)
+
+
+def _first_distinct_in_rows(draws, wanted):
+    """For each row of ``draws``, the mask of its first ``wanted`` distinct values (each
+    value's first draw, in draw order: :func:`first_distinct` of the row), and whether
+    the row holds that many (a row that does not gets an empty mask)."""
+    order = np.argsort(draws, axis=1, kind="stable")   # equal values in draw order
+    ranked = np.take_along_axis(draws, order, axis=1)
+    first = np.ones(draws.shape, dtype=bool)
+    first[:, 1:] = ranked[:, 1:] != ranked[:, :-1]     # a value's first draw
+    firsts = np.zeros(draws.shape, dtype=bool)
+    np.put_along_axis(firsts, order, first, axis=1)
+    seen = np.cumsum(firsts, axis=1)                   # distinct values drawn so far
+    complete = seen[:, -1] >= wanted if draws.shape[1] else wanted <= 0
+    return firsts & (seen <= wanted[:, None]) & complete[:, None], complete
 
 
 def _one_by_one(addresses, layout, positions, counts):

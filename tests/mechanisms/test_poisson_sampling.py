@@ -303,3 +303,21 @@ def test_first_words_are_each_keys_stream(by_state, monkeypatch):
     words = sampling._first_words(keys, 37)
     for key, row in zip(keys, words):
         np.testing.assert_array_equal(row, AESCounter(key=key, counter=0).random_raw(37))
+
+
+def test_first_distinct_in_rows_is_first_distinct_row_by_row():
+    """The rows' first distinct draws found together are ``first_distinct`` of each row
+    (the same values, each at its first draw), and a row with too few is incomplete."""
+    rng = np.random.default_rng(4)
+    draws = rng.integers(0, 6, size=(500, 7))
+    wanted = rng.integers(0, 8, size=500)
+    chosen, complete = sampling._first_distinct_in_rows(draws, wanted)
+    for row, want, mask, done in zip(draws, wanted, chosen, complete):
+        expected = first_distinct(row.tolist(), int(want))
+        assert done == (expected is not None)
+        if expected is None:
+            assert not mask.any()
+            continue
+        assert row[mask].tolist() == expected
+        assert all(v not in row[:i] for i, v in zip(np.flatnonzero(mask), row[mask]))
+    assert complete.any() and not complete.all()
