@@ -1121,7 +1121,48 @@ def scaling(payload, timing=None):
                     "time ratio", "skdp MB", "sklearn MB", "memory ratio"], rows)
     lines += [""] + (["Fits that failed: " + "; ".join(failures) + "."] if failures
                      else ["Every fit succeeded."]) + [""]
-    return lines + _scaling_floors(payload["results"])
+    return lines + _scaling_floors(payload["results"]) + _interleaved_ratios(timing)
+
+
+def _interleaved_ratios(timing):
+    """``scaling_timing.json`` (``bench_scaling --interleaved``): each pair's fits timed in
+    turn in one process, the median of the per-round ratios."""
+    if not timing:
+        return []
+    env, params = timing.get("environment", {}), timing.get("params", {})
+    rows = [[label, fmt(r["ours_s"], 3), fmt(r["reference_s"], 3), fmt(r["ratio"], 2),
+             f"{fmt(r['ratio_range'][0], 2)} to {fmt(r['ratio_range'][1], 2)}",
+             " to ".join(fmt(v, 1) for v in r.get("load_average", []))]
+            for label, r in timing["ratios"].items()]
+    return (["Interleaved ratios (`python -m benchmarks.bench_scaling --interleaved "
+             f"{params.get('rounds', '?')}`, git {env.get('git_sha') or NOT_RECORDED}, "
+             f"date {env.get('date') or NOT_RECORDED}): each pair fitted in turn, "
+             f"{params.get('rounds', '?')} rounds after a warm-up fit of each, one BLAS "
+             "thread, wall time, defaults unless stated; the figure is the median of the "
+             "per-round ratios. Taken on a shared 2-core machine (the 1-minute load "
+             "average before and after is given): the ratios move with the load. Goals "
+             "(issue 48): sparse pairs at most "
+             f"{params.get('target_time_ratio', 1.5)}, small batches and persons over rows "
+             f"at most {params.get('target_small_batch_ratio', 1.3)}.", ""]
+            + table(["pair (skdp / reference)", "skdp s", "reference s", "ratio",
+                     "range", "load"], rows) + _interleaved_floors(timing["ratios"]))
+
+
+def _interleaved_floors(ratios):
+    """The parts of a DP-SGD fit timed alone in the same rounds, over the reference."""
+    notes = []
+    for label, r in ratios.items():
+        others = r.get("others_s") or {}
+        if others and r.get("reference_s"):
+            notes.append(f"{label}: " + ", ".join(
+                f"{name} {fmt(seconds, 3)} s ({fmt(seconds / r['reference_s'], 2)}x)"
+                for name, seconds in others.items()))
+    if not notes:
+        return []
+    return ["Parts of the DP-SGD fits timed alone in the same rounds (median seconds, and "
+            "over the reference's median): the fit's n_steps Gaussian draws of the "
+            "coefficients' size from ChaCha20, its Poisson samples as a fit draws them, "
+            "and the gathers of those batches' rows. " + "; ".join(notes) + ".", ""]
 
 
 def _scaling_floors(results):

@@ -32,7 +32,9 @@ thread, in interleaved rounds (medians of the per-round ratios): the fit as it i
 drawn by rows (the sampler before the draw by blocks: the same law, a word per two
 rows), and a floor where the sampler costs nothing (precomputed batches); and the
 sampler alone, a step's draw by rows and by blocks at a batch of 256 on Adult's rows
-and on 10^6 rows, and the keying of the AES generator with a step's key (both pay it);
+and on 10^6 rows, the keying of the AES generator with a step's key (both pay it), and
+the mean cost a step of the steps drawn together as a fit draws them (on Adult's rows,
+many steps' blocks at once, keyed by state from round keys expanded together);
 and the same fits at a batch of 256 on a tall synthetic design (200,000 x 100, rows
 scaled into the unit ball, 2 epochs, 3 rounds), where a word per two rows costs far
 more than the batch.
@@ -50,6 +52,7 @@ import warnings
 from unittest import mock
 
 import numpy as np
+from randomgen import ChaCha
 from sklearn.datasets import make_classification
 from sklearn.linear_model import LogisticRegression, SGDClassifier
 from threadpoolctl import threadpool_limits
@@ -305,13 +308,12 @@ def _free_batches(n, q, count):
     the sampler's floor."""
     rng = np.random.default_rng(0)
     batches = [np.flatnonzero(rng.random(n) < q) for _ in range(count)]
-    state = {"step": 0}
 
-    def sample(n_rows, sample_rate, sampling_rng):
-        sampling_rng.bit_generator.random_raw(2)   # the key the fit would draw
-        state["step"] += 1
-        return batches[state["step"] % count]
-    return sample
+    def samples(n_rows, sample_rate, sampling_rng, n_steps):
+        sampling_rng.bit_generator.random_raw(2 * n_steps)   # the keys the fit would draw
+        for step in range(n_steps):
+            yield batches[step % count]
+    return samples
 
 
 def _small_batch_fits(X, y, sample_rate, settings):
@@ -326,7 +328,8 @@ def _small_batch_fits(X, y, sample_rate, settings):
             dpsgd()
 
     def free_sampler():
-        with mock.patch.object(_dpsgd, "_poisson_sample", _free_batches(len(X), sample_rate, 64)):
+        free = _free_batches(len(X), sample_rate, 64)
+        with mock.patch.object(_dpsgd, "_poisson_step_samples", free):
             dpsgd()
 
     def sgd():
@@ -366,8 +369,13 @@ def _sampler_steps(n, q, steps):
         for name, draw in draws.items():
             times[name].append(_cpu_seconds(lambda: draw(key)) * 1e6)
     ratios = np.asarray(times["by_rows"]) / np.asarray(times["by_blocks"])
+    # the steps drawn together, as a fit draws them (poisson_step_samples)
+    rng = np.random.Generator(ChaCha(seed=0))
+    together = _cpu_seconds(lambda: list(_poisson_sampling.poisson_step_samples(n, q, rng,
+                                                                                steps)))
     return {"n": n, "sample_rate": q,
             "median_us": {name: float(np.median(t)) for name, t in times.items()},
+            "steps_together_mean_us": together / steps * 1e6,
             "by_rows_over_by_blocks": float(np.median(ratios))}
 
 

@@ -110,8 +110,9 @@ def make_data(spec, path):
         return
     kind, n, d, density = spec
     rng = np.random.default_rng(0)
-    if kind == "csr":
-        X = sp.random(n, d, density=density, format="csr", random_state=0, dtype=np.float64)
+    if kind == "csr":   # a Generator: RandomState's choice would permute all n d positions
+        X = sp.random(n, d, density=density, format="csr", rng=np.random.default_rng(0),
+                      dtype=np.float64)
     else:
         X = rng.standard_normal((n, d))
     norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel() if kind == "csr"
@@ -274,6 +275,99 @@ def run(cases, timeout):
     return results
 
 
+# The ratios of issue 48, each pair timed in turn in one process (interleaved rounds,
+# one BLAS thread): the sparse paths on the RCV1-shaped design, DP-SGD at small batches
+# and DP-SGD's person-level fit against its row-level one on Adult.
+INTERLEAVED_CASE = "RCV1-shaped CSR 50000 x 50000, 0.1 %"
+SMALL_BATCH = dict(batch=256, epochs=20)
+
+
+def _interleaved_pairs():
+    """(label, ours, reference, floors) of :func:`interleaved`, data loaded once;
+    ``floors`` (name -> fit) are parts of a DP-SGD fit timed alone in the same rounds."""
+    from sklearn.linear_model import SGDClassifier
+
+    from skdp import DPSGDClassifier
+    from skdp.datasets import load_adult
+
+    from .bench_person_level import visit_persons
+
+    path = data_path(INTERLEAVED_CASE, CASES[INTERLEAVED_CASE])
+    make_data(CASES[INTERLEAVED_CASE], path)
+    X, y = load_data(path)
+    adult = load_adult()
+    A, b = adult.X_train, adult.y_train
+    persons = visit_persons(len(b))
+    rate = SMALL_BATCH["batch"] / len(b)
+
+    def small_batch():
+        return DPSGDClassifier(epsilon=np.inf, noise_multiplier=1.0, sample_rate=rate,
+                               epochs=SMALL_BATCH["epochs"], data_norm=1.0,
+                               random_state=0).fit(A, b)
+
+    return [
+        (f"{INTERLEAVED_CASE}: OutputPertSVM(C=0.01) / LinearSVC(C=0.01, hinge)",
+         lambda: make_estimator("OutputPertSVM(C=0.01)").fit(X, y),
+         lambda: make_estimator("LinearSVC(C=0.01, hinge, random_state=0)").fit(X, y), {}),
+        (f"{INTERLEAVED_CASE}: DPSGDClassifier() / SGDClassifier(log_loss)",
+         lambda: make_estimator("DPSGDClassifier()").fit(X, y),
+         lambda: make_estimator("SGDClassifier(log_loss)").fit(X, y),
+         _dpsgd_floors(make_estimator("DPSGDClassifier()").fit(X, y), X)),
+        # the noise multiplier given: the fit without the calibration's one-off cost
+        ("Adult: DPSGDClassifier(batch 256, 20 epochs, noise_multiplier=1) / "
+         "SGDClassifier(log_loss, 20 epochs)", small_batch,
+         lambda: SGDClassifier(loss="log_loss", max_iter=SMALL_BATCH["epochs"], tol=None,
+                               random_state=0).fit(A, b),
+         _dpsgd_floors(small_batch(), A)),
+        ("Adult: DPSGDClassifier() with groups (persons of 1-20 rows) / without",
+         lambda: DPSGDClassifier(epsilon=1.0, random_state=0).fit(A, b, groups=persons),
+         lambda: DPSGDClassifier(epsilon=1.0, random_state=0).fit(A, b), {}),
+    ]
+
+
+def _dpsgd_floors(model, X):
+    """Parts of a DP-SGD fit that no implementation avoids, each timed alone: its
+    ``n_steps_`` Gaussian draws of the coefficients' size from ChaCha20 (the noise
+    stream), its Poisson samples (the sampler, as a fit draws them) and the gathers of
+    those batches' rows (a copy of each batch)."""
+    from randomgen import ChaCha
+
+    from skdp.mechanisms._poisson_sampling import poisson_step_samples
+
+    steps, rate, width = model.n_steps_, model.sample_rate_, model.coef_.size + 1
+    n = X.shape[0]
+    batches = list(poisson_step_samples(n, rate, np.random.Generator(ChaCha(seed=1)), steps))
+
+    def noise():
+        rng = np.random.Generator(ChaCha(seed=0))
+        for _ in range(steps):
+            rng.standard_normal((1, width))
+
+    def samples():
+        list(poisson_step_samples(n, rate, np.random.Generator(ChaCha(seed=1)), steps))
+
+    def gathers():
+        for idx in batches:
+            X[idx]
+
+    return {"noise draws": noise, "Poisson samples": samples, "batch gathers": gathers}
+
+
+def interleaved(repeats):
+    """Each pair of :func:`_interleaved_pairs` in ``repeats`` interleaved rounds
+    (:func:`_common.interleaved_ratio`, wall time, the floors timed in the same rounds),
+    one BLAS thread, after one warm-up fit of each side."""
+    from threadpoolctl import threadpool_limits
+
+    out = {}
+    with threadpool_limits(limits=1, user_api="blas"):
+        for label, ours, reference, floors in _interleaved_pairs():
+            ours(), reference()
+            out[label] = _common.interleaved_ratio(ours, reference, repeats, floors)
+            print(label, f"{out[label]['ratio']:.2f}", flush=True)
+    return out
+
+
 def plot(payload, path):
     import matplotlib
 
@@ -307,9 +401,18 @@ def main(argv=None):
                         help=argparse.SUPPRESS)
     parser.add_argument("--timeout", type=float, default=900.0,
                         help="seconds allowed to one process (default 900)")
+    parser.add_argument("--interleaved", type=int, metavar="ROUNDS", default=0,
+                        help="only the interleaved ratios (scaling_timing.json)")
     args = parser.parse_args(argv)
     if args.single:
         single(args.single[0], args.single[1], int(args.single[2]))
+        return
+    if args.interleaved:
+        _common.write_results("scaling_timing", {
+            "params": {"blas_threads": 1, "rounds": args.interleaved,
+                       "small_batch": SMALL_BATCH, "target_time_ratio": 1.5,
+                       "target_person_ratio": 1.3, "target_small_batch_ratio": 1.3},
+            "ratios": interleaved(args.interleaved)})
         return
     cases = QUICK_CASES if args.quick else CASES
     name = "scaling" + ("_quick" if args.quick else "")

@@ -186,6 +186,20 @@ def test_scaling_numbers_are_the_json_numbers(report, committed):
                                      fmt(reference.get("memory_ratio"), 2)]
 
 
+def test_interleaved_ratios_are_the_json_numbers(report):
+    """``scaling_timing.json`` (``bench_scaling --interleaved``) in the scaling section:
+    each pair's medians, ratio and range."""
+    path = RESULTS / "scaling_timing.json"
+    if not path.exists():
+        pytest.skip("no interleaved ratios committed")
+    text = _section(report, "scaling")
+    for label, r in json.loads(path.read_text())["ratios"].items():
+        cells = _row(text, [label])
+        assert cells[1:5] == [fmt(r["ours_s"], 3), fmt(r["reference_s"], 3),
+                              fmt(r["ratio"], 2),
+                              f"{fmt(r['ratio_range'][0], 2)} to {fmt(r['ratio_range'][1], 2)}"]
+
+
 def test_paper_table_numbers_are_the_json_numbers(report, committed):
     payload = committed["paper_table"]
     text = _section(report, "paper_table")

@@ -31,7 +31,9 @@ from ..mechanisms._one_step import (one_step_calibration, one_step_inference, on
                                     release_one_step)
 from ..mechanisms._poisson_sampling import poisson_key as _poisson_key
 from ..mechanisms._poisson_sampling import poisson_rows as _poisson_rows
-from ..mechanisms._poisson_sampling import poisson_sample as _poisson_sample
+# one step's draw, the reference the tests compare the steps' samples with
+from ..mechanisms._poisson_sampling import poisson_sample as _poisson_sample  # noqa: F401
+from ..mechanisms._poisson_sampling import poisson_step_samples as _poisson_step_samples
 from ..solvers._design import (_CACHE_BYTES, _cache_rows, _sparse_block_rows, as_design,
                                is_sparse)
 from ..solvers._newton import _row_norms
@@ -505,8 +507,12 @@ def _batch_blocks(X, Y, row_norms, idx, weights=None, persons=None):
         rows = _sparse_block_rows(design.X, _BATCH_BLOCK_BYTES)
     else:
         rows = _cache_rows(design.shape[1], _BATCH_BLOCK_BYTES)
-    if persons is None:   # an empty batch: one empty block
-        cuts = np.append(np.arange(0, max(idx.size, 1), rows), idx.size)
+    if persons is None and idx.size <= rows:   # one block (a small batch): no cuts
+        yield (design.subset(idx), np.take(Y, idx, axis=0), np.take(row_norms, idx),
+               None if weights is None else np.take(weights, idx), None)
+        return
+    if persons is None:
+        cuts = np.append(np.arange(0, idx.size, rows), idx.size)
     else:
         cuts = _person_cuts(persons, rows)
     for start, stop in zip(cuts[:-1], cuts[1:]):
@@ -695,7 +701,11 @@ def _dp_sgd(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_rate, n_steps
     if tangent:  # d/dz of theta, its average and the velocity (forward mode)
         theta_dot, theta_avg_dot, velocity_dot = (np.zeros((K, d)) for _ in range(3))
     full_batch = sample_rate == 1.0
-    key = None   # a Poisson step's sampling key, drawn at each step
+    key = None   # a partitioned Poisson step's sampling key, drawn at each step
+    # in memory, the steps' Poisson samples of rows or persons, drawn several steps at a
+    # time: the samples and the stream's state of one draw a step
+    samples = (None if full_batch or partitioned else _poisson_step_samples(
+        n if persons is None else persons.n_persons, sample_rate, sampling_rng, n_steps))
     batch_sizes = np.empty(n_steps, dtype=np.int64)
     steps_per_epoch = max(1, int(round(1.0 / sample_rate)))
     start = time.perf_counter()
@@ -711,12 +721,12 @@ def _dp_sgd(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_rate, n_steps
                 key = _poisson_key(sampling_rng)
                 blocks = [(X, Y, row_norms, None, None)]
             elif persons is not None:   # persons sampled, each with all of their rows
-                chosen = _poisson_sample(persons.n_persons, sample_rate, sampling_rng)
+                chosen = next(samples)
                 batch_sizes[t] = chosen.size
                 idx, codes = persons.rows(chosen)
                 blocks = _batch_blocks(X, Y, row_norms, idx, weights, codes)
             else:
-                idx = _poisson_sample(n, sample_rate, sampling_rng)
+                idx = next(samples)
                 batch_sizes[t] = idx.size
                 blocks = _batch_blocks(X, Y, row_norms, idx, weights)
             # the noise is drawn first and the clipped sums are added into it, so that

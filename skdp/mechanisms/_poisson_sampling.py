@@ -49,6 +49,19 @@ addressed by the block index alone, so rows ``[a, b)`` read the words of the blo
 they meet and find exactly their part of the one sample, in memory or in a
 partition. Neither ``n`` nor the data enter the law or the addresses.
 
+Several steps at once (:func:`poisson_samples`, :func:`poisson_step_samples`: a fit in
+memory). A step's draw by blocks on few rows costs a few dozen vector operations and the
+keying of AES, not its words; the steps of a fit are drawn together instead: their keys
+read from the sampling stream in one call (the same words, in the same order, as one
+:func:`poisson_key` a step), each step's words read from its key's stream at the same
+addresses, and the blocks of all the steps processed as one draw whose block ``s B' + j``
+is block ``j`` of step ``s`` (``B'`` blocks a step; the rare paths read further words of
+that block's own stream). The AES-128 round keys of all the steps are expanded together
+(FIPS-197) and set as the generator's state, which randomgen's ``seed`` does one key at
+a time at several times the cost (checked once a process against ``seed``; a randomgen
+whose state differs is keyed by ``seed``). The samples and the law are those of one draw
+a step, bit for bit.
+
 Word addresses of the draw by blocks, in 64-bit words of the key's stream (counter
 block ``c`` gives words ``2c`` and ``2c + 1``): block ``j``'s first ``R = 1 + W``
 words start at ``jR`` (its count word, then ``W`` words of four positions each); its
@@ -245,10 +258,124 @@ def _rows_by_blocks(key, m, start, stop, block_bits=BLOCK_BITS):
         size = min(_BLOCKS_AT_ONCE, end - j0)
         words = aes.random_raw(skip + size * layout.record)[skip:]
         skip = 0
-        parts.append(_blocks_sample(key, layout, j0, words.reshape(size, layout.record)))
+        local = _blocks_sample(_Addresses(key[None], j0, size), layout,
+                               words.reshape(size, layout.record))
+        local += j0 * layout.rows
+        parts.append(local)
     rows = parts[0] if len(parts) == 1 else np.concatenate(parts)
     # only the first and last blocks may reach outside [start, stop)
     return rows[np.searchsorted(rows, start):np.searchsorted(rows, stop)]
+
+
+def poisson_samples(n, sample_rate, rng, count):
+    """``count`` steps' Poisson samples of the rows ``[0, n)``, drawn together.
+
+    Exactly ``[poisson_sample(n, sample_rate, rng) for _ in range(count)]``: the same
+    keys from ``rng`` (left in the same state) and the same samples. A small batch on
+    few rows (drawn by blocks, at most :data:`_BLOCKS_AT_ONCE` blocks a step) costs a
+    few dozen vector operations a step; drawn together, the steps share them.
+
+    Parameters
+    ----------
+    n : int
+        Number of rows.
+    sample_rate : float in (0, 1)
+        ``q``.
+    rng : numpy.random.Generator
+        The fit's secret sampling stream.
+    count : int
+        Number of steps.
+
+    Returns
+    -------
+    samples : list of ndarray of int64
+        Each step's sampled row indices, sorted.
+
+    Examples
+    --------
+    >>> import copy
+    >>> import numpy as np
+    >>> from randomgen import ChaCha
+    >>> rng = np.random.Generator(ChaCha(seed=0))
+    >>> alone = [poisson_sample(5000, 0.01, rng) for _ in range(3)]
+    >>> rng = np.random.Generator(ChaCha(seed=0))
+    >>> together = poisson_samples(5000, 0.01, rng, 3)
+    >>> all(np.array_equal(a, b) for a, b in zip(alone, together))
+    True
+    """
+    keys = rng.bit_generator.random_raw(2 * count).reshape(count, 2)   # poisson_key's words
+    m = inclusion_numerator(sample_rate)
+    blocks = -(-n >> BLOCK_BITS)
+    if m == 0 or m > _BLOCKS_MAX_NUMERATOR or not 0 < blocks <= _BLOCKS_AT_ONCE:
+        return [poisson_rows(key, sample_rate, 0, n) for key in keys]
+    layout = _layout(BLOCK_BITS, m)
+    words = _first_words(keys, blocks * layout.record)
+    # step s's block j is block s B' + j of one draw (B' blocks a step)
+    local = _blocks_sample(_Addresses(keys, 0, blocks), layout,
+                           words.reshape(count * blocks, layout.record))
+    span = blocks * layout.rows
+    steps = local // span
+    local -= steps * span
+    keep = local < n   # the last block's rows past n
+    local, steps = local[keep], steps[keep]
+    cuts = np.searchsorted(steps, np.arange(count + 1)).tolist()   # np.split, without
+    return [local[a:b] for a, b in zip(cuts[:-1], cuts[1:])]      # its per-part overhead
+
+
+# The blocks (steps times blocks a step) drawn together by :func:`poisson_step_samples`:
+# 460 KiB of words, and about 64 Ki sampled rows at most (q <= 1/64).
+_STEP_BLOCKS_AT_ONCE = 1 << 12
+
+
+def poisson_step_samples(n, sample_rate, rng, n_steps):
+    """Each of ``n_steps`` steps' Poisson samples of the rows ``[0, n)``, in order.
+
+    The samples and the state of ``rng`` of :func:`poisson_sample` called once a step
+    (:func:`poisson_samples`); a small batch on few rows is drawn for several steps at
+    once (:data:`_STEP_BLOCKS_AT_ONCE` blocks in all), anything else a step at a time.
+
+    Parameters
+    ----------
+    n : int
+        Number of rows.
+    sample_rate : float in (0, 1)
+        ``q``.
+    rng : numpy.random.Generator
+        The fit's secret sampling stream, read only by this draw while it runs.
+    n_steps : int
+        Number of steps.
+
+    Yields
+    ------
+    idx : ndarray of int64
+        A step's sampled row indices, sorted.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from randomgen import ChaCha
+    >>> steps = poisson_step_samples(5000, 0.01, np.random.Generator(ChaCha(seed=0)), 3)
+    >>> len(list(steps))
+    3
+    """
+    blocks = -(-n >> BLOCK_BITS)
+    m = inclusion_numerator(sample_rate)
+    together = (0 < m <= _BLOCKS_MAX_NUMERATOR and 0 < blocks <= _BLOCKS_AT_ONCE)
+    count = max(1, _STEP_BLOCKS_AT_ONCE // blocks) if together else 1
+    for first in range(0, n_steps, count):
+        yield from poisson_samples(n, sample_rate, rng, min(count, n_steps - first))
+
+
+class _Addresses:
+    """The key and global block index of each block of a draw: blocks ``i`` of a
+    draw are block ``first + i % per_key`` of the stream of ``keys[i // per_key]``
+    (the rare paths read further words of a block's own stream)."""
+
+    def __init__(self, keys, first, per_key):
+        self.keys, self.first, self.per_key = keys, first, per_key
+
+    def __call__(self, i):
+        return self.keys[i // self.per_key], self.first + i % self.per_key
 
 
 @functools.lru_cache(maxsize=8)
@@ -331,15 +458,116 @@ def _seek(aes, key, address):
     return address & 1
 
 
+def _first_words(keys, size):
+    """The first ``size`` words of the stream of each of ``keys``, shape ``(count,
+    size)``: :func:`_read` at address 0 for each key. Keying the generator costs far
+    more than reading a few hundred words (randomgen's ``seed``, 25-60 us), so the
+    keys' AES-128 round keys are expanded together (:func:`_round_keys`) and set as
+    the generator's state, when it reads them as its ``seed()`` does
+    (:func:`_keys_by_state`)."""
+    aes = _generator()
+    words = np.empty((len(keys), size), dtype=np.uint64)
+    if not _keys_by_state():
+        for key, out in zip(keys, words):
+            out[...] = _read(aes, key, 0, size)
+        return words
+    for schedule, out in zip(_round_keys(keys), words):
+        aes.state = _keyed_state(schedule)
+        out[...] = aes.random_raw(size)
+    return words
+
+
+def _keyed_state(schedule):
+    """An ``AESCounter`` state at counter block 0 of the key whose round keys are
+    ``schedule`` (randomgen holds the round keys as its ``seed`` and four counter
+    blocks, low and high words, ahead of an empty buffer)."""
+    return {"bit_generator": _AES_NAME,
+            "s": {"state": np.zeros(64, dtype=np.uint8), "seed": schedule,
+                  "counter": _FIRST_COUNTERS, "offset": 64},
+            "has_uint32": 0, "uinteger": 0}
+
+
+_AES_NAME = "randomgen.aes.AESCounter"
+_FIRST_COUNTERS = np.array([0, 0, 1, 0, 2, 0, 3, 0], dtype=np.uint64)
+
+
+@functools.lru_cache(maxsize=1)
+def _keys_by_state():
+    """Whether a state of :func:`_keyed_state` gives the stream of ``seed(key=...)``
+    (checked once a process on two keys, past the first buffer: a randomgen whose
+    state differs is keyed by ``seed``)."""
+    from randomgen import AESCounter
+
+    keys = np.array([[1, 2], [2**64 - 1, 2**63 + 5]], dtype=np.uint64)
+    try:
+        by_state = AESCounter(key=0, counter=0)
+        for key, schedule in zip(keys, _round_keys(keys)):
+            by_state.state = _keyed_state(schedule)
+            if not np.array_equal(by_state.random_raw(11),
+                                  AESCounter(key=key, counter=0).random_raw(11)):
+                return False
+    except (KeyError, TypeError, ValueError):
+        return False
+    return True
+
+
+@functools.lru_cache(maxsize=1)
+def _sbox():
+    """The AES S-box (FIPS-197 5.1.1): the inverse in GF(2^8) modulo ``x^8 + x^4 + x^3
+    + x + 1`` (0 for 0), then the affine map ``b ^ rot1(b) ^ ... ^ rot4(b) ^ 0x63``."""
+    power, log = [0] * 255, [0] * 256
+    x = 1
+    for i in range(255):   # 3 generates the multiplicative group
+        power[i], log[x] = x, i
+        x ^= ((x << 1) ^ (0x11B if x & 0x80 else 0)) & 0xFF
+    box = np.empty(256, dtype=np.uint8)
+    for a in range(256):
+        inverse = 0 if a == 0 else power[(255 - log[a]) % 255]
+        value = inverse
+        for k in range(1, 5):
+            value ^= ((inverse << k) | (inverse >> (8 - k))) & 0xFF
+        box[a] = value ^ 0x63
+    return box
+
+
+_ROUND_CONSTANTS = np.array([1, 2, 4, 8, 16, 32, 64, 128, 27, 54], dtype=np.uint8)
+
+
+def _round_keys(keys):
+    """The AES-128 key expansion (FIPS-197 5.2) of each key, all keys at once.
+
+    Parameters
+    ----------
+    keys : ndarray of shape (count, 2), dtype uint64
+        Keys as randomgen takes them (the 16 key bytes little-endian).
+
+    Returns
+    -------
+    schedule : ndarray of shape (count, 22), dtype uint64
+        The eleven round keys of each key, in the same byte order.
+    """
+    count, box = len(keys), _sbox()
+    w = np.empty((count, 44, 4), dtype=np.uint8)
+    w[:, :4] = np.ascontiguousarray(keys, dtype="<u8").view(np.uint8).reshape(count, 4, 4)
+    for i in range(4, 44):
+        word = w[:, i - 1]
+        if i % 4 == 0:   # RotWord, SubWord, Rcon
+            word = box[np.roll(word, -1, axis=1)]
+            word[:, 0] ^= _ROUND_CONSTANTS[i // 4 - 1]
+        np.bitwise_xor(w[:, i - 4], word, out=w[:, i])
+    return w.reshape(count, 176).view("<u8").reshape(count, 22)
+
+
 def _read(aes, key, address, size):
     """``size`` 64-bit words of the stream of ``key`` from word ``address`` on."""
     skip = _seek(aes, key, address)
     return aes.random_raw(skip + size)[skip:]
 
 
-def _blocks_sample(key, layout, first, words):
-    """The sampled global rows (sorted) of the blocks ``first, first + 1, ...``, from
-    their first words ``words`` (one row of ``R`` words a block).
+def _blocks_sample(addresses, layout, words):
+    """The local rows ``i B + position`` (sorted) sampled in the blocks ``i = 0, 1,
+    ...`` of a draw, from their first words ``words`` (one row of ``R`` words a block;
+    ``addresses``: each block's key and global index, :class:`_Addresses`).
 
     A block's first ``L`` position draws are its answer when they are distinct; one
     sort of them all finds the blocks where they are not (about ``b q / 2`` a step for
@@ -347,11 +575,13 @@ def _blocks_sample(key, layout, first, words):
     (:func:`first_distinct`). A step of a small batch on many rows costs a few vector
     operations on ``n / B`` counts and the batch's positions."""
     rows, size = layout.rows, words.shape[0]
-    counts = _counts(key, layout, first, words[:, 0])
+    counts = _block_counts(addresses, layout, words[:, 0])
     positions = words.view("<u2")[:, 4:] >> layout.position_shift
     if counts.max() > min(rows // 2, positions.shape[1]):   # q large, or a rare block
-        return _one_by_one(key, layout, first, positions, counts) + first * rows
-    local = np.repeat(layout.block_starts[:size], counts)
+        return _one_by_one(addresses, layout, positions, counts)
+    starts = (layout.block_starts[:size] if size <= _BLOCKS_AT_ONCE
+              else np.arange(size, dtype=np.int64) * rows)
+    local = np.repeat(starts, counts)
     local += positions[layout.draw_index < counts[:, None]]
     local.sort()
     repeats = local[1:][local[1:] == local[:-1]]
@@ -359,31 +589,49 @@ def _blocks_sample(key, layout, first, words):
         redo = np.zeros(size, dtype=bool)
         redo[repeats // rows] = True
         local = local[~redo[local // rows]]
-        redone = _distinct_positions(key, layout, first, positions, counts,
+        redone = _distinct_positions(addresses, layout, positions, counts,
                                      np.flatnonzero(redo))
         local = np.sort(np.concatenate([local, redone]))
-    local += first * rows
     return local
 
 
-def _distinct_positions(key, layout, first, positions, wanted, blocks):
+def _distinct_positions(addresses, layout, positions, wanted, blocks):
     """The local rows ``i B + position`` of the first ``wanted[i]`` distinct position
     draws of each block ``i`` of ``blocks`` (about one a step at a batch of 256 on
-    Adult; every block in the general case), unsorted."""
-    local = [np.empty(0, dtype=np.int64)]
-    for i in blocks.tolist():
-        local.append(i * layout.rows + _block_positions(key, layout, first + i, positions[i],
+    Adult; every block in the general case), unsorted: found together in the blocks
+    whose first round holds enough distinct draws (:func:`_first_distinct_in_rows`),
+    through further rounds block by block in the others."""
+    chosen, complete = _first_distinct_in_rows(positions[blocks], wanted[blocks])
+    local = [(blocks[:, None] * layout.rows + positions[blocks])[chosen]]
+    for i in blocks[~complete].tolist():
+        key, block = addresses(i)
+        local.append(i * layout.rows + _block_positions(key, layout, block, positions[i],
                                                         int(wanted[i])))
     return np.concatenate(local)
 
 
-def _one_by_one(key, layout, first, positions, counts):
+def _first_distinct_in_rows(draws, wanted):
+    """For each row of ``draws``, the mask of its first ``wanted`` distinct values (each
+    value's first draw, in draw order: :func:`first_distinct` of the row), and whether
+    the row holds that many (a row that does not gets an empty mask)."""
+    order = np.argsort(draws, axis=1, kind="stable")   # equal values in draw order
+    ranked = np.take_along_axis(draws, order, axis=1)
+    first = np.ones(draws.shape, dtype=bool)
+    first[:, 1:] = ranked[:, 1:] != ranked[:, :-1]     # a value's first draw
+    firsts = np.zeros(draws.shape, dtype=bool)
+    np.put_along_axis(firsts, order, first, axis=1)
+    seen = np.cumsum(firsts, axis=1)                   # distinct values drawn so far
+    complete = seen[:, -1] >= wanted if draws.shape[1] else wanted <= 0
+    return firsts & (seen <= wanted[:, None]) & complete[:, None], complete
+
+
+def _one_by_one(addresses, layout, positions, counts):
     """:func:`_blocks_sample`'s local rows in the general case: when ``K > B / 2`` the
     ``B - K`` first distinct positions drawn are the rows left out."""
     rows = layout.rows
     left_out = counts > rows // 2
     wanted = np.where(left_out, rows - counts, counts)
-    local = _distinct_positions(key, layout, first, positions, wanted,
+    local = _distinct_positions(addresses, layout, positions, wanted,
                                 np.arange(counts.size))
     drawn = np.zeros(counts.size * rows, dtype=bool)
     drawn[local] = True
@@ -392,8 +640,15 @@ def _one_by_one(key, layout, first, positions, counts):
 
 
 def _counts(key, layout, first, words):
+    """Each count of the blocks ``first, first + 1, ...`` of the stream of ``key``
+    (:func:`_block_counts`)."""
+    return _block_counts(_Addresses(key[None], first, words.size), layout, words)
+
+
+def _block_counts(addresses, layout, words):
     """Each block's count ``K ~ Binomial(B, p)`` by inversion of its uniform, whose
-    leading 64 bits are ``words``: ``K = #{k < B : F_k <= U}``."""
+    leading 64 bits are ``words``: ``K = #{k < B : F_k <= U}`` (``addresses``: each
+    block's key and global index, for a tie)."""
     thresholds = layout.thresholds
     counts = np.searchsorted(thresholds, words, side="right")
     # rare: a word equal to the entry below its count (a count of 0 reads the last
@@ -403,7 +658,8 @@ def _counts(key, layout, first, words):
         # a tie: the word is floor(2^64 F_k) for a k with 2^64 F_k not an integer
         tied = layout.inexact_before[counts] != layout.inexact_before[low]
         for i in np.flatnonzero(tied).tolist():
-            counts[i] = _tied_count(key, layout, first + i, int(words[i]))
+            key, block = addresses(i)
+            counts[i] = _tied_count(key, layout, block, int(words[i]))
     return counts
 
 

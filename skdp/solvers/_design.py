@@ -366,7 +366,11 @@ class ScaledDesign:
         """The design of some rows (a slice or an index array), the factors and the
         intercept still implicit."""
         wide = None if self.wide is None else self.wide.take(self.shape[0], rows)
-        return ScaledDesign(self.X[rows], None if self.scale is None else self.scale[rows],
+        # np.take gathers a dense X's rows faster than indexing (the same values)
+        by_index = (not self.sparse and isinstance(rows, np.ndarray)
+                    and rows.dtype.kind in "iu")
+        gathered = np.take(self.X, rows, axis=0) if by_index else self.X[rows]
+        return ScaledDesign(gathered, None if self.scale is None else self.scale[rows],
                             self.intercept, self._max_row_norm, wide)
 
     def columns(self, index):

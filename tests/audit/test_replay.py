@@ -215,18 +215,18 @@ def dpsgd_estimator(**params):
 
 
 class _StepRecorder:
-    """Wraps ``_poisson_sample`` and ``clipped_gradient_sum`` of the DP-SGD module and
+    """Wraps ``_poisson_step_samples`` and ``clipped_gradient_sum`` of the DP-SGD module and
     ``_dp_sgd`` itself: the batches, iterates, clipped sums and generators of a run."""
 
     def __init__(self, monkeypatch):
         self.steps, self.batches, self.runs = [], [], []
-        sample, clipped, run = (dpsgd_module._poisson_sample,
-                                dpsgd_module.clipped_gradient_sum, dpsgd_module._dp_sgd)
+        samples, clipped, run = (dpsgd_module._poisson_step_samples,
+                                 dpsgd_module.clipped_gradient_sum, dpsgd_module._dp_sgd)
 
-        def recorded_sample(n, q, rng):
-            idx = sample(n, q, rng)
-            self.batches.append(idx.copy())
-            return idx
+        def recorded_samples(n, q, rng, n_steps):
+            for idx in samples(n, q, rng, n_steps):
+                self.batches.append(idx.copy())
+                yield idx
 
         def recorded_clipped(X, Y, theta, loss, max_grad_norm, row_norms, **kwargs):
             out = clipped(X, Y, theta, loss, max_grad_norm, row_norms, **kwargs)
@@ -240,7 +240,7 @@ class _StepRecorder:
             self.runs.append(dict(kwargs, X=args[0], result=result))
             return result
 
-        monkeypatch.setattr(dpsgd_module, "_poisson_sample", recorded_sample)
+        monkeypatch.setattr(dpsgd_module, "_poisson_step_samples", recorded_samples)
         monkeypatch.setattr(dpsgd_module, "clipped_gradient_sum", recorded_clipped)
         monkeypatch.setattr(dpsgd_module, "_dp_sgd", recorded_run)
 

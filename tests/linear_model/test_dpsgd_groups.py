@@ -349,12 +349,12 @@ class _Recorder:
 
     def __init__(self, monkeypatch):
         self.chosen, self.calls = [], []
-        sample, clipped = dpsgd_module._poisson_sample, dpsgd_module.clipped_gradient_sum
+        samples, clipped = dpsgd_module._poisson_step_samples, dpsgd_module.clipped_gradient_sum
 
-        def recorded_sample(n, q, rng):
-            out = sample(n, q, rng)
-            self.chosen.append(out.copy())
-            return out
+        def recorded_samples(n, q, rng, n_steps):
+            for out in samples(n, q, rng, n_steps):
+                self.chosen.append(out.copy())
+                yield out
 
         def recorded_clipped(X, Y, theta, loss, max_grad_norm, row_norms, **kwargs):
             out = clipped(X, Y, theta, loss, max_grad_norm, row_norms, **kwargs)
@@ -362,7 +362,7 @@ class _Recorder:
                                    C=max_grad_norm, row_norms=row_norms, total=out[0].copy()))
             return out
 
-        monkeypatch.setattr(dpsgd_module, "_poisson_sample", recorded_sample)
+        monkeypatch.setattr(dpsgd_module, "_poisson_step_samples", recorded_samples)
         monkeypatch.setattr(dpsgd_module, "clipped_gradient_sum", recorded_clipped)
         self.clipped = clipped
 

@@ -247,3 +247,77 @@ def test_the_draw_leaves_the_accounting_unchanged(monkeypatch):
         assert getattr(by_blocks, name) == getattr(by_rows, name), name
     assert by_blocks.sample_rate_ == 0.01 and by_blocks.epsilon_spent_ <= 1.0
     assert not np.array_equal(by_blocks.coef_, by_rows.coef_)   # other batches
+
+
+# -- several steps drawn together -----------------------------------------------------------
+
+@pytest.mark.parametrize("n, q", [(1, 0.01), (1025, 1e-3), (30_162, 256 / 30_162),
+                                  (30_162, 0.0155), (300_000, 1e-3), (5000, 0.1)])
+@pytest.mark.parametrize("rounds", ["default", "one word"])
+def test_steps_drawn_together_are_the_steps_drawn_one_by_one(n, q, rounds, request):
+    """``poisson_samples`` and ``poisson_step_samples`` give exactly the samples of one
+    ``poisson_sample`` a step and leave the stream in the same state, also through the
+    rare paths (further rounds in most blocks with one word a round), past the last
+    whole block and beyond the blocks drawn together (drawn a step at a time)."""
+    import copy
+
+    from randomgen import ChaCha
+
+    if rounds == "one word":
+        request.getfixturevalue("small_rounds")
+    steps = 23
+    alone_rng = np.random.Generator(ChaCha(seed=n))
+    together_rng, stepped_rng = copy.deepcopy(alone_rng), copy.deepcopy(alone_rng)
+    alone = [sampling.poisson_sample(n, q, alone_rng) for _ in range(steps)]
+    together = sampling.poisson_samples(n, q, together_rng, steps)
+    stepped = list(sampling.poisson_step_samples(n, q, stepped_rng, steps))
+    assert len(together) == len(stepped) == steps
+    for a, b, c in zip(alone, together, stepped):
+        assert b.dtype == c.dtype == np.int64
+        np.testing.assert_array_equal(b, a)
+        np.testing.assert_array_equal(c, a)
+    word = alone_rng.bit_generator.random_raw()
+    assert together_rng.bit_generator.random_raw() == stepped_rng.bit_generator.random_raw() == word
+
+
+def test_round_keys_are_the_aes_128_key_expansion():
+    """FIPS-197 Appendix A.1 (key 2b7e1516...: last round key d014f9a8...) and the
+    S-box entries of its 5.1.1 table; the installed randomgen is keyed from them."""
+    key = np.frombuffer(bytes.fromhex("2b7e151628aed2a6abf7158809cf4f3c"), dtype="<u8")
+    schedule = sampling._round_keys(key[None])[0].view(np.uint8).tobytes().hex()
+    assert schedule[32:64] == "a0fafe1788542cb123a339392a6c7605"   # round key 1
+    assert schedule[-32:] == "d014f9a8c9ee2589e13f0cc8b6630ca6"     # round key 10
+    box = sampling._sbox()
+    assert (box[0x00], box[0x01], box[0x53], box[0xFF]) == (0x63, 0x7C, 0xED, 0x16)
+    assert sorted(box.tolist()) == list(range(256))
+    assert sampling._keys_by_state()
+
+
+@pytest.mark.parametrize("by_state", [True, False])
+def test_first_words_are_each_keys_stream(by_state, monkeypatch):
+    """The words read for many keys at once (round keys set as the state, or each key
+    seeded) are each key's stream from address 0, past the generator's buffer."""
+    if not by_state:
+        monkeypatch.setattr(sampling, "_keys_by_state", lambda: False)
+    keys = _keys(40, seed=3)
+    words = sampling._first_words(keys, 37)
+    for key, row in zip(keys, words):
+        np.testing.assert_array_equal(row, AESCounter(key=key, counter=0).random_raw(37))
+
+
+def test_first_distinct_in_rows_is_first_distinct_row_by_row():
+    """The rows' first distinct draws found together are ``first_distinct`` of each row
+    (the same values, each at its first draw), and a row with too few is incomplete."""
+    rng = np.random.default_rng(4)
+    draws = rng.integers(0, 6, size=(500, 7))
+    wanted = rng.integers(0, 8, size=500)
+    chosen, complete = sampling._first_distinct_in_rows(draws, wanted)
+    for row, want, mask, done in zip(draws, wanted, chosen, complete):
+        expected = first_distinct(row.tolist(), int(want))
+        assert done == (expected is not None)
+        if expected is None:
+            assert not mask.any()
+            continue
+        assert row[mask].tolist() == expected
+        assert all(v not in row[:i] for i, v in zip(np.flatnonzero(mask), row[mask]))
+    assert complete.any() and not complete.all()
