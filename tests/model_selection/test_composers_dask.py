@@ -185,3 +185,48 @@ def test_bad_input_on_dask_is_refused_before_any_noise(data, monkeypatch):
     with pytest.raises(ValueError, match="missing"):
         search.fit(*_dask(X, y, missing, 80))
     assert drawn == []
+
+
+# -- EpsilonForUtility ---------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def cohort():
+    """3,000 rows of 800 persons: a validation part of about 160 persons."""
+    X, y = make_classification(n_samples=3000, n_features=4, n_informative=2,
+                               n_redundant=0, flip_y=0.02, class_sep=2.0, random_state=2)
+    X /= np.linalg.norm(X, axis=1).max()
+    persons = np.random.default_rng(2).integers(0, 800, 3000)
+    return X, y, np.array([f"q{p:04d}" for p in persons])
+
+
+@pytest.mark.parametrize("chunks", [(1, 1400, 599, 1000), 3000], ids=["uneven", "single"])
+def test_selection_on_dask_persons_is_the_in_memory_selection(cohort, chunks):
+    """The same persons' split, label counts, rungs, tests and released model."""
+    X, y, groups = cohort
+    selection = dict(target_utility=0.75, epsilon_max=8.0, tolerance=0.2, random_state=3)
+    estimator = ObjPertLogisticRegression(data_norm=1.0, max_rows_per_group=2.0)
+    memory = EpsilonForUtility(estimator, **selection).fit(X, y, groups=groups)
+    partitioned = EpsilonForUtility(estimator, **selection).fit(*_dask(X, y, groups, chunks)[:2],
+                                                                groups=_dask(X, y, groups,
+                                                                             chunks)[2])
+    assert memory.epsilon_ is not None and len(memory.measurements_) >= 1
+    # the sums of shares in another order: the noisy count, hence the rungs, to 1e-12
+    np.testing.assert_allclose(partitioned.epsilon_, memory.epsilon_, rtol=1e-12)
+    assert len(partitioned.measurements_) == len(memory.measurements_)
+    for ours, theirs in zip(partitioned.measurements_, memory.measurements_):
+        assert ours["passed"] == theirs["passed"]
+        np.testing.assert_allclose(ours["noisy_utility"], theirs["noisy_utility"], rtol=1e-9)
+    np.testing.assert_allclose(partitioned.privacy_report_["transcript"]["noisy_label_counts"],
+                               memory.privacy_report_["transcript"]["noisy_label_counts"], rtol=1e-12)
+    _close(partitioned.best_estimator_, memory.best_estimator_, estimator)
+    assert partitioned.privacy_report_["statement"] == memory.privacy_report_["statement"]
+
+
+def test_selection_pipeline_on_dask_is_refused_before_any_partition(cohort):
+    X, y, groups = cohort
+    pipe = Pipeline([("identity", FunctionTransformer()),
+                     ("model", ObjPertLogisticRegression(data_norm=1.0))])
+    Xd, yd, gd = _dask(X, y, groups, 1000)
+    with _Counting() as counting, pytest.raises(ValueError, match="not a Pipeline"):
+        EpsilonForUtility(pipe, target_utility=0.75, epsilon_max=8.0).fit(Xd, yd, groups=gd)
+    assert counting.tasks == 0
