@@ -325,7 +325,10 @@ class EpsilonForUtility(ReleasedModelMixin, MetaEstimatorMixin, BaseEstimator):
             (:class:`~skdp.AnalyticEpsilonForUtility`) runs on it and its answer,
             rescaled to the private data's size, is the first rung.
         groups : array-like of shape (n_samples,), default=None
-            The person of each row (any labels). Given,
+            The person of each row (any labels, or a dask array or Series: with a
+            dask ``X`` and ``y`` the split, the counts, the rungs and the tests run on
+            the dask graph, and the release is the in-memory one for any chunking; a
+            Pipeline is then refused before any partition is computed). Given,
             the unit of privacy is the person: everything released is private with
             respect to adding or removing all of one person's rows. Each person goes
             whole to the training or the validation part by one public coin, the

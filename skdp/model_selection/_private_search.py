@@ -554,12 +554,14 @@ class _BasePrivateSearch(ReleasedModelMixin, MetaEstimatorMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            The private rows.
+            The private rows; a dask array or DataFrame is split, fitted and scored
+            on the dask graph (the in-memory search's release for any chunking; a
+            Pipeline is then refused before any partition is computed).
         y : array-like of shape (n_samples,)
-            Labels or targets.
+            Labels or targets (a dask array or Series beside a dask ``X``).
         groups : array-like of shape (n_samples,), default=None
-            The person of each row (any labels; a wrong length or a missing label is
-            refused before any noise). Given, the unit of privacy is one person, all
+            The person of each row (any labels, or a dask array or Series; a wrong
+            length or a missing label is refused before any noise). Given, the unit of privacy is one person, all
             of their rows (``privacy_report_["neighboring"] == "add_remove_person"``):
             ``validation_fraction`` splits by one public coin per person; a trial's
             score sums over persons each person's mean utility (sensitivity 1 per
