@@ -200,9 +200,9 @@ def coin_parts(rows, validation_fraction, public_rng):
     ...                               ObjPertLogisticRegression(), X, y, groups, "doc")
     >>> train, validation = coin_parts(rows, 0.5, np.random.default_rng(0))
     >>> train.groups.compute().tolist(), validation.groups.compute().tolist()
-    ([1, 1, 3], [0, 0, 2])
+    ([0, 0], [1, 2, 1, 3])
     >>> validation.shares.compute().tolist()
-    [0.5, 0.5, 1.0]
+    [0.5, 1.0, 0.5, 1.0]
     """
     import dask
 

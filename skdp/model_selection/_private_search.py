@@ -561,17 +561,17 @@ class _BasePrivateSearch(ReleasedModelMixin, MetaEstimatorMixin, BaseEstimator):
             Labels or targets (a dask array or Series beside a dask ``X``).
         groups : array-like of shape (n_samples,), default=None
             The person of each row (any labels, or a dask array or Series; a wrong
-            length or a missing label is refused before any noise). Given, the unit of privacy is one person, all
-            of their rows (``privacy_report_["neighboring"] == "add_remove_person"``):
-            ``validation_fraction`` splits by one public coin per person; a trial's
-            score sums over persons each person's mean utility (sensitivity 1 per
-            person) and the noisy count counts persons, so ``best_score_`` is a mean
-            over persons; every candidate is fitted with its part's groups (a
-            Pipeline's private step as ``<step>__groups``) and must certify
-            add/remove-person neighbours. Refused before any data is read: an
-            estimator whose ``fit`` takes no ``groups``, ``neighboring="replace"``,
-            ``data_norm="private"`` and Gaussian ``ObjPertLogisticRegression`` (no
-            Renyi curve for persons).
+            length or a missing label is refused before any noise). Given, the unit of
+            privacy is one person, all of their rows (``privacy_report_["neighboring"] ==
+            "add_remove_person"``): ``validation_fraction`` splits by one public coin per
+            person; a trial's score sums over persons each person's mean utility
+            (sensitivity 1 per person) and the noisy count counts persons, so
+            ``best_score_`` is a mean over persons; every candidate is fitted with its
+            part's groups (a Pipeline's private step as ``<step>__groups``) and must certify
+            add/remove-person neighbours. Refused before any data is read: an estimator
+            whose ``fit`` takes no ``groups``, ``neighboring="replace"``,
+            ``data_norm="private"`` and Gaussian ``ObjPertLogisticRegression`` (no Renyi
+            curve for persons).
 
         Returns
         -------

@@ -206,9 +206,8 @@ def test_selection_on_dask_persons_is_the_in_memory_selection(cohort, chunks):
     selection = dict(target_utility=0.75, epsilon_max=8.0, tolerance=0.2, random_state=3)
     estimator = ObjPertLogisticRegression(data_norm=1.0, max_rows_per_group=2.0)
     memory = EpsilonForUtility(estimator, **selection).fit(X, y, groups=groups)
-    partitioned = EpsilonForUtility(estimator, **selection).fit(*_dask(X, y, groups, chunks)[:2],
-                                                                groups=_dask(X, y, groups,
-                                                                             chunks)[2])
+    Xd, yd, gd = _dask(X, y, groups, chunks)
+    partitioned = EpsilonForUtility(estimator, **selection).fit(Xd, yd, groups=gd)
     assert memory.epsilon_ is not None and len(memory.measurements_) >= 1
     # the sums of shares in another order: the noisy count, hence the rungs, to 1e-12
     np.testing.assert_allclose(partitioned.epsilon_, memory.epsilon_, rtol=1e-12)
@@ -216,8 +215,9 @@ def test_selection_on_dask_persons_is_the_in_memory_selection(cohort, chunks):
     for ours, theirs in zip(partitioned.measurements_, memory.measurements_):
         assert ours["passed"] == theirs["passed"]
         np.testing.assert_allclose(ours["noisy_utility"], theirs["noisy_utility"], rtol=1e-9)
-    np.testing.assert_allclose(partitioned.privacy_report_["transcript"]["noisy_label_counts"],
-                               memory.privacy_report_["transcript"]["noisy_label_counts"], rtol=1e-12)
+    counts = [m.privacy_report_["transcript"]["noisy_label_counts"]
+              for m in (partitioned, memory)]
+    np.testing.assert_allclose(*counts, rtol=1e-12)
     _close(partitioned.best_estimator_, memory.best_estimator_, estimator)
     assert partitioned.privacy_report_["statement"] == memory.privacy_report_["statement"]
 
@@ -230,3 +230,17 @@ def test_selection_pipeline_on_dask_is_refused_before_any_partition(cohort):
     with _Counting() as counting, pytest.raises(ValueError, match="not a Pipeline"):
         EpsilonForUtility(pipe, target_utility=0.75, epsilon_max=8.0).fit(Xd, yd, groups=gd)
     assert counting.tasks == 0
+
+
+def test_search_on_dask_rows_is_the_in_memory_search(data):
+    """Without groups: row ``i``'s coin is the ``i``-th draw, as in memory."""
+    X, y, _ = data
+    estimator, grid, kw = SEARCHES["objective perturbation"]
+    kw = dict(kw, validation_fraction=0.3, random_state=8)
+    memory = PrivateGridSearchCV(estimator, grid, **kw).fit(X, y)
+    Xd, yd, _ = _dask(X, y, y, CHUNKINGS["uneven"])
+    partitioned = PrivateGridSearchCV(estimator, grid, **kw).fit(Xd, yd)
+    assert partitioned.best_params_ == memory.best_params_
+    np.testing.assert_allclose(partitioned.best_score_, memory.best_score_, rtol=1e-9)
+    _close(partitioned.best_estimator_, memory.best_estimator_, estimator)
+    assert partitioned.best_estimator_.neighboring_ == "add_remove"
