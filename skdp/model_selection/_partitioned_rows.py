@@ -208,8 +208,9 @@ def coin_parts(rows, validation_fraction, public_rng):
 
     from ._private_selection import coin_split
 
-    coins = dask.delayed(coin_split, pure=True)(rows.n_units, validation_fraction,
-                                                public_rng)
+    # a key of its own (never a cached draw of another fit's stream)
+    coins = dask.delayed(coin_split, pure=False)(rows.n_units, validation_fraction,
+                                                 public_rng)
     codes = rows.codes.to_delayed(optimize_graph=False).ravel()
     (coins,) = dask.persist(coins)
     masks = [dask.delayed(_block_coins, pure=True)(coins, block) for block in codes]
