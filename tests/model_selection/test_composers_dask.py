@@ -244,3 +244,22 @@ def test_search_on_dask_rows_is_the_in_memory_search(data):
     np.testing.assert_allclose(partitioned.best_score_, memory.best_score_, rtol=1e-9)
     _close(partitioned.best_estimator_, memory.best_estimator_, estimator)
     assert partitioned.best_estimator_.neighboring_ == "add_remove"
+
+
+def test_search_and_selection_on_a_local_cluster(cohort, thread_cluster):
+    """On worker threads of a LocalCluster (the coins persisted on the worker): the
+    in-memory releases."""
+    X, y, groups = cohort
+    estimator = ObjPertLogisticRegression(data_norm=1.0, max_rows_per_group=2.0)
+    Xd, yd, gd = _dask(X, y, groups, 700)
+    kw = dict(epsilon=4.0, validation_fraction=0.3, random_state=5)
+    search = PrivateGridSearchCV(estimator, {"C": [0.1, 1.0]}, **kw)
+    memory = PrivateGridSearchCV(estimator, {"C": [0.1, 1.0]}, **kw).fit(X, y, groups=groups)
+    search.fit(Xd, yd, groups=gd)
+    assert search.best_params_ == memory.best_params_
+    _close(search.best_estimator_, memory.best_estimator_, estimator)
+    selection = dict(target_utility=0.75, epsilon_max=8.0, tolerance=0.2, random_state=3)
+    chosen = EpsilonForUtility(estimator, **selection).fit(Xd, yd, groups=gd)
+    memory = EpsilonForUtility(estimator, **selection).fit(X, y, groups=groups)
+    np.testing.assert_allclose(chosen.epsilon_, memory.epsilon_, rtol=1e-12)
+    _close(chosen.best_estimator_, memory.best_estimator_, estimator)
