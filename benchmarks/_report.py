@@ -13,9 +13,9 @@ import os
 from pathlib import Path
 
 BENCHMARKS = ("objective_perturbation", "output_perturbation", "dpsgd", "napp", "scaling",
-              "scale_out", "paper_table", "defaults", "epsilon_for_utility", "private_selection",
-              "selection_cap", "private_search", "person_level", "ssp", "dpsgd_calibration",
-              "metrics")
+              "scale_out", "scale_out_persons", "paper_table", "defaults",
+              "epsilon_for_utility", "private_selection", "selection_cap", "private_search",
+              "person_level", "ssp", "dpsgd_calibration", "metrics")
 NOT_RECORDED = "not recorded"
 DASH = "—"
 
@@ -1269,6 +1269,47 @@ def scale_out(payload, timing=None):
     return lines + table(header, rows)
 
 
+def scale_out_persons(payload, timing=None):
+    """``bench_scale_out_persons.py``: person-level fits on a visit table read from zarr."""
+    params = payload["params"]
+    lines = setting(payload, _seed_list(params.get("seeds")),
+                    params.get("neighboring", NOT_RECORDED)) + [""]
+    gib = params["memory_limit_gib"]
+    lines += [f"Data: a visit table of {params['rows']:,} x {params['features']} float64 "
+              f"({payload['data_gb']:.2f} GB; {payload['store_bytes'] / 1e9:.2f} GB on disk, "
+              f"{params['store']}, written by the workers in "
+              f"{payload['store_write_s']:.0f} s; chunks of {params['chunk_rows']:,} rows) "
+              f"of {params['persons']:,} persons of 1 to {params['largest_person']} rows by "
+              "a public rule (persons span the chunks). Cluster: dask LocalCluster, "
+              f"{params['workers']} worker processes of one thread, memory_limit {gib:g} GiB "
+              f"each. Privacy: epsilon {fmt_eps(params['epsilon'])} (DP-SGD: delta "
+              f"{params['delta']:g}, sample_rate {params['dpsgd']['sample_rate']:g}, epochs "
+              f"{params['dpsgd']['epochs']:g}), data_norm 1, max_rows_per_group 1. Routes: "
+              "\"person\" fits with groups on the dask array (DP-SGD co-partitions the rows "
+              "by person first, a shuffle persisted on the workers; objective perturbation "
+              "weighs each row by a person-keyed reduction); \"row\" fits the same array "
+              "without groups (one row the unit); \"person, in memory\" fits with groups "
+              f"the first {params['subsample_rows']:,} rows (whole persons) in the driver's "
+              f"memory. Accuracy on {params['test_rows']:,} rows generated apart. Passes: "
+              "the solver's reductions over the partitions (the input checks, the person "
+              "codes, sizes and the shuffle are further passes, not counted). The driver's "
+              "peak includes the test rows and the subsample it holds; its growth is over "
+              "the fit. The two cores were shared with other jobs during the run: times vary "
+              "from run to run.", ""]
+    rows = []
+    for name, routes in payload["fits"].items():
+        for route, fit in routes.items():
+            if fit.get("error"):
+                rows.append([name, route, f"failed: {fit['error']}"] + [DASH] * 5)
+                continue
+            rows.append([name, route, fmt(fit["time_s"], 1), str(fit["passes"]),
+                         fmt(fit["test_accuracy"]), fmt(fit["driver_peak_mb"], 0),
+                         fmt(fit["driver_growth_mb"], 1),
+                         " / ".join(fmt(p, 0) for p in fit["worker_peak_mb"])])
+    return lines + table(["estimator", "route", "seconds", "passes", "test accuracy",
+                          "driver peak MB", "driver growth MB", "worker peaks MB"], rows)
+
+
 def paper_table(payload, timing=None):
     """``bench_paper_table.py``: accuracy per method and dataset, next to Yu et al.'s Table 2."""
     params = payload.get("params", {})
@@ -1635,6 +1676,9 @@ SECTIONS = {
                 scaling),
     "scale_out": ("One private fit on data no process holds: a dask array read from zarr "
                   "on a LocalCluster", scale_out),
+    "scale_out_persons": ("Persons on data no process holds: person-level fits on a "
+                          "visit table read from zarr on a LocalCluster",
+                          scale_out_persons),
     "paper_table": ("Yu et al. 2020, Table 2, reproduced (Adult, KDDCup99, MNIST; "
                     "Gisette- and RCV1-shaped stand-ins)", paper_table),
     "defaults": ("Defaults against the best of a grid (Adult, KDDCup99, MNIST)", defaults),

@@ -146,6 +146,20 @@ def test_scale_out_numbers_are_the_json_numbers(report, committed):
         assert _row(text, [place])[1] == f"{row['rows']:,}"
 
 
+def test_scale_out_persons_numbers_are_the_json_numbers(report, committed):
+    payload = committed["scale_out_persons"]
+    text = _section(report, "scale_out_persons")
+    assert f"{payload['params']['persons']:,} persons" in text
+    for name, routes in payload["fits"].items():
+        for route, fit in routes.items():
+            cells = _row(text, [name, route])
+            if "error" in fit:
+                assert cells[2].startswith("failed")
+                continue
+            assert cells[2] == fmt(fit["time_s"], 1) and cells[4] == fmt(fit["test_accuracy"])
+            assert cells[-1] == " / ".join(fmt(p, 0) for p in fit["worker_peak_mb"])
+
+
 @pytest.mark.slow
 def test_quick_run_of_the_scale_out_benchmark(tmp_path):
     """``python -m benchmarks.bench_scale_out --quick``: 40,000 x 20 rows on two worker

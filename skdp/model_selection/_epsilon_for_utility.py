@@ -14,6 +14,7 @@ from ..utils._groups import check_groups
 from ..utils._sklearn_compat import HasMethods, Interval, StrOptions, _fit_context
 from ._analytic_epsilon import AnalyticEpsilonForUtility
 from ._gate import private_step
+from ._partitioned_rows import check_partitioned_rows, is_partitioned
 from ._private_selection import _SelectionStreams, select_epsilon_privately
 from ._released import ReleasedModelMixin
 from ._selection_accounts import training_account
@@ -324,7 +325,10 @@ class EpsilonForUtility(ReleasedModelMixin, MetaEstimatorMixin, BaseEstimator):
             (:class:`~skdp.AnalyticEpsilonForUtility`) runs on it and its answer,
             rescaled to the private data's size, is the first rung.
         groups : array-like of shape (n_samples,), default=None
-            The person of each row (any labels). Given,
+            The person of each row (any labels, or a dask array or Series: with a
+            dask ``X`` and ``y`` the split, the counts, the rungs and the tests run on
+            the dask graph, and the release is the in-memory one for any chunking; a
+            Pipeline is then refused before any partition is computed). Given,
             the unit of privacy is the person: everything released is private with
             respect to adding or removing all of one person's rows. Each person goes
             whole to the training or the validation part by one public coin, the
@@ -373,10 +377,15 @@ class EpsilonForUtility(ReleasedModelMixin, MetaEstimatorMixin, BaseEstimator):
         final, _ = private_step(estimator)
         account = self.check_before_data(groups is not None)  # refusals first
         y_bound = self._check_private_target(estimator)
-        X, y = validate_private_input(self, estimator, X, y)
-        if groups is not None:
-            check_groups(groups, len(y))  # bad groups: refused before any noise
-        classes = whole_label_set(final, y) if is_classifier(estimator) else None
+        rows = None
+        if is_partitioned(X, y, groups):  # every check in one pass, before any noise
+            rows = check_partitioned_rows(self, estimator, X, y, groups, "EpsilonForUtility")
+            classes = rows.classes
+        else:
+            X, y = validate_private_input(self, estimator, X, y)
+            if groups is not None:
+                check_groups(groups, len(y))  # bad groups: refused before any noise
+            classes = whole_label_set(final, y) if is_classifier(estimator) else None
         rows_epsilon = None
         if proxy is not None:
             proxy_state = _SelectionStreams(self._private_random_state(estimator)).proxy()
@@ -390,7 +399,7 @@ class EpsilonForUtility(ReleasedModelMixin, MetaEstimatorMixin, BaseEstimator):
             y_bound=y_bound, utility_scale=self.utility_scale,
             random_state=self._private_random_state(estimator),
             verbose=self.verbose, account=account, checkpoints=self.checkpoints,
-            test_rows=self.test_rows, groups=groups)
+            test_rows=self.test_rows, groups=groups, rows=rows)
         self.measurements_ = result.rungs
         self.n_fits_ = result.n_fits
         self.privacy_report_ = private_report(

@@ -35,6 +35,7 @@ same steps and noise, so the same Renyi curve) unchanged; Gaussian objective
 perturbation has no Renyi curve for persons and is refused (:func:`check_person_search`).
 """
 
+import functools
 import itertools
 from numbers import Real
 
@@ -61,6 +62,8 @@ from ._selection_checks import (
 )
 from ._accounts import check_label_set_cost, declared_classes
 from ._gate import SecretTrials, Statement, check_fit, check_space, private_step
+from ._partitioned_rows import (Part, check_partitioned_rows, is_partitioned,
+                                partitioned_histogram, partitioned_parts, partitioned_sum)
 from ._released import ReleasedModelMixin
 from ._scoring import clipped_utility, probe_scoring
 from ._repeat_and_select import (
@@ -399,8 +402,40 @@ def trial_sum(utility, model, X, y, shares=None):
     persons (``shares``, each row's ``1 / k_i``, all of a person's rows in this part)
     ``sum_p mean_{i in p} u_i = sum_i u_i / k_i``. Adding or removing one row (one
     person, all of their rows) moves it by at most 1: sensitivity 1."""
+    if is_partitioned(X):  # partition by partition, on the dask graph
+        return partitioned_sum(functools.partial(utility, model), X, y, shares)
     utilities = utility(model, X, y)
     return float(np.sum(utilities) if shares is None else np.sum(shares * utilities))
+
+
+def scored_size(y, shares=None):
+    """The scoring rows' size before noise: their number, or with persons (``shares``)
+    the number of persons, ``sum_i 1 / k_i`` (sensitivity 1)."""
+    if shares is None:
+        return len(y)
+    if is_partitioned(shares):
+        return float(partitioned_histogram(y, None, shares)[0])
+    return float(np.sum(shares))
+
+
+def _memory_parts(X, y, groups, codes, validation_fraction, public_rng):
+    """``(fitted part, scored part)`` of rows in memory: one public coin per row (per
+    person with ``codes``), or every row for both when ``validation_fraction`` is None;
+    with persons, the fitted part's groups and the scored rows' shares ``1 / k`` (a
+    person's rows all in one part)."""
+    shares = None if codes is None else person_shares(codes)
+    if validation_fraction is None:
+        every = Part(X, y, groups, shares)
+        return every, every
+    in_validation = (coin_split(len(y), validation_fraction, public_rng) if codes is None
+                     else person_coin_split(codes, validation_fraction, public_rng))
+
+    def cut(mask):
+        return Part(_select_rows(X, mask), np.asarray(y)[mask],
+                    None if codes is None else groups[mask],
+                    None if codes is None else shares[mask])
+
+    return cut(~in_validation), cut(in_validation)
 
 
 def _check_fresh_noise(random_states, user_random_state):
@@ -519,22 +554,24 @@ class _BasePrivateSearch(ReleasedModelMixin, MetaEstimatorMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            The private rows.
+            The private rows; a dask array or DataFrame is split, fitted and scored
+            on the dask graph (the in-memory search's release for any chunking; a
+            Pipeline is then refused before any partition is computed).
         y : array-like of shape (n_samples,)
-            Labels or targets.
+            Labels or targets (a dask array or Series beside a dask ``X``).
         groups : array-like of shape (n_samples,), default=None
-            The person of each row (any labels; a wrong length or a missing label is
-            refused before any noise). Given, the unit of privacy is one person, all
-            of their rows (``privacy_report_["neighboring"] == "add_remove_person"``):
-            ``validation_fraction`` splits by one public coin per person; a trial's
-            score sums over persons each person's mean utility (sensitivity 1 per
-            person) and the noisy count counts persons, so ``best_score_`` is a mean
-            over persons; every candidate is fitted with its part's groups (a
-            Pipeline's private step as ``<step>__groups``) and must certify
-            add/remove-person neighbours. Refused before any data is read: an
-            estimator whose ``fit`` takes no ``groups``, ``neighboring="replace"``,
-            ``data_norm="private"`` and Gaussian ``ObjPertLogisticRegression`` (no
-            Renyi curve for persons).
+            The person of each row (any labels, or a dask array or Series; a wrong
+            length or a missing label is refused before any noise). Given, the unit of
+            privacy is one person, all of their rows (``privacy_report_["neighboring"] ==
+            "add_remove_person"``): ``validation_fraction`` splits by one public coin per
+            person; a trial's score sums over persons each person's mean utility
+            (sensitivity 1 per person) and the noisy count counts persons, so
+            ``best_score_`` is a mean over persons; every candidate is fitted with its
+            part's groups (a Pipeline's private step as ``<step>__groups``) and must certify
+            add/remove-person neighbours. Refused before any data is read: an estimator
+            whose ``fit`` takes no ``groups``, ``neighboring="replace"``,
+            ``data_norm="private"`` and Gaussian ``ObjPertLogisticRegression`` (no Renyi
+            curve for persons).
 
         Returns
         -------
@@ -545,13 +582,18 @@ class _BasePrivateSearch(ReleasedModelMixin, MetaEstimatorMixin, BaseEstimator):
         plan = self.check_before_data(persons)  # every refusal on public parameters first
         utility = self._check_scoring(estimator)
         final, prefix = private_step(estimator)
-        X, y = validate_private_input(self, estimator, X, y)
-        if persons:
+        partitioned = is_partitioned(X, y, groups)
+        if partitioned:  # every check in one pass over the partitions, before any noise
+            rows = check_partitioned_rows(self, estimator, X, y, groups, type(self).__name__)
+        else:
+            X, y = validate_private_input(self, estimator, X, y)
+        if persons and not partitioned:
             codes = check_groups(groups, len(y))  # bad groups: refused before any noise
             groups = np.asarray(groups).reshape(len(y))
         extra = {}
         if is_classifier(estimator) and "classes" in final.get_params():
-            extra[prefix + "classes"] = whole_label_set(final, y)
+            extra[prefix + "classes"] = (rows.classes if partitioned
+                                         else whole_label_set(final, y))
             _check_renyi_classes(plan, extra[prefix + "classes"])
         if self.scoring is not None:  # a user's utility, tried on public input first
             probe_scoring(utility, estimator, X, extra.get(prefix + "classes"))
@@ -568,28 +610,19 @@ class _BasePrivateSearch(ReleasedModelMixin, MetaEstimatorMixin, BaseEstimator):
         budget_params = ({} if plan.candidate_epsilon is None
                          else {prefix + "epsilon": plan.candidate_epsilon})
         self._check_candidates(plan, candidates, budget_params)
-        # with persons, each row's share 1 / k of its person (k rows, all in one part)
-        shares = person_shares(codes) if persons else None
-        groups_fit, shares_score = groups, shares
-        if self.validation_fraction is None:
-            X_fit, y_fit, X_score, y_score = X, y, X, y
-        else:
-            in_validation = (person_coin_split(codes, self.validation_fraction,
-                                               streams.coins()) if persons else
-                             coin_split(len(y), self.validation_fraction, streams.coins()))
-            X_fit, y_fit = _select_rows(X, ~in_validation), np.asarray(y)[~in_validation]
-            X_score, y_score = _select_rows(X, in_validation), np.asarray(y)[in_validation]
-            if persons:
-                groups_fit, shares_score = groups[~in_validation], shares[in_validation]
+        fitted, scored = (partitioned_parts(rows, self.validation_fraction, streams.coins())
+                          if partitioned else  # the same parts, on the dask graph
+                          _memory_parts(X, y, groups, codes if persons else None,
+                                        self.validation_fraction, streams.coins()))
         # the scoring rows' count (of persons: sum of shares, sensitivity 1)
-        size = float(np.sum(shares_score)) if persons else len(y_score)
+        size = scored_size(scored.y, scored.shares)
         noisy_count = size + noise_rng.laplace(scale=1.0 / plan.count_epsilon)
-        trials = SecretTrials(estimator, X_fit, y_fit, type(self).__name__,
-                              groups_fit if persons else None)
+        trials = SecretTrials(estimator, fitted.X, fitted.y, type(self).__name__,
+                              fitted.groups)
         best = None
         for candidate, random_state in zip(candidates, random_states):
             model, speech = trials.fit({**candidate, **budget_params, **extra}, random_state)
-            noisy_sum = trial_sum(utility, model, X_score, y_score, shares_score) + float(
+            noisy_sum = trial_sum(utility, model, scored.X, scored.y, scored.shares) + float(
                 self._score_noise(plan, noise_rng))
             if trials.intervals_refused(model):
                 continue   # its intervals refused (inference=True): it cannot win

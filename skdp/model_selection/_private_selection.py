@@ -63,6 +63,7 @@ from ..utils._groups import check_groups
 from ._accounts import FittedSpend, check_label_set_cost
 from ._gate import private_step
 from ._measure import _NoiseSources
+from ._partitioned_rows import partitioned_parts
 from ._selection_checks import check_person_selection, private_step_params, rungs_share_a_path
 from ._selection_accounts import ladder_floor, random_ladder_ratio, training_account
 from ._selection_tests import (
@@ -335,6 +336,15 @@ def _split(X, y, groups, codes, joint, validation_fraction, streams):
                   None if groups is None else shares[in_validation])
 
 
+def _partitioned_split(rows, joint, validation_fraction, streams):
+    """:func:`_split` of checked dask rows, on the graph
+    (:func:`~._partitioned_rows.partitioned_parts`)."""
+    train, validation = partitioned_parts(rows, None if joint else validation_fraction,
+                                          streams.coins())
+    return _Parts(train.X, train.y, train.groups, validation.X, validation.y,
+                  validation.shares)
+
+
 class _Ladder:
     """The next rung's epsilon: the steering's proposal, kept within the cap and at or
     above the smallest rung whose test noise is at most half the tolerance; under
@@ -411,21 +421,24 @@ class _SelectionSetup:
         :func:`~._selection_accounts.training_account`'s ``(account, rung_params)``.
     """
 
-    def __init__(self, estimator, X, y, settings, groups=None, account=None):
+    def __init__(self, estimator, X, y, settings, groups=None, account=None, rows=None):
         s = self.settings = settings
+        persons = groups is not None
         codes = None
-        if groups is not None:
+        if persons:
             check_person_selection(estimator, s.checkpoints)
+        if persons and rows is None:
             codes = check_groups(groups, len(y))
             groups = np.asarray(groups).reshape(len(y))
-        self.unit = "row" if groups is None else "person"
+        self.unit = "person" if persons else "row"
         self.reduction = rungs_share_a_path(estimator, s.checkpoints)
         self.classes = s.classes
         if self.classes is None and is_classifier(estimator):
-            self.classes = np.unique(y)  # the whole input's, never the training part's
+            # the whole input's, never the training part's
+            self.classes = np.unique(y) if rows is None else rows.classes
         self.account, rung_params = account or training_account(
             estimator, s.epsilon_max, s.delta_max, s.epsilon_start, s.max_rungs,
-            s.checkpoints, persons=groups is not None)
+            s.checkpoints, persons=persons)
         self.joint = check_test_rows(s.test_rows, self.account)
         self.tests = self._tests()
         if self.classes is not None and isinstance(self.account, RenyiOdometer):
@@ -434,8 +447,9 @@ class _SelectionSetup:
         self.user_random_state = private_step_params(estimator).get("random_state")
         self.streams = _SelectionStreams(s.random_state, self.user_random_state)
         self.noise_rng = self.streams.noise()
-        self.parts = _split(X, y, groups, codes, self.joint, s.validation_fraction,
-                            self.streams)
+        self.parts = (_split(X, y, groups, codes, self.joint, s.validation_fraction,
+                             self.streams) if rows is None else
+                      _partitioned_split(rows, self.joint, s.validation_fraction, self.streams))
         self.histogram, self.count, self.chance = noisy_label_counts(
             self.parts.y_val, self.classes, self.tests, self.noise_rng, self.parts.shares_val)
         if hasattr(self.tests, "set_rows"):
@@ -597,7 +611,8 @@ def _selection_result(setup, run):
                     "sampling_sd": sample_sd, "total_sd": float(np.hypot(sd, sample_sd))})
 
 
-def select_epsilon_privately(estimator, X, y, *, groups=None, account=None, **settings):
+def select_epsilon_privately(estimator, X, y, *, groups=None, account=None, rows=None,
+                             **settings):
     """Fit rungs on the training part until a private test passes one on the validation part.
 
     Everything released stays within the cap ``epsilon_max`` (and ``delta_max``):
@@ -630,6 +645,11 @@ def select_epsilon_privately(estimator, X, y, *, groups=None, account=None, **se
         :func:`~._selection_accounts.training_account`'s ``(account, rung_params)``
         when the caller built it (to refuse before reading the data); ``None``: built
         here.
+    rows : PartitionedRows, default=None
+        The rows on dask, checked
+        (:func:`~._partitioned_rows.check_partitioned_rows`): split, fitted and tested
+        on the dask graph (``X`` and ``y`` unused; ``groups`` only says whether the
+        unit is the person).
     **settings : dict
         The public parameters, :class:`SelectionSettings` (``target``,
         ``epsilon_max`` and ``epsilon_start`` required).
@@ -638,5 +658,6 @@ def select_epsilon_privately(estimator, X, y, *, groups=None, account=None, **se
     -------
     result : SelectionResult
     """
-    setup = _SelectionSetup(estimator, X, y, SelectionSettings(**settings), groups, account)
+    setup = _SelectionSetup(estimator, X, y, SelectionSettings(**settings), groups, account,
+                            rows)
     return _selection_result(setup, _run_ladder(setup))

@@ -12,6 +12,8 @@ Gaussian-DP rungs (:class:`GaussianTests`) and Renyi odometers (:class:`RenyiTes
 (:func:`floor_epsilon`) is the cost of the finest test worth buying.
 """
 
+import functools
+
 import numpy as np
 
 from ..utils._groups import rows_per_person
@@ -21,6 +23,7 @@ from ..accounting._odometers import (
     PureDPAccount,
     RenyiOdometer,
 )
+from ._partitioned_rows import is_partitioned, partitioned_histogram, partitioned_sum
 
 
 COUNT_SHARE, COUNT_EPSILON_MAX = 0.05, 0.1
@@ -570,6 +573,10 @@ def _validation_sum(model, X_val, y_val, threshold, y_bound, shares=None, utilit
     ``sum_p (mean_{i in p} u_i - threshold) = sum_i (u_i - threshold) / k_i``: adding
     or removing a person moves it by their mean utility less the threshold, the same
     sensitivity per person."""
+    if is_partitioned(X_val):  # partition by partition, on the dask graph
+        return partitioned_sum(functools.partial(bounded_utilities, model, y_bound=y_bound,
+                                                 utility_scale=utility_scale),
+                               X_val, y_val, shares, threshold)
     deviations = bounded_utilities(model, X_val, y_val, y_bound, utility_scale) - threshold
     return float(np.sum(deviations if shares is None else shares * deviations))
 
@@ -602,6 +609,8 @@ def _validation_histogram(y_val, classes, shares=None):
     (``shares``, each row's ``1 / k``): each person adds to each class the fraction of
     their rows in it, a vector of non-negative entries summing to 1 (L1 sensitivity 1,
     L2 sensitivity at most 1), and the counts sum to the number of persons."""
+    if is_partitioned(y_val):  # partition by partition, on the dask graph
+        return partitioned_histogram(y_val, classes, shares)
     if shares is None:
         if classes is None:
             return np.array([len(y_val)], dtype=float)
