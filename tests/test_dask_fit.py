@@ -23,6 +23,7 @@ import skdp.utils._random as skdp_random  # noqa: E402
 from skdp import DPSGDClassifier, ObjPertLogisticRegression, OutputPertSVM  # noqa: E402
 from skdp.linear_model import (_dpsgd, _objective_perturbation,  # noqa: E402
                                _output_perturbation)
+from skdp.mechanisms._poisson_sampling import poisson_sample  # noqa: E402
 
 N_ROWS = 300
 CHUNKINGS = {"even": 60, "uneven": (1, 120, 47, 132), "one-row chunk": (150, 1, 149),
@@ -403,12 +404,12 @@ def test_dpsgd_several_classes(three_classes, chunks, kw):
 ])
 def test_sampler_rows_are_the_slice_of_the_whole_sample(n, bounds):
     """The rows ``[a, b)`` draw exactly their own uniforms: a chunking's parts joined are
-    the sample of all the rows (and ``_poisson_sample``'s, from the same key)."""
+    the sample of all the rows (and ``poisson_sample``'s, from the same key)."""
     rng = np.random.default_rng(5)
     for q in (0.1, 0.5, 1e-3):
         key = _dpsgd._poisson_key(copy.deepcopy(rng))
         whole = _dpsgd._poisson_rows(key, q, 0, n)
-        np.testing.assert_array_equal(whole, _dpsgd._poisson_sample(n, q, copy.deepcopy(rng)))
+        np.testing.assert_array_equal(whole, poisson_sample(n, q, copy.deepcopy(rng)))
         for a in bounds:
             for b in bounds:
                 if a <= b:

@@ -31,8 +31,6 @@ from ..mechanisms._one_step import (one_step_calibration, one_step_inference, on
                                     release_one_step)
 from ..mechanisms._poisson_sampling import poisson_key as _poisson_key
 from ..mechanisms._poisson_sampling import poisson_rows as _poisson_rows
-# one step's draw, the reference the tests compare the steps' samples with
-from ..mechanisms._poisson_sampling import poisson_sample as _poisson_sample  # noqa: F401
 from ..mechanisms._poisson_sampling import poisson_step_samples as _poisson_step_samples
 from ..solvers._design import (_CACHE_BYTES, _cache_rows, _sparse_block_rows, as_design,
                                is_sparse)

@@ -23,11 +23,11 @@ from skdp.exceptions import PrivacyBudgetError
 from skdp.linear_model._dpsgd import (
     _dp_sgd,
     _MarginColumns,
-    _poisson_sample,
     _SoftmaxCrossEntropy,
     clipped_gradient_sum,
 )
 from skdp.losses import LogisticLoss
+from skdp.mechanisms._poisson_sampling import poisson_sample as _poisson_sample
 
 from ..solvers._memory import peak_allocation
 

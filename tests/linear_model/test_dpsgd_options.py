@@ -114,7 +114,7 @@ def test_noise_scale_by_hand_for_max_sample_weight_3(sample_rate):
     n_tilde = len(y) + s * count_rng.standard_normal()
     rows = np.arange(len(y))
     if sample_rate < 1:
-        from skdp.linear_model._dpsgd import _poisson_sample
+        from skdp.mechanisms._poisson_sampling import poisson_sample as _poisson_sample
 
         rows = _poisson_sample(len(y), sample_rate, sampling_rng)
         assert 0 < rows.size < len(y)
