@@ -24,6 +24,7 @@ import itertools
 import warnings
 
 import numpy as np
+from scipy import stats
 from scipy.special import expit
 from threadpoolctl import threadpool_limits
 
@@ -33,7 +34,7 @@ from skdp import (InferenceError, ObjPertLogisticRegression, OutputPertSVM,
 from ._common import environment, write_results
 
 NAME = "inference"
-PARAMS = {"estimators": ["linear", "logistic", "output_logistic"],
+PARAMS = {"estimators": ["linear", "logistic"],
           "sizes": [2_000, 20_000, 200_000], "dims": [5, 20], "epsilons": [0.3, 1.0, 3.0],
           "deltas": [0.0, 1e-6], "draws": 500}
 QUICK = {"sizes": [2_000], "dims": [5], "epsilons": [1.0], "draws": 20}
@@ -66,9 +67,31 @@ def make_estimator(kind, epsilon, delta, seed):
                                      inference=True, random_state=seed)
 
 
-def run_cell(kind, n, d, epsilon, delta, draws):
+def coverage_interval(hits, trials, level=0.95):
+    """The Clopper-Pearson interval of a coverage of ``hits`` in ``trials``."""
+    if trials == 0:
+        return [float("nan"), float("nan")]
+    interval = stats.binomtest(int(hits), int(trials)).proportion_ci(level, method="exact")
+    return [float(interval.low), float(interval.high)]
+
+
+def wald_widths(kind, n, d, draws):
+    """The non-private intervals' widths, one row per draw (shared by every cell of
+    ``(kind, n, d)``: the non-private fit does not depend on the budget)."""
+    widths = []
+    for seed in range(draws):
+        X, y = make_data(kind, n, d, 1_000_000 + seed)
+        widths.append(np.diff(make_estimator(kind, np.inf, 0.0, None).fit(X, y).conf_int(),
+                              axis=1).ravel())
+    return np.asarray(widths)
+
+
+def run_cell(kind, n, d, epsilon, delta, exact_widths):
+    """Coverage, width ratio and refusals of one cell over ``len(exact_widths)``
+    draws."""
     theta = population(d)
-    hits, widths, refused = [], [], 0
+    draws = len(exact_widths)
+    hits, ratios, refused = [], [], 0
     for seed in range(draws):
         X, y = make_data(kind, n, d, 1_000_000 + seed)
         try:
@@ -76,16 +99,28 @@ def run_cell(kind, n, d, epsilon, delta, draws):
         except InferenceError:
             refused += 1
             continue
-        exact = make_estimator(kind, np.inf, 0.0, None).fit(X, y).conf_int()
         hits.append((private[:, 0] <= theta) & (theta <= private[:, 1]))
-        widths.append(np.diff(private, axis=1).ravel() / np.diff(exact, axis=1).ravel())
+        ratios.append(np.diff(private, axis=1).ravel() / exact_widths[seed])
     kept = len(hits)
-    coverage = np.mean(hits, axis=0) if kept else np.full(d + 1, np.nan)
+    counts = np.sum(hits, axis=0) if kept else np.zeros(d + 1, dtype=int)
+    coverage = counts / kept if kept else np.full(d + 1, np.nan)
+    inside = (coverage >= 0.93) & (coverage <= 0.97)
     return {"estimator": kind, "n": n, "d": d, "epsilon": epsilon, "delta": delta,
-            "draws": draws, "refused": refused, "coverage": coverage.tolist(),
-            "median_width_ratio": (np.median(widths, axis=0) if kept
+            "draws": draws, "refused": refused, "refusal_rate": refused / draws,
+            "coverage": coverage.tolist(),
+            "coverage_ci": [coverage_interval(k, kept) for k in counts],
+            "median_width_ratio": (np.median(ratios, axis=0) if kept
                                    else np.full(d + 1, np.nan)).tolist(),
-            "share_in_0.93_0.97": float(np.mean((coverage >= 0.93) & (coverage <= 0.97)))}
+            "share_in_0.93_0.97": float(np.mean(inside)) if kept else None}
+
+
+def cell_order(params):
+    """The cells grouped by ``(estimator, n, d)`` (one set of non-private fits each),
+    the smaller ``n`` first, epsilon 1 first in each group."""
+    epsilons = sorted(params["epsilons"], key=lambda epsilon: (epsilon != 1.0, epsilon))
+    for n, kind, d in itertools.product(params["sizes"], params["estimators"],
+                                        params["dims"]):
+        yield kind, n, d, list(itertools.product(epsilons, params["deltas"]))
 
 
 def main(argv=None):
@@ -97,19 +132,25 @@ def main(argv=None):
     parser.add_argument("--epsilons", nargs="*", type=float)
     parser.add_argument("--deltas", nargs="*", type=float)
     parser.add_argument("--draws", type=int)
+    parser.add_argument("--largest-draws", type=int,
+                        help="draws in the cells of the largest n (default: --draws)")
     args = parser.parse_args(argv)
     params = {**PARAMS, **(QUICK if args.quick else {})}
     params.update({k: v for k, v in vars(args).items() if k != "quick" and v})
+    params.setdefault("largest_draws", params["draws"])
+    name = f"{NAME}_quick" if args.quick else NAME
     warnings.simplefilter("ignore")
     cells = []
     with threadpool_limits(1):
-        for kind, n, d, epsilon, delta in itertools.product(
-                params["estimators"], params["sizes"], params["dims"], params["epsilons"],
-                params["deltas"]):
-            cells.append(run_cell(kind, n, d, epsilon, delta, params["draws"]))
-            print(cells[-1], flush=True)
-    path = write_results(f"{NAME}_quick" if args.quick else NAME,
-                         {"params": params, "cells": cells})
+        for kind, n, d, settings in cell_order(params):
+            draws = params["largest_draws"] if n == max(params["sizes"]) else params["draws"]
+            exact_widths = wald_widths(kind, n, d, draws)
+            for epsilon, delta in settings:
+                cells.append(run_cell(kind, n, d, epsilon, delta, exact_widths))
+                print(cells[-1], flush=True)
+                path = write_results(name, {"params": params, "complete": False,
+                                            "cells": cells})
+    path = write_results(name, {"params": params, "complete": True, "cells": cells})
     print(f"wrote {path}; environment {environment()['git_sha']}")
 
 
