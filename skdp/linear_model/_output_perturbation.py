@@ -114,6 +114,7 @@ class OutputPertSolution:
     record_bound: float = None
     information: np.ndarray = None
     information_calibration: object = None
+    gradient_covariance: np.ndarray = None
 
     def noise_floor(self):
         """The records whose largest pull on ``theta_star`` the noise outweighs: one
@@ -711,11 +712,20 @@ class OutputPertSVM(GLMInferenceMixin, GaussianDPMixin, _MultinomialMixin,
             solution = solutions[0]
             solution.information, solution.information_calibration = \
                 self._release_information(designs[0], targets[0], solution.theta, loss, rng)
+            solution.gradient_covariance = self._release_gradient_covariance(
+                designs[0], targets[0], solution.theta, loss, rng)
         return solutions
 
+    _inference_losses = ("logistic", "huber")
+
     def _inference_mechanism(self, solution):
-        """The unit ridge at ``C_`` and the output noise."""
-        return dict(C=self.C_, ridge=1.0, output_noise=(solution.noise, solution.noise_scale()))
+        """The unit ridge at ``C_``, the output noise, and the Huber loss's ``J~`` with
+        the most curvature one row adds (``sup l'' R^2``)."""
+        row_norm = effective_data_norm(self.data_norm_, self.fit_intercept,
+                                       self.intercept_scaling)
+        return dict(C=self.C_, ridge=1.0, output_noise=(solution.noise, solution.noise_scale()),
+                    gradient_covariance=solution.gradient_covariance,
+                    curvature_bound=self._make_loss().smoothness * row_norm**2)
 
     _renyi_cost_params = ("inference",)
     """Parameters that change the Gaussian fit's Renyi curve besides the privacy ones
