@@ -21,6 +21,7 @@ limited to one thread. Timings are not recorded.
 
 import argparse
 import itertools
+import json
 import warnings
 
 import numpy as np
@@ -31,7 +32,7 @@ from threadpoolctl import threadpool_limits
 from skdp import (InferenceError, ObjPertLogisticRegression, OutputPertSVM,
                   SSPLinearRegression)
 
-from ._common import environment, write_results
+from ._common import RESULTS_DIR, environment, write_results
 
 NAME = "inference"
 PARAMS = {"estimators": ["linear", "logistic"],
@@ -123,6 +124,54 @@ def cell_order(params):
         yield kind, n, d, list(itertools.product(epsilons, params["deltas"]))
 
 
+LABELS = {"linear": "SSPLinearRegression", "logistic": "ObjPertLogisticRegression",
+          "output_logistic": "OutputPertSVM (logistic)"}
+
+
+def plot(payload, path):
+    """Per (estimator, delta): the range of the coefficients' coverage per cell (n on
+    the x axis, one offset per epsilon, filled markers d = 5, open d = 20), the band
+    [0.93, 0.97] shaded; cells refused in every draw are left out."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    cells = payload["cells"]
+    panels = sorted({(c["estimator"], c["delta"]) for c in cells})
+    epsilons = sorted({c["epsilon"] for c in cells})
+    fig, axes = plt.subplots(1, len(panels), figsize=(3.4 * len(panels), 3.4), squeeze=False,
+                             sharey=True)
+    for ax, (kind, delta) in zip(axes[0], panels):
+        ax.axhspan(0.93, 0.97, color="0.9")
+        for k, epsilon in enumerate(epsilons):
+            for d, fill in ((5, None), (20, "none")):
+                chosen = [c for c in cells if (c["estimator"], c["delta"], c["epsilon"], c["d"])
+                          == (kind, delta, epsilon, d) and c["share_in_0.93_0.97"] is not None]
+                if not chosen:
+                    continue
+                x = [c["n"] * 1.25 ** (k - 1 + (0.3 if d == 20 else 0)) for c in chosen]
+                low = [min(c["coverage"]) for c in chosen]
+                high = [max(c["coverage"]) for c in chosen]
+                mid = [np.median(c["coverage"]) for c in chosen]
+                ax.errorbar(x, mid, yerr=[np.subtract(mid, low), np.subtract(high, mid)],
+                            fmt="o", color=f"C{k}", mfc=fill, ms=4, lw=1,
+                            label=f"epsilon {epsilon:g}" if d == 5 else None)
+        ax.set_xscale("log")
+        sizes = sorted({c["n"] for c in cells})
+        ax.set_xticks(sizes, [f"{n:,}" for n in sizes], fontsize=7)
+        ax.minorticks_off()
+        ax.set_xlim(sizes[0] / 2, sizes[-1] * 2)
+        ax.set_ylim(0.8, 1.005)
+        ax.set_xlabel("n (filled d = 5, open d = 20)")
+        ax.set_title(f"{LABELS[kind]}, delta {delta:g}", fontsize=8)
+    axes[0][0].set_ylabel("95 % coverage (range over coefficients)")
+    axes[0][0].legend(fontsize=6, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
@@ -134,9 +183,15 @@ def main(argv=None):
     parser.add_argument("--draws", type=int)
     parser.add_argument("--largest-draws", type=int,
                         help="draws in the cells of the largest n (default: --draws)")
+    parser.add_argument("--plot-only", action="store_true",
+                        help="run nothing; draw the PNG of the existing JSON")
     args = parser.parse_args(argv)
+    if args.plot_only:
+        path = RESULTS_DIR / f"{NAME}{'_quick' if args.quick else ''}.json"
+        plot(json.loads(path.read_text()), path.with_suffix(".png"))
+        return
     params = {**PARAMS, **(QUICK if args.quick else {})}
-    params.update({k: v for k, v in vars(args).items() if k != "quick" and v})
+    params.update({k: v for k, v in vars(args).items() if k not in ("quick", "plot_only") and v})
     params.setdefault("largest_draws", params["draws"])
     name = f"{NAME}_quick" if args.quick else NAME
     warnings.simplefilter("ignore")
@@ -151,6 +206,7 @@ def main(argv=None):
                 path = write_results(name, {"params": params, "complete": False,
                                             "cells": cells})
     path = write_results(name, {"params": params, "complete": True, "cells": cells})
+    plot(json.loads(path.read_text()), path.with_suffix(".png"))
     print(f"wrote {path}; environment {environment()['git_sha']}")
 
 
