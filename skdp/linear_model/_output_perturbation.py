@@ -333,16 +333,19 @@ class OutputPertSVM(GLMInferenceMixin, GaussianDPMixin, _MultinomialMixin,
     inference : bool, default=False
         Also release what confidence intervals need, inside the same ``epsilon``
         and ``delta``: a tenth of both pays for a noisy information matrix (the
-        logistic loss's Hessian sum at the released coefficients), and the output
+        loss's Hessian sum at the released coefficients; for ``loss="huber"`` also
+        the covariance of its gradient, the two sharing the tenth), and the output
         perturbation gets the rest. ``coef_`` and ``intercept_`` are then the
         one-step correction of the ridge's bias, ``theta + H~^{-1} theta / C``,
-        which estimates the population minimiser of the unpenalised logistic loss
-        on the clipped rows, and :meth:`conf_int` covers it (the sampling
-        variability and the noise, whose law is known). Binary fits with
-        ``loss="logistic"`` and ``kernel="linear"``, in memory, without weights or
-        groups; no noise reduction. Where valid intervals are impossible the fit
-        raises :class:`~skdp.InferenceError` and releases nothing. See
-        ``docs/privacy/inference.rst``.
+        which estimates the population minimiser of the unpenalised loss on the
+        clipped rows, and :meth:`conf_int` covers it (the sampling variability,
+        with the sandwich ``H^{-1} J H^{-1}`` for the Huber loss, and the noise,
+        whose law is known). Binary fits with ``loss="logistic"`` or
+        ``loss="huber"`` and ``kernel="linear"``, in memory, without weights or
+        groups; no noise reduction. Where valid intervals are impossible (for the
+        Huber loss also where it is flat: separable classes, too few rows in its
+        quadratic band) the fit raises :class:`~skdp.InferenceError` and releases
+        nothing. See ``docs/privacy/inference.rst``.
 
     %(random_state)s
 
