@@ -1609,12 +1609,19 @@ def inference(payload, timing=None):
     params = payload["params"]
     cells = payload["cells"]
     largest = max(params["sizes"])
-    lines = setting(payload, f"draw k: data seed 1,000,000 + k, noise seed k; "
-                    f"{params['draws']} draws per cell ({params.get('largest_draws', params['draws'])} "
-                    f"at n = {largest:,})", "add/remove one row") + [""]
+    lines = setting(payload, "draw k (k below the cell's draws): data seed 1,000,000 + k, "
+                    "noise seed k", "add/remove one row") + [""]
+    if params.get("parts"):
+        lines += [f"Merged from {len(params['parts'])} runs (`--merge`), with the draws "
+                  "per cell of the table's draws column: " + "; ".join(
+                      f"sizes {part['sizes']}, estimators {part['estimators']}, epsilons "
+                      f"{part['epsilons']}, {part['draws']} draws"
+                      + ("" if part["complete"] else " (stopped before its last cells)")
+                      for part in params["parts"]) + ".", ""]
     if not payload.get("complete", True):
-        lines += ["**Partial run:** the run was stopped before the last cells; the table "
-                  "holds the cells it finished.", ""]
+        lines += ["**Partial grid:** the table holds the cells that were run; the others "
+                  f"(of {len(params['estimators'])} estimators, sizes up to {largest:,}) "
+                  "are missing.", ""]
     kept = [c for c in cells if c["share_in_0.93_0.97"] is not None]
     passing = sum(c["share_in_0.93_0.97"] >= 0.9 for c in kept)
     lines += [f"Coverage of the population parameter by the nominal 95 % intervals, per "

@@ -8,21 +8,31 @@ the covered parameter is the model's): ``d`` features uniform on ``[-1, 1]`` div
 cell (estimator, n, d, epsilon, delta) and per draw: a fresh dataset, the private fit
 (``random_state`` = the draw) and the non-private fit with the same ``inference=True``
 (``epsilon=np.inf``). Estimators: ``linear`` (:class:`~skdp.SSPLinearRegression`),
-``logistic`` (:class:`~skdp.ObjPertLogisticRegression`), ``output_logistic``
-(:class:`~skdp.OutputPertSVM` with ``loss="logistic"``). Recorded per coefficient: the
+``logistic`` (:class:`~skdp.ObjPertLogisticRegression`), and on request
+``output_logistic`` (:class:`~skdp.OutputPertSVM` with ``loss="logistic"``, not in
+the default grid: as costly per fit as ``logistic``). Recorded per coefficient: the
 coverage of the nominal 95 % interval, and the median ratio of its width to the
 non-private interval's; and the number of refused fits (:class:`~skdp.InferenceError`).
 
-Run ``python -m benchmarks.bench_inference [--quick] [--sizes N ...] [--epsilons E ...]
-[--draws K]`` (any grid option narrows the grid) from the
-repo root; writes ``results/inference.json`` (``inference_quick.json``). BLAS is
-limited to one thread. Timings are not recorded.
+The non-private fits do not depend on the budget: one set per ``(estimator, n, d)``
+serves its six cells. Each cell records its refusal rate, each coefficient's coverage
+with its 95 % Clopper-Pearson interval, the share of coefficients covering in [0.93,
+0.97] and the median width ratios; the JSON is rewritten after every cell (``complete``
+false until the last), so a stopped run is usable.
+
+Run ``python -m benchmarks.bench_inference [--quick] [--estimators K ...] [--sizes N ...]
+[--epsilons E ...] [--draws K] [--largest-draws K]`` (any grid option narrows the grid)
+from the repo root; writes ``results/inference.json`` (``inference_quick.json``) and its
+PNG. ``--merge A.json B.json ...`` writes one result from partial runs (a cell's draws
+are seeded by their index, so a cell is the same in any run); ``--plot-only`` redraws
+the PNG. BLAS is limited to one thread. Timings are not recorded.
 """
 
 import argparse
 import itertools
 import json
 import warnings
+from pathlib import Path
 
 import numpy as np
 from scipy import stats
@@ -172,6 +182,28 @@ def plot(payload, path):
     plt.close(fig)
 
 
+def merge(paths):
+    """One ``inference.json`` from the runs at ``paths`` (each run's parameters kept
+    under ``parts``), the cells in the grid's order."""
+    runs = [json.loads(Path(path).read_text()) for path in paths]
+    cells = [cell for run in runs for cell in run["cells"]]
+    cells.sort(key=lambda c: (c["n"], list(LABELS).index(c["estimator"]), c["d"],
+                              c["epsilon"] != 1.0, c["epsilon"], c["delta"]))
+    params = {**PARAMS, "draws": max(c["draws"] for c in cells),
+              "largest_draws": min(c["draws"] for c in cells if c["n"] == max(PARAMS["sizes"])),
+              "parts": [{**run["params"], "complete": run.get("complete", True),
+                         "git_sha": run["environment"]["git_sha"]} for run in runs]}
+    path = write_results(NAME, {"params": params, "complete": len(cells) == grid_size(PARAMS),
+                                "cells": cells})
+    plot(json.loads(path.read_text()), path.with_suffix(".png"))
+    print(f"wrote {path}: {len(cells)} cells")
+
+
+def grid_size(params):
+    return len(list(itertools.product(*(params[k] for k in ("estimators", "sizes", "dims",
+                                                               "epsilons", "deltas")))))
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
@@ -185,7 +217,14 @@ def main(argv=None):
                         help="draws in the cells of the largest n (default: --draws)")
     parser.add_argument("--plot-only", action="store_true",
                         help="run nothing; draw the PNG of the existing JSON")
+    parser.add_argument("--merge", nargs="+", type=Path, metavar="JSON",
+                        help="run nothing; write the cells of these partial runs as one "
+                             "result (a cell is the same in any run: its draws are seeded "
+                             "by their index)")
     args = parser.parse_args(argv)
+    if args.merge:
+        merge(args.merge)
+        return
     if args.plot_only:
         path = RESULTS_DIR / f"{NAME}{'_quick' if args.quick else ''}.json"
         plot(json.loads(path.read_text()), path.with_suffix(".png"))
