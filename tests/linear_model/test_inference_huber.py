@@ -13,7 +13,6 @@ from scipy import stats
 
 import skdp.linear_model._inference as inference_module
 from skdp import InferenceError, OutputPertSVM
-from skdp.mechanisms._glm_inference import INFORMATION_SHARE
 from skdp.mechanisms._output_perturbation import output_perturbation_calibration
 from skdp.mechanisms._sufficient_statistics import SSPCalibration, gram_coordinates
 from tests.linear_model.test_inference_objective_perturbation import (_not_below_nominal,
@@ -224,8 +223,8 @@ def test_inference_false_is_unchanged_and_inference_true_is_reproducible():
 def test_separable_classes_are_refused_as_flat_without_noise():
     """Separable rows with a gap: the Huber loss is zero once every margin is beyond
     1 + h, so its minimiser does not exist; the ridge leaves a handful of rows at the
-    band's edge, fewer than ten per coefficient by ``H``'s trace. Even without noise the fit refuses and
-    releases nothing."""
+    band's edge, fewer than ten per coefficient by ``H``'s trace. Even without noise
+    the fit refuses and releases nothing."""
     X, _ = _population(4000, seed=0)
     X = X[np.abs(X[:, 0]) > 0.1]
     y = (X[:, 0] > 0).astype(int)
