@@ -15,7 +15,8 @@ from pathlib import Path
 BENCHMARKS = ("objective_perturbation", "output_perturbation", "dpsgd", "napp", "scaling",
               "scale_out", "scale_out_persons", "paper_table", "defaults",
               "epsilon_for_utility", "private_selection", "selection_cap", "private_search",
-              "person_level", "ssp", "dpsgd_calibration", "metrics")
+              "person_level", "ssp", "dpsgd_calibration", "metrics", "inference",
+              "inference_adult")
 NOT_RECORDED = "not recorded"
 DASH = "—"
 
@@ -1656,6 +1657,99 @@ def _cross_validation_lines(study, cv):
     return lines + [f"The ledger's statement: \"{first['statement']}\"", ""]
 
 
+INFERENCE_LABELS = {"linear": "SSPLinearRegression", "logistic": "ObjPertLogisticRegression",
+                    "output_logistic": "OutputPertSVM (logistic)"}
+
+
+def _coverage_range(cell):
+    if cell["share_in_0.93_0.97"] is None:
+        return DASH
+    return f"{fmt(min(cell['coverage']), 3)} to {fmt(max(cell['coverage']), 3)}"
+
+
+def _clopper_pearson_range(cell):
+    """The lowest lower and the highest upper bound of the coefficients' 95 %
+    Clopper-Pearson intervals."""
+    if cell["share_in_0.93_0.97"] is None:
+        return DASH
+    return (f"{fmt(min(low for low, _ in cell['coverage_ci']), 3)} to "
+            f"{fmt(max(high for _, high in cell['coverage_ci']), 3)}")
+
+
+def _width_ratios(cell):
+    """The median width ratio of the coefficients (their median) and of the
+    intercept."""
+    if cell["share_in_0.93_0.97"] is None:
+        return DASH, DASH
+    ratios = cell["median_width_ratio"]
+    coefficients = sorted(ratios[1:])
+    return fmt(coefficients[len(coefficients) // 2], 2), fmt(ratios[0], 2)
+
+
+def inference(payload, timing=None):
+    """``bench_inference.py``: coverage, refusals and width of the intervals of
+    ``inference=True`` per cell of the grid."""
+    params = payload["params"]
+    cells = payload["cells"]
+    largest = max(params["sizes"])
+    lines = setting(payload, "draw k (k below the cell's draws): data seed 1,000,000 + k, "
+                    "noise seed k", "add/remove one row") + [""]
+    if params.get("parts"):
+        lines += [f"Merged from {len(params['parts'])} runs (`--merge`), with the draws "
+                  "per cell of the table's draws column: " + "; ".join(
+                      f"sizes {part['sizes']}, estimators {part['estimators']}, epsilons "
+                      f"{part['epsilons']}, {part['draws']} draws"
+                      + ("" if part["complete"] else " (stopped before its last cells)")
+                      for part in params["parts"]) + ".", ""]
+    if not payload.get("complete", True):
+        lines += ["**Partial grid:** the table holds the cells that were run; the others "
+                  f"(of {len(params['estimators'])} estimators, sizes up to {largest:,}) "
+                  "are missing.", ""]
+    kept = [c for c in cells if c["share_in_0.93_0.97"] is not None]
+    passing = sum(c["share_in_0.93_0.97"] >= 0.9 for c in kept)
+    lines += [f"Coverage of the population parameter by the nominal 95 % intervals, per "
+              f"coefficient (the intercept's included), over the fits that were not refused; "
+              f"`in [0.93, 0.97]`: the share of coefficients whose coverage is in that band "
+              f"(goal: at least 0.9 in every cell that is not refused; met in {passing} of "
+              f"{len(kept)} such cells); Clopper-Pearson: the range of the coefficients' 95 % "
+              "intervals for their coverage; width: the median over draws of the private "
+              "interval's width over the non-private interval's on the same data, median of "
+              "the coefficients and the intercept's (goal: at most 1.5 at n = 200,000, "
+              "epsilon 1). A cell whose fits were all refused has dashes.", ""]
+    rows = [[INFERENCE_LABELS[c["estimator"]], f"{c['n']:,}", str(c["d"]), fmt_eps(c["epsilon"]),
+             fmt_eps(c["delta"]), str(c["draws"]), fmt(c["refusal_rate"], 3), _coverage_range(c),
+             _clopper_pearson_range(c), fmt(c["share_in_0.93_0.97"], 2), *_width_ratios(c)]
+            for c in cells]
+    return lines + table(["estimator", "n", "d", "epsilon", "delta", "draws", "refused",
+                          "coverage", "Clopper-Pearson", "in [0.93, 0.97]",
+                          "width (coefficients)", "width (intercept)"], rows)
+
+
+def inference_adult(payload, timing=None):
+    """``bench_inference_adult.py``: the private summary beside statsmodels' Logit."""
+    params = payload["params"]
+    over = payload["share_contains_over_seeds"]
+    lines = setting(payload, f"noise seed 0 for the table; 0..{params['seeds'] - 1} for the "
+                    "share over seeds", "add/remove one row") + [""]
+    lines += [f"ObjPertLogisticRegression(inference=True, epsilon={fmt_eps(params['epsilon'])}, "
+              f"delta={fmt_eps(params['delta'])}, data_norm={fmt_eps(params['data_norm'])}) "
+              f"and statsmodels' Logit on the same {params['n_train']:,} training rows and "
+              f"features: {', '.join(params['categorical'])} reference-coded "
+              "(OneHotEncoder(drop='first'), declared categories) and the numeric columns "
+              "scaled to [-1, 1] by declared bounds. Share of coefficients whose private "
+              f"interval contains the non-private estimate: {fmt(payload['share_contains'], 2)} "
+              f"(seed 0); over {params['seeds']} seeds median {fmt(over['median'], 2)}, "
+              f"range {fmt(over['min'], 2)} to {fmt(over['max'], 2)}, {over['refused']} "
+              f"refused. The full one-hot encoding beside the intercept (collinear) was "
+              f"refused in {payload['full_one_hot_refused']} of {params['seeds']} seeds.", ""]
+    columns = ("private coef", "private std err", "private lower", "private upper",
+               "statsmodels coef", "statsmodels std err", "statsmodels lower",
+               "statsmodels upper")
+    rows = [[row["name"], *(fmt(row[c], 3) for c in columns), "yes" if row["contains"] else "no"]
+            for row in payload["table"]]
+    return lines + table(["coefficient", *columns, "contains"], rows)
+
+
 SECTIONS = {
     "objective_perturbation": ("Objective perturbation (ObjPertLogisticRegression) on Adult "
                                "and KDDCup99", objective_perturbation),
@@ -1693,6 +1787,10 @@ SECTIONS = {
     "metrics": ("Private evaluation and description: skdp.metrics, a Table 1 and a "
                 "private cross-validation against the exact numbers (Adult, KDDCup99)",
                 metrics),
+    "inference": ("Confidence intervals (inference=True): coverage, refusals and width on "
+                  "simulated data", inference),
+    "inference_adult": ("Confidence intervals on Adult: the private summary beside "
+                        "statsmodels' Logit", inference_adult),
 }
 
 

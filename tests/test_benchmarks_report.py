@@ -611,3 +611,26 @@ def test_metrics_numbers_are_the_json_numbers_and_the_goal_is_checked(report, co
             assert run["spent"]["epsilon"] <= cv["total_epsilon"] * (1 + 1e-12)
             assert len(run["private"]) == len(run["exact"]) == cv["folds"]
             assert run["private_mean"] == pytest.approx(np.mean(run["private"]))
+
+
+def test_inference_numbers_are_the_json_numbers(report, committed):
+    """Every cell of the coverage grid: its refusal rate, coverage range, share in
+    [0.93, 0.97] and width ratios, as the JSON records them."""
+    text = _section(report, "inference")
+    for cell in committed["inference"]["cells"]:
+        cells = _row(text, [_report.INFERENCE_LABELS[cell["estimator"]], f"{cell['n']:,}",
+                            str(cell["d"]), fmt_eps(cell["epsilon"]), fmt_eps(cell["delta"])])
+        assert cells[5:8] == [str(cell["draws"]), fmt(cell["refusal_rate"], 3),
+                              _report._coverage_range(cell)]
+        assert cells[9:] == [fmt(cell["share_in_0.93_0.97"], 2), *_report._width_ratios(cell)]
+
+
+def test_inference_adult_numbers_are_the_json_numbers(report, committed):
+    payload = committed["inference_adult"]
+    text = _section(report, "inference_adult")
+    for row in payload["table"]:
+        cells = _row(text, [row["name"]])
+        assert cells[1] == fmt(row["private coef"], 3)
+        assert cells[5] == fmt(row["statsmodels coef"], 3)
+        assert cells[-1] == ("yes" if row["contains"] else "no")
+    assert f"estimate: {fmt(payload['share_contains'], 2)}" in text

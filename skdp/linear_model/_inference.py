@@ -185,9 +185,14 @@ class InferenceMixin:
 
 
 GLM_INFERENCE_OPTIONS = (
-    "inference=True gives intervals for one binary logistic problem fitted in memory, "
-    "unweighted (the information matrix it releases is the logistic loss's Hessian, "
-    "which is also the covariance of its gradient only for that model): ")
+    "inference=True gives intervals for one binary problem fitted in memory, unweighted, "
+    "with a loss whose information it releases (the logistic loss's Hessian, also the "
+    "covariance of its gradient; for output perturbation, the Huber loss's Hessian and "
+    "gradient covariance): ")
+
+SANDWICH_LOSSES = ("huber",)
+"""Losses whose gradient covariance ``J`` is not their Hessian ``H``: ``inference=True``
+releases both and the covariance is the sandwich ``H^{-1} J H^{-1}``."""
 
 
 class GLMInferenceMixin(InferenceMixin):
@@ -195,7 +200,11 @@ class GLMInferenceMixin(InferenceMixin):
     perturbation): a noisy information matrix released with
     :data:`~skdp.mechanisms._glm_inference.INFORMATION_SHARE` of the budget, the
     one-step correction of the ridge's bias and its intervals
-    (:func:`~skdp.mechanisms._glm_inference.glm_inference`)."""
+    (:func:`~skdp.mechanisms._glm_inference.glm_inference`); for a loss in
+    :data:`SANDWICH_LOSSES` the share pays for both ``H~`` and ``J~``."""
+
+    _inference_losses = ("logistic",)
+    """The values of ``loss`` that ``inference=True`` accepts."""
 
     def _mechanism_budget(self):
         """The ``(epsilon, delta)`` of the estimator's own mechanism: all of it, or
@@ -212,7 +221,8 @@ class GLMInferenceMixin(InferenceMixin):
         :meth:`_check_two_classes`)."""
         if not self.inference:
             return
-        refusals = [(self.loss != "logistic", "set loss='logistic'"),
+        losses = " or ".join(f"loss={loss!r}" for loss in self._inference_losses)
+        refusals = [(self.loss not in self._inference_losses, f"set {losses}"),
                     (partitioned, "fit on rows in memory"),
                     (sample_weight is not None or self.class_weight is not None,
                      "pass no sample_weight or class_weight"),
@@ -227,17 +237,33 @@ class GLMInferenceMixin(InferenceMixin):
         if self.inference and len(self.classes_) != 2:
             raise ValueError(f"{type(self).__name__}: {GLM_INFERENCE_OPTIONS}fit two classes.")
 
-    def _release_information(self, design, targets, theta, loss, rng):
-        """The logistic loss's Hessian sum at the released ``theta``, with noise from
-        the noise stream ``rng`` at the information matrix's share of the budget;
-        returns it with its calibration."""
-        calibration = information_calibration(
+    def _information_calibration(self, loss, weight_bound):
+        """The noise of one Gram-like release with row weights in ``[0, weight_bound]``
+        at the information's share of the budget (split in two for a sandwich)."""
+        return information_calibration(
             self._mechanism_epsilon() * INFORMATION_SHARE, float(self.delta) * INFORMATION_SHARE,
-            smoothness=loss.smoothness, data_norm=self.data_norm_,
+            smoothness=weight_bound, data_norm=self.data_norm_,
             intercept_scaling=self.intercept_scaling if self.fit_intercept else 0.0,
-            n_features=self.n_features_in_, neighboring=self.neighboring)
+            n_features=self.n_features_in_, neighboring=self.neighboring,
+            parts=2 if loss.name in SANDWICH_LOSSES else 1)
+
+    def _release_information(self, design, targets, theta, loss, rng):
+        """The loss's Hessian sum at the released ``theta``, with noise from the noise
+        stream ``rng`` at the information matrix's share of the budget; returns it
+        with its calibration."""
+        calibration = self._information_calibration(loss, loss.smoothness)
         curvature = loss.hessian(targets * (design @ theta))
         return release_information(design.weighted_gram(curvature), calibration, rng), calibration
+
+    def _release_gradient_covariance(self, design, targets, theta, loss, rng):
+        """For a loss in :data:`SANDWICH_LOSSES`, ``J~ = sum_i l'_i^2 z_i z_i^T`` plus
+        noise (weight bound ``lipschitz^2``, after ``H~`` in the noise stream); else
+        ``None`` (``J = H``)."""
+        if loss.name not in SANDWICH_LOSSES:
+            return None
+        calibration = self._information_calibration(loss, loss.lipschitz**2)
+        slopes = loss.grad(targets * (design @ theta)) ** 2
+        return release_information(design.weighted_gram(slopes), calibration, rng)
 
     def _set_fitted(self, releases):
         """The fitted model, and with ``inference`` its corrected coefficients and

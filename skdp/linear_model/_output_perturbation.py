@@ -114,6 +114,7 @@ class OutputPertSolution:
     record_bound: float = None
     information: np.ndarray = None
     information_calibration: object = None
+    gradient_covariance: np.ndarray = None
 
     def noise_floor(self):
         """The records whose largest pull on ``theta_star`` the noise outweighs: one
@@ -332,16 +333,19 @@ class OutputPertSVM(GLMInferenceMixin, GaussianDPMixin, _MultinomialMixin,
     inference : bool, default=False
         Also release what confidence intervals need, inside the same ``epsilon``
         and ``delta``: a tenth of both pays for a noisy information matrix (the
-        logistic loss's Hessian sum at the released coefficients), and the output
+        loss's Hessian sum at the released coefficients; for ``loss="huber"`` also
+        the covariance of its gradient, the two sharing the tenth), and the output
         perturbation gets the rest. ``coef_`` and ``intercept_`` are then the
         one-step correction of the ridge's bias, ``theta + H~^{-1} theta / C``,
-        which estimates the population minimiser of the unpenalised logistic loss
-        on the clipped rows, and :meth:`conf_int` covers it (the sampling
-        variability and the noise, whose law is known). Binary fits with
-        ``loss="logistic"`` and ``kernel="linear"``, in memory, without weights or
-        groups; no noise reduction. Where valid intervals are impossible the fit
-        raises :class:`~skdp.InferenceError` and releases nothing. See
-        ``docs/privacy/inference.rst``.
+        which estimates the population minimiser of the unpenalised loss on the
+        clipped rows, and :meth:`conf_int` covers it (the sampling variability,
+        with the sandwich ``H^{-1} J H^{-1}`` for the Huber loss, and the noise,
+        whose law is known). Binary fits with ``loss="logistic"`` or
+        ``loss="huber"`` and ``kernel="linear"``, in memory, without weights or
+        groups; no noise reduction. Where valid intervals are impossible (for the
+        Huber loss also where it is flat: separable classes, too few rows in its
+        quadratic band) the fit raises :class:`~skdp.InferenceError` and releases
+        nothing. See ``docs/privacy/inference.rst``.
 
     %(random_state)s
 
@@ -711,11 +715,20 @@ class OutputPertSVM(GLMInferenceMixin, GaussianDPMixin, _MultinomialMixin,
             solution = solutions[0]
             solution.information, solution.information_calibration = \
                 self._release_information(designs[0], targets[0], solution.theta, loss, rng)
+            solution.gradient_covariance = self._release_gradient_covariance(
+                designs[0], targets[0], solution.theta, loss, rng)
         return solutions
 
+    _inference_losses = ("logistic", "huber")
+
     def _inference_mechanism(self, solution):
-        """The unit ridge at ``C_`` and the output noise."""
-        return dict(C=self.C_, ridge=1.0, output_noise=(solution.noise, solution.noise_scale()))
+        """The unit ridge at ``C_``, the output noise, and the Huber loss's ``J~`` with
+        the most curvature one row adds (``sup l'' R^2``)."""
+        row_norm = effective_data_norm(self.data_norm_, self.fit_intercept,
+                                       self.intercept_scaling)
+        return dict(C=self.C_, ridge=1.0, output_noise=(solution.noise, solution.noise_scale()),
+                    gradient_covariance=solution.gradient_covariance,
+                    curvature_bound=self._make_loss().smoothness * row_norm**2)
 
     _renyi_cost_params = ("inference",)
     """Parameters that change the Gaussian fit's Renyi curve besides the privacy ones

@@ -18,7 +18,9 @@ stationarity ``C g(theta_r) + r theta_r + b = 0`` at the population minimiser
 has ``theta_d - theta* = -H^{-1} g(theta*) - H^{-1} b / C + (I + (r / C) H^{-1}) w``
 to first order, with covariance ``H^{-1} (J + Cov(b) / C^2) H^{-1} + (I + (r / C)
 H^{-1}) Cov(w) (I + (r / C) H^{-1})``, ``J = Cov(g) = H`` for the logistic loss (the
-model-based covariance of statsmodels' ``Logit``). Derivation:
+model-based covariance of statsmodels' ``Logit``). For the Huber hinge ``J != H``:
+the fit also releases ``J~ = sum_i l'_i^2 z_i z_i^T + E_J`` (weight bound ``sup l'^2
+= 1``) and the covariance is the sandwich with ``J~`` in the middle. Derivation:
 ``docs/privacy/inference.rst``.
 """
 
@@ -39,14 +41,18 @@ rest."""
 
 
 def information_calibration(epsilon, delta, *, smoothness, data_norm, intercept_scaling,
-                            n_features, neighboring):
+                            n_features, neighboring, parts=1):
     """The noise of the information matrix's release at ``(epsilon, delta)``.
 
     One record adds ``l'' z z^T`` with ``0 <= l'' <= smoothness``: the Gram matrix's
     term with weight bound ``smoothness``
     (:func:`~skdp.mechanisms._sufficient_statistics.ssp_sensitivities`). Gaussian
     (``delta > 0``): standard deviation ``Delta / gdp_mu(epsilon, delta)``, exactly
-    ``(epsilon, delta)``-DP; Laplace: scale ``Delta_1 / epsilon``.
+    ``(epsilon, delta)``-DP; Laplace: scale ``Delta_1 / epsilon``. With ``parts``
+    releases of this form sharing ``(epsilon, delta)`` (the Huber loss's ``H~`` and
+    ``J~``, whose ``smoothness`` is then ``sup l'^2``), each is ``mu / sqrt(parts)``-GDP
+    (the ``parts`` compose to ``mu``-GDP exactly) or ``epsilon / parts``-DP (Laplace,
+    by addition).
 
     Returns
     -------
@@ -68,7 +74,8 @@ def information_calibration(epsilon, delta, *, smoothness, data_norm, intercept_
                                     intercept_scaling=intercept_scaling,
                                     n_features=n_features, y_bound=0.0,
                                     weight_bound=smoothness, neighboring=neighboring).gram
-    scale = sensitivity / (gdp_mu(epsilon, delta) if delta > 0 else epsilon)
+    scale = sensitivity * (np.sqrt(parts) / gdp_mu(epsilon, delta) if delta > 0
+                           else parts / epsilon)
     return SSPCalibration(law, float(scale), 0.0, 0.0)
 
 
@@ -96,7 +103,7 @@ NO_NOISE = ("none", 0.0)
 
 
 def glm_inference(theta, information, *, C, ridge, calibration, objective_noise=NO_NOISE,
-                  output_noise=NO_NOISE):
+                  output_noise=NO_NOISE, gradient_covariance=None, curvature_bound=0.0):
     """The one-step estimate of the unpenalised minimiser, its covariance and its
     bootstrap deviations.
 
@@ -120,6 +127,14 @@ def glm_inference(theta, information, *, C, ridge, calibration, objective_noise=
         The information matrix's noise (:func:`information_calibration`).
     objective_noise, output_noise : (law, scale), default=("none", 0.0)
         The laws (:func:`noise_variance`) and scales of ``b`` and ``w``.
+    gradient_covariance : ndarray of shape (dim, dim) or None, default=None
+        The released ``J~`` of a loss whose gradient covariance is not its Hessian
+        (the Huber hinge): the covariance becomes the sandwich ``H~^{-1} J~ H~^{-1}``
+        and the bootstrap draws gradients from ``N(0, J~)``. ``None``: ``J = H``.
+    curvature_bound : float, default=0.0
+        With ``gradient_covariance``: the largest trace one row adds to ``H``
+        (``sup l'' R^2``), which bounds below the rows of positive curvature by
+        ``trace(H~) / curvature_bound`` (:func:`flat_direction`; 0: not checked).
 
     Returns
     -------
@@ -129,7 +144,9 @@ def glm_inference(theta, information, *, C, ridge, calibration, objective_noise=
     Raises
     ------
     InferenceError
-        When ``H~`` is not positive definite.
+        When ``H~`` is not positive definite; with ``gradient_covariance``, when
+        ``H~``'s smallest eigenvalue is within its noise (:func:`flat_direction`) or
+        ``J~`` is not positive definite.
 
     Examples
     --------
@@ -141,36 +158,95 @@ def glm_inference(theta, information, *, C, ridge, calibration, objective_noise=
     >>> fit.theta.tolist(), fit.covariance.tolist()
     ([0.625], [[0.25]])
     """
-    if np.linalg.eigvalsh(information)[0] <= 0:
+    if gradient_covariance is not None:
+        _check_sandwich(information, gradient_covariance, calibration, curvature_bound)
+    elif np.linalg.eigvalsh(information)[0] <= 0:
         raise InferenceError(INFERENCE_REFUSAL.format(
             reason="the noisy information matrix is not positive definite"))
+    else:
+        gradient_covariance = information
     dim = theta.size
     inverse = np.linalg.inv(information)
     direction = inverse @ theta
     estimate = theta + ridge / C * direction
     carry = np.eye(dim) + ridge / C * inverse          # how w reaches theta_d
-    middle = (information + noise_variance(*objective_noise, dim) / C**2 * np.eye(dim)
+    middle = (gradient_covariance + noise_variance(*objective_noise, dim) / C**2 * np.eye(dim)
               + (ridge / C) ** 2 * gram_noise_covariance(direction, calibration))
     covariance = (inverse @ middle @ inverse
                   + noise_variance(*output_noise, dim) * carry @ carry.T)
     deviations = None
     if calibration.law != "none":
-        deviations = _bootstrap(estimate, information, C=C, ridge=ridge,
+        deviations = _bootstrap(estimate, information, gradient_covariance, C=C, ridge=ridge,
                                 calibration=calibration, objective_noise=objective_noise,
                                 output_noise=output_noise)
     return LinearInference(estimate, 0.5 * (covariance + covariance.T), np.inf, deviations)
 
 
-def _bootstrap(theta, information, *, C, ridge, calibration, objective_noise, output_noise):
+FLAT_DIRECTION = ("the noisy information matrix is singular within its noise (the loss "
+                  "is flat along a direction: separable classes, or too few rows in the "
+                  "Huber loss's quadratic band), so the coefficients are not identified")
+
+
+MIN_CURVED_ROWS = 10
+"""Rows of positive curvature per coefficient below which a sandwich is refused."""
+
+
+def flat_direction(information, calibration, curvature_bound=0.0):
+    """Whether ``H~`` may hide a direction of zero curvature: its smallest eigenvalue
+    is below the typical spectral norm ``2 sqrt(dim v_o)`` of its symmetric noise
+    (``v_o`` the variance of an off-diagonal entry) or below ``1e-10`` times its
+    largest (numerically singular, also without noise), or it carries fewer than
+    :data:`MIN_CURVED_ROWS` rows per coefficient: ``trace(H~) / curvature_bound``
+    bounds their number below, one row adding at most ``curvature_bound`` (a
+    separable sample leaves a handful of rows at the edge of the Huber loss's band
+    even without noise, and their sandwich would be an interval for a parameter that
+    does not exist).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp.mechanisms._glm_inference import flat_direction
+    >>> from skdp.mechanisms._sufficient_statistics import SSPCalibration
+    >>> flat_direction(np.diag([4.0, 1.0]), SSPCalibration("gaussian", 0.1, 0.0, 0.0))
+    False
+    >>> flat_direction(np.diag([4.0, 0.2]), SSPCalibration("gaussian", 0.1, 0.0, 0.0))
+    True
+    >>> flat_direction(np.diag([4.0, 1.0]), SSPCalibration("none", 0.0, 0.0, 0.0),
+    ...                curvature_bound=0.5)
+    True
+    """
+    eigenvalues = np.linalg.eigvalsh(information)
+    off_diagonal = calibration.variance("gram") / (2.0 if calibration.law == "gaussian"
+                                                   else 1.0)
+    dim = information.shape[0]
+    floor = max(2.0 * np.sqrt(dim * off_diagonal), 1e-10 * eigenvalues[-1])
+    few_rows = np.trace(information) < MIN_CURVED_ROWS * dim * curvature_bound
+    return bool(eigenvalues[0] <= floor or few_rows)
+
+
+def _check_sandwich(information, gradient_covariance, calibration, curvature_bound):
+    """Refuse a sandwich whose bread may be singular or whose filling is not a
+    covariance."""
+    if flat_direction(information, calibration, curvature_bound):
+        raise InferenceError(INFERENCE_REFUSAL.format(reason=FLAT_DIRECTION))
+    if np.linalg.eigvalsh(gradient_covariance)[0] <= 0:
+        raise InferenceError(INFERENCE_REFUSAL.format(
+            reason="the noisy covariance of the loss's gradient is not positive definite"))
+
+
+def _bootstrap(theta, information, gradient_covariance, *, C, ridge, calibration,
+               objective_noise, output_noise):
     """Draws of ``theta_d - theta*`` in the world fitted to the release: ``theta* =
     theta``, ``H = H~``; the linearised mechanism ``theta_p = theta - (C H + r
-    I)^{-1} (C g + b + r theta) + w`` with ``g ~ N(0, H)``, ``b`` and ``w`` from
-    their exact laws, then the correction with a fresh ``H + E`` (``E`` from its
-    exact law)."""
+    I)^{-1} (C g + b + r theta) + w`` with ``g ~ N(0, J~)`` (``J~ = H~`` for the
+    logistic loss), ``b`` and ``w`` from their exact laws, then the correction with
+    a fresh ``H + E`` (``E`` from its exact law). The noise of ``J~`` only reaches
+    the intervals' width (second order) and is not redrawn."""
     rng = np.random.default_rng(BOOTSTRAP_SEED)
     dim = theta.size
     (linear_law, linear_scale), (output_law, output_scale) = objective_noise, output_noise
-    gradients = rng.standard_normal((BOOTSTRAP_DRAWS, dim)) @ np.linalg.cholesky(information).T
+    gradients = (rng.standard_normal((BOOTSTRAP_DRAWS, dim))
+                 @ np.linalg.cholesky(gradient_covariance).T)
     linear = sample_noise_draws(linear_law, BOOTSTRAP_DRAWS, dim, linear_scale, rng)
     system = C * information + ridge * np.eye(dim)
     released = (theta - np.linalg.solve(system, (C * gradients + linear + ridge * theta).T).T
