@@ -20,7 +20,7 @@ from ..mechanisms._sufficient_statistics import (SSPCalibration, SSPSensitivitie
                                                  gram_from_coordinates,
                                                  least_squares_inference, private_ridge,
                                                  solve_ridge, ssp_calibration, ssp_noise_floor,
-                                                 ssp_sensitivities)
+                                                 ssp_sensitivities, statistics_sums)
 from ..utils._docstrings import fill_doc
 from ..utils._random import noise_generator
 from ..utils._sklearn_compat import Interval, StrOptions
@@ -120,9 +120,13 @@ class SSPRelease:
 NOISE_REDUCERS = {"laplace": reduce_laplace_noise, "gaussian": reduce_gaussian_noise}
 
 
-def statistics_pass(design, y):
-    """One partition's (or the whole in-memory design's) ``(Z^T Z, Z^T y, y^T y)``."""
-    return design.gram(), design.transpose_product(y), np.array([y @ y])
+def statistics_pass(design, targets):
+    """One partition's ``(A, b, c)`` (:func:`~skdp.mechanisms._sufficient_statistics.
+    statistics_sums`); ``targets`` are the clipped ``y``, or rows ``(y_i, w_i)`` when
+    the rows are weighted (a person's rows, with ``groups``)."""
+    if targets.ndim == 2:
+        return statistics_sums(design, targets[:, 0], targets[:, 1])
+    return statistics_sums(design, targets)
 
 
 def _sufficient_statistics_perturbation(statistics, *, epsilon, delta, neighboring, data_norm,
@@ -343,10 +347,11 @@ class SSPLinearRegression(InferenceMixin, GaussianDPMixin, RegressorMixin, Weigh
         bounds = dict(fit_intercept=self.fit_intercept,
                       intercept_scaling=self.intercept_scaling)
         if is_dask_collection(X) or is_dask_collection(y):
-            self.weight_bound_ = 1.0   # weights and groups are refused before (dask)
+            # sample_weight is refused before (dask); a person's rows weigh M in all
+            self.weight_bound_ = 1.0 if groups is None else float(self.max_rows_per_group)
             design = partitioned_regression_design(
                 self, X, y, data_norm=self._resolve_data_norm(), low=-self.y_bound,
-                high=self.y_bound, **bounds)
+                high=self.y_bound, groups=groups, **bounds)
             statistics = SSPStatistics.from_sums(*design.reduce(statistics_pass))
         else:
             X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True,
