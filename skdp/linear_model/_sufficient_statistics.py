@@ -351,8 +351,9 @@ class SSPLinearRegression(InferenceMixin, GaussianDPMixin, RegressorMixin, Weigh
             self.weight_bound_ = 1.0 if groups is None else float(self.max_rows_per_group)
             design = partitioned_regression_design(
                 self, X, y, data_norm=self._resolve_data_norm(), low=-self.y_bound,
-                high=self.y_bound, groups=groups, **bounds)
-            statistics = SSPStatistics.from_sums(*design.reduce(statistics_pass))
+                high=self.y_bound, groups=groups, scan=False, **bounds)
+            # one read of the rows: checked, clipped and summed in one task each
+            statistics = SSPStatistics.from_sums(*design.checked_reduce(statistics_pass))
         else:
             X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True,
                                  accept_sparse=("csr", "csc"))

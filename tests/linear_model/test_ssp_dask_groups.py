@@ -191,3 +191,39 @@ def test_bad_groups_refused_before_noise(data, no_noise):
         estimator.fit(Xd, yd, groups=da.from_array(groups[:-1], chunks=60))
     assert str(N_ROWS - 1) not in str(refusal.value) and str(N_ROWS) not in str(refusal.value)
     assert not hasattr(estimator, "coef_")
+
+
+@pytest.mark.parametrize("with_groups", [False, True], ids=["rows", "persons"])
+def test_each_partition_of_the_rows_is_read_once(data, with_groups):
+    """One read of the data: the input check, the clipping and the statistics run in
+    one task per partition (the persons' pass reads ``groups`` only)."""
+    X, y, groups = data
+    reads = []
+
+    def read(block):
+        if block.size:   # not dask's call on an empty array for the meta
+            reads.append(block.shape[0])
+        return block
+
+    Xd, yd, gd = _dask(X, y, groups, (1, 120, 47, 132))
+    kw = dict(epsilon=1.0, data_norm=R, y_bound=Y, random_state=0)
+    fit = dict(groups=gd) if with_groups else {}
+    model = SSPLinearRegression(**kw).fit(Xd.map_blocks(read, dtype=float), yd, **fit)
+    assert sorted(reads) == sorted(Xd.chunks[0])
+    memory = SSPLinearRegression(**kw).fit(X, y, **({"groups": groups} if with_groups else {}))
+    assert_allclose(model.coef_, memory.coef_, rtol=1e-10)
+
+
+@pytest.mark.parametrize("where", ["X", "y"])
+def test_a_non_finite_value_is_refused_after_the_pass_before_any_noise(data, no_noise,
+                                                                       where):
+    X, y, groups = data
+    X, y = X.copy(), y.copy()
+    if where == "X":
+        X[200, 1] = np.nan
+    else:
+        y[3] = np.inf
+    estimator = SSPLinearRegression(data_norm=R, y_bound=Y)
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        estimator.fit(*_dask(X, y, groups, 60)[:2], groups=_dask(X, y, groups, 60)[2])
+    assert not hasattr(estimator, "coef_")
