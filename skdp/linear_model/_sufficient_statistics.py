@@ -22,6 +22,7 @@ from ..mechanisms._sufficient_statistics import (SSPCalibration, SSPSensitivitie
                                                  solve_ridge, ssp_calibration, ssp_noise_floor,
                                                  ssp_sensitivities, statistics_sums)
 from ..utils._docstrings import fill_doc
+from ..utils._groups import person_relation
 from ..utils._random import noise_generator
 from ..utils._sklearn_compat import Interval, StrOptions
 from ..utils.validation import clip_rows_to_norm
@@ -430,15 +431,17 @@ class SSPLinearRegression(InferenceMixin, GaussianDPMixin, RegressorMixin, Weigh
         a private ``data_norm`` (a discrete draw) does not."""
         return not self._private_norm()
 
-    def _noise_reduction_path(self, X, y, C_epsilon=None):
+    def _noise_reduction_path(self, X, y, C_epsilon=None, groups=None):
         """One release of the statistics whose noise is reduced to larger epsilons.
 
         See :class:`SSPNoiseReductionPath`. ``C_epsilon`` is accepted for the
-        selection's interface and unused (SSP has no ``C``).
+        selection's interface and unused (SSP has no ``C``). ``groups``: the
+        person-weighted statistics, every release person-level, as ``fit(X, y,
+        groups=groups)``.
         """
         if not self._supports_noise_reduction():
             raise ValueError("Noise reduction needs a public data_norm (not 'private').")
-        return SSPNoiseReductionPath(self, X, y)
+        return SSPNoiseReductionPath(self, X, y, groups)
 
 
 class SSPNoiseReductionPath:
@@ -450,8 +453,12 @@ class SSPNoiseReductionPath:
     2015; Gaussian: the Brownian bridge, Whitehouse et al. 2022): each release is
     distributed exactly as a fit at ``e``, and the earlier ones are it plus noise that
     does not depend on the data. The statistics do not depend on the coefficients,
-    so the whole model, ridge included, is recomputed from each release. Transient:
-    it holds the exact statistics and must never be stored or released.
+    so the whole model, ridge included, is recomputed from each release. With
+    ``groups`` the statistics are the person-weighted ones of ``fit(X, y,
+    groups=groups)`` (a person's rows weigh ``max_rows_per_group`` in all, the bound
+    every calibration on the path uses), so each release is a person-level fit at its
+    epsilon. Transient: it holds the exact statistics and must never be stored or
+    released.
 
     Parameters
     ----------
@@ -459,11 +466,16 @@ class SSPNoiseReductionPath:
         Unfitted; cloned.
     X, y : array-like
         The training rows and targets.
+    groups : array-like of shape (n_samples,), default=None
+        The person of each row.
     """
 
-    def __init__(self, estimator, X, y):
+    def __init__(self, estimator, X, y, groups=None):
         self._template = clone(estimator)
-        self._release = self._template._releases(X, y)[0]
+        fit = {} if groups is None else {"groups": groups}
+        self._release = self._template._releases(X, y, **fit)[0]
+        self._relation = (self._template.neighboring if groups is None
+                          else person_relation(self._template.neighboring))
         self.epsilon = float(self._template.epsilon)
 
     def release(self, epsilon):
@@ -488,5 +500,6 @@ class SSPNoiseReductionPath:
         self._release.reduce_noise(model._mechanism_epsilon(), model.delta)
         self.epsilon = epsilon
         model._set_fitted([self._release])
+        model.neighboring_ = self._relation
         model.noise_floor_ = self._release.noise_floor()
         return model
