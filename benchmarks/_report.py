@@ -13,9 +13,9 @@ import os
 from pathlib import Path
 
 BENCHMARKS = ("objective_perturbation", "output_perturbation", "dpsgd", "napp", "scaling",
-              "scale_out", "scale_out_ssp", "paper_table", "defaults", "epsilon_for_utility", "private_selection",
-              "selection_cap", "private_search", "person_level", "ssp", "dpsgd_calibration",
-              "metrics")
+              "scale_out", "scale_out_ssp", "paper_table", "defaults", "epsilon_for_utility",
+              "private_selection", "selection_cap", "private_search", "person_level", "ssp",
+              "dpsgd_calibration", "metrics")
 NOT_RECORDED = "not recorded"
 DASH = "—"
 
