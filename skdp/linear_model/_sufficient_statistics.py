@@ -259,7 +259,9 @@ class SSPLinearRegression(InferenceMixin, GaussianDPMixin, RegressorMixin, Weigh
 
     :class:`~skdp.EpsilonForUtility` selects epsilon on one noise path of the
     statistics (Laplace gradual release, or the Brownian mechanism): each rung is an
-    exact release at its epsilon, and the search pays for the last one.
+    exact release at its epsilon, and the search pays for the last one; with
+    ``groups`` the path holds the person-weighted statistics, every rung person-level.
+    On a dask array (``groups`` too) the statistics are one read of the rows.
 
     References
     ----------
