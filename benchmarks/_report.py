@@ -10,6 +10,7 @@ an error; what the JSON does not record is reported as "not recorded".
 import json
 import math
 import os
+import statistics
 from pathlib import Path
 
 BENCHMARKS = ("objective_perturbation", "output_perturbation", "dpsgd", "napp", "scaling",
@@ -1258,12 +1259,13 @@ def scale_out_ssp(payload, timing=None):
     lines += table(["fit", "seconds", "reads of the data", "test R^2", "relation",
                     "driver peak MB", "driver growth MB", "worker peaks MB"], rows)
     times = payload["times"]
-    read = times["read pass"]["median_s"]
-    lines += [f"Interleaved, {params['repeats']} rounds (median seconds; ratio to one read "
-              "of the data):", ""]
+    read = times["read pass"]["runs_s"]
+    lines += [f"Interleaved, {params['repeats']} rounds (median seconds; the median over "
+              "the rounds of each round's ratio to its read of the data):", ""]
     lines += table(["work", "median s", "runs s", "ratio to a read"],
                    [[name, fmt(t["median_s"], 1), " / ".join(fmt(v, 1) for v in t["runs_s"]),
-                     fmt(t["median_s"] / read, 2)] for name, t in times.items()])
+                     fmt(statistics.median(v / r for v, r in zip(t["runs_s"], read)), 2)]
+                    for name, t in times.items()])
     sub = payload["subsample"]
     return lines + [f"Against memory, on the first {sub['rows']:,} rows: the in-memory SSP "
                     f"fit's test R^2 {fmt(sub['ssp_in_memory_test_r2'])}, least squares' "
