@@ -21,6 +21,7 @@ partitions).
 """
 
 import argparse
+import json
 import os
 import shutil
 import time
@@ -143,11 +144,51 @@ def subsample_comparison(X, y, X_test, y_test, rows):
             "dask_equals_memory_max_relative_gap": float(gap)}
 
 
+def plot(payload, path):
+    """The interleaved times (each round's, and the medians) and the fits' peaks."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
+    times = payload["times"]
+    for i, (name, t) in enumerate(times.items()):
+        left.scatter([i] * len(t["runs_s"]), t["runs_s"], color="0.6", s=12)
+        left.bar(i, t["median_s"], 0.6, alpha=0.7)
+    left.set_xticks(range(len(times)))
+    left.set_xticklabels([n.replace(" (", "\n(") for n in times], fontsize=7)
+    left.set_ylabel("seconds (bars: medians; dots: rounds)")
+    fits = {"rows": payload["fit"], "persons": payload["fit_persons"]}
+    for i, (name, fit) in enumerate(fits.items()):
+        right.bar(i - 0.2, fit["driver_peak_mb"], 0.4, color="C0",
+                  label="driver peak" if i == 0 else None)
+        right.bar(i + 0.2, max(fit["worker_peak_mb"]), 0.4, color="C1",
+                  label="largest worker peak" if i == 0 else None)
+    right.axhline(payload["params"]["memory_limit_gib"] * 1024, color="k", ls="--",
+                  label="worker memory limit")
+    right.set_xticks(range(len(fits)))
+    right.set_xticklabels([f"SSP fit, {n}" for n in fits], fontsize=8)
+    right.set_ylabel("MB")
+    right.set_title(f"data: {payload['data_gb']:.1f} GB", fontsize=9)
+    right.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a few thousand rows")
     parser.add_argument("--rows", type=int, default=None, help="override the row count")
+    parser.add_argument("--plot-only", action="store_true",
+                        help="redraw the figure from the existing JSON")
     args = parser.parse_args(argv)
+    stem = "scale_out_ssp" + ("_quick" if args.quick else "")
+    if args.plot_only:
+        path = _common.RESULTS_DIR / f"{stem}.json"
+        plot(json.loads(path.read_text()), path.with_suffix(".png"))
+        return None
     config = dict(QUICK if args.quick else FULL)
     if args.rows:
         config["rows"] = args.rows
@@ -190,7 +231,8 @@ def main(argv=None):
         "store_write_s": write_s, "store_bytes": disk_bytes,
         "fit": rows, "fit_persons": by_person, "times": times, "subsample": subsample,
     }
-    path = _common.write_results("scale_out_ssp" + ("_quick" if args.quick else ""), payload)
+    path = _common.write_results(stem, payload)
+    plot(payload, path.with_suffix(".png"))
     print("[scale_out_ssp] wrote", path, flush=True)
     return payload
 
