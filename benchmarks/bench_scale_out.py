@@ -50,12 +50,17 @@ def _weights(n_features):
     return np.random.default_rng(_WEIGHT_SEED).standard_normal(n_features)
 
 
-def _block(seed, rows, n_features):
-    """Rows of norm about 1 (about half a percent beyond it: clipped) and their 0/1
-    labels from a noisy linear model."""
+def block_scores(seed, rows, n_features):
+    """Rows of norm about 1 (about half a percent beyond it: clipped) and their scores
+    from a noisy linear model (a continuous target, ``bench_scale_out_ssp.py``)."""
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((rows, n_features)) / np.sqrt(n_features)
-    score = X @ _weights(n_features) + 0.5 * rng.standard_normal(rows)
+    return X, X @ _weights(n_features) + 0.5 * rng.standard_normal(rows)
+
+
+def _block(seed, rows, n_features):
+    """The rows of :func:`block_scores` and their 0/1 labels (a positive score)."""
+    X, score = block_scores(seed, rows, n_features)
     return X, (score > 0).astype(np.int8)
 
 

@@ -211,21 +211,28 @@ ROUTES = {
     "Gaussian, all rows": dict(delta=DELTA, scale=UTILITY_SCALE, test_rows="all"),
     "Laplace, held-out": dict(delta=0.0, scale=UTILITY_SCALE, test_rows="held_out"),
     "Laplace, all rows": dict(delta=0.0, scale=UTILITY_SCALE, test_rows="all"),
+    "Laplace, held-out, persons of 2 rows": dict(delta=0.0, scale=UTILITY_SCALE,
+                                                 test_rows="held_out", person_rows=2),
 }
 """The selection's routes: SSP's noise (Gaussian at ``DELTA`` or Laplace), the utility's
-scale and where the tests read (``test_rows``); every other parameter the default."""
+scale and where the tests read (``test_rows``); every other parameter the default.
+``person_rows``: ``groups`` of that many consecutive rows (a public rule) and
+``max_rows_per_group`` equal to it, so that the oracle and the selection are the
+person-level fit (each row weighing 1, the noise that of a person's rows)."""
 
 
-def oracle_curve(X, y, X_test, y_test, base, scale, draws, target):
-    """The mean test utility of one fit on all the rows over ``ORACLE_GRID`` (``draws``
-    seeds), from its start to six times the first epsilon that meets ``target``;
-    ``(epsilons, utilities)``."""
+def oracle_curve(X, y, X_test, y_test, base, scale, draws, target, groups=None):
+    """The mean test utility of one fit on all the rows (with ``groups``, person-level)
+    over ``ORACLE_GRID`` (``draws`` seeds), from its start to six times the first
+    epsilon that meets ``target``; ``(epsilons, utilities)``."""
+    fit = {} if groups is None else {"groups": groups}
     epsilons, utilities, oracle = [], [], None
     for epsilon in ORACLE_GRID:
         if oracle is not None and epsilon > 6 * oracle:
             break
         utilities.append(float(np.mean([bounded_utility(
-            SSPLinearRegression(epsilon=epsilon, random_state=s, **base).fit(X, y), X_test,
+            SSPLinearRegression(epsilon=epsilon, random_state=s, **base).fit(X, y, **fit),
+            X_test,
             y_test, base["y_bound"], scale) for s in range(draws)])))
         epsilons.append(float(epsilon))
         if oracle is None and utilities[-1] >= target:
@@ -259,14 +266,19 @@ def run_route(task, route, params, curves):
     X, y, X_test, y_test, data_norm, y_bound = task
     delta, scale, test_rows = route["delta"], route["scale"], route["test_rows"]
     base = dict(data_norm=data_norm, y_bound=y_bound, delta=delta)
+    k = route.get("person_rows")
+    groups = None if k is None else np.arange(len(y)) // k
+    fit, units = ({}, len(y)) if k is None else ({"groups": groups}, len(y) // k)
+    if k is not None:
+        base["max_rows_per_group"] = float(k)
     exact = bounded_utility(SSPLinearRegression(epsilon=np.inf, **base).fit(X, y), X_test,
                             y_test, y_bound, scale)
     zero = bounded_utility(_Zero(), X_test, y_test, y_bound, scale)
     target = zero + 0.8 * (exact - zero)
-    key = (delta, scale)
+    key = (delta, scale, k)
     if key not in curves:
         curves[key] = oracle_curve(X, y, X_test, y_test, base, scale,
-                                   params["oracle_draws"], target)
+                                   params["oracle_draws"], target, groups)
     epsilons, utilities = curves[key]
     oracle = float(epsilons[np.argmax(utilities >= target)])
     settings = dict(epsilon_start=oracle / 10, epsilon_max=100 * oracle)
@@ -276,7 +288,7 @@ def run_route(task, route, params, curves):
             warnings.simplefilter("ignore")
             search = EpsilonForUtility(SSPLinearRegression(**base), target_utility=target,
                                        utility_scale=scale, test_rows=test_rows,
-                                       random_state=seed, **settings).fit(X, y)
+                                       random_state=seed, **settings).fit(X, y, **fit)
         report = search.privacy_report_
         runs.append(dict(
             ex_post=report["ex_post"]["epsilon"],
@@ -288,10 +300,10 @@ def run_route(task, route, params, curves):
     released = [run["utility"] for run in runs if run["utility"] is not None]
     count, test_ratio = _route_tests(test_rows, settings["epsilon_max"],
                                      settings["epsilon_start"], delta)
-    floor = selection_floor(epsilons, utilities, target, oracle, n=len(y), delta=delta,
+    floor = selection_floor(epsilons, utilities, target, oracle, n=units, delta=delta,
                             route=test_rows, count=count, test_ratio=test_ratio,
                             tolerance=tolerance, **settings)
-    return dict(n=len(y), delta=delta, utility_scale=scale, test_rows=test_rows,
+    return dict(n=len(y), persons=units, delta=delta, utility_scale=scale, test_rows=test_rows,
                 target=target, nonprivate_utility=exact, zero_utility=zero,
                 oracle_epsilon=oracle, floor=floor, runs=runs,
                 median_ratio=float(np.median([run["ex_post"] / oracle for run in runs])),
@@ -310,13 +322,14 @@ class _Zero:
         return np.zeros(len(X))
 
 
-def run_selection(params):
-    """Every route of ``ROUTES`` on the synthetic task at each of ``selection_sizes``."""
+def run_selection(params, routes=None):
+    """The routes of ``ROUTES`` (``routes``: these names only) on the synthetic task at
+    each of ``selection_sizes``."""
     out = {}
     for n in params["selection_sizes"]:
         task, curves = load_task("synthetic", n=n), {}
         out[str(n)] = {name: run_route(task, route, params, curves)
-                       for name, route in ROUTES.items()}
+                       for name, route in ROUTES.items() if routes is None or name in routes}
         for name, cell in out[str(n)].items():
             print(f"selection n={n} {name}: median ratio {cell['median_ratio']:.2f} "
                   f"(floor {cell['floor']['with_tests']:.2f}), meeting the target "
@@ -363,6 +376,9 @@ def main(argv=None):
                         help="redraw the figure from the existing JSON")
     parser.add_argument("--selection-only", action="store_true",
                         help="rerun the selection study only, into the existing JSON")
+    parser.add_argument("--routes", nargs="+", default=None, choices=list(ROUTES),
+                        help="with --selection-only: rerun these routes only, the others "
+                             "kept from the existing JSON")
     args = parser.parse_args(argv)
     if args.plot_only:
         path = RESULTS_DIR / f"{NAME}{'_quick' if args.quick else ''}.json"
@@ -374,7 +390,9 @@ def main(argv=None):
         params = {**PARAMS, **QUICK} if args.quick else dict(PARAMS)
         start = time.perf_counter()
         with threadpool_limits(1):
-            payload["selection"] = run_selection(params)
+            selection = run_selection(params, args.routes)
+        for n, routes in selection.items():
+            payload.setdefault("selection", {}).setdefault(n, {}).update(routes)
         payload["selection_runtime_seconds"] = time.perf_counter() - start
         payload["selection_load_average"] = list(os.getloadavg())
         payload.pop("benchmark", None)

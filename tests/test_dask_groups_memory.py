@@ -27,7 +27,8 @@ _CHILD = textwrap.dedent("""
     import numpy as np
     import dask, dask.array as da
     from dask.distributed import Client, LocalCluster
-    from skdp import DPSGDClassifier, NAPPLasso, ObjPertLogisticRegression
+    from skdp import (DPSGDClassifier, NAPPLasso, ObjPertLogisticRegression,
+                      SSPLinearRegression)
 
     n_rows, n_features, chunk, headroom, slow = map(int, sys.argv[1:6])
     n_persons = n_rows // 5
@@ -79,6 +80,10 @@ _CHILD = textwrap.dedent("""
     reg = NAPPLasso(alpha=10.0, y_bound=5.0, coef_bound=20.0, data_norm=1.0,
                     max_rows_per_group=2.0, random_state=0)
     out["napp_coef"] = reg.fit(X, target, groups=groups).coef_.tolist()
+    ssp = SSPLinearRegression(delta=1e-6, y_bound=5.0, data_norm=1.0,
+                              max_rows_per_group=2.0, random_state=0)
+    out["ssp_coef"] = ssp.fit(X, target, groups=groups).coef_.tolist()
+    out["ssp_unit"] = ssp.neighboring_
     if slow:
         obj = ObjPertLogisticRegression(data_norm=1.0, max_rows_per_group=2.0,
                                         random_state=0).fit(X, y, groups=groups)
@@ -113,14 +118,15 @@ def _check(out):
     assert out["data_bytes"] > 2 * out["limit_over_mapped"]
     assert out["control"] == "MemoryError"
     assert out["dpgd_unit"] == "add_remove_person"
-    assert len(out["dpgd_coef"][0]) == len(out["napp_coef"])
+    assert len(out["dpgd_coef"][0]) == len(out["napp_coef"]) == len(out["ssp_coef"])
+    assert out["ssp_unit"] == "add_remove_person"
     assert out["driver_peak_increase"] < out["data_bytes"] / 4
 
 
 @pytest.mark.slow
 def test_driver_memory_with_persons():
-    """DP-GD with persons (two steps on rows co-partitioned by person) and the
-    squared-loss NAPP with person weights on 6e5 x 100 float64 rows (480 MB) of 1.2e5
+    """DP-GD with persons (two steps on rows co-partitioned by person), the
+    squared-loss NAPP and SSP with person weights on 6e5 x 100 float64 rows (480 MB) of 1.2e5
     persons, each spread over five partitions, the driver capped at 192 MB over what
     it maps."""
     _check(_run_child(600_000, 100, 60_000))

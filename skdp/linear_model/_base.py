@@ -147,15 +147,17 @@ def _with_persons(estimator, X, y, groups, persons):
 
 def partitioned_regression_design(estimator, X, y, *, data_norm, fit_intercept,
                                   intercept_scaling, low, high, nonnegative=False,
-                                  groups=None):
+                                  groups=None, scan=True):
     """:func:`partitioned_design` for a regression: the targets are clipped to the
     public ``[low, high]`` inside each partition; ``nonnegative`` refuses a negative
-    target (before any noise); ``groups`` weigh a person's rows as there."""
+    target (before any noise); ``groups`` weigh a person's rows as there. ``scan=False``
+    leaves the values' check to the fit's one pass
+    (:meth:`~skdp.solvers._partitioned.PartitionedDesign.checked_reduce`)."""
     from ..solvers._partitioned import (PartitionedDesign, check_partitioned_input,
                                         clipped_values)
 
     check_data_norm(data_norm)
-    X, y, _, negative, names = check_partitioned_input(X, y, regression=True)
+    X, y, _, negative, names = check_partitioned_input(X, y, regression=True, scan=scan)
     if nonnegative and negative:
         raise ValueError("Some value(s) of y are negative: the Poisson loss needs counts "
                          "y >= 0.")

@@ -20,8 +20,9 @@ from ..mechanisms._sufficient_statistics import (SSPCalibration, SSPSensitivitie
                                                  gram_from_coordinates,
                                                  least_squares_inference, private_ridge,
                                                  solve_ridge, ssp_calibration, ssp_noise_floor,
-                                                 ssp_sensitivities)
+                                                 ssp_sensitivities, statistics_sums)
 from ..utils._docstrings import fill_doc
+from ..utils._groups import person_relation
 from ..utils._random import noise_generator
 from ..utils._sklearn_compat import Interval, StrOptions
 from ..utils.validation import clip_rows_to_norm
@@ -120,9 +121,13 @@ class SSPRelease:
 NOISE_REDUCERS = {"laplace": reduce_laplace_noise, "gaussian": reduce_gaussian_noise}
 
 
-def statistics_pass(design, y):
-    """One partition's (or the whole in-memory design's) ``(Z^T Z, Z^T y, y^T y)``."""
-    return design.gram(), design.transpose_product(y), np.array([y @ y])
+def statistics_pass(design, targets):
+    """One partition's ``(A, b, c)`` (:func:`~skdp.mechanisms._sufficient_statistics.
+    statistics_sums`); ``targets`` are the clipped ``y``, or rows ``(y_i, w_i)`` when
+    the rows are weighted (a person's rows, with ``groups``)."""
+    if targets.ndim == 2:
+        return statistics_sums(design, targets[:, 0], targets[:, 1])
+    return statistics_sums(design, targets)
 
 
 def _sufficient_statistics_perturbation(statistics, *, epsilon, delta, neighboring, data_norm,
@@ -254,7 +259,9 @@ class SSPLinearRegression(InferenceMixin, GaussianDPMixin, RegressorMixin, Weigh
 
     :class:`~skdp.EpsilonForUtility` selects epsilon on one noise path of the
     statistics (Laplace gradual release, or the Brownian mechanism): each rung is an
-    exact release at its epsilon, and the search pays for the last one.
+    exact release at its epsilon, and the search pays for the last one; with
+    ``groups`` the path holds the person-weighted statistics, every rung person-level.
+    On a dask array (``groups`` too) the statistics are one read of the rows.
 
     References
     ----------
@@ -343,11 +350,13 @@ class SSPLinearRegression(InferenceMixin, GaussianDPMixin, RegressorMixin, Weigh
         bounds = dict(fit_intercept=self.fit_intercept,
                       intercept_scaling=self.intercept_scaling)
         if is_dask_collection(X) or is_dask_collection(y):
-            self.weight_bound_ = 1.0   # weights and groups are refused before (dask)
+            # sample_weight is refused before (dask); a person's rows weigh M in all
+            self.weight_bound_ = 1.0 if groups is None else float(self.max_rows_per_group)
             design = partitioned_regression_design(
                 self, X, y, data_norm=self._resolve_data_norm(), low=-self.y_bound,
-                high=self.y_bound, **bounds)
-            statistics = SSPStatistics.from_sums(*design.reduce(statistics_pass))
+                high=self.y_bound, groups=groups, scan=False, **bounds)
+            # one read of the rows: checked, clipped and summed in one task each
+            statistics = SSPStatistics.from_sums(*design.checked_reduce(statistics_pass))
         else:
             X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True,
                                  accept_sparse=("csr", "csc"))
@@ -423,15 +432,17 @@ class SSPLinearRegression(InferenceMixin, GaussianDPMixin, RegressorMixin, Weigh
         a private ``data_norm`` (a discrete draw) does not."""
         return not self._private_norm()
 
-    def _noise_reduction_path(self, X, y, C_epsilon=None):
+    def _noise_reduction_path(self, X, y, C_epsilon=None, groups=None):
         """One release of the statistics whose noise is reduced to larger epsilons.
 
         See :class:`SSPNoiseReductionPath`. ``C_epsilon`` is accepted for the
-        selection's interface and unused (SSP has no ``C``).
+        selection's interface and unused (SSP has no ``C``). ``groups``: the
+        person-weighted statistics, every release person-level, as ``fit(X, y,
+        groups=groups)``.
         """
         if not self._supports_noise_reduction():
             raise ValueError("Noise reduction needs a public data_norm (not 'private').")
-        return SSPNoiseReductionPath(self, X, y)
+        return SSPNoiseReductionPath(self, X, y, groups)
 
 
 class SSPNoiseReductionPath:
@@ -443,8 +454,12 @@ class SSPNoiseReductionPath:
     2015; Gaussian: the Brownian bridge, Whitehouse et al. 2022): each release is
     distributed exactly as a fit at ``e``, and the earlier ones are it plus noise that
     does not depend on the data. The statistics do not depend on the coefficients,
-    so the whole model, ridge included, is recomputed from each release. Transient:
-    it holds the exact statistics and must never be stored or released.
+    so the whole model, ridge included, is recomputed from each release. With
+    ``groups`` the statistics are the person-weighted ones of ``fit(X, y,
+    groups=groups)`` (a person's rows weigh ``max_rows_per_group`` in all, the bound
+    every calibration on the path uses), so each release is a person-level fit at its
+    epsilon. Transient: it holds the exact statistics and must never be stored or
+    released.
 
     Parameters
     ----------
@@ -452,11 +467,16 @@ class SSPNoiseReductionPath:
         Unfitted; cloned.
     X, y : array-like
         The training rows and targets.
+    groups : array-like of shape (n_samples,), default=None
+        The person of each row.
     """
 
-    def __init__(self, estimator, X, y):
+    def __init__(self, estimator, X, y, groups=None):
         self._template = clone(estimator)
-        self._release = self._template._releases(X, y)[0]
+        fit = {} if groups is None else {"groups": groups}
+        self._release = self._template._releases(X, y, **fit)[0]
+        self._relation = (self._template.neighboring if groups is None
+                          else person_relation(self._template.neighboring))
         self.epsilon = float(self._template.epsilon)
 
     def release(self, epsilon):
@@ -481,5 +501,6 @@ class SSPNoiseReductionPath:
         self._release.reduce_noise(model._mechanism_epsilon(), model.delta)
         self.epsilon = epsilon
         model._set_fitted([self._release])
+        model.neighboring_ = self._relation
         model.noise_floor_ = self._release.noise_floor()
         return model

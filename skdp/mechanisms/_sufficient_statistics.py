@@ -236,6 +236,18 @@ def gram_from_coordinates(coordinates, dim, law):
     return matrix
 
 
+def statistics_sums(design, y, weights=None):
+    """``(A, b, c)`` of the clipped design and clipped ``y``, the rows weighted by
+    ``weights`` when given: ``design`` has ``gram()``, ``weighted_gram(w)`` and
+    ``transpose_product(v)`` (:class:`~skdp.solvers._design.ScaledDesign`). Sums over
+    rows, so that the statistics of row blocks add up to those of all the rows."""
+    if weights is None:
+        return design.gram(), design.transpose_product(y), np.array([y @ y])
+    weighted = weights * y
+    return (design.weighted_gram(weights), design.transpose_product(weighted),
+            np.array([y @ weighted]))
+
+
 @dataclass
 class SSPStatistics:
     """The exact statistics of one dataset (transient: never stored on a fitted
@@ -258,13 +270,9 @@ class SSPStatistics:
 
     @classmethod
     def of(cls, design, y, weights=None):
-        """The statistics of the clipped design and clipped ``y``: ``design`` has
-        ``weighted_gram(w)`` and ``transpose_product(v)``
-        (:class:`~skdp.solvers._design.ScaledDesign`)."""
-        if weights is None:
-            return cls.from_sums(design.gram(), design.transpose_product(y), y @ y)
-        return cls.from_sums(design.weighted_gram(weights),
-                             design.transpose_product(weights * y), y @ (weights * y))
+        """The statistics of the clipped design and clipped ``y``
+        (:func:`statistics_sums`)."""
+        return cls.from_sums(*statistics_sums(design, y, weights))
 
     @classmethod
     def from_sums(cls, gram, moment, residual=0.0):

@@ -45,7 +45,8 @@ Persons (``groups``): the unit becomes one person, all of their rows. One coin p
 person (:func:`person_coin_split`), the counts of persons (each person's fraction of
 rows in each class: L1 and L2 sensitivity at most 1), the test sums ``sum_p
 (mean_{i in p} u_i - t)`` (sensitivity ``max(t, 1 - t)`` per person), and rungs fitted
-with ``fit(X, y, groups=...)`` that certify add/remove-person neighbours; the accounts
+with ``fit(X, y, groups=...)`` (or released from a noise path fitted with them: SSP)
+that certify add/remove-person neighbours; the accounts
 are unchanged (:func:`~._selection_checks.check_person_selection` refuses what cannot
 take them), except that Gaussian ``ObjPertLogisticRegression`` rungs go to the
 basic-composition odometer (their Renyi curve is a record's: ``training_account(...,
@@ -638,8 +639,8 @@ def select_epsilon_privately(estimator, X, y, *, groups=None, account=None, rows
         person (:func:`person_coin_split`), counts of persons (each person's fraction
         of rows in each class) and tests of ``sum_p (mean_{i in p} u_i - t)``, both of
         sensitivity 1 per person; every rung is fitted with the training part's groups
-        and must certify add/remove-person neighbours. Refused (before any noise) for
-        rungs that cannot take them
+        and must certify add/remove-person neighbours (a noise path, SSP's, is fitted
+        with them). Refused (before any noise) for rungs that cannot take them
         (:func:`~._selection_checks.check_person_selection`).
     account : tuple, default=None
         :func:`~._selection_accounts.training_account`'s ``(account, rung_params)``

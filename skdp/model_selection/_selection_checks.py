@@ -120,6 +120,17 @@ def rungs_share_a_path(estimator, checkpoints=False):
     return supports_noise_reduction(estimator) or (checkpoints and supports_checkpoints(estimator))
 
 
+def path_takes_groups(estimator):
+    """Whether the rungs' noise path is fitted with ``groups``: the private step's
+    ``_noise_reduction_path`` takes them (SSP: its path releases the person-weighted
+    statistics, each release a person-level fit). Read from the class."""
+    import inspect
+
+    final, _ = private_step(estimator)
+    return supports_noise_reduction(estimator) and (
+        "groups" in inspect.signature(final._noise_reduction_path).parameters)
+
+
 def accepts_groups(final):
     """Whether the private estimator ``final`` fits with ``groups``: its ``fit`` takes
     them and, when that ``fit`` is the weighted estimators' (which passes them on to
@@ -141,9 +152,10 @@ def check_person_selection(estimator, checkpoints=False, who="EpsilonForUtility"
     rungs cannot take.
 
     Every rung is a fresh fit ``fit(X, y, groups=...)`` of a private estimator that
-    takes ``groups`` and certifies add/remove-person neighbours: refused are
-    estimators without ``groups``, rungs that are releases of one noise path (noise
-    reduction, checkpoints: the path is fitted without them), ``neighboring="replace"``
+    takes ``groups`` and certifies add/remove-person neighbours (or a release of a
+    noise path fitted with them, :func:`path_takes_groups`): refused are estimators
+    without ``groups``, rungs that are releases of a path fitted without them (noise
+    reduction of other estimators, checkpoints), ``neighboring="replace"``
     (a replace-person guarantee does not cover adding or removing a person, the
     search's relation) and ``data_norm="private"`` (its bound is private per row).
     """
@@ -154,7 +166,7 @@ def check_person_selection(estimator, checkpoints=False, who="EpsilonForUtility"
             f"{who} with groups fits every rung with fit(X, y, groups=...), and {name} "
             "does not take groups: choose an estimator with person-level privacy, or fit "
             "without groups (one row is then the unit of privacy). Nothing was fitted.")
-    if rungs_share_a_path(estimator, checkpoints):
+    if rungs_share_a_path(estimator, checkpoints) and not path_takes_groups(estimator):
         raise ValueError(
             f"{who} with groups needs fresh rungs: the releases of one noise path (noise "
             f"reduction of {name}, or checkpoints of one DP-GD run) do not take groups. "

@@ -14,7 +14,7 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.pipeline import Pipeline
 
-from ._gate import SecretTrials, Speech, private_step, secret
+from ._gate import SecretTrials, Speech, check_person_fit, private_step, secret
 from ._selection_checks import private_step_params
 from ._transcript import utility_law
 
@@ -60,6 +60,7 @@ class FreshFits:
     def __init__(self, estimator, X, y, sources, params, largest_epsilon, groups=None):
         self.estimator, self.X, self.y, self.sources = estimator, X, y, sources
         self.params, self.largest_epsilon = params, largest_epsilon
+        self.groups = groups
         self.trials = SecretTrials(estimator, X, y, "EpsilonForUtility", groups)
         self.statement = self.trials.statement
         self.n_fits = 0
@@ -99,7 +100,9 @@ class NoiseReductionRungs(FreshFits):
     noise: the accounts then add the paths' last releases. With a numeric ``C`` one
     path serves every rung up to the cap, and the search costs its last release. A Pipeline's public
     steps are fitted once (they learn nothing from the rows) and shared by every
-    released Pipeline.
+    released Pipeline. With ``groups`` the path is fitted with them (an estimator whose
+    path takes them: :func:`~._selection_checks.path_takes_groups`), and every release
+    must certify the person-level relation.
     """
 
     def starts_path(self, epsilon):
@@ -124,13 +127,16 @@ class NoiseReductionRungs(FreshFits):
                 epsilon=epsilon, random_state=random_state, **self.params)
             C_epsilon = min(epsilon * NOISE_REDUCTION_SEGMENT,
                             max(self.largest_epsilon, epsilon))
+            persons = {} if self.groups is None else {"groups": self.groups}
             with secret(self._path_model, self.statement) as self._path_speech:
                 self._path = self._path_model._noise_reduction_path(
-                    self._X_design, self.y, C_epsilon=C_epsilon)
+                    self._X_design, self.y, C_epsilon=C_epsilon, **persons)
             self._path_start = epsilon
             self.n_fits += 1
         with secret(self._path_model, self.statement) as speech:
             model = self._path.release(epsilon)
+        if self.statement.persons:
+            check_person_fit(model)
         self.speech = Speech(self._path_speech.warnings + speech.warnings)
         if not isinstance(self.estimator, Pipeline):
             return model

@@ -147,6 +147,20 @@ def _partition_view(X, prepared, view):
     return design, mapped
 
 
+def _run_checked_kernel(X, y, weights, rows, kernel, args):
+    """One partition read once (:meth:`PartitionedDesign.checked_reduce`): whether its
+    rows and targets are finite and, when they are, ``kernel`` on its clipped design
+    and targets (``None`` otherwise). ``rows`` = ``(encode, targets, data_norm,
+    intercept)``."""
+    encode, targets, data_norm, intercept = rows
+    if not _check_numeric_block(X, y)[0]:
+        return False, None
+    mapped = targets(encode(y))
+    if weights is not None:
+        mapped = weighted_targets(mapped, np.asarray(weights, dtype=np.float64))
+    return True, kernel(block_design(X, data_norm, intercept), mapped, *args)
+
+
 def _run_kernel(X, prepared, view, kernel, args):
     return kernel(*_partition_view(X, prepared, view), *args)
 
@@ -348,6 +362,24 @@ class PartitionedDesign:
         """
         return _sum_in_order(self.partials(kernel, *args, with_rows=with_rows,
                                            with_persons=with_persons))
+
+
+    def checked_reduce(self, kernel, *args):
+        """:meth:`reduce` in one read of the data, for a regression whose values were
+        not scanned (``check_partitioned_input(..., scan=False)``) and that needs one
+        reduction: each partition is read, checked (finite rows and targets), clipped
+        and reduced by ``kernel`` in one task, nothing persisted. A non-finite value is
+        refused after the pass, before the caller draws any noise.
+        """
+        import dask
+
+        rows = (self._encode, self._targets, self.data_norm, self.intercept)
+        run = dask.delayed(_run_checked_kernel, pure=True)
+        results = dask.compute(*[run(xb, yb, wb, rows, kernel, args)
+                                 for (xb, yb), wb in zip(self._blocks, self._extras[0])])
+        if not all(finite for finite, _ in results):
+            raise ValueError(NON_FINITE_REGRESSION)
+        return _sum_in_order([part for _, part in results])
 
 
 class InMemoryReductions:
@@ -701,7 +733,7 @@ def _as_dask_arrays(X, y):
 
 
 def check_partitioned_input(X, y, classes=None, *, max_classes=np.inf,
-                            regression=False):
+                            regression=False, scan=True):
     """Validate a partitioned ``(X, y)`` before any noise; return the design's inputs.
 
     Refuses (``ValueError``): ``X`` not 2-D or ``y`` not 1-D; unknown chunk sizes;
@@ -721,6 +753,10 @@ def check_partitioned_input(X, y, classes=None, *, max_classes=np.inf,
         The most classes the estimator fits on a dask array.
     regression : bool, default=False
         Numeric targets (no labels).
+    scan : bool, default=True
+        Whether to check the values in a pass of their own. ``False`` (a regression
+        only): the caller checks them in its one pass
+        (:meth:`PartitionedDesign.checked_reduce`), and ``negative`` is ``False``.
 
     Returns
     -------
@@ -761,7 +797,7 @@ def check_partitioned_input(X, y, classes=None, *, max_classes=np.inf,
             raise ValueError(f"classes={list(classes)!r} holds repeated labels.")
         _check_classes(declared, max_classes)
     if regression:
-        return _check_numeric(X, y, names)
+        return _check_numeric(X, y, names, scan)
     check = dask.delayed(_check_block, pure=True)
     facts = dask.compute(*[check(xb, yb, declared) for xb, yb in
                            zip(*_row_blocks(X, y))])
@@ -779,17 +815,23 @@ def check_partitioned_input(X, y, classes=None, *, max_classes=np.inf,
     return X, y, labels, False, names
 
 
-def _check_numeric(X, y, names):
-    """The map-reduce of a regression's input checks (:func:`_check_numeric_block`)."""
+NON_FINITE_REGRESSION = "Input X or y contains NaN or infinity."
+
+
+def _check_numeric(X, y, names, scan=True):
+    """The map-reduce of a regression's input checks (:func:`_check_numeric_block`;
+    without ``scan``, the dtype's only)."""
     import dask
 
     if y.dtype.kind not in "fiub":
         raise ValueError(f"y must hold numbers for a regression; got dtype {y.dtype}.")
+    if not scan:
+        return X, y, None, False, names
     check = dask.delayed(_check_numeric_block, pure=True)
     facts = dask.compute(*[check(xb, yb) for xb, yb in
                            zip(*_row_blocks(X, y))])
     if not all(finite for finite, _ in facts):
-        raise ValueError("Input X or y contains NaN or infinity.")
+        raise ValueError(NON_FINITE_REGRESSION)
     return X, y, None, any(negative for _, negative in facts), names
 
 
