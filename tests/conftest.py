@@ -92,3 +92,12 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.section("planted bugs and the checks that caught them")
         for line in lines:
             terminalreporter.write_line(line)
+
+
+@pytest.fixture
+def synchronous_dask():
+    """Dask's synchronous scheduler for a test (a module opts in with
+    ``pytestmark = pytest.mark.usefixtures("synchronous_dask")``)."""
+    dask = pytest.importorskip("dask")
+    with dask.config.set(scheduler="synchronous"):
+        yield

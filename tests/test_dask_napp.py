@@ -23,10 +23,7 @@ from skdp.linear_model._napp import _mechanism  # noqa: E402
 from .test_dask_fit import CHUNKINGS, N_ROWS, _dask, _unreadable  # noqa: E402
 
 
-@pytest.fixture(autouse=True)
-def synchronous():
-    with dask.config.set(scheduler="synchronous"):
-        yield
+pytestmark = pytest.mark.usefixtures("synchronous_dask")
 
 
 @pytest.fixture(scope="module")

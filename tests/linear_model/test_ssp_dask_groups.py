@@ -24,10 +24,7 @@ CHUNKINGS = {"even": 60, "uneven": (1, 120, 47, 132), "one-row chunk": (150, 1, 
 R, Y = 3.0, 10.0
 
 
-@pytest.fixture(autouse=True)
-def synchronous():
-    with dask.config.set(scheduler="synchronous"):
-        yield
+pytestmark = pytest.mark.usefixtures("synchronous_dask")
 
 
 @pytest.fixture(scope="module")

@@ -36,10 +36,7 @@ CHUNKINGS = {"even": 80, "uneven": (1, 170, 47, 182), "one-row chunk": (200, 1, 
              "single": N_ROWS}
 
 
-@pytest.fixture(autouse=True)
-def synchronous():
-    with dask.config.set(scheduler="synchronous"):
-        yield
+pytestmark = pytest.mark.usefixtures("synchronous_dask")
 
 
 @pytest.fixture(scope="module")
