@@ -152,9 +152,10 @@ def run_cell(task_data, method, epsilon, draws):
             prediction = test_design @ theta
         elif method == "diffprivlib":
             dpl = optional_import("diffprivlib")
+            width = np.full(X_train.shape[1], data_norm)   # public bounds, as ours
             model = dpl.models.LinearRegression(
-                epsilon=epsilon, bounds_X=(np.min(X_train, 0), np.max(X_train, 0)),
-                bounds_y=(-y_bound, y_bound), random_state=seed).fit(X_train, target)
+                epsilon=epsilon, bounds_X=(-width, width), bounds_y=(-y_bound, y_bound),
+                random_state=seed).fit(X_train, target)
             prediction = model.predict(X_test)
         else:
             with warnings.catch_warnings():
