@@ -15,6 +15,7 @@ import skdp.linear_model._dpsgd as dpsgd_module
 from skdp import DPSGDClassifier, InferenceError
 from skdp.accounting._costs import mechanism_rdp
 from skdp.mechanisms._one_step import ONE_STEP_SHARE, one_step_calibration
+from skdp.mechanisms._sufficient_statistics import gram_coordinates
 from tests.linear_model.test_inference_objective_perturbation import (THETA, _logit_mle,
                                                                       _not_below_nominal,
                                                                       _population)
@@ -290,3 +291,50 @@ def test_an_information_matrix_the_noise_outweighs_is_refused():
             model.fit(X, y)
         assert not hasattr(model, "coef_") and not hasattr(model, "bse_")
         assert not any(ch.isdigit() for ch in str(error.value).split(":", 1)[1])
+
+
+# -- exact replay of the two releases on neighbouring datasets ----------------------------------
+
+def _replayed_pair_mu(monkeypatch):
+    """The privacy loss (Gaussian-DP ``mu``) of the gradient and information releases
+    between a dataset and the same without one row at the row bound, replayed exactly:
+    both releases' noise-free sums, at the first dataset's released iterate, each
+    difference over the noise it was calibrated with; and the share the fit states."""
+    captured = []
+    release = DPSGDClassifier._release_one_step
+
+    def capture(self, design, y, theta, rng):
+        captured.append((self, design, y, theta))
+        return release(self, design, y, theta, rng)
+
+    monkeypatch.setattr(DPSGDClassifier, "_release_one_step", capture)
+    monkeypatch.setattr(dpsgd_module, "release_one_step",
+                        lambda gradient, information, calibration, rng: (gradient, information))
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-0.5, 0.5, (60, 3))
+    y = (X[:, 0] > 0).astype(int)
+    X[0], y[0] = [1.0, 0.0, 0.0], 0     # at the row bound, against the trend
+    for rows in (slice(None), slice(1, None)):
+        _model(epsilon=1.0, delta=1e-5, epochs=2, random_state=0).fit(X[rows], y[rows])
+    (model, design, labels, theta), (neighbour, design_prime, labels_prime, _) = captured
+    assert model._mechanism_epsilon() == 1.0
+    _, g, H, calibration = release(model, design, labels, theta, None)
+    _, g_prime, H_prime, _ = release(neighbour, design_prime, labels_prime, theta, None)
+    mu_gradient = np.linalg.norm(g - g_prime) / calibration.gradient_std
+    mu_information = (np.linalg.norm(gram_coordinates(H - H_prime, "gaussian"))
+                      / calibration.information.gram)
+    return np.hypot(mu_gradient, mu_information), _gdp_mu(1.0, 1e-5) * np.sqrt(ONE_STEP_SHARE)
+
+
+def test_the_two_releases_replayed_on_neighbours_stay_within_their_share(monkeypatch):
+    replayed, stated = _replayed_pair_mu(monkeypatch)
+    # within the share, and the row at the bound uses most of it (the check has teeth)
+    assert 0.5 * stated <= replayed <= stated * (1 + 1e-9)
+
+
+def test_a_calibration_to_half_the_row_bound_fails_the_replay(monkeypatch):
+    calibrate = dpsgd_module.one_step_calibration
+    monkeypatch.setattr(dpsgd_module, "one_step_calibration",
+                        lambda mu, row_norm: calibrate(mu, row_norm / 2))
+    replayed, stated = _replayed_pair_mu(monkeypatch)
+    assert replayed > stated
