@@ -16,7 +16,8 @@ from skdp import DPSGDClassifier, InferenceError
 from skdp.accounting._costs import mechanism_rdp
 from skdp.mechanisms._one_step import ONE_STEP_SHARE, one_step_calibration
 from skdp.mechanisms._sufficient_statistics import gram_coordinates
-from tests.linear_model.test_inference_objective_perturbation import (THETA, _logit_mle,
+from tests.linear_model.test_inference_objective_perturbation import (REFUSED_OPTIONS, THETA,
+                                                                      _logit_mle,
                                                                       _not_below_nominal,
                                                                       _population)
 from tests.linear_model.test_ssp import _gdp_mu
@@ -250,14 +251,7 @@ def no_noise(monkeypatch):
     monkeypatch.setattr(dpsgd_module, "noise_generator", refuse)
 
 
-@pytest.mark.parametrize("params, fit, three_classes, match", [
-    (dict(loss="huber"), {}, False, "loss='logistic'"),
-    ({}, dict(sample_weight=np.ones(60)), False, "no sample_weight"),
-    (dict(class_weight={0: 1.0, 1: 2.0}), {}, False, "no sample_weight or class_weight"),
-    ({}, dict(groups=np.arange(60)), False, "no groups"),
-    ({}, {}, True, "two classes"),
-    (dict(classes=[0, 1, 2]), {}, False, "two classes"),
-])
+@pytest.mark.parametrize("params, fit, three_classes, match", REFUSED_OPTIONS)
 def test_options_without_valid_intervals_are_refused_before_any_noise(
         params, fit, three_classes, match, no_noise):
     X, y = _population(60, seed=0)

@@ -203,14 +203,19 @@ def no_noise(monkeypatch):
     monkeypatch.setattr(objpert_module, "draw_noise", refuse)
 
 
-@pytest.mark.parametrize("params, fit, three_classes, match", [
+REFUSED_OPTIONS = [
     (dict(loss="huber"), {}, False, "loss='logistic'"),
     ({}, dict(sample_weight=np.ones(60)), False, "no sample_weight"),
     (dict(class_weight={0: 1.0, 1: 2.0}), {}, False, "no sample_weight or class_weight"),
     ({}, dict(groups=np.arange(60)), False, "no groups"),
     ({}, {}, True, "two classes"),
     (dict(classes=[0, 1, 2]), {}, False, "two classes"),
-])
+]
+"""Options under which a binary logistic fit's intervals are refused before any noise:
+``(params, fit params, three classes in y, message)``; shared with DP-SGD's tests."""
+
+
+@pytest.mark.parametrize("params, fit, three_classes, match", REFUSED_OPTIONS)
 def test_options_without_valid_intervals_are_refused_before_any_noise(
         params, fit, three_classes, match, no_noise):
     X, y = _population(60, seed=0)
