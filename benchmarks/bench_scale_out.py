@@ -23,6 +23,7 @@ on the workers, and dask reading them from zarr; and on all the rows from zarr.
 """
 
 import argparse
+import contextlib
 import os
 import shutil
 import time
@@ -341,34 +342,58 @@ def scale_out_versions():
     return versions
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="a few thousand rows")
+def scale_out_arguments(doc, quick_help, argv, *extra):
+    """A scale-out benchmark's command line (described by the first line of its
+    ``doc``): ``--quick``, ``--rows`` and ``extra`` ``(flag, help)`` switches."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help=quick_help)
     parser.add_argument("--rows", type=int, default=None, help="override the row count")
-    args = parser.parse_args(argv)
-    config = dict(QUICK if args.quick else FULL)
+    for flag, text in extra:
+        parser.add_argument(flag, action="store_true", help=text)
+    return parser.parse_args(argv)
+
+
+def scale_out_config(args, full=None, quick=None):
+    """The run's setting: ``quick`` or ``full`` (this module's by default), its rows
+    overridden by ``--rows``."""
+    config = dict((quick or QUICK) if args.quick else (full or FULL))
     if args.rows:
         config["rows"] = args.rows
+    return config
+
+
+@contextlib.contextmanager
+def cluster_with_store(config, store, label):
+    """A LocalCluster of one-thread worker processes (their BLAS one thread too) with
+    the rows written to ``store``; yields ``(client, write seconds, bytes on disk)``,
+    then closes the cluster and deletes the store."""
     from dask.distributed import Client, LocalCluster
 
     for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[name] = "1"    # the workers' BLAS: one thread per worker process
-    store = STORE / ("quick" if args.quick else "full")
-    limit = config["memory_limit_gib"] * 2**30
     cluster = LocalCluster(n_workers=config["workers"], threads_per_worker=1,
-                           processes=True, memory_limit=limit, dashboard_address=None)
+                           processes=True, memory_limit=config["memory_limit_gib"] * 2**30,
+                           dashboard_address=None)
     client = Client(cluster)
     try:
         write_s, disk_bytes = write_store(config, store)
-        print(f"[scale_out] wrote {disk_bytes / 1e9:.2f} GB in {write_s:.0f} s", flush=True)
-        X, y = read_store(store)
-        X_test, y_test = test_rows(config)
-        fits = run_fits(client, config, X, y, X_test, y_test)
-        passes = pass_times(client, config, X, y)
+        print(f"[{label}] wrote {disk_bytes / 1e9:.2f} GB in {write_s:.0f} s", flush=True)
+        yield client, write_s, disk_bytes
     finally:
         client.close()
         cluster.close()
         shutil.rmtree(store, ignore_errors=True)
+
+
+def main(argv=None):
+    args = scale_out_arguments(__doc__, "a few thousand rows", argv)
+    config = scale_out_config(args)
+    store = STORE / ("quick" if args.quick else "full")
+    with cluster_with_store(config, store, "scale_out") as (client, write_s, disk_bytes):
+        X, y = read_store(store)
+        X_test, y_test = test_rows(config)
+        fits = run_fits(client, config, X, y, X_test, y_test)
+        passes = pass_times(client, config, X, y)
     payload = {
         "params": {**config, "epsilon": EPSILON, "delta": DELTA, "seeds": [0],
                    "neighboring": "add_remove", "store": "zarr, uncompressed, on local disk",

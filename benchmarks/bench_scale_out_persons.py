@@ -27,19 +27,15 @@ driver's and every worker's peak resident set, and the accuracy on rows generate
 apart.
 """
 
-import argparse
-import os
-import shutil
 import time
-from pathlib import Path
 
 import numpy as np
 
 from . import _common
-from .bench_scale_out import (PeakMemory, _counted_passes, read_store, scale_out_versions,
-                              test_rows, write_store)
+from .bench_scale_out import (STORE, PeakMemory, _counted_passes, cluster_with_store,
+                              read_store, scale_out_arguments, scale_out_config,
+                              scale_out_versions, test_rows)
 
-STORE = Path(os.environ.get("SKDP_BENCH_SCALE_OUT_DATA", "/tmp/skdp_bench_scale_out"))
 
 FULL = dict(rows=10_000_000, features=100, chunk_rows=250_000, workers=2,
             memory_limit_gib=2.5, subsample_rows=199_920, test_rows=200_000,
@@ -163,37 +159,18 @@ def plot(payload, path):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="100,000 rows")
-    parser.add_argument("--rows", type=int, default=None, help="override the row count")
-    args = parser.parse_args(argv)
-    config = dict(QUICK if args.quick else FULL)
-    if args.rows:
-        config["rows"] = args.rows
-    from dask.distributed import Client, LocalCluster
-
-    for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ[name] = "1"    # the workers' BLAS: one thread per worker process
+    args = scale_out_arguments(__doc__, "100,000 rows", argv)
+    config = scale_out_config(args, FULL, QUICK)
     store = STORE / ("persons_quick" if args.quick else "persons_full")
-    cluster = LocalCluster(n_workers=config["workers"], threads_per_worker=1,
-                           processes=True, memory_limit=config["memory_limit_gib"] * 2**30,
-                           dashboard_address=None)
-    client = Client(cluster)
-    try:
-        write_s, disk_bytes = write_store(config, store)
-        write_persons(config, store)
-        print(f"[scale_out_persons] wrote {disk_bytes / 1e9:.2f} GB in {write_s:.0f} s",
-              flush=True)
+    with cluster_with_store(config, store, "scale_out_persons") as (client, write_s,
+                                                                     disk_bytes):
         import dask.array as da
 
+        write_persons(config, store)
         X, y = read_store(store)
         groups = da.from_zarr(str(store / "groups.zarr"))
         X_test, y_test = test_rows(config)
         fits = run_fits(client, config, X, y, groups, X_test, y_test)
-    finally:
-        client.close()
-        cluster.close()
-        shutil.rmtree(store, ignore_errors=True)
     n_persons = int(person_of_rows(config["rows"] - 1, config["rows"])[0]) + 1
     payload = {
         "params": {**config, "epsilon": EPSILON, "delta": DELTA, "seeds": [0],

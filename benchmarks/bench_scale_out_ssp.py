@@ -20,17 +20,16 @@ person-level fit (persons of ``person_rows`` rows by a public rule, each spread 
 partitions).
 """
 
-import argparse
 import json
 import os
-import shutil
 import time
 
 import numpy as np
 
 from . import _common
-from .bench_scale_out import (FULL, QUICK, STORE, PeakMemory, block_scores, read_store,
-                              scale_out_versions, write_store)
+from .bench_scale_out import (STORE, PeakMemory, block_scores, cluster_with_store,
+                              read_store, scale_out_arguments, scale_out_config,
+                              scale_out_versions)
 
 EPSILON, DELTA, DATA_NORM, Y_BOUND = 1.0, 1e-6, 1.0, 4.0
 REPEATS = {"full": 3, "quick": 2}
@@ -178,35 +177,19 @@ def plot(payload, path):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="a few thousand rows")
-    parser.add_argument("--rows", type=int, default=None, help="override the row count")
-    parser.add_argument("--plot-only", action="store_true",
-                        help="redraw the figure from the existing JSON")
-    args = parser.parse_args(argv)
+    args = scale_out_arguments(__doc__, "a few thousand rows", argv,
+                               ("--plot-only", "redraw the figure from the existing JSON"))
     stem = "scale_out_ssp" + ("_quick" if args.quick else "")
     if args.plot_only:
         path = _common.RESULTS_DIR / f"{stem}.json"
         plot(json.loads(path.read_text()), path.with_suffix(".png"))
         return None
-    config = dict(QUICK if args.quick else FULL)
-    if args.rows:
-        config["rows"] = args.rows
+    config = scale_out_config(args)
     repeats = REPEATS["quick" if args.quick else "full"]
-    from dask.distributed import Client, LocalCluster
-
-    for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ[name] = "1"
     store = STORE / ("ssp_quick" if args.quick else "ssp")
-    cluster = LocalCluster(n_workers=config["workers"], threads_per_worker=1,
-                           processes=True, memory_limit=config["memory_limit_gib"] * 2**30,
-                           dashboard_address=None)
-    client = Client(cluster)
-    try:
-        write_s, disk_bytes = write_store(config, store)
+    with cluster_with_store(config, store, "scale_out_ssp") as (client, write_s, disk_bytes):
         X, _ = read_store(store)
         y = write_scores(config, store)
-        print(f"[scale_out_ssp] wrote {disk_bytes / 1e9:.2f} GB in {write_s:.0f} s", flush=True)
         X_test, y_test = block_scores(10**9, config["test_rows"], config["features"])
         _, rows = measured_fit(client, X, y, X_test, y_test)
         print(f"[scale_out_ssp] rows: {rows}", flush=True)
@@ -216,10 +199,6 @@ def main(argv=None):
         print(f"[scale_out_ssp] persons: {by_person}", flush=True)
         subsample = subsample_comparison(X, y, X_test, y_test, config["memory_rows"])
         print(f"[scale_out_ssp] subsample: {subsample}", flush=True)
-    finally:
-        client.close()
-        cluster.close()
-        shutil.rmtree(store, ignore_errors=True)
     payload = {
         "params": {**config, "epsilon": EPSILON, "delta": DELTA, "data_norm": DATA_NORM,
                    "y_bound": Y_BOUND, "repeats": repeats, "person_rows": PERSON_ROWS,
