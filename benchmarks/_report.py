@@ -1488,7 +1488,8 @@ def ssp(payload, timing=None):
               f"{payload['load_average'][0]:.1f} on {_cpus(payload)} CPUs.", ""]
     for task, result in payload["tasks"].items():
         first = next(iter(result["cells"].values()))
-        methods = [m for m, value in first.items() if isinstance(value, dict)]
+        methods = [m for m, value in first.items()
+                   if isinstance(value, dict) and "mse" in value]
         lines += [f"**{task}**: {result['n_train']:,} training rows, {result['n_features']} "
                   f"features, data_norm {result['data_norm']:.3g}, y_bound "
                   f"{result['y_bound']:g}; non-private least squares: MSE "
@@ -1499,7 +1500,60 @@ def ssp(payload, timing=None):
                    for m in methods] + [fmt(cell["ssp_over_adassp_mse"], 3)]
                 for epsilon, cell in result["cells"].items()]
         lines += table(["epsilon", *methods, "SSP / AdaSSP MSE"], rows)
-    return lines + _ssp_selection(payload.get("selection", {}))
+    return (lines + _ssp_noise_dominated(payload)
+            + _ssp_selection(payload.get("selection", {})))
+
+
+def _ssp_noise_dominated(payload):
+    """The noise-dominated cells of ``bench_ssp.py`` against the floor of SSP's family
+    (``benchmarks/_ssp_floor.py``), and the issue's two accuracy goals."""
+    goal = payload.get("noise_dominated_goal")
+    if not goal:
+        return []
+    lines = ["**Where the noise dominates** (AdaSSP's excess test MSE over least squares "
+             "above least squares' own). Test MSE over AdaSSP's of SSP and of the "
+             "family's oracles, on the benchmark's seeds, each choosing the ridge with "
+             "the test set: one ridge per cell at the shipped split (SSP's very "
+             "releases) and at the best split of the Gaussian budget between `X^T X` "
+             "and `X^T y` (its share to `X^T X` in brackets); one ridge per draw (it "
+             "knows where the draw's noise fell: not a rule); the whole budget on "
+             "`X^T y` and the best multiple of it (closed form); predicting 0; and "
+             "a private rule, the ridge at least SSP's that minimises an estimate of "
+             "the risk from the release "
+             "(`docs/privacy/sufficient_statistics.rst`, \"Where the noise "
+             "dominates\"):", ""]
+    rows = []
+    for cell in goal["cells"]:
+        floor = payload["tasks"][cell["task"]]["cells"][_epsilon_key(
+            payload["tasks"][cell["task"]]["cells"], cell["epsilon"])]["floor"]
+        ratios = floor["ratios"]
+        rows.append([cell["task"], fmt_eps(cell["epsilon"]), fmt(cell["ratio"], 3),
+                     fmt(ratios["shipped_split"], 3),
+                     f"{fmt(ratios['best_split'], 3)} ({floor['best_split']:g})",
+                     fmt(ratios["per_draw"], 3), fmt(ratios["moment_only_bound"], 3),
+                     fmt(ratios["predict_zero"], 3), fmt(ratios["risk_estimate_rule"], 3)])
+    lines += table(["task", "epsilon", "SSP", "oracle, shipped split", "oracle, best split",
+                    "oracle per draw", "moment only, best multiple", "predict 0",
+                    "risk-estimate rule"], rows)
+    share = payload["share_of_cells_ssp_at_most_adassp"]
+    reachable = [c for c in goal["cells"] if c["reachable"]]
+    any_split = [c for c in goal["cells"] if c["reachable_any_split"]]
+    limit = goal["goal_ratio"]
+    return lines + [
+        f"Goals: SSP's test MSE at most AdaSSP's in {100 * share:.0f} % of the cells (goal "
+        f"90 %: {'met' if share >= 0.9 else 'not met'}); at most {limit:g} times AdaSSP's "
+        f"in {goal['met']} of the {len(goal['cells'])} noise-dominated cells (the goal as "
+        f"issued, all of them: {'met' if goal['met'] == len(goal['cells']) else 'not met'}"
+        f"). Re-scoped to where the family's oracle at the shipped split reaches it: "
+        f"{goal['met_where_reachable']} of {len(reachable)} "
+        f"({'met' if goal['met_where_reachable'] == len(reachable) else 'not met'}); at "
+        f"the best split the oracle reaches it in {len(any_split)} cells, of which SSP "
+        f"meets {sum(c['met'] for c in any_split)}.", ""]
+
+
+def _epsilon_key(cells, epsilon):
+    """The key of ``cells`` whose epsilon is ``epsilon``."""
+    return next(key for key in cells if float(key) == epsilon)
 
 
 def _ssp_selection(selection):

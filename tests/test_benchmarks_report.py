@@ -535,6 +535,104 @@ def test_ssp_selection_floor_against_its_closed_forms():
     assert tested["with_tests"] > tested["structural"] == pytest.approx(1.25)
 
 
+def test_ssp_family_floor_against_independent_computations():
+    """``benchmarks/_ssp_floor.py``: the ridge path against direct solves (``inf``
+    predicting 0), the oracle's releases are SSP's very releases (the estimator's
+    coefficients from the same seed), a split of ``mu^2`` composes exactly, and the
+    closed form of the best multiple of ``b~`` against the exact expectation of the
+    quadratic in ``c`` evaluated row by row."""
+    from benchmarks._ssp_floor import (moment_only_bound, ridge_path_mse, shipped_releases,
+                                       split_calibration)
+    from skdp import SSPLinearRegression
+    from skdp.mechanisms._sufficient_statistics import (SSPStatistics, solve_ridge,
+                                                        ssp_sensitivities)
+
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-0.5, 0.5, (60, 3))
+    y = np.clip(X @ [1.0, -0.5, 0.2] + 0.1 * rng.standard_normal(60), -1, 1)
+    Z = np.c_[X, np.ones(60)]
+    T = np.c_[rng.uniform(-0.5, 0.5, (40, 3)), np.ones(40)]
+    y_test = T[:, :3] @ [1.0, -0.5, 0.2]
+    A, b = Z.T @ Z, Z.T @ y
+    path = ridge_path_mse(A, b, T, y_test, [0.0, 2.5, np.inf])
+    for alpha, value in zip([0.0, 2.5], path):
+        theta = np.linalg.solve(A + alpha * np.eye(4), b)
+        assert value == pytest.approx(np.mean((T @ theta - y_test) ** 2), rel=1e-10)
+    assert path[2] == pytest.approx(np.mean(y_test**2))
+
+    statistics = SSPStatistics.from_sums(A, b)
+    (gram, moment, alpha, _), = shipped_releases(statistics, 2.0, 1e-6, 1.0, 1.0, [7])
+    model = SSPLinearRegression(epsilon=2.0, delta=1e-6, data_norm=1.0, y_bound=1.0,
+                                random_state=7).fit(X, y)
+    assert model.alpha_ == pytest.approx(alpha)
+    theta = solve_ridge(gram, moment, alpha)
+    assert np.allclose(np.r_[model.coef_, model.intercept_], theta, rtol=1e-8, atol=1e-10)
+
+    sensitivities = ssp_sensitivities(law="gaussian", data_norm=1.0, intercept_scaling=1.0,
+                                      n_features=3, y_bound=1.0, weight_bound=1.0,
+                                      neighboring="add_remove")
+    calibration = split_calibration(sensitivities, 0.8, 0.2)
+    assert ((sensitivities.gram / calibration.gram) ** 2
+            + (sensitivities.moment / calibration.moment) ** 2) == pytest.approx(0.64)
+    assert calibration.gram / calibration.moment == pytest.approx(
+        sensitivities.gram / sensitivities.moment * 2.0)    # sqrt(0.8 / 0.2)
+
+    s = 3.0
+
+    def expected(c):   # E mean_i (c t_i (b + e) - y_i)^2, row by row
+        return np.mean((c * T @ b - y_test) ** 2 + (c * s) ** 2 * np.sum(T**2, axis=1))
+    q = np.polyfit([0.0, 0.01, 0.02], [expected(c) for c in (0.0, 0.01, 0.02)], 2)
+    assert moment_only_bound(b, T, y_test, s) == pytest.approx(
+        np.polyval(q, -q[1] / (2 * q[0])), rel=1e-9)
+
+
+def test_ssp_risk_estimate_is_unbiased_in_the_moment_noise():
+    """Without Gram noise, the mean of ``_ssp_floor.risk_estimate`` over ``b~ = b + e``
+    equals ``E J = b^T M A M b + v tr(M A M) - 2 b^T M b``: the mean over the 2 d
+    points ``+-sqrt(v d) u_k`` (``u_k`` a basis) is exact for a quadratic in ``e``."""
+    from benchmarks._ssp_floor import risk_estimate
+    from skdp.mechanisms._sufficient_statistics import SSPCalibration
+
+    rng = np.random.default_rng(5)
+    Z = rng.standard_normal((30, 4))
+    A, b, v, alpha = Z.T @ Z, Z.T @ rng.standard_normal(30), 2.5, 3.0
+    calibration = SSPCalibration("gaussian", 0.0, np.sqrt(v), 0.0)
+    points = np.sqrt(v * 4) * np.r_[np.eye(4), -np.eye(4)]
+    mean = np.mean([risk_estimate(A, b + e, calibration, alpha) for e in points])
+    M = np.linalg.inv(A + alpha * np.eye(4))
+    assert mean == pytest.approx(b @ M @ A @ M @ b + v * np.trace(M @ A @ M)
+                                 - 2 * b @ M @ b, rel=1e-10)
+    assert risk_estimate(A - 40 * np.eye(4), b, calibration, 0.0) == np.inf
+
+
+def test_ssp_noise_dominated_goal_counts():
+    """The goal's count: only noise-dominated cells, each against 0.9 and its floor."""
+    from benchmarks.bench_ssp import noise_dominated_goal
+
+    def cell(ratio, shipped, best, dominated=True):
+        return {"ssp_over_adassp_mse": ratio, "noise_dominated": dominated,
+                "floor": {"ratios": {"shipped_split": shipped, "best_split": best}}}
+    tasks = {"a": {"cells": {"0.1": cell(0.95, 0.93, 0.92), "0.3": cell(0.92, 0.89, 0.88),
+                             "1.0": cell(0.5, 0.4, 0.4), "3.0": cell(1.2, 0, 0, False)}}}
+    goal = noise_dominated_goal(tasks)
+    assert [c["epsilon"] for c in goal["cells"]] == [0.1, 0.3, 1.0]
+    assert (goal["noise_dominated"], goal["met"], goal["reachable"],
+            goal["met_where_reachable"]) == (3, 1, 2, 1)
+    assert [c["reachable_any_split"] for c in goal["cells"]] == [False, True, True]
+
+
+def test_ssp_noise_dominated_numbers_are_the_json_numbers(report, committed):
+    payload = committed["ssp"]
+    text = _section(report, "ssp")
+    for cell in payload["noise_dominated_goal"]["cells"]:
+        cells = payload["tasks"][cell["task"]]["cells"]
+        floor = next(c for key, c in cells.items() if float(key) == cell["epsilon"])["floor"]
+        row = _row(text, [cell["task"], fmt_eps(cell["epsilon"])])
+        assert row[2:5] == [fmt(cell["ratio"], 3), fmt(floor["ratios"]["shipped_split"], 3),
+                            f"{fmt(floor['ratios']['best_split'], 3)} "
+                            f"({floor['best_split']:g})"]
+
+
 def test_person_level_numbers_are_the_json_numbers(report, committed):
     payload = committed["person_level"]
     text = _section(report, "person_level")
