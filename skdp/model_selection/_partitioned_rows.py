@@ -36,7 +36,7 @@ from ..preprocessing import BoundedScaler, Clipper
 from ..solvers._partitioned import check_partitioned_input, is_dask_collection
 from ..solvers._partitioned_persons import (_from_blocks, partitioned_person_codes,
                                             partitioned_person_weights)
-from ._gate import check_public_steps
+from ._gate import check_public_steps, private_step
 
 
 def is_partitioned(*values):
@@ -147,7 +147,8 @@ def check_partitioned_rows(meta, estimator, X, y, groups, who):
     """
     check_partitioned_steps(estimator, who)
     classifier = is_classifier(estimator)
-    declared = estimator.get_params().get("classes") if classifier else None
+    final, _ = private_step(estimator)   # a Pipeline's private step declares the classes
+    declared = final.get_params().get("classes") if classifier else None
     X, y, classes, _, names = check_partitioned_input(X, y, declared,
                                                       regression=not classifier)
     meta.n_features_in_ = X.shape[1]

@@ -16,6 +16,7 @@ da = pytest.importorskip("dask.array")
 dask = pytest.importorskip("dask")
 
 from dask.callbacks import Callback  # noqa: E402
+from sklearn.base import clone  # noqa: E402
 from sklearn.datasets import make_classification  # noqa: E402
 from sklearn.pipeline import Pipeline  # noqa: E402
 from sklearn.preprocessing import FunctionTransformer, StandardScaler  # noqa: E402
@@ -179,6 +180,16 @@ def test_search_of_a_pipeline_on_dask_persons_is_the_in_memory_search(data, chun
         np.testing.assert_array_equal(released[name].upper_, expected[name].upper_)
     _close(released[-1], expected[-1], expected[-1])
     np.testing.assert_array_equal(released.predict(Xd).compute(), released.predict(X))
+
+
+def test_a_pipeline_private_step_declares_the_classes_on_dask(data):
+    """The label set a Pipeline's private step declares is the one the dask checks
+    hold the labels to (a label outside it refused before any noise)."""
+    X, y, groups = data
+    pipe = clone(PIPELINE).set_params(model__classes=[0, 5])
+    with pytest.raises(ValueError, match="declared"):
+        PrivateGridSearchCV(pipe, {"model__C": [1.0]}, epsilon=2.0,
+                            validation_fraction=0.3).fit(*_dask(X, y, groups, 80))
 
 
 def _refused_steps():
