@@ -17,11 +17,12 @@ dask = pytest.importorskip("dask")
 
 from dask.callbacks import Callback  # noqa: E402
 from sklearn.base import clone  # noqa: E402
-from sklearn.datasets import make_classification  # noqa: E402
+from sklearn.datasets import make_classification, make_regression  # noqa: E402
 from sklearn.pipeline import Pipeline  # noqa: E402
 from sklearn.preprocessing import FunctionTransformer, StandardScaler  # noqa: E402
 
-from skdp import DPSGDClassifier, EpsilonForUtility, ObjPertLogisticRegression  # noqa: E402
+from skdp import (DPSGDClassifier, EpsilonForUtility, ObjPertLogisticRegression,  # noqa: E402
+                  SSPLinearRegression)
 from skdp.model_selection import PrivateGridSearchCV  # noqa: E402
 from skdp.model_selection import _private_search  # noqa: E402
 from skdp.model_selection._partitioned_rows import (check_partitioned_rows,  # noqa: E402
@@ -282,6 +283,28 @@ def test_selection_of_a_pipeline_on_dask_persons_is_the_in_memory_selection(coho
     assert type(partitioned.best_estimator_) is Pipeline
     _close(partitioned.best_estimator_[-1], memory.best_estimator_[-1],
            memory.best_estimator_[-1])
+
+
+def test_ssp_selection_of_a_pipeline_on_dask_persons_is_the_in_memory_selection():
+    """SSP's rungs are releases of one noise-reduction path, fitted on the transformed
+    rows (the Pipeline's head fitted on the dask array's shape, mapped lazily)."""
+    X, y = make_regression(n_samples=3000, n_features=3, noise=5.0, random_state=0)
+    y /= np.abs(y).max()
+    groups = np.random.default_rng(2).integers(0, 800, 3000)
+    pipe = Pipeline([("scale", BoundedScaler(lower=-4.0, upper=4.0,
+                                             feature_range=(-0.5, 0.5))),
+                     ("model", SSPLinearRegression(data_norm=1.0, y_bound=1.0,
+                                                   max_rows_per_group=2.0))])
+    selection = dict(target_utility=0.3, epsilon_max=8.0, tolerance=0.2, random_state=3)
+    memory = EpsilonForUtility(pipe, **selection).fit(X, y, groups=groups)
+    Xd, yd, gd = _dask(X, y, groups, (1, 1400, 599, 1000))
+    partitioned = EpsilonForUtility(pipe, **selection).fit(Xd, yd, groups=gd)
+    np.testing.assert_allclose(partitioned.epsilon_, memory.epsilon_, rtol=1e-12)
+    # the statistics summed in another order: the released coefficients to rounding
+    np.testing.assert_allclose(partitioned.best_estimator_[-1].coef_,
+                               memory.best_estimator_[-1].coef_, rtol=1e-9)
+    np.testing.assert_array_equal(partitioned.best_estimator_["scale"].upper_,
+                                  memory.best_estimator_["scale"].upper_)
 
 
 @pytest.mark.parametrize("step", ["fitted", "in memory"])
