@@ -214,6 +214,23 @@ def test_interleaved_ratios_are_the_json_numbers(report):
                               f"{fmt(r['ratio_range'][0], 2)} to {fmt(r['ratio_range'][1], 2)}"]
 
 
+def test_sparse_memory_is_the_json_numbers(report):
+    """The sparse pairs' peak memory (``bench_scaling --interleaved``): each pair's
+    medians and ratio, and the 2x goal checked against the ratio."""
+    path = RESULTS / "scaling_timing.json"
+    memory = json.loads(path.read_text()).get("memory") if path.exists() else None
+    if not memory:
+        pytest.skip("no peak memory of the sparse pairs committed")
+    text = _section(report, "scaling")
+    for label, r in memory.items():
+        cells = _row(text, [label])
+        assert cells[1:] == [fmt(r["ours_mb"], 1), fmt(r["reference_mb"], 1),
+                             fmt(r["ratio"], 2), "yes" if r["ratio"] <= 2.0 else "no",
+                             fmt(r["data_mb"], 1)]
+        np.testing.assert_allclose(r["ratio"], r["ours_mb"] / r["reference_mb"])
+        assert r["ours_mb"] == np.median(r["all_mb"]["ours"])
+
+
 def test_paper_table_numbers_are_the_json_numbers(report, committed):
     payload = committed["paper_table"]
     text = _section(report, "paper_table")

@@ -328,7 +328,9 @@ class EpsilonForUtility(ReleasedModelMixin, MetaEstimatorMixin, BaseEstimator):
             The person of each row (any labels, or a dask array or Series: with a
             dask ``X`` and ``y`` the split, the counts, the rungs and the tests run on
             the dask graph, and the release is the in-memory one for any chunking; a
-            Pipeline is then refused before any partition is computed). Given,
+            Pipeline's preprocessing must then be BoundedScaler or Clipper, applied
+            lazily, and anything else is refused before any partition is computed).
+            Given,
             the unit of privacy is the person: everything released is private with
             respect to adding or removing all of one person's rows. Each person goes
             whole to the training or the validation part by one public coin, the

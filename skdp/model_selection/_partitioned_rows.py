@@ -10,8 +10,9 @@ graph, and no row reaches the driver:
   partitions (:func:`~skdp.solvers._partitioned.check_partitioned_input`), and the
   persons by a person-keyed reduction
   (:func:`~skdp.solvers._partitioned_persons.partitioned_person_codes`), before any
-  noise; a Pipeline is refused before any partition is computed (its public
-  preprocessing runs in memory);
+  noise; a Pipeline is taken when its preprocessing maps each partition lazily
+  (:data:`LAZY_STEPS`: declared bounds, fitted on the shape alone) and refused,
+  before any partition is computed, otherwise;
 * :func:`coin_parts`: unit ``j``'s coin (a person's code, or without ``groups`` a row's
   index) is the ``j``-th draw of the public stream, as
   :func:`~._private_selection.coin_split` and
@@ -31,9 +32,11 @@ import numpy as np
 from sklearn.base import is_classifier
 from sklearn.pipeline import Pipeline
 
+from ..preprocessing import BoundedScaler, Clipper
 from ..solvers._partitioned import check_partitioned_input, is_dask_collection
 from ..solvers._partitioned_persons import (_from_blocks, partitioned_person_codes,
                                             partitioned_person_weights)
+from ._gate import check_public_steps, private_step
 
 
 def is_partitioned(*values):
@@ -82,6 +85,47 @@ class PartitionedRows:
         return partitioned_person_weights(self.persons, 1.0)
 
 
+LAZY_STEPS = (BoundedScaler, Clipper)
+"""The preprocessing a composer takes on dask, by exact type: public (declared bounds),
+fitted on the shape of a dask array alone and mapped over its partitions lazily."""
+
+
+def check_partitioned_steps(estimator, who):
+    """Refuse, before any partition is computed, a Pipeline whose preprocessing
+    would fit on the private rows or bring them into memory.
+
+    Every step before the private one must be public
+    (:func:`~._gate.check_public_steps`: it learns nothing from the rows) and one of
+    :data:`LAZY_STEPS` (or ``"passthrough"``, ``None``): another public step (an
+    encoder, a ``FunctionTransformer``) would compute the dask array in memory.
+
+    Parameters
+    ----------
+    estimator : estimator or Pipeline
+    who : str
+        The composer's name, for messages.
+
+    Raises
+    ------
+    ValueError
+        Naming the step and what to do instead.
+    """
+    check_public_steps(estimator)
+    if not isinstance(estimator, Pipeline):
+        return
+    for name, step in estimator.steps[:-1]:
+        if step is None or (type(step) is str and step == "passthrough"):
+            continue
+        if type(step) not in LAZY_STEPS:
+            raise ValueError(
+                f"{who} on a dask array: Pipeline step {name!r} ({type(step).__name__}) "
+                "is public but would transform the rows in memory. On dask a Pipeline's "
+                "preprocessing may be skdp.preprocessing.BoundedScaler or Clipper (each "
+                "partition transformed lazily); transform the dask array yourself for "
+                "other public steps, then pass the Pipeline without them. Nothing was "
+                "fitted.")
+
+
 def check_partitioned_rows(meta, estimator, X, y, groups, who):
     """Every input check of a composer's dask fit, before any noise.
 
@@ -89,9 +133,9 @@ def check_partitioned_rows(meta, estimator, X, y, groups, who):
     ----------
     meta : estimator
         The composer (records ``n_features_in_`` and ``feature_names_in_``).
-    estimator : estimator
-        The private estimator (a Pipeline is refused before any partition is
-        computed).
+    estimator : estimator or Pipeline
+        The private estimator, or a Pipeline of :data:`LAZY_STEPS` ending in one
+        (:func:`check_partitioned_steps`, before any partition is computed).
     X, y : dask collections (``y`` may be in memory)
     groups : dask array, dask Series, array-like or None
     who : str
@@ -101,14 +145,10 @@ def check_partitioned_rows(meta, estimator, X, y, groups, who):
     -------
     rows : PartitionedRows
     """
-    if isinstance(estimator, Pipeline):
-        raise ValueError(
-            f"{who} on a dask array takes a private estimator, not a Pipeline: its public "
-            "preprocessing would run on rows in memory. Transform the dask array first "
-            "(the preprocessing must be public), then pass the estimator. Nothing was "
-            "fitted.")
+    check_partitioned_steps(estimator, who)
     classifier = is_classifier(estimator)
-    declared = estimator.get_params().get("classes") if classifier else None
+    final, _ = private_step(estimator)   # a Pipeline's private step declares the classes
+    declared = final.get_params().get("classes") if classifier else None
     X, y, classes, _, names = check_partitioned_input(X, y, declared,
                                                       regression=not classifier)
     meta.n_features_in_ = X.shape[1]

@@ -556,7 +556,8 @@ class _BasePrivateSearch(ReleasedModelMixin, MetaEstimatorMixin, BaseEstimator):
         X : array-like of shape (n_samples, n_features)
             The private rows; a dask array or DataFrame is split, fitted and scored
             on the dask graph (the in-memory search's release for any chunking; a
-            Pipeline is then refused before any partition is computed).
+            Pipeline's preprocessing must then be BoundedScaler or Clipper, applied
+            lazily, and anything else is refused before any partition is computed).
         y : array-like of shape (n_samples,)
             Labels or targets (a dask array or Series beside a dask ``X``).
         groups : array-like of shape (n_samples,), default=None

@@ -6,7 +6,9 @@ import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import FLOAT_DTYPES, check_is_fitted, validate_data
 
+from ..solvers._partitioned import is_dask_collection
 from ..utils._sklearn_compat import _fit_context
+
 
 def _declared_bounds(lower, upper, n_features, *, finite):
     """``(lower, upper)`` as float arrays of shape ``(n_features,)``, checked.
@@ -73,8 +75,9 @@ class _DeclaredBoundsTransformer(OneToOneFeatureMixin, TransformerMixin, BaseEst
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Data; only its shape and column names are used.
+        X : array-like or dask array of shape (n_samples, n_features)
+            Data; only its shape and column names are used (a dask array's
+            partitions are not computed).
         y : None
             Ignored.
 
@@ -83,7 +86,10 @@ class _DeclaredBoundsTransformer(OneToOneFeatureMixin, TransformerMixin, BaseEst
         self : object
             The fitted transformer.
         """
-        X = validate_data(self, X, dtype=FLOAT_DTYPES, ensure_all_finite=False)
+        if is_dask_collection(X):   # its shape is all fit reads: nothing is computed
+            X = validate_data(self, _dask_array(X), skip_check_array=True)
+        else:
+            X = validate_data(self, X, dtype=FLOAT_DTYPES, ensure_all_finite=False)
         self._validate_bounds(X)
         return self
 
@@ -141,6 +147,10 @@ class BoundedScaler(_DeclaredBoundsTransformer):
     ``Pipeline`` at no privacy cost. The bounds are public: they must not be
     computed from the private data.
 
+    On a dask array ``fit`` reads the shape alone and ``transform`` maps each
+    partition lazily, so the step may also sit before a private estimator fitted
+    on dask, in a composer too.
+
     NaN values are left as they are; infinite values are clipped like any other
     value out of bounds (with ``clip=True``). The output of a row depends on that
     row alone, and with the default range every feature lies in ``[0, 1]``: a row
@@ -181,14 +191,16 @@ class BoundedScaler(_DeclaredBoundsTransformer):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            The data to scale.
+        X : array-like or dask array of shape (n_samples, n_features)
+            The data to scale (a dask array lazily, partition by partition).
 
         Returns
         -------
-        X_scaled : ndarray of shape (n_samples, n_features)
+        X_scaled : ndarray or dask array of shape (n_samples, n_features)
             The scaled data, clipped to ``feature_range`` when ``clip=True``.
         """
+        if is_dask_collection(X):
+            return _by_row_blocks(self.transform, X)
         X, lower, upper = self._checked(X)
         low, high = _range(self.feature_range)
         X -= lower
@@ -203,15 +215,17 @@ class BoundedScaler(_DeclaredBoundsTransformer):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Scaled data.
+        X : array-like or dask array of shape (n_samples, n_features)
+            Scaled data (a dask array lazily, partition by partition).
 
         Returns
         -------
-        X_original : ndarray of shape (n_samples, n_features)
+        X_original : ndarray or dask array of shape (n_samples, n_features)
             The data on the scale of the declared bounds (values that were
             clipped come back as the bound they were clipped to).
         """
+        if is_dask_collection(X):
+            return _by_row_blocks(self.inverse_transform, X)
         X, lower, upper = self._checked(X)
         low, high = _range(self.feature_range)
         X -= low
@@ -256,6 +270,10 @@ class Clipper(_DeclaredBoundsTransformer):
     ``Pipeline`` at no privacy cost. The bounds are public: they must not be
     computed from the private data.
 
+    On a dask array ``fit`` reads the shape alone and ``transform`` maps each
+    partition lazily, so the step may also sit before a private estimator fitted
+    on dask, in a composer too.
+
     NaN values are left as they are.
 
     Examples
@@ -282,16 +300,35 @@ class Clipper(_DeclaredBoundsTransformer):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            The data to clip.
+        X : array-like or dask array of shape (n_samples, n_features)
+            The data to clip (a dask array lazily, partition by partition).
 
         Returns
         -------
-        X_clipped : ndarray of shape (n_samples, n_features)
+        X_clipped : ndarray or dask array of shape (n_samples, n_features)
             The clipped data.
         """
+        if is_dask_collection(X):
+            return _by_row_blocks(self.transform, X)
         X, lower, upper = self._checked(X)
         return np.clip(X, lower, upper, out=X)
+
+
+def _dask_array(X):
+    """``X`` if it is a dask array, else a clear error (a dask DataFrame's partitions
+    would each be validated apart from its column names)."""
+    if not hasattr(X, "map_blocks"):
+        raise TypeError(f"{type(X).__name__} is not a dask array: pass "
+                        "X.to_dask_array(lengths=True).")
+    return X
+
+
+def _by_row_blocks(method, X):
+    """``method`` (a map of each row by itself) over the row blocks of the dask array
+    ``X``, lazily: the same values as on the rows in memory, for any chunking."""
+    X = _dask_array(X).rechunk({1: -1})
+    dtype = X.dtype if X.dtype in FLOAT_DTYPES else np.dtype(np.float64)
+    return X.map_blocks(method, dtype=dtype)
 
 
 def _range(feature_range):

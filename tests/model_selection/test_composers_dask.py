@@ -16,17 +16,20 @@ da = pytest.importorskip("dask.array")
 dask = pytest.importorskip("dask")
 
 from dask.callbacks import Callback  # noqa: E402
-from sklearn.datasets import make_classification  # noqa: E402
+from sklearn.base import clone  # noqa: E402
+from sklearn.datasets import make_classification, make_regression  # noqa: E402
 from sklearn.pipeline import Pipeline  # noqa: E402
-from sklearn.preprocessing import FunctionTransformer  # noqa: E402
+from sklearn.preprocessing import FunctionTransformer, StandardScaler  # noqa: E402
 
-from skdp import DPSGDClassifier, EpsilonForUtility, ObjPertLogisticRegression  # noqa: E402
+from skdp import (DPSGDClassifier, EpsilonForUtility, ObjPertLogisticRegression,  # noqa: E402
+                  SSPLinearRegression)
 from skdp.model_selection import PrivateGridSearchCV  # noqa: E402
 from skdp.model_selection import _private_search  # noqa: E402
 from skdp.model_selection._partitioned_rows import (check_partitioned_rows,  # noqa: E402
                                                     coin_parts)
 from skdp.model_selection._private_selection import _SelectionStreams  # noqa: E402
 from skdp.model_selection._selection_tests import person_shares  # noqa: E402
+from skdp.preprocessing import BoundedScaler, Clipper  # noqa: E402
 from skdp.utils._groups import check_groups  # noqa: E402
 
 from ._persons import _person_coins, _straddling  # noqa: E402
@@ -153,11 +156,59 @@ class _Counting(Callback):
         self.tasks += 1
 
 
-def test_pipeline_on_dask_is_refused_before_any_partition(data):
+PIPELINE = Pipeline([("clip", Clipper(lower=-1.0, upper=1.0)),
+                     ("scale", BoundedScaler(lower=-1.0, upper=1.0,
+                                             feature_range=(-0.5, 0.5))),
+                     ("model", ObjPertLogisticRegression(data_norm=1.0,
+                                                         max_rows_per_group=2.0))])
+
+
+@pytest.mark.parametrize("chunking", list(CHUNKINGS))
+def test_search_of_a_pipeline_on_dask_persons_is_the_in_memory_search(data, chunking):
+    """Declared-bounds preprocessing, fitted on the shape and mapped over the
+    partitions lazily, searched over too: the in-memory search's release."""
     X, y, groups = data
-    pipe = Pipeline([("identity", FunctionTransformer()),
-                     ("model", ObjPertLogisticRegression(data_norm=1.0))])
-    with _Counting() as counting, pytest.raises(ValueError, match="not a Pipeline"):
+    grid = {"model__C": [0.1, 1.0, 10.0], "scale__upper": [0.5, 1.0]}
+    kw = dict(epsilon=4.0, validation_fraction=0.3, random_state=7)
+    memory = PrivateGridSearchCV(PIPELINE, grid, **kw).fit(X, y, groups=groups)
+    Xd, yd, gd = _dask(X, y, groups, CHUNKINGS[chunking])
+    partitioned = PrivateGridSearchCV(PIPELINE, grid, **kw).fit(Xd, yd, groups=gd)
+    assert partitioned.best_params_ == memory.best_params_
+    np.testing.assert_allclose(partitioned.best_score_, memory.best_score_, rtol=1e-9)
+    released, expected = partitioned.best_estimator_, memory.best_estimator_
+    assert type(released) is Pipeline and released[-1].neighboring_ == "add_remove_person"
+    for name in ("clip", "scale"):
+        np.testing.assert_array_equal(released[name].upper_, expected[name].upper_)
+    _close(released[-1], expected[-1], expected[-1])
+    np.testing.assert_array_equal(released.predict(Xd).compute(), released.predict(X))
+
+
+def test_a_pipeline_private_step_declares_the_classes_on_dask(data):
+    """The label set a Pipeline's private step declares is the one the dask checks
+    hold the labels to (a label outside it refused before any noise)."""
+    X, y, groups = data
+    pipe = clone(PIPELINE).set_params(model__classes=[0, 5])
+    with pytest.raises(ValueError, match="declared"):
+        PrivateGridSearchCV(pipe, {"model__C": [1.0]}, epsilon=2.0,
+                            validation_fraction=0.3).fit(*_dask(X, y, groups, 80))
+
+
+def _refused_steps():
+    """A step that would fit on the private rows, and a public one that would bring
+    them into memory (the gate's message, and the dask one)."""
+    final = ("model", ObjPertLogisticRegression(data_norm=1.0))
+    return {"fitted": (Pipeline([("scale", StandardScaler()), final]),
+                       "would be fitted on the private rows"),
+            "in memory": (Pipeline([("log", FunctionTransformer(np.log1p)),
+                                    ("scale", BoundedScaler(lower=0.0, upper=1.0)), final]),
+                          "'log' .FunctionTransformer. is public but would transform")}
+
+
+@pytest.mark.parametrize("step", ["fitted", "in memory"])
+def test_a_pipeline_step_on_dask_is_refused_before_any_partition(data, step):
+    X, y, groups = data
+    pipe, match = _refused_steps()[step]
+    with _Counting() as counting, pytest.raises(ValueError, match=match):
         PrivateGridSearchCV(pipe, {"model__C": [1.0]}, epsilon=2.0,
                             validation_fraction=0.3).fit(*_dask(X, y, groups, 80)[:2],
                                                          groups=_dask(X, y, groups, 80)[2])
@@ -219,12 +270,49 @@ def test_selection_on_dask_persons_is_the_in_memory_selection(cohort, chunks):
     assert partitioned.privacy_report_["statement"] == memory.privacy_report_["statement"]
 
 
-def test_selection_pipeline_on_dask_is_refused_before_any_partition(cohort):
+@pytest.mark.parametrize("chunks", [(1, 1400, 599, 1000), 3000], ids=["uneven", "single"])
+def test_selection_of_a_pipeline_on_dask_persons_is_the_in_memory_selection(cohort, chunks):
     X, y, groups = cohort
-    pipe = Pipeline([("identity", FunctionTransformer()),
-                     ("model", ObjPertLogisticRegression(data_norm=1.0))])
+    selection = dict(target_utility=0.75, epsilon_max=8.0, tolerance=0.2, random_state=3)
+    memory = EpsilonForUtility(PIPELINE, **selection).fit(X, y, groups=groups)
+    Xd, yd, gd = _dask(X, y, groups, chunks)
+    partitioned = EpsilonForUtility(PIPELINE, **selection).fit(Xd, yd, groups=gd)
+    np.testing.assert_allclose(partitioned.epsilon_, memory.epsilon_, rtol=1e-12)
+    assert [m["passed"] for m in partitioned.measurements_] == [
+        m["passed"] for m in memory.measurements_]
+    assert type(partitioned.best_estimator_) is Pipeline
+    _close(partitioned.best_estimator_[-1], memory.best_estimator_[-1],
+           memory.best_estimator_[-1])
+
+
+def test_ssp_selection_of_a_pipeline_on_dask_persons_is_the_in_memory_selection():
+    """SSP's rungs are releases of one noise-reduction path, fitted on the transformed
+    rows (the Pipeline's head fitted on the dask array's shape, mapped lazily)."""
+    X, y = make_regression(n_samples=3000, n_features=3, noise=5.0, random_state=0)
+    y /= np.abs(y).max()
+    groups = np.random.default_rng(2).integers(0, 800, 3000)
+    pipe = Pipeline([("scale", BoundedScaler(lower=-4.0, upper=4.0,
+                                             feature_range=(-0.5, 0.5))),
+                     ("model", SSPLinearRegression(data_norm=1.0, y_bound=1.0,
+                                                   max_rows_per_group=2.0))])
+    selection = dict(target_utility=0.3, epsilon_max=8.0, tolerance=0.2, random_state=3)
+    memory = EpsilonForUtility(pipe, **selection).fit(X, y, groups=groups)
+    Xd, yd, gd = _dask(X, y, groups, (1, 1400, 599, 1000))
+    partitioned = EpsilonForUtility(pipe, **selection).fit(Xd, yd, groups=gd)
+    np.testing.assert_allclose(partitioned.epsilon_, memory.epsilon_, rtol=1e-12)
+    # the statistics summed in another order: the released coefficients to rounding
+    np.testing.assert_allclose(partitioned.best_estimator_[-1].coef_,
+                               memory.best_estimator_[-1].coef_, rtol=1e-9)
+    np.testing.assert_array_equal(partitioned.best_estimator_["scale"].upper_,
+                                  memory.best_estimator_["scale"].upper_)
+
+
+@pytest.mark.parametrize("step", ["fitted", "in memory"])
+def test_selection_pipeline_step_on_dask_is_refused_before_any_partition(cohort, step):
+    X, y, groups = cohort
+    pipe, match = _refused_steps()[step]
     Xd, yd, gd = _dask(X, y, groups, 1000)
-    with _Counting() as counting, pytest.raises(ValueError, match="not a Pipeline"):
+    with _Counting() as counting, pytest.raises(ValueError, match=match):
         EpsilonForUtility(pipe, target_utility=0.75, epsilon_max=8.0).fit(Xd, yd, groups=gd)
     assert counting.tasks == 0
 

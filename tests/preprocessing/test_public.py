@@ -116,3 +116,40 @@ def test_sparse_input_is_refused():
     sp = pytest.importorskip("scipy.sparse")
     with pytest.raises(TypeError, match="[Ss]parse"):
         BoundedScaler(0, 1).fit(sp.csr_matrix(np.eye(2)))
+
+
+@pytest.mark.parametrize("chunks", [7, (1, 20, 3, 16), 40], ids=["even", "uneven", "single"])
+@pytest.mark.parametrize("make", [lambda: BoundedScaler([0, -5], [10, 5], clip=False),
+                                  lambda: Clipper(0, [10, 2])])
+def test_a_dask_array_is_fitted_on_its_shape_and_transformed_lazily(make, chunks, seed):
+    """``fit`` computes no partition (a dask callback counts the tasks), the fitted
+    attributes are the in-memory ones, and the lazy transform (and inverse) equals the
+    in-memory one, bit for bit, for any row chunking."""
+    dask = pytest.importorskip("dask")
+    import dask.array as da
+    from dask.callbacks import Callback
+
+    X = np.random.default_rng(seed).normal(3, 8, size=(40, 2)).astype(np.float32)
+    Xd = da.from_array(X, chunks=(chunks, 1))               # two column chunks, too
+    tasks = []
+    with Callback(pretask=lambda key, dsk, state: tasks.append(key)):
+        fitted = make().fit(Xd)
+        lazy = fitted.transform(Xd)
+    assert tasks == [] and isinstance(lazy, da.Array) and lazy.dtype == np.float32
+    in_memory = make().fit(X)
+    for name, value in vars(in_memory).items():
+        assert_array_equal(getattr(fitted, name), value)
+    with dask.config.set(scheduler="synchronous"):
+        assert_array_equal(lazy.compute(), in_memory.transform(X))
+        if hasattr(fitted, "inverse_transform"):
+            assert_array_equal(fitted.inverse_transform(lazy).compute(),
+                               in_memory.inverse_transform(in_memory.transform(X)))
+
+
+def test_a_dask_dataframe_is_refused_with_the_way_to_an_array():
+    dd = pytest.importorskip("dask.dataframe")
+    import pandas as pd
+
+    frame = dd.from_pandas(pd.DataFrame({"a": [1.0, 2.0], "b": [3.0, 4.0]}), npartitions=1)
+    with pytest.raises(TypeError, match="to_dask_array"):
+        Clipper(0, 1).fit(frame)
