@@ -1309,17 +1309,23 @@ def scale_out_persons(payload, timing=None):
               f"each. Privacy: epsilon {fmt_eps(params['epsilon'])} (DP-SGD: delta "
               f"{params['delta']:g}, sample_rate {params['dpsgd']['sample_rate']:g}, epochs "
               f"{params['dpsgd']['epochs']:g}), data_norm 1, max_rows_per_group 1. Routes: "
-              "\"person\" fits with groups on the dask array (DP-SGD co-partitions the rows "
-              "by person first, a shuffle persisted on the workers; objective perturbation "
-              "weighs each row by a person-keyed reduction); \"row\" fits the same array "
+              "\"person\" fits with groups on the dask array (DP-SGD sums each step's "
+              "sampled persons' clipped gradients by person inside each partition, the "
+              "persons spread over partitions added by person on the workers, X read in "
+              "place; objective perturbation weighs each row by a person-keyed "
+              "reduction); \"row\" fits the same array "
               "without groups (one row the unit); \"person, in memory\" fits with groups "
               f"the first {params['subsample_rows']:,} rows (whole persons) in the driver's "
               f"memory. Accuracy on {params['test_rows']:,} rows generated apart. Passes: "
-              "the solver's reductions over the partitions (the input checks, the person "
-              "codes, sizes and the shuffle are further passes, not counted). The driver's "
+              "the solver's reductions over the partitions, by rows or by person (the "
+              "input checks, the person codes and sizes are further passes, not counted). "
+              "The driver's "
               "peak includes the test rows and the subsample it holds; its growth is over "
               "the fit. The two cores were shared with other jobs during the run: times vary "
               "from run to run.", ""]
+    if payload.get("finished") is False:
+        lines += ["The run was stopped before its last fit: the table holds the fits it "
+                  "finished (the results are written after every fit).", ""]
     rows = []
     for name, routes in payload["fits"].items():
         for route, fit in routes.items():

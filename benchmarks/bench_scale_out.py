@@ -150,18 +150,28 @@ class PeakMemory:
 # -- the fits --------------------------------------------------------------------------------
 
 def _counted_passes():
-    """Count the reductions over partitions (each reads every block once)."""
+    """Count the reductions over partitions, by rows or by person (each reads every
+    block once)."""
     from skdp.solvers._partitioned import PartitionedDesign
 
     counter = {"passes": 0}
-    partials = PartitionedDesign.partials
+    methods = {name: getattr(PartitionedDesign, name)
+               for name in ("partials", "reduce_by_person")}
 
-    def counted(self, *args, **kwargs):
-        counter["passes"] += 1
-        return partials(self, *args, **kwargs)
+    def counting(method):
+        def counted(self, *args, **kwargs):
+            counter["passes"] += 1
+            return method(self, *args, **kwargs)
+        return counted
 
-    PartitionedDesign.partials = counted
-    return counter, lambda: setattr(PartitionedDesign, "partials", partials)
+    for name, method in methods.items():
+        setattr(PartitionedDesign, name, counting(method))
+
+    def restore():
+        for name, method in methods.items():
+            setattr(PartitionedDesign, name, method)
+
+    return counter, restore
 
 
 def private_fits(config):

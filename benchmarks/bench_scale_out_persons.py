@@ -14,9 +14,10 @@ written to zarr (deleted at the end). Fitted from the store, on a ``LocalCluster
 one-thread workers with the stated ``memory_limit``:
 
 * ``person``: ``fit(X, y, groups=persons)``, the unit of privacy one person with all
-  of their rows (``DPSGDClassifier`` clips each person's summed gradient and samples
-  persons: the rows are first co-partitioned by person, a shuffle persisted on the
-  workers; ``ObjPertLogisticRegression`` weights each row ``min(1, M / k)``, ``M = 1``,
+  of their rows (``DPSGDClassifier`` samples persons and clips each person's summed
+  gradient: each partition sums its sampled persons' clipped row gradients by person,
+  the persons spread over partitions added by person on the workers, ``X`` read in
+  place; ``ObjPertLogisticRegression`` weights each row ``min(1, M / k)``, ``M = 1``,
   by a person-keyed reduction);
 * ``row``: the same estimator without groups on the same dask array (one row the unit);
 * ``person, in memory``: the person-level fit on the first ``subsample_rows`` rows
@@ -24,7 +25,8 @@ one-thread workers with the stated ``memory_limit``:
 
 Recorded per fit: wall-clock time, the reductions over the partitions (passes), the
 driver's and every worker's peak resident set, and the accuracy on rows generated
-apart.
+apart. The results are written after every fit (``"finished": false`` until the last),
+so a long run that is stopped keeps the fits it finished.
 """
 
 import time
@@ -104,7 +106,8 @@ def _subsample(config, X, y, groups):
     return dask.compute(X[:m], y[:m], groups[:m])
 
 
-def run_fits(client, config, X, y, groups, X_test, y_test):
+def run_fits(client, config, X, y, groups, X_test, y_test, checkpoint=lambda fits: None):
+    """Every estimator on every route; ``checkpoint(results)`` after each fit."""
     X_sub, y_sub, groups_sub = _subsample(config, X, y, groups)
     results = {}
     for name, make in estimators(config).items():
@@ -118,6 +121,7 @@ def run_fits(client, config, X, y, groups, X_test, y_test):
             except Exception as exc:  # noqa: BLE001 - a fit failing is a result
                 results[name][route] = {"error": f"{type(exc).__name__}: {exc}"}
                 print(f"[scale_out_persons] {name}, {route}: failed: {exc}", flush=True)
+                checkpoint(results)
                 continue
             record["test_accuracy"] = float(np.mean(model.predict(X_test) == y_test))
             record["epsilon_spent"] = float(model.epsilon_spent_)
@@ -126,6 +130,7 @@ def run_fits(client, config, X, y, groups, X_test, y_test):
             print(f"[scale_out_persons] {name}, {route}: {record['time_s']:.1f} s, "
                   f"{record['passes']} passes, accuracy {record['test_accuracy']:.4f}",
                   flush=True)
+            checkpoint(results)
     return results
 
 
@@ -158,21 +163,9 @@ def plot(payload, path):
     plt.close(fig)
 
 
-def main(argv=None):
-    args = scale_out_arguments(__doc__, "100,000 rows", argv)
-    config = scale_out_config(args, FULL, QUICK)
-    store = STORE / ("persons_quick" if args.quick else "persons_full")
-    with cluster_with_store(config, store, "scale_out_persons") as (client, write_s,
-                                                                     disk_bytes):
-        import dask.array as da
-
-        write_persons(config, store)
-        X, y = read_store(store)
-        groups = da.from_zarr(str(store / "groups.zarr"))
-        X_test, y_test = test_rows(config)
-        fits = run_fits(client, config, X, y, groups, X_test, y_test)
+def _payload(config, write_s, disk_bytes, fits, finished):
     n_persons = int(person_of_rows(config["rows"] - 1, config["rows"])[0]) + 1
-    payload = {
+    return {
         "params": {**config, "epsilon": EPSILON, "delta": DELTA, "seeds": [0],
                    "neighboring": "add_remove_person (person routes), add_remove (row)",
                    "persons": n_persons, "largest_person": LARGEST_PERSON,
@@ -180,8 +173,28 @@ def main(argv=None):
                    "scale_out_versions": scale_out_versions()},
         "data_gb": config["rows"] * config["features"] * 8 / 1e9,
         "store_write_s": write_s, "store_bytes": disk_bytes, "fits": fits,
+        "finished": finished,
     }
+
+
+def main(argv=None):
+    args = scale_out_arguments(__doc__, "100,000 rows", argv)
+    config = scale_out_config(args, FULL, QUICK)
+    store = STORE / ("persons_quick" if args.quick else "persons_full")
     stem = "scale_out_persons" + ("_quick" if args.quick else "")
+    with cluster_with_store(config, store, "scale_out_persons") as (client, write_s,
+                                                                     disk_bytes):
+        import dask.array as da
+
+        def checkpoint(fits):
+            _common.write_results(stem, _payload(config, write_s, disk_bytes, fits, False))
+
+        write_persons(config, store)
+        X, y = read_store(store)
+        groups = da.from_zarr(str(store / "groups.zarr"))
+        X_test, y_test = test_rows(config)
+        fits = run_fits(client, config, X, y, groups, X_test, y_test, checkpoint)
+    payload = _payload(config, write_s, disk_bytes, fits, True)
     path = _common.write_results(stem, payload)
     plot(payload, path.with_suffix(".png"))
     print("[scale_out_persons] wrote", path, flush=True)

@@ -22,9 +22,9 @@ from skdp import (DPSGDClassifier, NAPPLasso, NAPPLassoClassifier,  # noqa: E402
 from skdp.linear_model import (_dpsgd, _objective_perturbation,  # noqa: E402
                                _output_perturbation)
 from skdp.linear_model._napp import _estimators as _napp_estimators  # noqa: E402
-from skdp.solvers._partitioned_persons import (co_partition_by_person,  # noqa: E402
+from skdp.solvers._partitioned_persons import (partition_person_sums,  # noqa: E402
                                                partitioned_person_codes,
-                                               partitioned_person_weights)
+                                               partitioned_person_weights, reduce_by_person)
 from skdp.utils._groups import check_groups, person_row_weights  # noqa: E402
 
 N_ROWS = 300
@@ -103,23 +103,46 @@ def test_codes_and_weights_are_the_in_memory_ones(data, chunks, kind):
                                       person_row_weights(codes, bound))
 
 
+def _clipped_total(sums, sizes, bound=2.0):
+    """Each person's summed rows clipped to ``bound``, added (a ``finish``)."""
+    return np.minimum(1.0, bound / np.linalg.norm(sums, axis=1)) @ sums
+
+
+@pytest.mark.parametrize("split_every", [2, 8])
 @pytest.mark.parametrize("chunks", CHUNKINGS.values(), ids=CHUNKINGS.keys())
-def test_co_partitioning_keeps_each_person_whole_and_in_order(data, chunks):
-    X, y, groups = data
-    Xd, yd, gd = _dask(X, y, groups, chunks)
-    persons = partitioned_person_codes(gd, Xd)
-    Xp, yp, cp = co_partition_by_person(Xd, yd, persons)
+def test_reduction_by_person_clips_whole_persons(data, chunks, split_every):
+    """Each partition sums its rows by person; the persons spread over partitions are
+    added up the tree until whole, and only then clipped: the total of the persons'
+    clipped sums of rows, computed directly, whatever the chunking and the fan-in."""
+    X, _, groups = data
     codes = check_groups(groups, N_ROWS)
-    order = np.argsort(codes, kind="stable")          # by person, each in row order
-    np.testing.assert_array_equal(Xp.compute(), X[order])
-    np.testing.assert_array_equal(yp.compute(), y[order])
-    np.testing.assert_array_equal(cp.compute(), codes[order])
-    assert Xp.chunks[0] == yp.chunks[0] == cp.chunks[0]
-    assert len(Xp.chunks[0]) == len(Xd.chunks[0]) and min(Xp.chunks[0]) > 0
-    for block in cp.to_delayed().ravel():   # every person in one partition
-        block = block.compute()
-        inside = np.isin(codes[order], np.unique(block))
-        assert inside.sum() == block.size
+    sizes = np.bincount(codes)[codes]
+    parts, start = [], 0
+    for size in da.from_array(X, chunks=(chunks, -1)).chunks[0]:
+        rows = slice(start, start + size)
+        present, inverse = np.unique(codes[rows], return_inverse=True)
+        sums = np.array([X[rows][inverse == j].sum(axis=0) for j in range(present.size)])
+        parts.append(dask.delayed(partition_person_sums)(
+            codes[rows], sizes[rows], present, sums.reshape(present.size, 5), _clipped_total))
+        start += size
+    total, n_persons = reduce_by_person(parts, _clipped_total, split_every=split_every)
+    person_sums = np.array([X[codes == p].sum(axis=0) for p in range(codes.max() + 1)])
+    norms = np.linalg.norm(person_sums, axis=1)
+    assert np.mean(norms > 2.0) > 0.5                      # the clip binds
+    expected = (np.minimum(1.0, 2.0 / norms)[:, None] * person_sums).sum(axis=0)
+    np.testing.assert_allclose(total, expected, rtol=1e-12)
+    assert n_persons == len(np.unique(groups))
+
+
+def test_reduction_by_person_refuses_a_person_not_seen_whole(data):
+    """A person some of whose rows never reached the reduction is an error (the
+    partial sum is never clipped as if whole), and the message states no size."""
+    parts = [dask.delayed(partition_person_sums)(np.array([0, 1]), np.array([1, 3]),
+                                                 np.array([0, 1]), np.ones((2, 1)),
+                                                 _clipped_total)]
+    with pytest.raises(RuntimeError, match="not all summed") as error:
+        reduce_by_person(parts, _clipped_total)
+    assert not any(ch.isdigit() for ch in str(error.value))
 
 
 # -- DP-SGD -------------------------------------------------------------------------------

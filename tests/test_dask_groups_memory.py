@@ -5,7 +5,7 @@ As ``tests/test_dask_memory.py``, with persons: a child process starts a
 it maps plus ``HEADROOM`` bytes, and fits with ``groups`` on rows, labels and persons
 generated lazily on the worker, block by block. Every person's rows are spread over
 several partitions (person ``i mod P`` of row ``i``), so the persons' codes, sizes
-and (for DP-SGD) rows are brought together by person key on the worker. A driver
+and (for DP-SGD) summed gradients are brought together by person key on the worker. A driver
 that gathered the rows, or one value per row, could not allocate them: the control,
 allocating the data's size under the same cap, raises ``MemoryError``.
 """
@@ -125,8 +125,8 @@ def _check(out):
 
 @pytest.mark.slow
 def test_driver_memory_with_persons():
-    """DP-GD with persons (two steps on rows co-partitioned by person), the
-    squared-loss NAPP and SSP with person weights on 6e5 x 100 float64 rows (480 MB) of 1.2e5
-    persons, each spread over five partitions, the driver capped at 192 MB over what
-    it maps."""
+    """DP-GD with persons (two steps, each person's gradient summed over its
+    partitions by a person-keyed reduction), the squared-loss NAPP and SSP with person
+    weights on 6e5 x 100 float64 rows (480 MB) of 1.2e5 persons, each spread over five
+    partitions, the driver capped at 192 MB over what it maps."""
     _check(_run_child(600_000, 100, 60_000))

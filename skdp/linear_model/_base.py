@@ -114,9 +114,10 @@ def partitioned_design(estimator, X, y, *, data_norm, fit_intercept, intercept_s
     reduction (:mod:`skdp.solvers._partitioned_persons`), and the design carries them
     as ``persons`` says: ``"weights"``, each row weighted ``min(1, M / k)`` as in
     memory (:func:`~skdp.utils._groups.person_row_weights`, ``M =
-    max_rows_per_group``); ``"co-partitioned"``, every person's rows moved into one
-    partition, with their codes (DP-SGD's person clipping). ``n_persons`` is set on
-    the design (private: for the DP count)."""
+    max_rows_per_group``); ``"keyed"``, each row's person code and person's number
+    of rows, the rows left in their partitions (DP-SGD's person clipping, by
+    :meth:`~skdp.solvers._partitioned.PartitionedDesign.reduce_by_person`).
+    ``n_persons`` is set on the design (private: for the DP count)."""
     from ..solvers._partitioned import PartitionedDesign, check_partitioned_input
 
     check_data_norm(data_norm)
@@ -125,24 +126,23 @@ def partitioned_design(estimator, X, y, *, data_norm, fit_intercept, intercept_s
     _set_partitioned_features(estimator, X, names)
     estimator.classes_ = classes
     intercept = float(intercept_scaling) if fit_intercept else None
-    X, y, options = _with_persons(estimator, X, y, groups, persons)
+    options = _with_persons(estimator, X, groups, persons)
     return PartitionedDesign(X, y, classes, data_norm, intercept, **options)
 
 
-def _with_persons(estimator, X, y, groups, persons):
-    """``X``, ``y`` (co-partitioned by person when asked) and the
-    :class:`~skdp.solvers._partitioned.PartitionedDesign` arguments of the persons of
-    ``groups`` (none without groups)."""
+def _with_persons(estimator, X, groups, persons):
+    """The :class:`~skdp.solvers._partitioned.PartitionedDesign` arguments of the
+    persons of ``groups`` (none without groups)."""
     from ..solvers import _partitioned_persons as by_person
 
     if groups is None:
-        return X, y, {}
+        return {}
     found = by_person.partitioned_person_codes(groups, X)
-    if persons == "co-partitioned":
-        X, y, codes = by_person.co_partition_by_person(X, y, found)
-        return X, y, dict(persons=codes, n_persons=found.n_persons)
+    if persons == "keyed":
+        return dict(persons=found.codes, person_sizes=by_person.partitioned_person_sizes(found),
+                    n_persons=found.n_persons)
     weights = by_person.partitioned_person_weights(found, estimator.max_rows_per_group)
-    return X, y, dict(weights=weights, n_persons=found.n_persons)
+    return dict(weights=weights, n_persons=found.n_persons)
 
 
 def partitioned_regression_design(estimator, X, y, *, data_norm, fit_intercept,
@@ -163,7 +163,7 @@ def partitioned_regression_design(estimator, X, y, *, data_norm, fit_intercept,
                          "y >= 0.")
     _set_partitioned_features(estimator, X, names)
     intercept = float(intercept_scaling) if fit_intercept else None
-    X, y, options = _with_persons(estimator, X, y, groups, "weights")
+    options = _with_persons(estimator, X, groups, "weights")
     return PartitionedDesign(X, y, None, data_norm, intercept,
                              encode=partial(clipped_values, low=low, high=high),
                              targets=kept_values, **options)

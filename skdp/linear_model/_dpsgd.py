@@ -41,14 +41,15 @@ from ..utils._docstrings import fill_doc
 from ..utils._groups import check_groups, person_relation
 from ..utils._random import _chacha, noise_generator
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
-from ..utils.validation import finite_clipping_norm, row_clip_factors, scaled_row_norms
+from ..utils.validation import (finite_clipping_norm, row_clip_factors, scaled_row_norms,
+                                segment_sums)
 from ._base import (PARTITIONED_SUPPORT, PrivateLinearModel, _LinearClassifierMixin,
                     encode_labels, linear_classifier_constraints, partitioned_design,
                     solver_design)
-from ._dpsgd_intercept import (CURVATURE_FLOOR, InterceptCorrection, intercept_statistics,
-                               partition_intercept_statistics,
-                               partition_person_intercept_statistics,
-                               partition_person_positive_shares, partition_positive_shares,
+from ._dpsgd_intercept import (CURVATURE_FLOOR, InterceptCorrection, clipped_pairs_total,
+                               intercept_statistics, partition_intercept_statistics,
+                               partition_person_pairs, partition_person_positives,
+                               partition_positive_shares, person_positive_shares,
                                positive_shares, start_intercept)
 from ._inference import InferenceMixin
 from ._weights import check_class_weight, row_weights
@@ -238,20 +239,26 @@ def clipped_gradient_sum(X, Y, theta, loss, max_grad_norm, row_norms, with_facto
 
 def _clipped_block_sum(X, Y, theta, loss, max_grad_norm, row_norms, weights=None,
                        persons=None, person_bound=None):
-    R = loss.residual(np.asarray(X @ theta.T), Y)   # a new array: scaled in place
-    norms = np.einsum("ik,ik->i", R, R)
-    np.sqrt(norms, out=norms)
-    norms *= row_norms
-    factors = row_clip_factors(norms, max_grad_norm)
-    if norms.max(initial=0.0) > _HUGE_GRADIENT_NORM:
-        _rescaled_clip_factors(R, row_norms, max_grad_norm, norms, factors)
-    del norms
+    R, factors = _residuals_and_clip_factors(X, Y, theta, loss, max_grad_norm, row_norms)
     R *= (factors if weights is None else factors * weights)[:, None]
     if persons is not None:
         total = _clip_person_sums(X, R, persons, person_bound)
         if total is not None:   # the sum of the persons' clipped sums, already formed
             return total, factors
     return np.asarray(X.T @ R).T, factors
+
+
+def _residuals_and_clip_factors(X, Y, theta, loss, max_grad_norm, row_norms):
+    """Each row's residual ``r_i`` (a new array, to be scaled in place) and the factor
+    ``min(1, C / (||r_i|| ||x_i||))`` that clips its gradient ``r_i x_i^T``."""
+    R = loss.residual(np.asarray(X @ theta.T), Y)
+    norms = np.einsum("ik,ik->i", R, R)
+    np.sqrt(norms, out=norms)
+    norms *= row_norms
+    factors = row_clip_factors(norms, max_grad_norm)
+    if norms.max(initial=0.0) > _HUGE_GRADIENT_NORM:
+        _rescaled_clip_factors(R, row_norms, max_grad_norm, norms, factors)
+    return R, factors
 
 
 def _person_cuts(persons, rows):
@@ -392,46 +399,78 @@ def _partition_sampled_clipped_sum(design, y, start, key, sample_rate, theta, lo
     return total, np.array([idx.size], dtype=np.int64)
 
 
-def _partition_persons(persons):
-    """A partition's persons (whole, codes non-decreasing: co-partitioned by person) as
-    :class:`_Persons` of local codes, and the first global code."""
-    first = int(persons[0]) if persons.size else 0
-    local = persons - first
-    starts = np.searchsorted(local, np.arange(local[-1] + 2 if local.size else 1))
-    return _Persons(local, starts), first
+def _sampled_person_rows(persons, key, sample_rate):
+    """A partition's rows of the persons in a step's Poisson sample (every row when
+    ``key`` is ``None``: a full batch), sorted by person, each person's rows in their
+    order. A person is in the sample iff its uniform of the step's key, addressed by
+    its code (:func:`_poisson_rows`), is: the in-memory sample of persons, whatever
+    partitions its rows lie in."""
+    order = np.argsort(persons, kind="stable")
+    if key is None or persons.size == 0:
+        return order
+    low, high = int(persons[order[0]]), int(persons[order[-1]]) + 1
+    sampled = np.zeros(high - low, dtype=bool)
+    sampled[_poisson_rows(key, sample_rate, low, high) - low] = True
+    return order[sampled[persons[order] - low]]
 
 
-def _partition_person_sum(design, y, persons, theta, loss, max_grad_norm, person_bound):
-    """One partition's clipped gradient sum over all of its persons, each person's
-    summed gradient clipped to ``person_bound`` as in memory
-    (:func:`clipped_gradient_sum` with persons): a kernel of
-    :meth:`~skdp.solvers._partitioned.PartitionedDesign.reduce` with ``with_persons``
-    on a design co-partitioned by person."""
-    local, _ = _partition_persons(persons)
-    return clipped_gradient_sum(design, _as_columns(y), theta, loss, max_grad_norm,
-                                design.row_norms(), with_factors=False, persons=local.codes,
-                                person_bound=person_bound)[0]
+def _person_partial_sums(X, R, persons):
+    """Each person's sum of its rows' terms ``R_i z_i^T`` (``persons`` non-decreasing):
+    ``(codes, sums)``, one row of ``sums`` a person, its classes' ``(d,)`` sums side
+    by side (dense, or CSR on a sparse design). One sparse left product per class
+    with the persons' indicator carrying ``R_ik``
+    (:meth:`~skdp.solvers._design.ScaledDesign.left_product`), as in memory."""
+    n, K = R.shape
+    starts = np.flatnonzero(np.diff(persons, prepend=persons[:1] - 1))
+    edges = np.append(starts, n)
+    design = as_design(X)
+    parts = []
+    for k in range(K):
+        indicator = sp.csr_matrix((R[:, k], np.arange(n), edges), shape=(starts.size, n))
+        top, column = design.left_product(indicator)
+        parts.append(top)
+        if column is not None:
+            parts.append(column[:, None])
+    sums = (sp.hstack([sp.csr_matrix(p) for p in parts], format="csr") if design.sparse
+            else np.hstack(parts))
+    return persons[starts], sums
 
 
-def _partition_sampled_person_sum(design, y, persons, key, sample_rate, theta, loss,
-                                  max_grad_norm, person_bound):
-    """One partition's clipped gradient sum over its persons in a Poisson sample (a
-    kernel with ``with_persons`` on a design co-partitioned by person): the
-    partition's persons, codes ``[first, first + P_p)``, draw their own uniforms of the
-    step's key (:func:`_poisson_rows` addressed by the person code), so the sampled
-    persons are those of the in-memory sample; their rows are taken by blocks of whole
-    persons (:func:`_batch_blocks`) and each person's sum clipped as in memory. Returns
-    the ``(K, d)`` sum and the number of persons sampled (for the run's record only)."""
-    local, first = _partition_persons(persons)
-    chosen = _poisson_rows(key, sample_rate, first, first + local.n_persons) - first
-    idx, codes = local.rows(chosen)
-    total = np.zeros(theta.shape)
+def _partition_person_gradients(design, y, persons, key, sample_rate, theta, loss,
+                                max_grad_norm):
+    """One partition's clipped gradient sums by person (a kernel of
+    :meth:`~skdp.solvers._partitioned.PartitionedDesign.reduce_by_person`), over its
+    rows of the persons in a step's Poisson sample (:func:`_sampled_person_rows`; all
+    of them when ``key`` is ``None``): each row's gradient clipped to
+    ``max_grad_norm``, summed by person (:func:`_person_partial_sums`), by blocks of
+    whole persons (:func:`_batch_blocks`). ``X`` is read in place."""
+    idx = _sampled_person_rows(persons, key, sample_rate)
+    codes, sums = [], []
     for Xb, Yb, norms_b, _, persons_b in _batch_blocks(design, _as_columns(y),
-                                                       design.row_norms(), idx, None, codes):
-        total += clipped_gradient_sum(Xb, Yb, theta, loss, max_grad_norm, norms_b,
-                                      with_factors=False, persons=persons_b,
-                                      person_bound=person_bound)[0]
-    return total, np.array([chosen.size], dtype=np.int64)
+                                                       design.row_norms(), idx, None,
+                                                       persons[idx]):
+        R, factors = _residuals_and_clip_factors(Xb, Yb, theta, loss, max_grad_norm,
+                                                 norms_b)
+        R *= factors[:, None]
+        block_codes, block_sums = _person_partial_sums(Xb, R, persons_b)
+        codes.append(block_codes)
+        sums.append(block_sums)
+    stack = sp.vstack if design.sparse else np.vstack
+    return np.concatenate(codes), (sums[0] if len(sums) == 1 else stack(sums))
+
+
+def _clipped_person_total(sums, sizes, bound, n_classes):
+    """The sum of whole persons' gradient sums (rows of ``sums``, classes side by
+    side), each clipped to norm ``bound``; a one-row person is left as it is (its row
+    is already within the bound), as in memory (:func:`_clip_person_sums`). Shape
+    ``(n_classes, d)``."""
+    if sp.issparse(sums):
+        squares = segment_sums(np.square(sums.data), sums.indptr)
+    else:
+        squares = np.einsum("ij,ij->i", sums, sums)
+    factors = row_clip_factors(np.sqrt(squares), bound)
+    factors[sizes == 1] = 1.0
+    return np.asarray(sums.T @ factors).reshape(n_classes, -1)
 
 
 def _rescaled_clip_factors(R, row_norms, max_grad_norm, norms, factors):
@@ -685,7 +724,7 @@ def _dp_sgd(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_rate, n_steps
         if partitioned or tangent:
             raise ValueError("Persons (groups) need the rows in memory and no derivative.")
         X, Y, row_norms, weights, persons = _by_person(X, Y, row_norms, weights, groups)
-    # a design co-partitioned by person: each partition clips its whole persons' sums
+    # a design with persons: each person's summed gradient reduced by person and clipped
     partitioned_persons = partitioned and X.n_persons is not None
     sensitivity = max_grad_norm * weight_bound
     noise_scale = noise_multiplier * sensitivity
@@ -736,8 +775,7 @@ def _dp_sgd(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_rate, n_steps
             for Xb, Yb, norms_b, weights_b, persons_b in blocks:
                 if partitioned_persons:
                     block_sum, batch_sizes[t] = _partitioned_person_step(
-                        X, full_batch, key, sample_rate, theta, loss, max_grad_norm,
-                        sensitivity)
+                        X, key, sample_rate, theta, loss, max_grad_norm, sensitivity)
                     gradient += block_sum
                     continue
                 if partitioned and full_batch:
@@ -783,16 +821,17 @@ def _dp_sgd(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_rate, n_steps
     return DPSGDRun(theta_avg, n_steps, batch_sizes, theta_avg_dot if tangent else None)
 
 
-def _partitioned_person_step(design, full_batch, key, sample_rate, theta, loss,
-                             max_grad_norm, person_bound):
-    """One step's clipped sum over a design co-partitioned by person, and its number of
-    persons (all of them for a full batch)."""
-    if full_batch:
-        return (design.reduce(_partition_person_sum, theta, loss, max_grad_norm,
-                              person_bound, with_persons=True), design.n_persons)
-    total, size = design.reduce(_partition_sampled_person_sum, key, sample_rate, theta,
-                                loss, max_grad_norm, person_bound, with_persons=True)
-    return total, size[0]
+def _partitioned_person_step(design, key, sample_rate, theta, loss, max_grad_norm,
+                             person_bound):
+    """One step's clipped sum over the persons of a design with persons (a person's
+    rows in any partitions; every person when ``key`` is ``None``), and its number of
+    persons: each person's summed gradient clipped to ``person_bound``, reduced by
+    person on the workers."""
+    return design.reduce_by_person(
+        _partition_person_gradients,
+        partial(_clipped_person_total, bound=person_bound,
+                          n_classes=theta.shape[0]),
+        key, sample_rate, theta, loss, max_grad_norm)
 
 
 def _dp_gd_checkpoints(X, Y, loss, *, noise_multiplier, max_grad_norm, normaliser,
@@ -973,8 +1012,9 @@ def _intercept_sums(design, Y, theta, settings):
     bound = settings["weight_bound"]
     if getattr(design, "partitioned", False):
         if design.n_persons is not None:
-            return design.reduce(partition_person_intercept_statistics, theta, bound,
-                                 with_persons=True)
+            return design.reduce_by_person(partition_person_pairs,
+                                           partial(clipped_pairs_total, bound=bound),
+                                           theta)[0]
         return design.reduce(partition_intercept_statistics, theta, bound)
     return intercept_statistics(design, Y[:, 0], theta,
                                 _bounded_weights(settings["sample_weight"], bound),
@@ -1851,7 +1891,8 @@ class DPSGDClassifier(InferenceMixin, _LinearClassifierMixin, ClassifierMixin,
         (:func:`~skdp.linear_model._dpsgd_intercept.start_intercept`: the units'
         positive shares plus ``noise``, over ``n_tilde``)."""
         if getattr(design, "partitioned", False):
-            shares = float(design.reduce(partition_person_positive_shares, with_persons=True)[0]
+            shares = float(design.reduce_by_person(partition_person_positives,
+                                                   person_positive_shares)[0][0]
                            if design.n_persons is not None
                            else design.reduce(partition_positive_shares)[0])
         else:
@@ -1916,7 +1957,7 @@ class DPSGDClassifier(InferenceMixin, _LinearClassifierMixin, ClassifierMixin,
         unweighted); every input error is raised here, before any noise. Sets
         ``classes_`` (in memory) and ``n_features_in_`` (checked instead, with
         ``reset=False``). ``classes``: the public label set (``None``: from ``y``).
-        On a dask array with ``groups``, the design is co-partitioned by person (its
+        On a dask array with ``groups``, the design carries each row's person (its
         ``n_persons`` set); in memory, ``groups`` are read by the caller."""
         partitioned = is_dask_collection(X) or is_dask_collection(y)
         if partitioned:  # checked as a map-reduce; each partition maps its own labels
@@ -1925,7 +1966,7 @@ class DPSGDClassifier(InferenceMixin, _LinearClassifierMixin, ClassifierMixin,
                                         fit_intercept=self.fit_intercept,
                                         intercept_scaling=self.intercept_scaling,
                                         max_classes=np.inf, groups=groups,
-                                        persons="co-partitioned")
+                                        persons="keyed")
             n_classes = len(self.classes_)
             loss = self._score_loss(n_classes)
             if n_classes > 2:   # the in-memory targets, mapped inside each partition

@@ -59,9 +59,19 @@ def partition_positive_shares(design, y):
     return np.array([positive_shares(y)])
 
 
-def partition_person_positive_shares(design, y, persons):
-    """One partition's :func:`positive_shares` over its whole persons."""
-    return np.array([positive_shares(y, persons)])
+def partition_person_positives(design, y, persons):
+    """One partition's positive rows by person (a kernel of
+    :meth:`~skdp.solvers._partitioned.PartitionedDesign.reduce_by_person`): ``(codes,
+    counts)``, ``counts`` of shape ``(m, 1)``."""
+    codes, inverse = np.unique(persons, return_inverse=True)
+    positive = (np.ravel(y) > 0).astype(float)
+    return codes, np.bincount(inverse.ravel(), weights=positive, minlength=codes.size)[:, None]
+
+
+def person_positive_shares(positives, sizes):
+    """The sum of whole persons' shares of positive rows, ``positives / sizes`` (as
+    :func:`positive_shares`), shape ``(1,)``."""
+    return np.array([np.sum(positives[:, 0] / sizes)])
 
 
 def start_intercept(noisy_shares, n_tilde):
@@ -112,6 +122,12 @@ def intercept_statistics(X, y, theta, weights=None, persons=None, bound=1.0):
             sums += row_clip_factors(np.hypot(pairs[:, 0], pairs[:, 1]), bound) @ pairs
         return sums
     codes = np.unique(persons, return_inverse=True)[1].ravel()
+    return clipped_pairs_total(_pair_sums(X, y, theta, weights, codes), None, bound)
+
+
+def _pair_sums(X, y, theta, weights, codes):
+    """Each person's summed pair (``codes`` ``0 .. m - 1``, one per row): shape
+    ``(m, 2)``."""
     pairs = np.zeros((int(codes.max()) + 1 if codes.size else 0, 2))
     for start, stop, block in _row_blocks(X):
         rows, _ = _pairs(block, y[start:stop], theta,
@@ -119,8 +135,13 @@ def intercept_statistics(X, y, theta, weights=None, persons=None, bound=1.0):
         for j in range(2):
             pairs[:, j] += np.bincount(codes[start:stop], weights=rows[:, j],
                                        minlength=pairs.shape[0])
-    factors = row_clip_factors(np.hypot(pairs[:, 0], pairs[:, 1]), bound)
-    return factors @ pairs
+    return pairs
+
+
+def clipped_pairs_total(pairs, sizes, bound):
+    """The sum of persons' summed pairs (rows of ``pairs``), each clipped to norm
+    ``bound`` (``sizes``, their numbers of rows, are not needed)."""
+    return row_clip_factors(np.hypot(pairs[:, 0], pairs[:, 1]), bound) @ pairs
 
 
 _BLOCK_ROWS = 1 << 15
@@ -143,10 +164,12 @@ def partition_intercept_statistics(design, y, theta, bound):
     return intercept_statistics(design, np.ravel(y), theta, bound=bound)
 
 
-def partition_person_intercept_statistics(design, y, persons, theta, bound):
-    """One partition's ``(G, H)`` over its whole persons (a kernel with
-    ``with_persons`` on a design co-partitioned by person)."""
-    return intercept_statistics(design, np.ravel(y), theta, persons=persons, bound=bound)
+def partition_person_pairs(design, y, persons, theta):
+    """One partition's pairs summed by person (a kernel of
+    :meth:`~skdp.solvers._partitioned.PartitionedDesign.reduce_by_person`, finished by
+    :func:`clipped_pairs_total`): ``(codes, sums)``, ``sums`` of shape ``(m, 2)``."""
+    codes, inverse = np.unique(persons, return_inverse=True)
+    return codes, _pair_sums(design, np.ravel(y), theta, None, inverse.ravel())
 
 
 @dataclass

@@ -34,6 +34,7 @@ from ..losses import weighted_targets
 from ..utils.validation import row_clipping
 from ._check import check_loss
 from ._design import ScaledDesign, WideRows, canonical_csr
+from ._partitioned_persons import partition_person_sums, reduce_by_person
 
 # The largest Hessian (entries) the partitioned Newton solver forms: a d x d partial
 # sum per partition and on the driver (128 MiB). The solver forms it only where the
@@ -104,15 +105,19 @@ class _PreparedRows:
     """What one partition's clipping gives, kept on its worker for one fit: the row
     factors, the wide rows' clipped values, the largest row norm, the row norms of the
     design, the encoded labels (``encode(y)``: class indices, or clipped targets) and,
-    when given, the rows' weights and persons (``O(rows)``, never ``X``'s values)."""
+    when given, the rows' weights, persons and persons' sizes (``O(rows)``, never
+    ``X``'s values)."""
 
-    def __init__(self, X, y, encode, data_norm, intercept, weights=None, persons=None):
+    def __init__(self, X, y, encode, data_norm, intercept, weights=None, persons=None,
+                 person_sizes=None):
         design = block_design(X, data_norm, intercept)
         self.scale, self.largest, self.wide = design.scale, design._max_row_norm, design.wide
         self.norms = design.row_norms()
         self.labels = encode(y)
         self.weights = None if weights is None else np.asarray(weights, dtype=np.float64)
         self.persons = None if persons is None else np.asarray(persons, dtype=np.intp)
+        self.person_sizes = (None if person_sizes is None
+                             else np.asarray(person_sizes, dtype=np.intp))
 
 
 class _PreparedDesign(ScaledDesign):
@@ -170,9 +175,11 @@ def _run_row_kernel(X, prepared, view, start, kernel, args):
     return kernel(design, targets, start, *args)
 
 
-def _run_person_kernel(X, prepared, view, kernel, args):
+def _run_person_kernel(X, prepared, view, kernel, finish, args):
     design, targets = _partition_view(X, prepared, view)
-    return kernel(design, targets, prepared.persons, *args)
+    codes, sums = kernel(design, targets, prepared.persons, *args)
+    return partition_person_sums(prepared.persons, prepared.person_sizes, codes, sums,
+                                 finish)
 
 
 def _add(total, part):
@@ -233,11 +240,13 @@ class PartitionedDesign:
         Each row's weight, with the row chunks of ``X``: the kernels' targets are then
         those of a :class:`~skdp.losses.WeightedLoss`, ``(y_i, w_i)``.
     persons : dask.array.Array of shape (n_samples,), default=None
-        Each row's person code, with the row chunks of ``X`` (every person's rows in
-        one partition: :func:`~skdp.solvers._partitioned_persons.co_partition_by_person`),
-        passed to the kernels of ``partials(..., with_persons=True)``.
+        Each row's person code, with the row chunks of ``X`` (a person's rows may lie
+        in several partitions), passed to the kernels of :meth:`reduce_by_person`.
+    person_sizes : dask.array.Array of shape (n_samples,), default=None
+        Each row's person's number of rows (with ``persons``:
+        :func:`~skdp.solvers._partitioned_persons.partitioned_person_sizes`).
     n_persons : int, default=None
-        The number of persons (with ``persons``; private, the fit's DP count reads it).
+        The number of persons (with ``groups``; private, the fit's DP count reads it).
 
     Notes
     -----
@@ -249,7 +258,7 @@ class PartitionedDesign:
     partitioned = True
 
     def __init__(self, X, y, classes, data_norm, intercept, *, encode=None, targets=None,
-                 weights=None, persons=None, n_persons=None):
+                 weights=None, persons=None, person_sizes=None, n_persons=None):
         self.X, self.y = X, y
         self.sparse = sp.issparse(getattr(X, "_meta", None))
         self.classes = None if classes is None else np.asarray(classes)
@@ -257,7 +266,8 @@ class PartitionedDesign:
         self.shape = (int(X.shape[0]), int(X.shape[1]) + (intercept is not None))
         self.n_partitions = len(X.chunks[0])
         self._blocks = list(zip(*_row_blocks(X, y)))
-        self._extras = [_optional_blocks(v, self.n_partitions) for v in (weights, persons)]
+        self._extras = [_optional_blocks(v, self.n_partitions)
+                        for v in (weights, persons, person_sizes)]
         self.n_persons = n_persons
         # each partition's first global row (public: the chunk sizes are known)
         self.row_starts = np.concatenate([[0], np.cumsum(X.chunks[0])[:-1]]).astype(int)
@@ -277,8 +287,8 @@ class PartitionedDesign:
         if self._shared["prepared"] is None:
             prepare = dask.delayed(_PreparedRows, pure=True)
             self._shared["prepared"] = dask.persist(*[
-                prepare(xb, yb, self._encode, self.data_norm, self.intercept, wb, pb)
-                for (xb, yb), wb, pb in zip(self._blocks, *self._extras)])
+                prepare(xb, yb, self._encode, self.data_norm, self.intercept, wb, pb, kb)
+                for (xb, yb), wb, pb, kb in zip(self._blocks, *self._extras)])
         return self._shared["prepared"]
 
     def with_targets(self, targets, width=1):
@@ -322,7 +332,7 @@ class PartitionedDesign:
         view.shape = (self.shape[0], len(view._columns))
         return view
 
-    def partials(self, kernel, *args, with_rows=False, with_persons=False):
+    def partials(self, kernel, *args, with_rows=False):
         """``[kernel(design_p, targets_p, *args) for p in partitions]``, in partition
         order, for partial sums the driver adds its own way (the double-double
         gradient of the certificate's fallback: :func:`accurate_partitioned_gradient`).
@@ -330,18 +340,12 @@ class PartitionedDesign:
         ``kernel`` must return values of a size independent of the partition's row
         count: only those reach the driver. ``with_rows``: the kernel also gets the
         partition's first global row index, ``kernel(design_p, targets_p, start_p,
-        *args)`` (the Poisson masks of DP-SGD are addressed by it). ``with_persons``:
-        it gets the partition's person codes instead, ``kernel(design_p, targets_p,
-        persons_p, *args)``.
+        *args)`` (the Poisson masks of DP-SGD are addressed by it).
         """
         import dask
 
         view = (self.intercept, self._targets, self._columns)
-        if with_persons:
-            run = dask.delayed(_run_person_kernel, pure=True)
-            tasks = [run(xb, prepared, view, kernel, args)
-                     for (xb, _), prepared in zip(self._blocks, self._prepare())]
-        elif with_rows:
+        if with_rows:
             run = dask.delayed(_run_row_kernel, pure=True)
             tasks = [run(xb, prepared, view, int(start), kernel, args)
                      for (xb, _), prepared, start in zip(self._blocks, self._prepare(),
@@ -352,16 +356,42 @@ class PartitionedDesign:
                      for (xb, _), prepared in zip(self._blocks, self._prepare())]
         return list(dask.compute(*tasks))
 
-    def reduce(self, kernel, *args, with_rows=False, with_persons=False):
+    def reduce(self, kernel, *args, with_rows=False):
         """``sum_p kernel(design_p, targets_p, *args)`` over the partitions ``p``.
 
         ``kernel`` must return an array or a tuple of arrays of a size independent of
         the partition's row count (partial sums): only those reach the driver, which
-        adds them in partition order. ``with_rows`` and ``with_persons`` as in
-        :meth:`partials`.
+        adds them in partition order. ``with_rows`` as in :meth:`partials`.
         """
-        return _sum_in_order(self.partials(kernel, *args, with_rows=with_rows,
-                                           with_persons=with_persons))
+        return _sum_in_order(self.partials(kernel, *args, with_rows=with_rows))
+
+    def reduce_by_person(self, kernel, finish, *args):
+        """``sum_persons finish(sums_person)`` over every person of a design with
+        ``persons``, a person's rows in any partitions.
+
+        ``kernel(design_p, targets_p, persons_p, *args)`` returns a partition's sums by
+        person, ``(codes, sums)``: the persons it sums (increasing; each over all of
+        its rows in the partition) and one row of ``sums`` (an array or CSR matrix)
+        each. ``finish(sums, sizes)`` maps whole persons' sums (``sizes`` their
+        numbers of rows) to their clipped total. The persons of one partition are
+        finished there, the others' partial sums added by person on the workers
+        (:func:`~skdp.solvers._partitioned_persons.reduce_by_person`); ``X`` stays in
+        its partitions.
+
+        Returns
+        -------
+        total : ndarray
+            The sum of ``finish`` over all persons summed.
+        n_persons : int
+            Their number (private: for the run's record only).
+        """
+        import dask
+
+        view = (self.intercept, self._targets, self._columns)
+        run = dask.delayed(_run_person_kernel, pure=True)
+        return reduce_by_person([run(xb, prepared, view, kernel, finish, args)
+                                 for (xb, _), prepared in zip(self._blocks, self._prepare())],
+                                finish)
 
 
     def checked_reduce(self, kernel, *args):

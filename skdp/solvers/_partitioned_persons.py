@@ -9,19 +9,22 @@ is reduced by person key on the dask graph, never by bringing rows to the driver
   distinct labels, one task merges them (kept where it ran, on a worker), and each
   partition looks its labels up in the merged set. The driver receives two facts
   (whether a label is missing, and the number of persons ``P``).
-* :func:`partitioned_person_weights` gives each row the weight ``min(1, M / k)`` of
-  :func:`~skdp.utils._groups.person_row_weights` (``k`` its person's number of
-  rows): each partition counts its persons' rows, one task adds the counts by person
-  (kept on a worker), and each partition reads its rows' counts.
-* :func:`co_partition_by_person` moves every person's rows into one partition (a
-  shuffle: partition ``j`` receives the persons of codes ``[j P / m, (j + 1) P / m)``
-  from every input partition, its rows sorted by person, each person's rows in their
-  original order), so that the in-memory person-level code runs inside each
-  partition on whole persons.
+* :func:`partitioned_person_sizes` gives each row its person's number of rows ``k``:
+  each partition counts its persons' rows, one task adds the counts by person (kept
+  on a worker), and each partition reads its rows' counts;
+  :func:`partitioned_person_weights` turns them into the weights ``min(1, M / k)`` of
+  :func:`~skdp.utils._groups.person_row_weights`.
+* :func:`reduce_by_person` adds per-person sums over the partitions without moving
+  rows (DP-SGD's clipped person gradients): each partition sums its rows by person
+  and finishes (clips and adds) the persons whose rows are all in it; the partial
+  sums of the persons spread over partitions are added by person up a tree of tasks
+  on the workers, each person finished at the first node that has seen all of its
+  rows. ``X`` is read in place, never copied or moved.
 
 The number of persons and their sizes are private: the driver sees ``P`` and the
-new partitions' sizes, which no release reads (a fit uses ``P`` only through its DP
-count, the sizes only through the person-level bounds). Nothing here draws noise.
+number of persons in a sum, which no release reads (a fit uses ``P`` only through
+its DP count, the sizes only through the person-level bounds). Nothing here draws
+noise.
 """
 
 import numpy as np
@@ -201,8 +204,34 @@ def _add_counts(n_persons, *parts):
     return np.bincount(persons, weights=counts, minlength=n_persons).astype(np.intp)
 
 
-def _block_weights(codes, sizes, max_rows_per_group):
-    return person_weights_of_sizes(sizes[codes], max_rows_per_group)
+def _block_sizes(codes, sizes):
+    return sizes[codes]
+
+
+def partitioned_person_sizes(persons):
+    """Each row's person's number of rows ``k``, as
+    :func:`~skdp.utils._groups.rows_per_person` in memory (private: only inside a
+    person-level bound).
+
+    Parameters
+    ----------
+    persons : PartitionedPersons
+
+    Returns
+    -------
+    sizes : dask.array.Array of shape (n_samples,)
+        Lazy, with the row chunks of the codes; the persons' sizes are added in one
+        task (kept on its worker) and never reach the driver.
+    """
+    import dask
+
+    blocks = persons.codes.to_delayed(optimize_graph=False).ravel()
+    count = dask.delayed(_block_counts, pure=True)
+    sizes = dask.delayed(_add_counts, pure=True)(persons.n_persons,
+                                                 *[count(block) for block in blocks])
+    look_up = dask.delayed(_block_sizes, pure=True)
+    return _from_blocks([look_up(block, sizes) for block in blocks],
+                        persons.codes.chunks[0], np.intp)
 
 
 def partitioned_person_weights(persons, max_rows_per_group):
@@ -218,92 +247,154 @@ def partitioned_person_weights(persons, max_rows_per_group):
     Returns
     -------
     weights : dask.array.Array of shape (n_samples,)
-        Lazy, with the row chunks of the codes; the persons' sizes are added in one
-        task (kept on its worker) and never reach the driver.
+        Lazy, with the row chunks of the codes (:func:`partitioned_person_sizes`).
     """
-    import dask
-
-    blocks = persons.codes.to_delayed(optimize_graph=False).ravel()
-    count = dask.delayed(_block_counts, pure=True)
-    sizes = dask.delayed(_add_counts, pure=True)(persons.n_persons,
-                                                 *[count(block) for block in blocks])
-    weigh = dask.delayed(_block_weights, pure=True)
-    return _from_blocks([weigh(block, sizes, float(max_rows_per_group)) for block in blocks],
-                        persons.codes.chunks[0], np.float64)
+    return partitioned_person_sizes(persons).map_blocks(
+        person_weights_of_sizes, float(max_rows_per_group), dtype=np.float64)
 
 
-def _take_rows(X, index):
-    return X[index] if not sp.issparse(X) else sp.csr_matrix(X)[index]
+# -- sums by person over the partitions ----------------------------------------------------
+
+# The fan-in of the reduction tree of :func:`reduce_by_person` (public, data-independent).
+SPLIT_EVERY = 8
 
 
-def _split_by_person(X, y, codes, bounds):
-    """A partition's rows cut into the persons of each range ``[bounds[j],
-    bounds[j + 1])`` of codes: ``(X_j, y_j, codes_j)``, rows sorted by person (stable)."""
-    order = np.argsort(codes, kind="stable")
-    codes = codes[order]
-    cuts = np.searchsorted(codes, bounds)
-    X, y = _take_rows(X, order), np.asarray(y)[order]
-    return [(X[a:b], y[a:b], codes[a:b]) for a, b in zip(cuts[:-1], cuts[1:])]
+class PersonSums:
+    """Partial sums by person: a partition's, or a node's of :func:`reduce_by_person`.
+
+    Attributes
+    ----------
+    total : ndarray
+        The sum of ``finish`` over the persons whose rows were all seen (finished).
+    n_finished : int
+        Their number.
+    codes : ndarray of shape (m,)
+        The open persons (some of their rows not yet seen), increasing.
+    seen, sizes : ndarray of shape (m,)
+        Their numbers of rows seen so far, and of rows in all.
+    sums : ndarray or CSR matrix of shape (m, w)
+        Their partial sums over the rows seen.
+    """
+
+    def __init__(self, total, n_finished, codes, seen, sizes, sums):
+        self.total, self.n_finished = total, int(n_finished)
+        self.codes, self.seen, self.sizes, self.sums = codes, seen, sizes, sums
 
 
-def _gather_persons(*pieces):
-    """One new partition from its pieces of every input partition (in partition
-    order): the rows sorted by person, each person's rows in their original order."""
-    stack = sp.vstack if sp.issparse(pieces[0][0]) else np.concatenate
-    X = stack([X for X, _, _ in pieces])
-    y = np.concatenate([y for _, y, _ in pieces])
-    codes = np.concatenate([c for _, _, c in pieces])
-    order = np.argsort(codes, kind="stable")
-    return _take_rows(X, order), y[order], codes[order]
+def _finished(codes, seen, sizes, sums, finish, total=None, n_finished=0):
+    """:class:`PersonSums` with the persons whose rows were all seen finished: their
+    sums go through ``finish(sums, sizes)`` (one array, the persons' clipped total)."""
+    done = seen == sizes
+    part = finish(sums[np.flatnonzero(done)], sizes[done])
+    total = part if total is None else total + part
+    keep = np.flatnonzero(~done)
+    return PersonSums(total, n_finished + int(done.sum()), codes[keep], seen[keep],
+                      sizes[keep], sums[keep])
 
 
-def co_partition_by_person(X, y, persons):
-    """``X``, ``y`` and the person codes with every person's rows in one partition.
-
-    The persons are cut into ``m`` ranges of codes (``m`` the number of partitions of
-    ``X``, at most ``P``), partition ``j`` holding the codes ``[floor(j P / m),
-    floor((j + 1) P / m))``: each of them has rows (every code has), so no partition is
-    empty. The new partitions are persisted (on the workers) and their sizes computed;
-    the driver receives those sizes only.
+def partition_person_sums(persons, sizes, codes, sums, finish):
+    """A partition's :class:`PersonSums` from a kernel's partial sums by person.
 
     Parameters
     ----------
-    X : dask.array.Array of shape (n_samples, n_features)
-        One column chunk.
-    y : dask.array.Array of shape (n_samples,)
-        With the row chunks of ``X``.
-    persons : PartitionedPersons
+    persons, sizes : ndarray of shape (n_rows,)
+        Each row's person code and its person's number of rows in all.
+    codes : ndarray of shape (m,)
+        The persons the kernel summed (increasing), each over all of its rows in the
+        partition.
+    sums : ndarray or CSR matrix of shape (m, w)
+        Their sums.
+    finish : callable
+        ``finish(sums, sizes)``: the total of whole persons' sums (their clipping).
 
     Returns
     -------
-    X, y, codes : dask.array.Array
-        Co-partitioned by person; within a partition the rows are sorted by code,
-        each person's rows in their order in the input.
+    part : PersonSums
+        The persons with every row in this partition finished here; the others open.
+    """
+    present, first, counts = np.unique(persons, return_index=True, return_counts=True)
+    at = np.searchsorted(present, codes)
+    return _finished(codes, counts[at], sizes[first[at]], sums, finish)
+
+
+def _merge(finish, *parts):
+    """One node of the reduction: the parts' totals added in order, their open
+    persons' sums added by person (a sparse indicator product), and the persons now
+    seen whole finished."""
+    total = parts[0].total
+    for part in parts[1:]:
+        total = total + part.total
+    n_finished = sum(part.n_finished for part in parts)
+    codes = np.concatenate([part.codes for part in parts])
+    if codes.size == 0:   # every person finished below: the first part's empty sums
+        first = parts[0]
+        return PersonSums(total, n_finished, first.codes, first.seen, first.sizes,
+                          first.sums)
+    stack = sp.vstack if sp.issparse(parts[0].sums) else np.vstack
+    sums = stack([part.sums for part in parts])
+    merged, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
+    inverse = inverse.ravel()
+    indicator = sp.csr_matrix((np.ones(codes.size), (inverse, np.arange(codes.size))),
+                              shape=(merged.size, codes.size))
+    seen = np.bincount(inverse, weights=np.concatenate([p.seen for p in parts]),
+                       minlength=merged.size).astype(np.intp)
+    sizes = np.concatenate([part.sizes for part in parts])[first]
+    summed = indicator @ sums
+    return _finished(merged, seen, sizes, sp.csr_matrix(summed) if sp.issparse(sums)
+                     else np.asarray(summed), finish, total, n_finished)
+
+
+def reduce_by_person(parts, finish, split_every=SPLIT_EVERY):
+    """The total of ``finish`` over every person, from the partitions'
+    :class:`PersonSums` (delayed), by a tree of ``split_every`` parts a node.
+
+    A person whose rows lie in one partition is finished there; the partial sums of
+    a person spread over partitions travel up the tree (on the workers) until a node
+    has seen all of the person's rows. The driver receives the root's total and the
+    number of persons in it.
+
+    Parameters
+    ----------
+    parts : list of dask.delayed.Delayed
+        Each partition's :class:`PersonSums` (:func:`partition_person_sums`), in
+        partition order.
+    finish : callable
+        ``finish(sums, sizes)`` (picklable).
+    split_every : int, default=SPLIT_EVERY
+
+    Returns
+    -------
+    total : ndarray
+    n_persons : int
+        The number of persons summed (private: for the run's record only).
 
     Examples
     --------
-    >>> import dask.array as da
+    >>> import dask
     >>> import numpy as np
-    >>> X = da.from_array(np.arange(10.0).reshape(5, 2), chunks=(2, 2))
-    >>> y = da.from_array(np.array([0, 1, 0, 1, 1]), chunks=2)
-    >>> groups = da.from_array(np.array([1, 0, 1, 2, 0]), chunks=2)
-    >>> Xp, yp, codes = co_partition_by_person(X, y, partitioned_person_codes(groups, X))
-    >>> codes.chunks[0], codes.compute().tolist()
-    ((2, 2, 1), [0, 0, 1, 1, 2])
-    >>> Xp[:, 0].compute().tolist()
-    [2.0, 8.0, 0.0, 4.0, 6.0]
+    >>> def total(sums, sizes):        # each person's sum capped at 2, then added
+    ...     return np.array([np.minimum(sums[:, 0], 2.0).sum()])
+    >>> persons = [np.array([0, 0, 1]), np.array([1, 2])]   # person 1 in both parts
+    >>> sizes = [np.array([2, 2, 2]), np.array([2, 1])]
+    >>> parts = [dask.delayed(partition_person_sums)(
+    ...     p, k, np.unique(p), np.bincount(p)[np.unique(p), None] * 1.5, total)
+    ...     for p, k in zip(persons, sizes)]
+    >>> reduce_by_person(parts, total)   # min(3, 2) + min(3, 2) + min(1.5, 2)
+    (array([5.5]), 3)
     """
     import dask
 
-    n_out = min(len(X.chunks[0]), persons.n_persons)
-    bounds = (np.arange(n_out + 1) * persons.n_persons) // n_out
-    split = dask.delayed(_split_by_person, pure=True, nout=n_out)
-    pieces = [split(xb, yb, cb, bounds) for xb, yb, cb in zip(
-        *(a.to_delayed(optimize_graph=False).ravel()
-          for a in (X, y, persons.codes)))]
-    gather = dask.delayed(_gather_persons, pure=True)
-    blocks = dask.persist(*[gather(*[piece[j] for piece in pieces]) for j in range(n_out)])
-    sizes = dask.compute(*[dask.delayed(len)(block[2]) for block in blocks])
-    return (_from_blocks([b[0] for b in blocks], sizes, X.dtype, X.shape[1], X._meta),
-            _from_blocks([b[1] for b in blocks], sizes, y.dtype, meta=y._meta),
-            _from_blocks([b[2] for b in blocks], sizes, np.intp))
+    merge = dask.delayed(_merge, pure=True)
+    while len(parts) > 1:
+        parts = [merge(finish, *parts[i:i + split_every])
+                 for i in range(0, len(parts), split_every)]
+    root = dask.compute(dask.delayed(_root, pure=True)(parts[0]))[0]
+    return root
+
+
+def _root(part):
+    """The driver's share of the root: the total and the number of persons."""
+    if part.codes.size:
+        raise RuntimeError("The reduction by person ended with a person whose rows were "
+                           "not all summed.")
+    return part.total, part.n_finished
