@@ -105,8 +105,8 @@ def _run_child(n_rows, n_features, chunk):
 @pytest.mark.slow
 def test_driver_memory_of_a_person_level_search():
     """A person-level search of DP-GD trials (two steps, each person's gradient
-    reduced by person key) on 5e5 x 100 float64 rows (400 MB) of 1e5 persons, each spread over five
-    partitions, the driver capped at 160 MB over what it maps."""
+    reduced by person key) on 5e5 x 100 float64 rows (400 MB) of 1e5 persons, each
+    spread over five partitions, the driver capped at 160 MB over what it maps."""
     out = _run_child(500_000, 100, 50_000)
     assert out["data_bytes"] > 2 * out["limit_over_mapped"]
     assert out["control"] == "MemoryError"

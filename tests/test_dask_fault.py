@@ -7,8 +7,8 @@ objective perturbation and SSP, on rows and on persons) runs once undisturbed, t
 again while a scheduler plugin kills one worker (``SIGKILL``) when half of the
 undisturbed fit's tasks have finished: the kill falls inside the fit, whatever the
 load of the machine. dask recomputes the lost partitions (the persisted clipped rows
-and, with persons, the rows' person codes and counts) from their graph, and every noise draw
-happens in the client, from the fit's stream, in the same order, so the model is the
+and, with persons, the rows' person codes and counts) from their graph, and every
+noise draw happens in the client, from the fit's stream, in the same order, so the model is the
 undisturbed one: DP-SGD and SSP bit for bit (the partial sums are added in the order
 of the graph), objective perturbation within the distance of two certified solves (a
 partition recomputed on another worker may round its BLAS products differently).
