@@ -288,10 +288,9 @@ def _clip_person_sums(X, R, persons, bound):
     / ||G_p||_F)``. The sums are the rows of one sparse left product ``A Z`` with the
     block's design (:meth:`~skdp.solvers._design.ScaledDesign.left_product`), ``A`` the
     (classes x persons, rows) indicator carrying the weights ``R_ik``: segment sums, no
-    loop over rows or persons, no gather of the rows. Their norms are computed class by
-    class, ``||G_p||_F^2 = sum_k ||sum_{i in p} R_ik z_i||^2``; a dense block's are those
-    of the persons' explicit rows bit for bit (the same products summed in the same
-    order); a sparse block's squares are summed in the product's stored order. A person
+    loop over rows or persons, no copy of the rows (their clipping factors scale ``A``).
+    Their norms are computed class by class, ``||G_p||_F^2 = sum_k ||sum_{i in p} R_ik
+    z_i||^2``, those of the persons' explicit rows to rounding. A person
     with one row is left as it is (its term is already within ``bound``, the row bound
     times the weight bound). The block's clipped gradient sum is then ``sum_p f_p
     G_p``, formed from the product already at hand (no second pass over the rows,
