@@ -39,7 +39,7 @@ from ..solvers._partitioned import is_dask_collection, signed_columns
 from ..solvers._partitioned_softmax import one_hot
 from ..utils._docstrings import fill_doc
 from ..utils._groups import check_groups, person_relation
-from ..utils._random import _chacha, noise_generator
+from ..utils._random import _aes_counter, _chacha, noise_generator
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ..utils.validation import finite_clipping_norm, row_clip_factors, scaled_row_norms
 from ._base import (PARTITIONED_SUPPORT, PrivateLinearModel, _LinearClassifierMixin,
@@ -581,17 +581,22 @@ def _same_labels(given, reference):
 def _call_streams(random_state, call):
     """The count, sampling and noise streams of the ``call``-th mechanism of a run.
 
-    Children ``3 call`` to ``3 call + 2`` of the seed of the run's noise stream
-    (:func:`~skdp.utils._random.noise_generator`), all ChaCha20: for ``call = 0``
-    exactly the streams of ``spawn(3)``, and each later ``partial_fit`` or
-    warm-started ``fit`` of a run seeded with one integer draws noise of its own,
-    independent of the earlier calls', as their composition assumes (``None``
-    keys every call afresh anyway).
+    Keyed from children ``3 call`` to ``3 call + 2`` of the seed of the run's noise
+    stream (:func:`~skdp.utils._random.noise_generator`): for ``call = 0`` the seeds of
+    ``spawn(3)``, and each later ``partial_fit`` or warm-started ``fit`` of a run seeded
+    with one integer draws noise of its own, independent of the earlier calls', as
+    their composition assumes (``None`` keys every call afresh anyway). The count and
+    sampling streams are ChaCha20, as ``spawn(3)`` gives them; the steps' noise
+    stream, which draws the coefficients' size at every step (most of a sparse wide
+    fit's random numbers), is AES-128 in counter mode
+    (:func:`~skdp.utils._random._aes_counter`), as secure and faster.
     """
     root = noise_generator(random_state).bit_generator.seed_seq
-    return [_chacha(np.random.SeedSequence(root.entropy, pool_size=root.pool_size,
-                                           spawn_key=root.spawn_key + (3 * call + i,)))
-            for i in range(3)]
+    count, sampling, noise = (
+        np.random.SeedSequence(root.entropy, pool_size=root.pool_size,
+                               spawn_key=root.spawn_key + (3 * call + i,))
+        for i in range(3))
+    return [_chacha(count), _chacha(sampling), _aes_counter(noise)]
 
 
 @dataclass

@@ -22,7 +22,6 @@ import skdp.linear_model._dpsgd as dpsgd_module
 from skdp import DPSGDClassifier
 from skdp.audit import audit_statistics
 from skdp.solvers._design import as_design
-from skdp.utils import privacy_streams
 from tests.audit.test_dpsgd_privacy import _hockey_stick, _release_density
 
 ETA, CLIP = 1.0, 0.5
@@ -290,7 +289,7 @@ def test_release_is_the_formula_of_the_person_count_and_the_noisy_sum():
     of persons (n + 1, not the n + 3 rows)."""
     (X, y, _), (Xp, yp, gp) = _person_neighbours(5)
     est = _one_step(epsilon=1.0, random_state=11).fit(Xp, yp, groups=gp)
-    count_rng, _, noise_rng = privacy_streams(11)[0].spawn(3)
+    count_rng, _, noise_rng = dpsgd_module._call_streams(11, 0)
     p_tilde = 6 + est.count_noise_std_ * count_rng.standard_normal()
     xi = noise_rng.standard_normal((1, 1))
     S = _row_clipped_sum(y) + CLIP
