@@ -327,11 +327,12 @@ def _interleaved_pairs():
 
 def _dpsgd_floors(model, X):
     """Parts of a DP-SGD fit that no implementation avoids, each timed alone: its
-    ``n_steps_`` Gaussian draws of the coefficients' size from ChaCha20 (the noise
-    stream), its Poisson samples (the sampler, as a fit draws them) and the gathers of
-    those batches' rows (a copy of each batch)."""
+    ``n_steps_`` Gaussian draws of the coefficients' size from its noise stream
+    (AES-128 in counter mode), its Poisson samples (the sampler, as a fit draws them)
+    and the gathers of those batches' rows (a copy of each batch)."""
     from randomgen import ChaCha
 
+    from skdp.linear_model._dpsgd import _call_streams
     from skdp.mechanisms._poisson_sampling import poisson_step_samples
 
     steps, rate, width = model.n_steps_, model.sample_rate_, model.coef_.size + 1
@@ -339,7 +340,7 @@ def _dpsgd_floors(model, X):
     batches = list(poisson_step_samples(n, rate, np.random.Generator(ChaCha(seed=1)), steps))
 
     def noise():
-        rng = np.random.Generator(ChaCha(seed=0))
+        rng = _call_streams(0, 0)[2]
         for _ in range(steps):
             rng.standard_normal((1, width))
 
