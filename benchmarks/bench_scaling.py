@@ -328,8 +328,10 @@ def _interleaved_pairs():
 def _dpsgd_floors(model, X):
     """Parts of a DP-SGD fit that no implementation avoids, each timed alone: its
     ``n_steps_`` Gaussian draws of the coefficients' size from its noise stream
-    (AES-128 in counter mode), its Poisson samples (the sampler, as a fit draws them)
-    and the gathers of those batches' rows (a copy of each batch)."""
+    (AES-128 in counter mode), its Poisson samples (the sampler, as a fit draws them),
+    the gathers of those batches' rows (a copy of each batch), and those gathers with
+    the two products a step makes with its batch (scores ``X_b w``, then ``X_b^T r``):
+    together the work of the steps, against which the rest of the fit is overhead."""
     from randomgen import ChaCha
 
     from skdp.linear_model._dpsgd import _call_streams
@@ -351,7 +353,15 @@ def _dpsgd_floors(model, X):
         for idx in batches:
             X[idx]
 
-    return {"noise draws": noise, "Poisson samples": samples, "batch gathers": gathers}
+    w = np.random.default_rng(2).standard_normal(X.shape[1]) / np.sqrt(X.shape[1])
+
+    def gathers_and_products():
+        for idx in batches:
+            block = X[idx]
+            block.T @ np.tanh(block @ w)
+
+    return {"noise draws": noise, "Poisson samples": samples, "batch gathers": gathers,
+            "batch gathers and products": gathers_and_products}
 
 
 def interleaved(repeats):
