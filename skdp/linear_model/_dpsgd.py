@@ -239,8 +239,11 @@ def clipped_gradient_sum(X, Y, theta, loss, max_grad_norm, row_norms, with_facto
 def _clipped_block_sum(X, Y, theta, loss, max_grad_norm, row_norms, weights=None,
                        persons=None, person_bound=None):
     R = loss.residual(np.asarray(X @ theta.T), Y)   # a new array: scaled in place
-    norms = np.einsum("ik,ik->i", R, R)
-    np.sqrt(norms, out=norms)
+    if R.shape[1] == 1:   # sqrt(r_i^2) is |r_i| exactly unless r_i^2 underflows (factor 1)
+        norms = np.abs(R[:, 0])
+    else:
+        norms = np.einsum("ik,ik->i", R, R)
+        np.sqrt(norms, out=norms)
     norms *= row_norms
     factors = row_clip_factors(norms, max_grad_norm)
     if norms.max(initial=0.0) > _HUGE_GRADIENT_NORM:
@@ -483,14 +486,16 @@ def clipped_gradient_tangent(X, Y, theta, tangent, loss, factors, weights=None):
     return np.asarray(X.T @ (dR * scale[:, None])).T
 
 
-# Values of a block of a batch's rows (4 MiB, dense or sparse): each block costs a few
-# dozen calls, so that 256 KiB dense blocks (300 rows of Adult) made a step of a tenth
-# of Adult's rows 1.2x slower, and a step with persons 1.5x (measured, CPU time: 256
-# KiB, 1 MiB, 4 MiB gave 0.35, 0.29, 0.28 s a fit by rows and 0.80, 0.52, 0.45 s by
-# persons; 4 MiB against 1 MiB, interleaved: 0.81x CPU with persons and 0.96x by rows
-# on Adult, 0.96x on the RCV1-shaped CSR, where a step's batch is then one block);
-# larger blocks hold more rows' temporaries (a few blocks' worth beside the design)
-_BATCH_BLOCK_BYTES = 4 * _CACHE_BYTES
+# Values of a block of a batch's rows (1 MiB, dense or sparse; 4 MiB with persons):
+# each block costs a few dozen calls, so that 256 KiB dense blocks (300 rows of Adult)
+# made a step of a tenth of Adult's rows 1.2x slower, and a step with persons 1.5x
+# (measured, CPU time: 256 KiB, 1 MiB, 4 MiB gave 0.35, 0.29, 0.28 s a fit by rows and
+# 0.80, 0.52, 0.45 s by persons; 4 MiB against 1 MiB, interleaved: 0.81x CPU with
+# persons, 0.96x by rows on Adult and on the RCV1-shaped CSR); larger blocks hold more
+# rows' temporaries (a tall design's peak memory: by rows, 4 MiB blocks would be 1.3
+# vectors of n more on 400,000 x 12)
+_BATCH_BLOCK_BYTES = _CACHE_BYTES
+_PERSON_BLOCK_BYTES = 4 * _CACHE_BYTES
 
 
 def _batch_blocks(X, Y, row_norms, idx, weights=None, persons=None):
@@ -500,12 +505,13 @@ def _batch_blocks(X, Y, row_norms, idx, weights=None, persons=None):
     a Poisson batch (a tenth of the rows by default) is never copied whole. A block
     holds about :data:`_BATCH_BLOCK_BYTES` of values, dense or sparse. With
     ``persons`` (the person of each row of ``idx``, non-decreasing) a block holds
-    whole persons (:func:`_person_cuts`)."""
+    whole persons (:func:`_person_cuts`), about :data:`_PERSON_BLOCK_BYTES`."""
     design = as_design(X)
+    block_bytes = _BATCH_BLOCK_BYTES if persons is None else _PERSON_BLOCK_BYTES
     if design.sparse:
-        rows = _sparse_block_rows(design.X, _BATCH_BLOCK_BYTES)
+        rows = _sparse_block_rows(design.X, block_bytes)
     else:
-        rows = _cache_rows(design.shape[1], _BATCH_BLOCK_BYTES)
+        rows = _cache_rows(design.shape[1], block_bytes)
     if persons is None and idx.size <= rows:   # one block (a small batch): no cuts
         yield (design.subset(idx), np.take(Y, idx, axis=0), np.take(row_norms, idx),
                None if weights is None else np.take(weights, idx), None)

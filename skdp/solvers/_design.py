@@ -375,9 +375,13 @@ class ScaledDesign:
         # np.take gathers a dense X's rows faster than indexing (the same values)
         by_index = (not self.sparse and isinstance(rows, np.ndarray)
                     and rows.dtype.kind in "iu")
-        gathered = np.take(self.X, rows, axis=0) if by_index else self.X[rows]
-        return ScaledDesign(gathered, None if self.scale is None else self.scale[rows],
-                            self.intercept, self._max_row_norm, wide)
+        if by_index:
+            gathered = np.take(self.X, rows, axis=0)
+            scale = None if self.scale is None else np.take(self.scale, rows)
+        else:
+            gathered = self.X[rows]
+            scale = None if self.scale is None else self.scale[rows]
+        return ScaledDesign(gathered, scale, self.intercept, self._max_row_norm, wide)
 
     def columns(self, index):
         """The design of some columns (an index array into the design's columns, the
