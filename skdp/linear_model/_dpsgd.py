@@ -486,16 +486,17 @@ def clipped_gradient_tangent(X, Y, theta, tangent, loss, factors, weights=None):
     return np.asarray(X.T @ (dR * scale[:, None])).T
 
 
-# Values of a block of a batch's rows (1 MiB, dense or sparse; 4 MiB with persons):
-# each block costs a few dozen calls, so that 256 KiB dense blocks (300 rows of Adult)
-# made a step of a tenth of Adult's rows 1.2x slower, and a step with persons 1.5x
-# (measured, CPU time: 256 KiB, 1 MiB, 4 MiB gave 0.35, 0.29, 0.28 s a fit by rows and
-# 0.80, 0.52, 0.45 s by persons; 4 MiB against 1 MiB, interleaved: 0.81x CPU with
-# persons, 0.96x by rows on Adult and on the RCV1-shaped CSR); larger blocks hold more
-# rows' temporaries (a tall design's peak memory: by rows, 4 MiB blocks would be 1.3
-# vectors of n more on 400,000 x 12)
+# Values of a block of a batch's rows (1 MiB of dense rows; 4 MiB of sparse ones or
+# with persons, where a block costs more calls: scipy's gather and products, the
+# person clip): each block costs a few dozen calls, so that 256 KiB dense blocks (300
+# rows of Adult) made a step of a tenth of Adult's rows 1.2x slower, and a step with
+# persons 1.5x (measured, CPU time: 256 KiB, 1 MiB, 4 MiB gave 0.35, 0.29, 0.28 s a fit
+# by rows and 0.80, 0.52, 0.45 s by persons; 4 MiB against 1 MiB, interleaved: 0.81x
+# CPU with persons, 0.96x by rows on Adult and on the RCV1-shaped CSR, a step's batch
+# one block there); larger blocks hold more rows' temporaries (a tall dense design's
+# peak memory: by rows, 4 MiB blocks would be 1.3 vectors of n more on 400,000 x 12)
 _BATCH_BLOCK_BYTES = _CACHE_BYTES
-_PERSON_BLOCK_BYTES = 4 * _CACHE_BYTES
+_LARGE_BLOCK_BYTES = 4 * _CACHE_BYTES
 
 
 def _batch_blocks(X, Y, row_norms, idx, weights=None, persons=None):
@@ -503,15 +504,16 @@ def _batch_blocks(X, Y, row_norms, idx, weights=None, persons=None):
     when the rows are unweighted) and persons (``None`` without persons), by blocks
     of rows:
     a Poisson batch (a tenth of the rows by default) is never copied whole. A block
-    holds about :data:`_BATCH_BLOCK_BYTES` of values, dense or sparse. With
-    ``persons`` (the person of each row of ``idx``, non-decreasing) a block holds
-    whole persons (:func:`_person_cuts`), about :data:`_PERSON_BLOCK_BYTES`."""
+    holds about :data:`_BATCH_BLOCK_BYTES` of dense values, :data:`_LARGE_BLOCK_BYTES`
+    of sparse ones. With ``persons`` (the person of each row of ``idx``,
+    non-decreasing) a block holds whole persons (:func:`_person_cuts`), about
+    :data:`_LARGE_BLOCK_BYTES`."""
     design = as_design(X)
-    block_bytes = _BATCH_BLOCK_BYTES if persons is None else _PERSON_BLOCK_BYTES
     if design.sparse:
-        rows = _sparse_block_rows(design.X, block_bytes)
+        rows = _sparse_block_rows(design.X, _LARGE_BLOCK_BYTES)
     else:
-        rows = _cache_rows(design.shape[1], block_bytes)
+        rows = _cache_rows(design.shape[1], _BATCH_BLOCK_BYTES if persons is None
+                           else _LARGE_BLOCK_BYTES)
     if persons is None and idx.size <= rows:   # one block (a small batch): no cuts
         yield (design.subset(idx), np.take(Y, idx, axis=0), np.take(row_norms, idx),
                None if weights is None else np.take(weights, idx), None)
