@@ -1185,8 +1185,11 @@ def _interleaved_floors(ratios):
         return []
     return ["Parts of the DP-SGD fits timed alone in the same rounds (median seconds, and "
             "over the reference's median): the fit's n_steps Gaussian draws of the "
-            "coefficients' size from ChaCha20, its Poisson samples as a fit draws them, "
-            "and the gathers of those batches' rows. " + "; ".join(notes) + ".", ""]
+            "coefficients' size from its noise stream (AES-128 in counter mode), its "
+            "Poisson samples as a fit draws them, the gathers of those batches' rows, "
+            "and those gathers with the two products a step makes with its batch (the "
+            "scores, then the transposed product with the residuals). "
+            + "; ".join(notes) + ".", ""]
 
 
 def _scaling_floors(results):

@@ -331,11 +331,14 @@ def _interleaved_pairs():
 
 def _dpsgd_floors(model, X):
     """Parts of a DP-SGD fit that no implementation avoids, each timed alone: its
-    ``n_steps_`` Gaussian draws of the coefficients' size from ChaCha20 (the noise
-    stream), its Poisson samples (the sampler, as a fit draws them) and the gathers of
-    those batches' rows (a copy of each batch)."""
+    ``n_steps_`` Gaussian draws of the coefficients' size from its noise stream
+    (AES-128 in counter mode), its Poisson samples (the sampler, as a fit draws them),
+    the gathers of those batches' rows (a copy of each batch), and those gathers with
+    the two products a step makes with its batch (scores ``X_b w``, then ``X_b^T r``):
+    together the work of the steps, against which the rest of the fit is overhead."""
     from randomgen import ChaCha
 
+    from skdp.linear_model._dpsgd import _call_streams
     from skdp.mechanisms._poisson_sampling import poisson_step_samples
 
     steps, rate, width = model.n_steps_, model.sample_rate_, model.coef_.size + 1
@@ -343,7 +346,7 @@ def _dpsgd_floors(model, X):
     batches = list(poisson_step_samples(n, rate, np.random.Generator(ChaCha(seed=1)), steps))
 
     def noise():
-        rng = np.random.Generator(ChaCha(seed=0))
+        rng = _call_streams(0, 0)[2]
         for _ in range(steps):
             rng.standard_normal((1, width))
 
@@ -354,7 +357,15 @@ def _dpsgd_floors(model, X):
         for idx in batches:
             X[idx]
 
-    return {"noise draws": noise, "Poisson samples": samples, "batch gathers": gathers}
+    w = np.random.default_rng(2).standard_normal(X.shape[1]) / np.sqrt(X.shape[1])
+
+    def gathers_and_products():
+        for idx in batches:
+            block = X[idx]
+            block.T @ np.tanh(block @ w)
+
+    return {"noise draws": noise, "Poisson samples": samples, "batch gathers": gathers,
+            "batch gathers and products": gathers_and_products}
 
 
 def interleaved(repeats):

@@ -13,11 +13,11 @@ undisturbed one: DP-SGD and SSP bit for bit (the partial sums are added in the o
 of the graph), objective perturbation within the distance of two certified solves (a
 partition recomputed on another worker may round its BLAS products differently).
 
-No task draws randomness, so a recomputed task cannot draw twice: every ChaCha stream
-the client opens (randomgen's class, replaced in the child by one that records its
-instances) ends at the same position in the disturbed and the undisturbed fit. A fit
-whose partition kills its worker at every attempt fails (dask gives up after the
-allowed failures) and releases nothing: no noise is drawn, and the estimator holds
+No task draws randomness, so a recomputed task cannot draw twice: every ChaCha20 or
+AES stream the client opens (randomgen's classes, replaced in the child by ones that
+record their instances) ends at the same position in the disturbed and the undisturbed
+fit. A fit whose partition kills its worker at every attempt fails (dask gives up after
+the allowed failures) and releases nothing: no noise is drawn, and the estimator holds
 only what its public parameters and the shape set before the rows are read.
 """
 
@@ -53,17 +53,27 @@ _CHILD = textwrap.dedent("""
         sys.exit(0)
     blocks = ((chunk,) * (n_rows // chunk), (n_features,))
 
-    streams = []   # every ChaCha stream the client opens (the noise streams of a fit)
+    streams = []   # every stream the client opens (the noise streams of a fit)
 
-    class RecordedChaCha(randomgen.ChaCha):
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, **kwargs)
-            streams.append(self)
+    def recorded(bit_generator):
+        class Recorded(bit_generator):
+            def __init__(self, *args, **kwargs):
+                super().__init__(*args, **kwargs)
+                streams.append(self)
+        return Recorded
 
-    randomgen.ChaCha = RecordedChaCha   # imported by skdp.utils._random at each use
+    # both imported by skdp.utils._random at each use (ChaCha20; AES for DP-SGD's steps)
+    randomgen.ChaCha = recorded(randomgen.ChaCha)
+    randomgen.AESCounter = recorded(randomgen.AESCounter)
 
-    def positions():   # how far each stream was drawn (its block counter)
-        return [[int(c) for c in s.state["state"]["ctr"]] for s in streams]
+    def position(stream):   # how far a stream was drawn: its block counter (and offset)
+        state = stream.state
+        if "ctr" in state.get("state", {}):
+            return [int(c) for c in state["state"]["ctr"]]
+        return [int(state["s"]["counter"][0]), int(state["s"]["offset"]) % 64]
+
+    def positions():
+        return [position(s) for s in streams]
 
     class KillHalfway(SchedulerPlugin):
         # counts the tasks the scheduler sees finish; kills a worker at the target

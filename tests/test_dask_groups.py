@@ -179,7 +179,7 @@ def test_exact_profile_of_a_dask_person_level_step(n):
     the exact hockey-stick divergence of the two release laws is then within the
     claimed (epsilon, delta). The in-memory audit is in
     tests/linear_model/test_dpsgd_groups.py; its helpers are reused."""
-    from skdp.utils import privacy_streams
+    from skdp.linear_model._dpsgd import _call_streams
     from tests.audit.test_dpsgd_privacy import _hockey_stick, _release_density
     from tests.linear_model.test_dpsgd_groups import CLIP, ETA, _one_step, _person_neighbours
 
@@ -195,7 +195,7 @@ def test_exact_profile_of_a_dask_person_level_step(n):
     S_person = -fit(Xp, yp, gp, epsilon=np.inf).coef_[0, 0] * (n + 1) / ETA
     assert abs((S_person - S) - CLIP) <= 1e-12      # 3 C clipped to C, not 3 C
     est = fit(Xp, yp, gp, epsilon=epsilon, delta=delta, random_state=11)
-    count_rng, _, noise_rng = privacy_streams(11)[0].spawn(3)
+    count_rng, _, noise_rng = _call_streams(11, 0)
     p_tilde = n + 1 + est.count_noise_std_ * count_rng.standard_normal()
     xi = noise_rng.standard_normal()
     expected = -ETA * (S_person + est.noise_multiplier_ * CLIP * xi) / max(p_tilde, 1)

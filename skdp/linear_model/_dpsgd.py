@@ -39,7 +39,7 @@ from ..solvers._partitioned import is_dask_collection, signed_columns
 from ..solvers._partitioned_softmax import one_hot
 from ..utils._docstrings import fill_doc
 from ..utils._groups import check_groups, person_relation
-from ..utils._random import _chacha, noise_generator
+from ..utils._random import _aes_counter, _chacha, noise_generator
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ..utils.validation import (finite_clipping_norm, row_clip_factors, scaled_row_norms,
                                 segment_sums)
@@ -252,8 +252,11 @@ def _residuals_and_clip_factors(X, Y, theta, loss, max_grad_norm, row_norms):
     """Each row's residual ``r_i`` (a new array, to be scaled in place) and the factor
     ``min(1, C / (||r_i|| ||x_i||))`` that clips its gradient ``r_i x_i^T``."""
     R = loss.residual(np.asarray(X @ theta.T), Y)
-    norms = np.einsum("ik,ik->i", R, R)
-    np.sqrt(norms, out=norms)
+    if R.shape[1] == 1:   # sqrt(r_i^2) is |r_i| exactly unless r_i^2 underflows (factor 1)
+        norms = np.abs(R[:, 0])
+    else:
+        norms = np.einsum("ik,ik->i", R, R)
+        np.sqrt(norms, out=norms)
     norms *= row_norms
     factors = row_clip_factors(norms, max_grad_norm)
     if norms.max(initial=0.0) > _HUGE_GRADIENT_NORM:
@@ -295,10 +298,9 @@ def _clip_person_sums(X, R, persons, bound):
     / ||G_p||_F)``. The sums are the rows of one sparse left product ``A Z`` with the
     block's design (:meth:`~skdp.solvers._design.ScaledDesign.left_product`), ``A`` the
     (classes x persons, rows) indicator carrying the weights ``R_ik``: segment sums, no
-    loop over rows or persons, no gather of the rows. Their norms are computed class by
-    class, ``||G_p||_F^2 = sum_k ||sum_{i in p} R_ik z_i||^2``; a dense block's are those
-    of the persons' explicit rows bit for bit (the same products summed in the same
-    order); a sparse block's squares are summed in the product's stored order. A person
+    loop over rows or persons, no copy of the rows (their clipping factors scale ``A``).
+    Their norms are computed class by class, ``||G_p||_F^2 = sum_k ||sum_{i in p} R_ik
+    z_i||^2``, those of the persons' explicit rows to rounding. A person
     with one row is left as it is (its term is already within ``bound``, the row bound
     times the weight bound). The block's clipped gradient sum is then ``sum_p f_p
     G_p``, formed from the product already at hand (no second pass over the rows,
@@ -523,12 +525,17 @@ def clipped_gradient_tangent(X, Y, theta, tangent, loss, factors, weights=None):
     return np.asarray(X.T @ (dR * scale[:, None])).T
 
 
-# Values of a block of a batch's rows (1 MiB, dense or sparse): each block costs a few
-# dozen calls, so that 256 KiB dense blocks (300 rows of Adult) made a step of a tenth
-# of Adult's rows 1.2x slower, and a step with persons 1.5x (measured, CPU time: 256
-# KiB, 1 MiB, 4 MiB gave 0.35, 0.29, 0.28 s a fit by rows and 0.80, 0.52, 0.45 s by
-# persons); larger blocks hold more rows' temporaries (a tall design's peak memory)
+# Values of a block of a batch's rows (1 MiB of dense rows; 4 MiB of sparse ones or
+# with persons, where a block costs more calls: scipy's gather and products, the
+# person clip): each block costs a few dozen calls, so that 256 KiB dense blocks (300
+# rows of Adult) made a step of a tenth of Adult's rows 1.2x slower, and a step with
+# persons 1.5x (measured, CPU time: 256 KiB, 1 MiB, 4 MiB gave 0.35, 0.29, 0.28 s a fit
+# by rows and 0.80, 0.52, 0.45 s by persons; 4 MiB against 1 MiB, interleaved: 0.81x
+# CPU with persons, 0.96x by rows on Adult and on the RCV1-shaped CSR, a step's batch
+# one block there); larger blocks hold more rows' temporaries (a tall dense design's
+# peak memory: by rows, 4 MiB blocks would be 1.3 vectors of n more on 400,000 x 12)
 _BATCH_BLOCK_BYTES = _CACHE_BYTES
+_LARGE_BLOCK_BYTES = 4 * _CACHE_BYTES
 
 
 def _batch_blocks(X, Y, row_norms, idx, weights=None, persons=None):
@@ -536,14 +543,16 @@ def _batch_blocks(X, Y, row_norms, idx, weights=None, persons=None):
     when the rows are unweighted) and persons (``None`` without persons), by blocks
     of rows:
     a Poisson batch (a tenth of the rows by default) is never copied whole. A block
-    holds about :data:`_BATCH_BLOCK_BYTES` of values, dense or sparse. With
-    ``persons`` (the person of each row of ``idx``, non-decreasing) a block holds
-    whole persons (:func:`_person_cuts`)."""
+    holds about :data:`_BATCH_BLOCK_BYTES` of dense values, :data:`_LARGE_BLOCK_BYTES`
+    of sparse ones. With ``persons`` (the person of each row of ``idx``,
+    non-decreasing) a block holds whole persons (:func:`_person_cuts`), about
+    :data:`_LARGE_BLOCK_BYTES`."""
     design = as_design(X)
     if design.sparse:
-        rows = _sparse_block_rows(design.X, _BATCH_BLOCK_BYTES)
+        rows = _sparse_block_rows(design.X, _LARGE_BLOCK_BYTES)
     else:
-        rows = _cache_rows(design.shape[1], _BATCH_BLOCK_BYTES)
+        rows = _cache_rows(design.shape[1], _BATCH_BLOCK_BYTES if persons is None
+                           else _LARGE_BLOCK_BYTES)
     if persons is None and idx.size <= rows:   # one block (a small batch): no cuts
         yield (design.subset(idx), np.take(Y, idx, axis=0), np.take(row_norms, idx),
                None if weights is None else np.take(weights, idx), None)
@@ -619,17 +628,22 @@ def _same_labels(given, reference):
 def _call_streams(random_state, call):
     """The count, sampling and noise streams of the ``call``-th mechanism of a run.
 
-    Children ``3 call`` to ``3 call + 2`` of the seed of the run's noise stream
-    (:func:`~skdp.utils._random.noise_generator`), all ChaCha20: for ``call = 0``
-    exactly the streams of ``spawn(3)``, and each later ``partial_fit`` or
-    warm-started ``fit`` of a run seeded with one integer draws noise of its own,
-    independent of the earlier calls', as their composition assumes (``None``
-    keys every call afresh anyway).
+    Keyed from children ``3 call`` to ``3 call + 2`` of the seed of the run's noise
+    stream (:func:`~skdp.utils._random.noise_generator`): for ``call = 0`` the seeds of
+    ``spawn(3)``, and each later ``partial_fit`` or warm-started ``fit`` of a run seeded
+    with one integer draws noise of its own, independent of the earlier calls', as
+    their composition assumes (``None`` keys every call afresh anyway). The count and
+    sampling streams are ChaCha20, as ``spawn(3)`` gives them; the steps' noise
+    stream, which draws the coefficients' size at every step (most of a sparse wide
+    fit's random numbers), is AES-128 in counter mode
+    (:func:`~skdp.utils._random._aes_counter`), as secure and faster.
     """
     root = noise_generator(random_state).bit_generator.seed_seq
-    return [_chacha(np.random.SeedSequence(root.entropy, pool_size=root.pool_size,
-                                           spawn_key=root.spawn_key + (3 * call + i,)))
-            for i in range(3)]
+    count, sampling, noise = (
+        np.random.SeedSequence(root.entropy, pool_size=root.pool_size,
+                               spawn_key=root.spawn_key + (3 * call + i,))
+        for i in range(3))
+    return [_chacha(count), _chacha(sampling), _aes_counter(noise)]
 
 
 @dataclass

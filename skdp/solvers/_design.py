@@ -233,11 +233,12 @@ class ScaledDesign:
         (for sums of weighted rows over segments: ``A`` the segments' indicator carrying
         the weights), as the product with the clipped values and the intercept column's.
 
-        An entry of ``A @ Z`` is the sum, in the order of ``A``'s stored values, of their
-        products with the clipped values ``s_i x_ij`` (or the intercept): what ``A @
-        self[:]`` gives. The rows are read in place when none is scaled, else scaled
-        once (no gather, no intercept column); the intercept column of the product is
-        ``A`` times a constant column.
+        An entry of ``A @ Z`` is the sum, in the order of ``A``'s stored values, of the
+        products ``(a_pi s_i) x_ij`` (or ``a_pi c`` for the intercept): ``A @ self[:]``
+        to rounding. The rows are read in place, never copied: the factors ``s_i``
+        scale ``A``'s columns instead (``n`` values, not the rows' ``n d``), except on a
+        design with wide rows, whose rows are scaled once (the wide rows' clipped values
+        in place); the intercept column of the product is ``A`` times a constant column.
 
         Parameters
         ----------
@@ -252,7 +253,12 @@ class ScaledDesign:
             ``A`` times the intercept column (``None`` without an intercept).
         """
         A = A if sp.issparse(A) and A.format == "csr" else sp.csr_matrix(A)
-        top = A @ self._clipped_values()
+        if self.scale is None or self.wide is not None:
+            top = A @ self._clipped_values()
+        else:   # column i of A times s_i
+            scaled = sp.csr_matrix((A.data * self.scale[A.indices], A.indices, A.indptr),
+                                   shape=A.shape)
+            top = scaled @ self.X
         column = (None if self.intercept is None
                   else A @ np.full(self.shape[0], float(self.intercept)))
         return (sp.csr_matrix(top) if self.sparse else top), column
@@ -261,7 +267,7 @@ class ScaledDesign:
     def product_row_squares(top, column):
         """The squared norms of the rows of ``[top, column]`` (:meth:`left_product`'s
         parts). A dense product's rows (intercept in place) are squared and summed by
-        ``einsum``: bit for bit the squares of ``A @ self[:]``. A sparse product's squared
+        ``einsum``. A sparse product's squared
         stored values are summed row by row, then the intercept's square added (the
         same to rounding).
 
@@ -287,7 +293,7 @@ class ScaledDesign:
     def left_product_squares(self, A):
         """The squared norms of the rows of ``A @ Z`` for a sparse ``A`` of shape (m, n),
         without the explicit design ``Z``: :meth:`product_row_squares` of
-        :meth:`left_product` (bit for bit those of ``A @ self[:]`` when dense).
+        :meth:`left_product` (those of ``A @ self[:]`` to rounding).
 
         Parameters
         ----------
@@ -369,9 +375,13 @@ class ScaledDesign:
         # np.take gathers a dense X's rows faster than indexing (the same values)
         by_index = (not self.sparse and isinstance(rows, np.ndarray)
                     and rows.dtype.kind in "iu")
-        gathered = np.take(self.X, rows, axis=0) if by_index else self.X[rows]
-        return ScaledDesign(gathered, None if self.scale is None else self.scale[rows],
-                            self.intercept, self._max_row_norm, wide)
+        if by_index:
+            gathered = np.take(self.X, rows, axis=0)
+            scale = None if self.scale is None else np.take(self.scale, rows)
+        else:
+            gathered = self.X[rows]
+            scale = None if self.scale is None else self.scale[rows]
+        return ScaledDesign(gathered, scale, self.intercept, self._max_row_norm, wide)
 
     def columns(self, index):
         """The design of some columns (an index array into the design's columns, the

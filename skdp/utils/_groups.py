@@ -55,7 +55,7 @@ def check_groups(groups, n_samples):
         ``groups`` is not one label per row, or holds a missing value. Raised before
         any noise is drawn.
     """
-    labels = one_column(np.asarray(groups, dtype=object))
+    labels = one_column(_labels(groups))
     if pd.isna(labels).any():
         raise ValueError(MISSING_GROUP)
     if labels.shape[0] != n_samples:
@@ -65,6 +65,17 @@ def check_groups(groups, n_samples):
     except TypeError:
         raise ValueError(UNORDERED_GROUPS) from None
     return codes.astype(np.intp, copy=False)
+
+
+def _labels(groups):
+    """``groups`` as an array: numbers given as a numpy array or a pandas Series of a
+    numeric numpy dtype kept as they are (their codes are those of the same labels as
+    objects, and sorting them is ~20x faster), anything else as objects (so that
+    labels of several types are never coerced to one, but refused when unordered)."""
+    dtype = getattr(groups, "dtype", None)
+    if isinstance(dtype, np.dtype) and dtype.kind in "biuf":
+        return np.asarray(groups)
+    return np.asarray(groups, dtype=object)
 
 
 def one_column(labels):

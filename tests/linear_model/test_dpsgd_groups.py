@@ -22,7 +22,6 @@ import skdp.linear_model._dpsgd as dpsgd_module
 from skdp import DPSGDClassifier
 from skdp.audit import audit_statistics
 from skdp.solvers._design import as_design
-from skdp.utils import privacy_streams
 from tests.audit.test_dpsgd_privacy import _hockey_stick, _release_density
 
 ETA, CLIP = 1.0, 0.5
@@ -153,11 +152,13 @@ def _previous_clip_person_sums(X, R, persons, bound):
 def test_person_clip_is_the_previous_implementation_s(n_classes, sparse, monkeypatch):
     """The person clip and a fit with sampled persons (rows scaled into the ball, an
     intercept, singletons among persons of up to 9 rows, the clip active) against the
-    first implementation kept above: the clipped residuals of a dense design bit for
-    bit (the same products summed in the same order), a sparse one's to rounding (a
-    person's squares are summed in the product's stored order, not in scipy's
-    elementwise product's); the block's sum it returns, the sum of the persons' clipped
-    sums, is ``Z^T R`` of those residuals to rounding, and so are whole fits."""
+    first implementation kept above: the clipped residuals to rounding (the rows'
+    factors scale the indicator instead of the rows, and a sparse person's squares are
+    summed in the product's stored order: a few ulps in a person's norm, so 1e-13
+    relative); the block's sum it returns, the sum of the persons' clipped sums, is
+    ``Z^T R`` of those residuals to rounding, and so are whole fits, whose noise is the
+    same draws (both fits leave their sampling and noise streams at the same
+    position)."""
     rng = np.random.default_rng(8)
     n, d = 400, 6
     X = rng.normal(size=(n, d)) * rng.uniform(0.3, 3.0, size=(n, 1))
@@ -167,7 +168,6 @@ def test_person_clip_is_the_previous_implementation_s(n_classes, sparse, monkeyp
     groups = np.repeat(np.arange(n), rng.integers(1, 10, size=n))[:n]
     groups = rng.permutation(groups.max() + 1)[groups]   # persons' rows not in order
     X = sp.csr_matrix(X) if sparse else X
-    same = assert_allclose if sparse else (lambda a, b, **tol: assert_array_equal(a, b))
     # one block: the clip itself, on the design the estimator builds
     est = DPSGDClassifier(data_norm=2.0, random_state=0)
     design = dpsgd_module.solver_design(X, data_norm=2.0, fit_intercept=True,
@@ -181,13 +181,16 @@ def test_person_clip_is_the_previous_implementation_s(n_classes, sparse, monkeyp
     new, old = R.copy(), R.copy()
     total = dpsgd_module._clip_person_sums(block, new, persons, 0.5)
     _previous_clip_person_sums(block, old, persons, 0.5)
-    same(new, old, rtol=1e-14, atol=0)
+    assert_allclose(new, old, rtol=1e-13, atol=0)
     assert_allclose(total, np.asarray(block.T @ new).T, rtol=1e-13, atol=1e-15)
     assert np.any(new != R), "the person clip is inactive: the comparison is vacuous"
     # whole fits with sampled persons, several blocks a step
     monkeypatch.setattr(dpsgd_module, "_cache_rows", lambda d, b=None: 40)
     monkeypatch.setattr(dpsgd_module, "_sparse_block_rows", lambda X, b: 40)
     settings = dict(epsilon=2.0, data_norm=2.0, sample_rate=0.4, epochs=3, random_state=5)
+    streams, call_streams = [], dpsgd_module._call_streams
+    monkeypatch.setattr(dpsgd_module, "_call_streams",
+                        lambda *args: streams.append(call_streams(*args)) or streams[-1])
     fitted = est.set_params(**settings).fit(X, y, groups=groups)
     clipped = []
 
@@ -201,6 +204,9 @@ def test_person_clip_is_the_previous_implementation_s(n_classes, sparse, monkeyp
     assert len(clipped) > 2 * fitted.n_steps_ and any(clipped)
     assert_allclose(fitted.coef_, previous.coef_, rtol=1e-12, atol=0)
     assert_allclose(fitted.intercept_, previous.intercept_, rtol=1e-12, atol=0)
+    assert len(streams) == 2   # the same draws: each stream left at the same position
+    for ours, theirs in zip(*streams):
+        assert_array_equal(ours.bit_generator.random_raw(4), theirs.bit_generator.random_raw(4))
 
 
 def test_noiseless_step_is_the_person_sum_over_the_person_count():
@@ -283,7 +289,7 @@ def test_release_is_the_formula_of_the_person_count_and_the_noisy_sum():
     of persons (n + 1, not the n + 3 rows)."""
     (X, y, _), (Xp, yp, gp) = _person_neighbours(5)
     est = _one_step(epsilon=1.0, random_state=11).fit(Xp, yp, groups=gp)
-    count_rng, _, noise_rng = privacy_streams(11)[0].spawn(3)
+    count_rng, _, noise_rng = dpsgd_module._call_streams(11, 0)
     p_tilde = 6 + est.count_noise_std_ * count_rng.standard_normal()
     xi = noise_rng.standard_normal((1, 1))
     S = _row_clipped_sum(y) + CLIP

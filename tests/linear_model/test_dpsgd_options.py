@@ -384,10 +384,18 @@ def test_a_negligible_step_keeps_the_previous_model():
 
 
 def test_call_streams_extend_the_fit_streams():
+    """The first call's streams are keyed from the noise stream's ``spawn(3)``: its
+    count and sampling streams those very ChaCha20 streams, its steps' noise AES-128
+    in counter mode keyed from the third child's seed; later calls draw other noise."""
+    from randomgen import AESCounter
+
     for seed in (0, 7):
         spawned = noise_generator(seed).spawn(3)
-        for ours, theirs in zip(_call_streams(seed, 0), spawned):
+        count, sampling, noise = _call_streams(seed, 0)
+        for ours, theirs in zip((count, sampling), spawned):
             assert_array_equal(ours.standard_normal(4), theirs.standard_normal(4))
+        aes = np.random.Generator(AESCounter(seed=spawned[2].bit_generator.seed_seq))
+        assert_array_equal(noise.standard_normal(4), aes.standard_normal(4))
         draws = [_call_streams(seed, call)[2].standard_normal(4) for call in range(3)]
         assert not np.allclose(draws[0], draws[1]) and not np.allclose(draws[1], draws[2])
 

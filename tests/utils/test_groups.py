@@ -12,9 +12,25 @@ def test_groups_become_codes_of_any_labels():
     assert rows_per_person(codes).tolist() == [3, 1, 3, 1, 3]
 
 
+@pytest.mark.parametrize("labels", [
+    np.random.default_rng(0).integers(-5, 40, size=300),
+    np.random.default_rng(1).integers(0, 9, size=300).astype(np.uint8),
+    np.random.default_rng(2).integers(0, 30, size=300) * 0.25,
+    np.random.default_rng(3).random(300) < 0.5])
+@pytest.mark.parametrize("as_series", [False, True])
+def test_numeric_labels_get_the_codes_of_the_same_labels_as_objects(labels, as_series):
+    """Numbers are sorted as they are (fast), with the codes the object path gives."""
+    expected = np.unique(np.asarray(labels, dtype=object), return_inverse=True)[1]
+    given = pd.Series(labels) if as_series else labels
+    np.testing.assert_array_equal(check_groups(given, 300), expected)
+    np.testing.assert_array_equal(check_groups(labels.astype(object), 300), expected)
+
+
 @pytest.mark.parametrize("groups, match", [
     ([1, None, 2], "missing"), ([1, 2], "another number of labels"),
-    ([1.0, np.nan, 2.0], "missing"), ([[1, 1], [2, 2], [3, 3]], "1-D"),
+    ([1.0, np.nan, 2.0], "missing"), (np.array([1.0, np.nan, 2.0]), "missing"),
+    (pd.Series([1.0, 2.0, np.nan]), "missing"), ([[1, 1], [2, 2], [3, 3]], "1-D"),
+    (np.array([[1], [2]]), "another number of labels"),
     (np.array([1, "a", 2], dtype=object), "one type")])
 def test_malformed_groups_are_refused(groups, match):
     with pytest.raises(ValueError, match=match) as error:
