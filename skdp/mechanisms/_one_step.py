@@ -28,10 +28,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..exceptions import InferenceError
-from ._glm_inference import release_information
+from ._glm_inference import FLAT_DIRECTION, release_information
 from ._sufficient_statistics import (BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, INFERENCE_REFUSAL,
                                      LinearInference, SSPCalibration, gram_noise_covariance,
-                                     symmetric_noise_draws)
+                                     singular_within_noise, symmetric_noise_draws)
 
 ONE_STEP_SHARE = 0.1
 """The share of the Gaussian-DP budget ``mu^2`` of the two releases of the one-step
@@ -135,8 +135,9 @@ def one_step_inference(theta, gradient, information, calibration):
     Raises
     ------
     InferenceError
-        When ``H~`` is not positive definite (too few rows for the noise):
-        decided from the release alone.
+        When ``H~`` is singular within its noise
+        (:func:`~skdp.mechanisms._sufficient_statistics.singular_within_noise`: too few
+        rows for the noise, or a collinear design): decided from the release alone.
 
     Examples
     --------
@@ -147,9 +148,8 @@ def one_step_inference(theta, gradient, information, calibration):
     >>> fit.theta.tolist(), fit.covariance.tolist()
     ([0.25], [[0.25]])
     """
-    if np.linalg.eigvalsh(information)[0] <= 0:
-        raise InferenceError(INFERENCE_REFUSAL.format(
-            reason="the noisy information matrix is not positive definite"))
+    if singular_within_noise(information, calibration.information):
+        raise InferenceError(INFERENCE_REFUSAL.format(reason=FLAT_DIRECTION))
     inverse = np.linalg.inv(information)
     step = inverse @ gradient
     estimate = theta - step

@@ -379,6 +379,61 @@ INFERENCE_REFUSAL = (
     "decided from the released statistics alone.")
 
 
+IDENTIFICATION_SDS = 2.0
+"""How many standard deviations of the noise on a direction (:func:`quadratic_form_sd`)
+a noisy Gram-like matrix's smallest eigenvalue must exceed for its coefficients to be
+identified (:func:`singular_within_noise`): a singular matrix passes with probability
+at most 0.023 under Gaussian noise."""
+
+
+def quadratic_form_sd(calibration):
+    """A bound on the standard deviation of ``u^T E u`` for every unit vector ``u``,
+    ``E`` the symmetric noise on the coordinates of :func:`gram_coordinates`.
+
+    ``u^T E u = sum_i u_i^2 E_ii + 2 sum_{i<j} u_i u_j E_ij`` with independent
+    entries. Gaussian (``v_d = sigma^2``, ``v_o = sigma^2 / 2``): its variance is
+    ``sigma^2 (sum_i u_i^4 + 2 sum_{i<j} u_i^2 u_j^2) = sigma^2 ||u||^4``, so ``u^T E
+    u ~ N(0, sigma^2)`` exactly. Laplace (``v_d = v_o = 2 b^2``): ``2 b^2 (2 ||u||^4 -
+    sum_i u_i^4) <= 4 b^2``, so at most ``2 b``.
+
+    Examples
+    --------
+    >>> from skdp.mechanisms._sufficient_statistics import (SSPCalibration,
+    ...                                                     quadratic_form_sd)
+    >>> quadratic_form_sd(SSPCalibration("laplace", 1.5, 0.0, 0.0))
+    3.0
+    """
+    factor = {"gaussian": 1.0, "laplace": 2.0, "none": 0.0}[calibration.law]
+    return factor * calibration.gram
+
+
+def singular_within_noise(matrix, calibration):
+    """Whether a released Gram-like matrix ``M~ = M + E`` may hide a direction of zero
+    curvature: its smallest eigenvalue is at most :data:`IDENTIFICATION_SDS` times
+    :func:`quadratic_form_sd` (or at most ``1e-10`` times its largest: numerically
+    singular, also without noise).
+
+    If ``M`` has a null direction ``u``, ``lambda_min(M~) <= u^T M~ u = u^T E u``, so
+    a singular ``M`` is refused with probability at least ``P(N(0, 1) <= 2) = 0.977``
+    under Gaussian noise (a collinear design, such as a full one-hot encoding beside
+    the intercept, is not identified and has no interval).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp.mechanisms._sufficient_statistics import (SSPCalibration,
+    ...                                                     singular_within_noise)
+    >>> noise = SSPCalibration("gaussian", 0.1, 0.0, 0.0)
+    >>> singular_within_noise(np.diag([4.0, 1.0]), noise)
+    False
+    >>> singular_within_noise(np.diag([4.0, 0.15]), noise)
+    True
+    """
+    eigenvalues = np.linalg.eigvalsh(matrix)
+    floor = max(IDENTIFICATION_SDS * quadratic_form_sd(calibration), 1e-10 * eigenvalues[-1])
+    return bool(eigenvalues[0] <= floor)
+
+
 @dataclass(frozen=True)
 class LinearInference:
     """A point estimate, its covariance and the degrees of freedom of its intervals
@@ -449,8 +504,9 @@ def least_squares_inference(gram, moment, residual, calibration, intercept_scali
     Raises
     ------
     InferenceError
-        When ``A~`` is not positive definite, or the noisy residual sum of squares
-        or degrees of freedom are not positive (post-processing of the release).
+        When ``A~`` is singular within its noise (:func:`singular_within_noise`), or
+        the noisy residual sum of squares or degrees of freedom are not positive
+        (post-processing of the release).
 
     Examples
     --------
@@ -464,9 +520,11 @@ def least_squares_inference(gram, moment, residual, calibration, intercept_scali
     >>> np.round(fit.theta, 3).tolist(), fit.df
     ([0.983, 0.11], 4.0)
     """
-    if np.linalg.eigvalsh(gram)[0] <= 0:
+    if singular_within_noise(gram, calibration):
         raise InferenceError(INFERENCE_REFUSAL.format(
-            reason="the noisy Gram matrix is not positive definite"))
+            reason="the noisy Gram matrix is singular within its noise (a collinear "
+                   "design, or too few rows for the noise), so the coefficients are not "
+                   "identified"))
     inverse = np.linalg.inv(gram)
     theta = inverse @ moment
     df = gram[-1, -1] / intercept_scaling**2 - theta.size
