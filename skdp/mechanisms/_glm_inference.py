@@ -30,7 +30,7 @@ from ..accounting import gdp_mu
 from ..exceptions import InferenceError
 from ._noise import draw_noise, sample_noise_draws
 from ._sufficient_statistics import (BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, INFERENCE_REFUSAL,
-                                     LinearInference, SSPCalibration, gram_coordinates,
+                                     LinearInference, accepted_bootstrap, SSPCalibration, gram_coordinates,
                                      gram_from_coordinates, gram_noise_covariance,
                                      singular_within_noise, ssp_sensitivities,
                                      symmetric_noise_draws)
@@ -180,7 +180,7 @@ def glm_inference(theta, information, *, C, ridge, calibration, objective_noise=
     if calibration.law != "none":
         deviations = _bootstrap(estimate, information, gradient_covariance, C=C, ridge=ridge,
                                 calibration=calibration, objective_noise=objective_noise,
-                                output_noise=output_noise)
+                                output_noise=output_noise, curvature_bound=curvature_bound)
     return LinearInference(estimate, 0.5 * (covariance + covariance.T), np.inf, deviations)
 
 
@@ -203,7 +203,8 @@ def flat_direction(information, calibration, curvature_bound=0.0):
     coefficient: ``trace(H~) / curvature_bound`` bounds their number below, one row
     adding at most ``curvature_bound`` (a separable sample leaves a handful of rows at
     the edge of the Huber loss's band even without noise, and their sandwich would be
-    an interval for a parameter that does not exist).
+    an interval for a parameter that does not exist). A stack of matrices gives one
+    answer per matrix.
 
     Examples
     --------
@@ -218,28 +219,37 @@ def flat_direction(information, calibration, curvature_bound=0.0):
     ...                curvature_bound=0.5)
     True
     """
-    dim = information.shape[0]
-    few_rows = np.trace(information) < MIN_CURVED_ROWS * dim * curvature_bound
-    return bool(few_rows or singular_within_noise(information, calibration))
+    dim = information.shape[-1]
+    few_rows = (np.trace(information, axis1=-2, axis2=-1)
+                < MIN_CURVED_ROWS * dim * curvature_bound)
+    flat = few_rows | singular_within_noise(information, calibration)
+    return bool(flat) if np.ndim(flat) == 0 else flat
 
 
 def _bootstrap(theta, information, gradient_covariance, *, C, ridge, calibration,
-               objective_noise, output_noise):
+               objective_noise, output_noise, curvature_bound):
     """Draws of ``theta_d - theta*`` in the world fitted to the release: ``theta* =
     theta``, ``H = H~``; the linearised mechanism ``theta_p = theta - (C H + r
     I)^{-1} (C g + b + r theta) + w`` with ``g ~ N(0, J~)`` (``J~ = H~`` for the
     logistic loss), ``b`` and ``w`` from their exact laws, then the correction with
-    a fresh ``H + E`` (``E`` from its exact law). The noise of ``J~`` only reaches
-    the intervals' width (second order) and is not redrawn."""
-    rng = np.random.default_rng(BOOTSTRAP_SEED)
+    a fresh ``H + E`` (``E`` from its exact law), kept when ``H + E`` passes the
+    refusal rule (:func:`flat_direction`;
+    :func:`~skdp.mechanisms._sufficient_statistics.accepted_bootstrap`). The noise of
+    ``J~`` only reaches the intervals' width (second order) and is not redrawn."""
     dim = theta.size
     (linear_law, linear_scale), (output_law, output_scale) = objective_noise, output_noise
-    gradients = (rng.standard_normal((BOOTSTRAP_DRAWS, dim))
-                 @ np.linalg.cholesky(gradient_covariance).T)
-    linear = sample_noise_draws(linear_law, BOOTSTRAP_DRAWS, dim, linear_scale, rng)
+    root = np.linalg.cholesky(gradient_covariance)
     system = C * information + ridge * np.eye(dim)
-    released = (theta - np.linalg.solve(system, (C * gradients + linear + ridge * theta).T).T
-                + sample_noise_draws(output_law, BOOTSTRAP_DRAWS, dim, output_scale, rng))
-    informations = information + symmetric_noise_draws(calibration, dim, rng)
-    corrected = released + ridge / C * np.linalg.solve(informations, released[..., None])[..., 0]
-    return corrected - theta
+
+    def draw_batch(rng):
+        gradients = rng.standard_normal((BOOTSTRAP_DRAWS, dim)) @ root.T
+        linear = sample_noise_draws(linear_law, BOOTSTRAP_DRAWS, dim, linear_scale, rng)
+        released = (theta - np.linalg.solve(system, (C * gradients + linear + ridge * theta).T).T
+                    + sample_noise_draws(output_law, BOOTSTRAP_DRAWS, dim, output_scale, rng))
+        informations = information + symmetric_noise_draws(calibration, dim, rng)
+        corrected = (released
+                     + ridge / C * np.linalg.solve(informations, released[..., None])[..., 0])
+        accepted = ~flat_direction(informations, calibration, curvature_bound)
+        return accepted, corrected - theta
+
+    return accepted_bootstrap(draw_batch, np.random.default_rng(BOOTSTRAP_SEED))

@@ -30,8 +30,9 @@ import numpy as np
 from ..exceptions import InferenceError
 from ._glm_inference import FLAT_DIRECTION, release_information
 from ._sufficient_statistics import (BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, INFERENCE_REFUSAL,
-                                     LinearInference, SSPCalibration, gram_noise_covariance,
-                                     singular_within_noise, symmetric_noise_draws)
+                                     LinearInference, SSPCalibration, accepted_bootstrap,
+                                     gram_noise_covariance, singular_within_noise,
+                                     symmetric_noise_draws)
 
 ONE_STEP_SHARE = 0.1
 """The share of the Gaussian-DP budget ``mu^2`` of the two releases of the one-step
@@ -166,12 +167,18 @@ def _bootstrap(theta, estimate, gradient, information, calibration):
     theta_d``, ``H = H~``, ``theta_s`` held at its released value. The gradient sum
     at ``theta_s`` is ``g* + H (theta_s - theta*) + e* = g~ + g* + e*`` with ``g* ~
     N(0, H~)`` and ``e*`` from its exact law; ``theta_d* = theta_s - (H~ + E*)^{-1}``
-    of it, ``E*`` from its exact law."""
-    rng = np.random.default_rng(BOOTSTRAP_SEED)
+    of it, ``E*`` from its exact law, kept when ``H~ + E*`` passes the refusal rule
+    (:func:`~skdp.mechanisms._sufficient_statistics.accepted_bootstrap`)."""
     dim = theta.size
-    sampling = rng.standard_normal((BOOTSTRAP_DRAWS, dim)) @ np.linalg.cholesky(information).T
-    noise = calibration.gradient_std * rng.standard_normal((BOOTSTRAP_DRAWS, dim))
-    gradients = gradient + sampling + noise
-    informations = information + symmetric_noise_draws(calibration.information, dim, rng)
-    corrected = theta - np.linalg.solve(informations, gradients[..., None])[..., 0]
-    return corrected - estimate
+    root = np.linalg.cholesky(information)
+
+    def draw_batch(rng):
+        sampling = rng.standard_normal((BOOTSTRAP_DRAWS, dim)) @ root.T
+        noise = calibration.gradient_std * rng.standard_normal((BOOTSTRAP_DRAWS, dim))
+        gradients = gradient + sampling + noise
+        informations = information + symmetric_noise_draws(calibration.information, dim, rng)
+        corrected = theta - np.linalg.solve(informations, gradients[..., None])[..., 0]
+        accepted = ~singular_within_noise(informations, calibration.information)
+        return accepted, corrected - estimate
+
+    return accepted_bootstrap(draw_batch, np.random.default_rng(BOOTSTRAP_SEED))

@@ -306,7 +306,8 @@ def _replayed_pair_mu(monkeypatch):
     monkeypatch.setattr(dpsgd_module, "release_one_step",
                         lambda gradient, information, calibration, rng: (gradient, information))
     # the noise-free information of 60 rows is within the noise: keep the fit's intervals
-    monkeypatch.setattr(one_step_module, "singular_within_noise", lambda *args: False)
+    monkeypatch.setattr(one_step_module, "singular_within_noise",
+                        lambda matrices, calibration: np.zeros(np.shape(matrices)[:-2], bool))
     rng = np.random.default_rng(0)
     X = rng.uniform(-0.5, 0.5, (60, 3))
     y = (X[:, 0] > 0).astype(int)
