@@ -1888,8 +1888,10 @@ def inference_adult(payload, timing=None):
     """``bench_inference_adult.py``: the private summary beside statsmodels' Logit."""
     params = payload["params"]
     over = payload["share_contains_over_seeds"]
-    lines = setting(payload, f"noise seed 0 for the table; 0..{params['seeds'] - 1} for the "
-                    "share over seeds", "add/remove one row") + [""]
+    table_seed = payload.get("table_seed", 0)
+    lines = setting(payload, f"noise seed {table_seed} for the table (the first from 0 whose "
+                    f"intervals were not refused); 0..{params['seeds'] - 1} for the share over "
+                    "seeds", "add/remove one row") + [""]
     lines += [f"ObjPertLogisticRegression(inference=True, epsilon={fmt_eps(params['epsilon'])}, "
               f"delta={fmt_eps(params['delta'])}, data_norm={fmt_eps(params['data_norm'])}) "
               f"and statsmodels' Logit on the same {params['n_train']:,} training rows and "
@@ -1897,7 +1899,7 @@ def inference_adult(payload, timing=None):
               "(OneHotEncoder(drop='first'), declared categories) and the numeric columns "
               "scaled to [-1, 1] by declared bounds. Share of coefficients whose private "
               f"interval contains the non-private estimate: {fmt(payload['share_contains'], 2)} "
-              f"(seed 0); over {params['seeds']} seeds median {fmt(over['median'], 2)}, "
+              f"(seed {table_seed}); over {params['seeds']} seeds median {fmt(over['median'], 2)}, "
               f"range {fmt(over['min'], 2)} to {fmt(over['max'], 2)}, {over['refused']} "
               f"refused. The full one-hot encoding beside the intercept (collinear) was "
               f"refused in {payload['full_one_hot_refused']} of {params['seeds']} seeds.", ""]

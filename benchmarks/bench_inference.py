@@ -24,11 +24,12 @@ with its 95 % Clopper-Pearson interval, the share of coefficients covering in [0
 false until the last), so a stopped run is usable.
 
 Run ``python -m benchmarks.bench_inference [--quick] [--estimators K ...] [--sizes N ...]
-[--epsilons E ...] [--draws K] [--largest-draws K]`` (any grid option narrows the grid)
-from the repo root; writes ``results/inference.json`` (``inference_quick.json``) and its
-PNG. ``--merge A.json B.json ...`` writes one result from partial runs (a cell's draws
-are seeded by their index, so a cell is the same in any run); ``--plot-only`` redraws
-the PNG. BLAS is limited to one thread. Timings are not recorded.
+[--epsilons E ...] [--draws K] [--largest-draws K] [--output NAME]`` (any grid option
+narrows the grid) from the repo root; writes ``results/inference.json``
+(``inference_quick.json``, or ``results/NAME.json`` for a partial run beside others) and
+its PNG. ``--merge A.json B.json ...`` writes one result from partial runs (a cell's
+draws are seeded by their index, so a cell is the same in any run; a cell in several
+runs is taken from the last); ``--plot-only`` redraws the PNG. BLAS is limited to one thread. Timings are not recorded.
 """
 
 import argparse
@@ -194,11 +195,16 @@ def plot(payload, path):
     plt.close(fig)
 
 
+def cell_key(cell):
+    return tuple(cell[k] for k in ("estimator", "n", "d", "epsilon", "delta"))
+
+
 def merge(paths):
     """One ``inference.json`` from the runs at ``paths`` (each run's parameters kept
-    under ``parts``), the cells in the grid's order."""
+    under ``parts``), the cells in the grid's order; a cell in several runs is taken
+    from the last of them (a rerun replaces it)."""
     runs = [json.loads(Path(path).read_text()) for path in paths]
-    cells = [cell for run in runs for cell in run["cells"]]
+    cells = list({cell_key(cell): cell for run in runs for cell in run["cells"]}.values())
     cells.sort(key=lambda c: (c["n"], list(LABELS).index(c["estimator"]), c["d"],
                               c["epsilon"] != 1.0, c["epsilon"], c["delta"]))
     params = {**PARAMS, "draws": max(c["draws"] for c in cells),
@@ -227,6 +233,7 @@ def main(argv=None):
     parser.add_argument("--draws", type=int)
     parser.add_argument("--largest-draws", type=int,
                         help="draws in the cells of the largest n (default: --draws)")
+    parser.add_argument("--output", help="write results/OUTPUT.json (a partial run)")
     parser.add_argument("--plot-only", action="store_true",
                         help="run nothing; draw the PNG of the existing JSON")
     parser.add_argument("--merge", nargs="+", type=Path, metavar="JSON",
@@ -242,9 +249,10 @@ def main(argv=None):
         plot(json.loads(path.read_text()), path.with_suffix(".png"))
         return
     params = {**PARAMS, **(QUICK if args.quick else {})}
-    params.update({k: v for k, v in vars(args).items() if k not in ("quick", "plot_only") and v})
+    params.update({k: v for k, v in vars(args).items()
+                   if k not in ("quick", "plot_only", "output") and v})
     params.setdefault("largest_draws", params["draws"])
-    name = f"{NAME}_quick" if args.quick else NAME
+    name = args.output or (f"{NAME}_quick" if args.quick else NAME)
     warnings.simplefilter("ignore")
     cells = []
     with threadpool_limits(1):

@@ -30,9 +30,10 @@ from ..accounting import gdp_mu
 from ..exceptions import InferenceError
 from ._noise import draw_noise, sample_noise_draws
 from ._sufficient_statistics import (BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, INFERENCE_REFUSAL,
-                                     LinearInference, SSPCalibration, gram_coordinates,
+                                     LinearInference, accepted_bootstrap, SSPCalibration, gram_coordinates,
                                      gram_from_coordinates, gram_noise_covariance,
-                                     ssp_sensitivities, symmetric_noise_draws)
+                                     singular_within_noise, ssp_sensitivities,
+                                     symmetric_noise_draws)
 
 INFORMATION_SHARE = 0.1
 """The share of the budget (of ``epsilon`` and of ``delta``, composed by addition) of
@@ -144,9 +145,10 @@ def glm_inference(theta, information, *, C, ridge, calibration, objective_noise=
     Raises
     ------
     InferenceError
-        When ``H~`` is not positive definite; with ``gradient_covariance``, when
-        ``H~``'s smallest eigenvalue is within its noise (:func:`flat_direction`) or
-        ``J~`` is not positive definite.
+        When ``H~``'s smallest eigenvalue is within its noise (:func:`flat_direction`:
+        a collinear design is refused with probability at least 0.977 under
+        Gaussian noise); with ``gradient_covariance``, also when ``J~`` is not
+        positive definite.
 
     Examples
     --------
@@ -158,13 +160,13 @@ def glm_inference(theta, information, *, C, ridge, calibration, objective_noise=
     >>> fit.theta.tolist(), fit.covariance.tolist()
     ([0.625], [[0.25]])
     """
-    if gradient_covariance is not None:
-        _check_sandwich(information, gradient_covariance, calibration, curvature_bound)
-    elif np.linalg.eigvalsh(information)[0] <= 0:
-        raise InferenceError(INFERENCE_REFUSAL.format(
-            reason="the noisy information matrix is not positive definite"))
-    else:
+    if flat_direction(information, calibration, curvature_bound):
+        raise InferenceError(INFERENCE_REFUSAL.format(reason=FLAT_DIRECTION))
+    if gradient_covariance is None:
         gradient_covariance = information
+    elif np.linalg.eigvalsh(gradient_covariance)[0] <= 0:
+        raise InferenceError(INFERENCE_REFUSAL.format(
+            reason="the noisy covariance of the loss's gradient is not positive definite"))
     dim = theta.size
     inverse = np.linalg.inv(information)
     direction = inverse @ theta
@@ -178,13 +180,15 @@ def glm_inference(theta, information, *, C, ridge, calibration, objective_noise=
     if calibration.law != "none":
         deviations = _bootstrap(estimate, information, gradient_covariance, C=C, ridge=ridge,
                                 calibration=calibration, objective_noise=objective_noise,
-                                output_noise=output_noise)
+                                output_noise=output_noise, curvature_bound=curvature_bound)
     return LinearInference(estimate, 0.5 * (covariance + covariance.T), np.inf, deviations)
 
 
 FLAT_DIRECTION = ("the noisy information matrix is singular within its noise (the loss "
-                  "is flat along a direction: separable classes, or too few rows in the "
-                  "Huber loss's quadratic band), so the coefficients are not identified")
+                  "is flat along a direction: a collinear design such as a full one-hot "
+                  "encoding beside the intercept, separable classes, or too few rows in "
+                  "the Huber loss's quadratic band), so the coefficients are not "
+                  "identified")
 
 
 MIN_CURVED_ROWS = 10
@@ -193,14 +197,14 @@ MIN_CURVED_ROWS = 10
 
 def flat_direction(information, calibration, curvature_bound=0.0):
     """Whether ``H~`` may hide a direction of zero curvature: its smallest eigenvalue
-    is below the typical spectral norm ``2 sqrt(dim v_o)`` of its symmetric noise
-    (``v_o`` the variance of an off-diagonal entry) or below ``1e-10`` times its
-    largest (numerically singular, also without noise), or it carries fewer than
-    :data:`MIN_CURVED_ROWS` rows per coefficient: ``trace(H~) / curvature_bound``
-    bounds their number below, one row adding at most ``curvature_bound`` (a
-    separable sample leaves a handful of rows at the edge of the Huber loss's band
-    even without noise, and their sandwich would be an interval for a parameter that
-    does not exist).
+    is within two standard deviations of the noise on a direction
+    (:func:`~skdp.mechanisms._sufficient_statistics.singular_within_noise`), or, with
+    ``curvature_bound``, it carries fewer than :data:`MIN_CURVED_ROWS` rows per
+    coefficient: ``trace(H~) / curvature_bound`` bounds their number below, one row
+    adding at most ``curvature_bound`` (a separable sample leaves a handful of rows at
+    the edge of the Huber loss's band even without noise, and their sandwich would be
+    an interval for a parameter that does not exist). A stack of matrices gives one
+    answer per matrix.
 
     Examples
     --------
@@ -209,48 +213,43 @@ def flat_direction(information, calibration, curvature_bound=0.0):
     >>> from skdp.mechanisms._sufficient_statistics import SSPCalibration
     >>> flat_direction(np.diag([4.0, 1.0]), SSPCalibration("gaussian", 0.1, 0.0, 0.0))
     False
-    >>> flat_direction(np.diag([4.0, 0.2]), SSPCalibration("gaussian", 0.1, 0.0, 0.0))
+    >>> flat_direction(np.diag([4.0, 0.15]), SSPCalibration("gaussian", 0.1, 0.0, 0.0))
     True
     >>> flat_direction(np.diag([4.0, 1.0]), SSPCalibration("none", 0.0, 0.0, 0.0),
     ...                curvature_bound=0.5)
     True
     """
-    eigenvalues = np.linalg.eigvalsh(information)
-    off_diagonal = calibration.variance("gram") / (2.0 if calibration.law == "gaussian"
-                                                   else 1.0)
-    dim = information.shape[0]
-    floor = max(2.0 * np.sqrt(dim * off_diagonal), 1e-10 * eigenvalues[-1])
-    few_rows = np.trace(information) < MIN_CURVED_ROWS * dim * curvature_bound
-    return bool(eigenvalues[0] <= floor or few_rows)
-
-
-def _check_sandwich(information, gradient_covariance, calibration, curvature_bound):
-    """Refuse a sandwich whose bread may be singular or whose filling is not a
-    covariance."""
-    if flat_direction(information, calibration, curvature_bound):
-        raise InferenceError(INFERENCE_REFUSAL.format(reason=FLAT_DIRECTION))
-    if np.linalg.eigvalsh(gradient_covariance)[0] <= 0:
-        raise InferenceError(INFERENCE_REFUSAL.format(
-            reason="the noisy covariance of the loss's gradient is not positive definite"))
+    dim = information.shape[-1]
+    few_rows = (np.trace(information, axis1=-2, axis2=-1)
+                < MIN_CURVED_ROWS * dim * curvature_bound)
+    flat = few_rows | singular_within_noise(information, calibration)
+    return bool(flat) if np.ndim(flat) == 0 else flat
 
 
 def _bootstrap(theta, information, gradient_covariance, *, C, ridge, calibration,
-               objective_noise, output_noise):
+               objective_noise, output_noise, curvature_bound):
     """Draws of ``theta_d - theta*`` in the world fitted to the release: ``theta* =
     theta``, ``H = H~``; the linearised mechanism ``theta_p = theta - (C H + r
     I)^{-1} (C g + b + r theta) + w`` with ``g ~ N(0, J~)`` (``J~ = H~`` for the
     logistic loss), ``b`` and ``w`` from their exact laws, then the correction with
-    a fresh ``H + E`` (``E`` from its exact law). The noise of ``J~`` only reaches
-    the intervals' width (second order) and is not redrawn."""
-    rng = np.random.default_rng(BOOTSTRAP_SEED)
+    a fresh ``H + E`` (``E`` from its exact law), kept when ``H + E`` passes the
+    refusal rule (:func:`flat_direction`;
+    :func:`~skdp.mechanisms._sufficient_statistics.accepted_bootstrap`). The noise of
+    ``J~`` only reaches the intervals' width (second order) and is not redrawn."""
     dim = theta.size
     (linear_law, linear_scale), (output_law, output_scale) = objective_noise, output_noise
-    gradients = (rng.standard_normal((BOOTSTRAP_DRAWS, dim))
-                 @ np.linalg.cholesky(gradient_covariance).T)
-    linear = sample_noise_draws(linear_law, BOOTSTRAP_DRAWS, dim, linear_scale, rng)
+    root = np.linalg.cholesky(gradient_covariance)
     system = C * information + ridge * np.eye(dim)
-    released = (theta - np.linalg.solve(system, (C * gradients + linear + ridge * theta).T).T
-                + sample_noise_draws(output_law, BOOTSTRAP_DRAWS, dim, output_scale, rng))
-    informations = information + symmetric_noise_draws(calibration, dim, rng)
-    corrected = released + ridge / C * np.linalg.solve(informations, released[..., None])[..., 0]
-    return corrected - theta
+
+    def draw_batch(rng):
+        gradients = rng.standard_normal((BOOTSTRAP_DRAWS, dim)) @ root.T
+        linear = sample_noise_draws(linear_law, BOOTSTRAP_DRAWS, dim, linear_scale, rng)
+        released = (theta - np.linalg.solve(system, (C * gradients + linear + ridge * theta).T).T
+                    + sample_noise_draws(output_law, BOOTSTRAP_DRAWS, dim, output_scale, rng))
+        informations = information + symmetric_noise_draws(calibration, dim, rng)
+        corrected = (released
+                     + ridge / C * np.linalg.solve(informations, released[..., None])[..., 0])
+        accepted = ~flat_direction(informations, calibration, curvature_bound)
+        return accepted, corrected - theta
+
+    return accepted_bootstrap(draw_batch, np.random.default_rng(BOOTSTRAP_SEED))

@@ -28,9 +28,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..exceptions import InferenceError
-from ._glm_inference import release_information
+from ._glm_inference import FLAT_DIRECTION, release_information
 from ._sufficient_statistics import (BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, INFERENCE_REFUSAL,
-                                     LinearInference, SSPCalibration, gram_noise_covariance,
+                                     LinearInference, SSPCalibration, accepted_bootstrap,
+                                     gram_noise_covariance, singular_within_noise,
                                      symmetric_noise_draws)
 
 ONE_STEP_SHARE = 0.1
@@ -135,8 +136,9 @@ def one_step_inference(theta, gradient, information, calibration):
     Raises
     ------
     InferenceError
-        When ``H~`` is not positive definite (too few rows for the noise):
-        decided from the release alone.
+        When ``H~`` is singular within its noise
+        (:func:`~skdp.mechanisms._sufficient_statistics.singular_within_noise`: too few
+        rows for the noise, or a collinear design): decided from the release alone.
 
     Examples
     --------
@@ -147,9 +149,8 @@ def one_step_inference(theta, gradient, information, calibration):
     >>> fit.theta.tolist(), fit.covariance.tolist()
     ([0.25], [[0.25]])
     """
-    if np.linalg.eigvalsh(information)[0] <= 0:
-        raise InferenceError(INFERENCE_REFUSAL.format(
-            reason="the noisy information matrix is not positive definite"))
+    if singular_within_noise(information, calibration.information):
+        raise InferenceError(INFERENCE_REFUSAL.format(reason=FLAT_DIRECTION))
     inverse = np.linalg.inv(information)
     step = inverse @ gradient
     estimate = theta - step
@@ -166,12 +167,18 @@ def _bootstrap(theta, estimate, gradient, information, calibration):
     theta_d``, ``H = H~``, ``theta_s`` held at its released value. The gradient sum
     at ``theta_s`` is ``g* + H (theta_s - theta*) + e* = g~ + g* + e*`` with ``g* ~
     N(0, H~)`` and ``e*`` from its exact law; ``theta_d* = theta_s - (H~ + E*)^{-1}``
-    of it, ``E*`` from its exact law."""
-    rng = np.random.default_rng(BOOTSTRAP_SEED)
+    of it, ``E*`` from its exact law, kept when ``H~ + E*`` passes the refusal rule
+    (:func:`~skdp.mechanisms._sufficient_statistics.accepted_bootstrap`)."""
     dim = theta.size
-    sampling = rng.standard_normal((BOOTSTRAP_DRAWS, dim)) @ np.linalg.cholesky(information).T
-    noise = calibration.gradient_std * rng.standard_normal((BOOTSTRAP_DRAWS, dim))
-    gradients = gradient + sampling + noise
-    informations = information + symmetric_noise_draws(calibration.information, dim, rng)
-    corrected = theta - np.linalg.solve(informations, gradients[..., None])[..., 0]
-    return corrected - estimate
+    root = np.linalg.cholesky(information)
+
+    def draw_batch(rng):
+        sampling = rng.standard_normal((BOOTSTRAP_DRAWS, dim)) @ root.T
+        noise = calibration.gradient_std * rng.standard_normal((BOOTSTRAP_DRAWS, dim))
+        gradients = gradient + sampling + noise
+        informations = information + symmetric_noise_draws(calibration.information, dim, rng)
+        corrected = theta - np.linalg.solve(informations, gradients[..., None])[..., 0]
+        accepted = ~singular_within_noise(informations, calibration.information)
+        return accepted, corrected - estimate
+
+    return accepted_bootstrap(draw_batch, np.random.default_rng(BOOTSTRAP_SEED))

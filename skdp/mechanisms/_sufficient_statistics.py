@@ -379,6 +379,64 @@ INFERENCE_REFUSAL = (
     "decided from the released statistics alone.")
 
 
+IDENTIFICATION_SDS = 2.0
+"""How many standard deviations of the noise on a direction (:func:`quadratic_form_sd`)
+a noisy Gram-like matrix's smallest eigenvalue must exceed for its coefficients to be
+identified (:func:`singular_within_noise`): a singular matrix passes with probability
+at most 0.023 under Gaussian noise."""
+
+
+def quadratic_form_sd(calibration):
+    """A bound on the standard deviation of ``u^T E u`` for every unit vector ``u``,
+    ``E`` the symmetric noise on the coordinates of :func:`gram_coordinates`.
+
+    ``u^T E u = sum_i u_i^2 E_ii + 2 sum_{i<j} u_i u_j E_ij`` with independent
+    entries. Gaussian (``v_d = sigma^2``, ``v_o = sigma^2 / 2``): its variance is
+    ``sigma^2 (sum_i u_i^4 + 2 sum_{i<j} u_i^2 u_j^2) = sigma^2 ||u||^4``, so ``u^T E
+    u ~ N(0, sigma^2)`` exactly. Laplace (``v_d = v_o = 2 b^2``): ``2 b^2 (2 ||u||^4 -
+    sum_i u_i^4) <= 4 b^2``, so at most ``2 b``.
+
+    Examples
+    --------
+    >>> from skdp.mechanisms._sufficient_statistics import (SSPCalibration,
+    ...                                                     quadratic_form_sd)
+    >>> quadratic_form_sd(SSPCalibration("laplace", 1.5, 0.0, 0.0))
+    3.0
+    """
+    factor = {"gaussian": 1.0, "laplace": 2.0, "none": 0.0}[calibration.law]
+    return factor * calibration.gram
+
+
+def singular_within_noise(matrix, calibration):
+    """Whether a released Gram-like matrix ``M~ = M + E`` may hide a direction of zero
+    curvature: its smallest eigenvalue is at most :data:`IDENTIFICATION_SDS` times
+    :func:`quadratic_form_sd` (or at most ``1e-10`` times its largest: numerically
+    singular, also without noise). A stack of matrices (shape ``(draws, dim, dim)``)
+    gives one answer per matrix.
+
+    If ``M`` has a null direction ``u``, ``lambda_min(M~) <= u^T M~ u = u^T E u``, so
+    a singular ``M`` is refused with probability at least ``P(N(0, 1) <= 2) = 0.977``
+    under Gaussian noise (a collinear design, such as a full one-hot encoding beside
+    the intercept, is not identified and has no interval).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp.mechanisms._sufficient_statistics import (SSPCalibration,
+    ...                                                     singular_within_noise)
+    >>> noise = SSPCalibration("gaussian", 0.1, 0.0, 0.0)
+    >>> singular_within_noise(np.diag([4.0, 1.0]), noise)
+    False
+    >>> singular_within_noise(np.diag([4.0, 0.15]), noise)
+    True
+    """
+    eigenvalues = np.linalg.eigvalsh(matrix)
+    floor = np.maximum(IDENTIFICATION_SDS * quadratic_form_sd(calibration),
+                       1e-10 * eigenvalues[..., -1])
+    refused = eigenvalues[..., 0] <= floor
+    return bool(refused) if refused.ndim == 0 else refused
+
+
 @dataclass(frozen=True)
 class LinearInference:
     """A point estimate, its covariance and the degrees of freedom of its intervals
@@ -449,8 +507,9 @@ def least_squares_inference(gram, moment, residual, calibration, intercept_scali
     Raises
     ------
     InferenceError
-        When ``A~`` is not positive definite, or the noisy residual sum of squares
-        or degrees of freedom are not positive (post-processing of the release).
+        When ``A~`` is singular within its noise (:func:`singular_within_noise`), or
+        the noisy residual sum of squares or degrees of freedom are not positive
+        (post-processing of the release).
 
     Examples
     --------
@@ -464,9 +523,11 @@ def least_squares_inference(gram, moment, residual, calibration, intercept_scali
     >>> np.round(fit.theta, 3).tolist(), fit.df
     ([0.983, 0.11], 4.0)
     """
-    if np.linalg.eigvalsh(gram)[0] <= 0:
+    if singular_within_noise(gram, calibration):
         raise InferenceError(INFERENCE_REFUSAL.format(
-            reason="the noisy Gram matrix is not positive definite"))
+            reason="the noisy Gram matrix is singular within its noise (a collinear "
+                   "design, or too few rows for the noise), so the coefficients are not "
+                   "identified"))
     inverse = np.linalg.inv(gram)
     theta = inverse @ moment
     df = gram[-1, -1] / intercept_scaling**2 - theta.size
@@ -490,6 +551,53 @@ BOOTSTRAP_SEED = 0
 """The bootstrap's public stream: it simulates from released values only, never
 from the privacy noise's stream, so that the intervals are reproducible."""
 
+BOOTSTRAP_BATCHES = 10
+"""The most batches of :data:`BOOTSTRAP_DRAWS` draws the bootstrap simulates to keep
+:data:`BOOTSTRAP_DRAWS` that the refusal rule accepts (:func:`accepted_bootstrap`)."""
+
+MIN_ACCEPTED_DRAWS = 400
+"""The fewest accepted draws whose quantiles give an interval (ten beyond each 2.5 %
+quantile at the default ``alpha``); fewer: the release is refused."""
+
+
+def accepted_bootstrap(draw_batch, rng):
+    """A parametric bootstrap conditional on the refusal rule's acceptance.
+
+    A fit gives intervals only when its released matrix passes the refusal rule, so
+    the law its intervals must reproduce is that of the mechanism given acceptance.
+    The bootstrap emulates it: each batch ``draw_batch(rng)`` simulates
+    :data:`BOOTSTRAP_DRAWS` releases and returns whether the refusal rule accepts
+    each (shape ``(draws,)``) and the deviations they give (``(draws, dim)``); the
+    refused draws are dropped, and batches are drawn until :data:`BOOTSTRAP_DRAWS`
+    are kept (at most :data:`BOOTSTRAP_BATCHES` batches). Without this, the draws
+    near a singular matrix, which a real fit would have refused, give the
+    deviations heavy tails and the intervals over-cover (least squares at n =
+    2,000, epsilon 1, Laplace noise: 0.98 to 1.00, twice the conditional width).
+
+    Returns
+    -------
+    deviations : ndarray of shape (draws, dim)
+        At most :data:`BOOTSTRAP_DRAWS` accepted draws.
+
+    Raises
+    ------
+    InferenceError
+        When fewer than :data:`MIN_ACCEPTED_DRAWS` draws are accepted: the world
+        fitted to the release would refuse nearly every fit.
+    """
+    kept, count = [], 0
+    for _ in range(BOOTSTRAP_BATCHES):
+        accepted, deviations = draw_batch(rng)
+        kept.append(deviations[accepted])
+        count += len(kept[-1])
+        if count >= BOOTSTRAP_DRAWS:
+            break
+    if count < MIN_ACCEPTED_DRAWS:
+        raise InferenceError(INFERENCE_REFUSAL.format(
+            reason="the release is at the edge of the refusal rule (a world fitted to "
+                   "it would refuse nearly every fit)"))
+    return np.concatenate(kept)[:BOOTSTRAP_DRAWS]
+
 
 def symmetric_noise_draws(calibration, dim, rng):
     """:data:`BOOTSTRAP_DRAWS` symmetric matrices with the law of the noise on the Gram
@@ -507,9 +615,18 @@ def symmetric_noise_draws(calibration, dim, rng):
 
 def least_squares_bootstrap(theta, gram, variance, calibration):
     """Draws of ``theta~ - theta*`` in the world fitted to the release (Ferrando,
-    Wang and Sheldon 2022): ``theta* = (A~ + E*)^{-1} (A~ theta~ + u* + e* )`` with
-    ``E*`` and ``e*`` from the noise's exact law and the sampling term ``u* ~ N(0,
-    s^2 A~)``; ``None`` without noise.
+    Wang and Sheldon 2022), given that its Gram matrix is not refused; ``None``
+    without noise.
+
+    The world: ``theta* = theta~``, ``A = A~``, errors of variance ``s^2``; a draw
+    is ``(A~ + E*)^{-1} (A~ theta~ + u* + e*)`` with ``E*`` and ``e*`` from the
+    noise's exact law and the sampling term ``u* ~ N(0, s^2 A~)``, kept when ``A~ +
+    E*`` is not singular within its noise (:func:`accepted_bootstrap`). The refusal
+    on the residual sum of squares is not emulated: measured at n = 2,000, epsilon 1
+    (300 fits), emulating it too (with ``c*`` drawn from its law in the world)
+    narrowed the intervals below nominal under Laplace noise (coverage 0.86 to 0.98),
+    where the world, centred on a noisy ``A~``, refuses more often than the
+    mechanism does.
 
     The draws keep what the first-order covariance drops: the inverse of the noisy
     Gram matrix, and the heavier tails of Laplace noise (a normal interval covers
@@ -517,12 +634,15 @@ def least_squares_bootstrap(theta, gram, variance, calibration):
     """
     if calibration.law == "none":
         return None
-    rng = np.random.default_rng(BOOTSTRAP_SEED)
     dim = theta.size
-    noisy_grams = gram + symmetric_noise_draws(calibration, dim, rng)
-    sampling = rng.standard_normal((BOOTSTRAP_DRAWS, dim)) @ np.linalg.cholesky(
-        variance * gram).T
-    moments = (gram @ theta + sampling
-               + sample_noise_draws(calibration.law, BOOTSTRAP_DRAWS, dim, calibration.moment,
-                                    rng))
-    return np.linalg.solve(noisy_grams, moments[..., None])[..., 0] - theta
+    root = np.linalg.cholesky(variance * gram)
+
+    def draw_batch(rng):
+        noisy_grams = gram + symmetric_noise_draws(calibration, dim, rng)
+        moments = (gram @ theta + rng.standard_normal((BOOTSTRAP_DRAWS, dim)) @ root.T
+                   + sample_noise_draws(calibration.law, BOOTSTRAP_DRAWS, dim,
+                                        calibration.moment, rng))
+        deviations = np.linalg.solve(noisy_grams, moments[..., None])[..., 0] - theta
+        return ~singular_within_noise(noisy_grams, calibration), deviations
+
+    return accepted_bootstrap(draw_batch, np.random.default_rng(BOOTSTRAP_SEED))

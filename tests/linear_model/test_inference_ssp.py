@@ -11,9 +11,11 @@ from numpy.testing import assert_allclose, assert_array_equal
 from scipy import stats
 
 import skdp.linear_model._sufficient_statistics as ssp_module
+import skdp.mechanisms._sufficient_statistics as ssp_mechanism
 from skdp import InferenceError, SSPLinearRegression
-from skdp.mechanisms._sufficient_statistics import (EIGENVALUE_SHARE, RESIDUAL_SHARE,
-                                                    SSPCalibration, draw_ssp_noise,
+from skdp.mechanisms._sufficient_statistics import (BOOTSTRAP_DRAWS, EIGENVALUE_SHARE,
+                                                    RESIDUAL_SHARE, SSPCalibration,
+                                                    accepted_bootstrap, draw_ssp_noise,
                                                     gram_from_coordinates,
                                                     gram_noise_covariance, ssp_calibration,
                                                     ssp_sensitivities)
@@ -99,6 +101,76 @@ def test_a_planted_bug_that_ignores_the_noise_fails_the_coverage_test(monkeypatc
     hits = _coverage(5000, 1.0, 1e-6, draws=200)
     assert not _covers_nominally(hits)
     assert hits.mean() < 0.8
+
+
+def test_the_bootstrap_keeps_accepted_draws_and_refuses_at_the_edge():
+    """Draws the refusal rule would refuse are dropped and replaced from further
+    batches; a world that accepts almost nothing is refused."""
+    batches = []
+
+    def half_accepted(rng):
+        batches.append(None)
+        deviations = rng.standard_normal((BOOTSTRAP_DRAWS, 2))
+        return deviations[:, 0] > 0, deviations
+    kept = accepted_bootstrap(half_accepted, np.random.default_rng(0))
+    assert kept.shape == (BOOTSTRAP_DRAWS, 2) and np.all(kept[:, 0] > 0)
+    assert 2 <= len(batches) <= 3
+
+    def nearly_all_refused(rng):
+        return (rng.uniform(size=BOOTSTRAP_DRAWS) < 0.005,
+                rng.standard_normal((BOOTSTRAP_DRAWS, 2)))
+    with pytest.raises(InferenceError, match="edge of the refusal rule"):
+        accepted_bootstrap(nearly_all_refused, np.random.default_rng(0))
+
+
+def _accepted_intervals(n, epsilon, delta, draws):
+    """The hits and widths of the fits whose intervals are not refused."""
+    hits, widths = [], []
+    for seed in range(draws):
+        X, y = _population(n, seed)
+        try:
+            intervals = _model(epsilon=epsilon, delta=delta, random_state=seed).fit(X, y) \
+                .conf_int()
+        except InferenceError:
+            continue
+        hits.append((intervals[:, 0] <= THETA) & (THETA <= intervals[:, 1]))
+        widths.append(np.diff(intervals, axis=1).ravel())
+    return np.array(hits), np.array(widths)
+
+
+@pytest.mark.slow
+def test_the_bootstrap_conditional_on_acceptance_narrows_the_intervals(monkeypatch):
+    """At n = 2,000, epsilon 0.5, Laplace noise, about 30 % of the fits are refused:
+    the intervals a user gets are those of the accepted fits, so the bootstrap
+    emulates the mechanism given acceptance. Over 200 seeds its pooled coverage is
+    within [0.93, 0.985] (measured 0.977); the same bootstrap keeping every draw (the
+    planted bug) is wider for every coefficient (measured by 4 to 13 %) and covers
+    at least as often (0.986)."""
+    hits, widths = _accepted_intervals(2000, 0.5, 0.0, draws=200)
+    assert len(hits) >= 100 and 0.93 <= hits.mean() <= 0.985, hits.mean(axis=0)
+    monkeypatch.setattr(ssp_mechanism, "accepted_bootstrap",
+                        lambda draw_batch, rng: draw_batch(rng)[1])
+    every_hits, every_widths = _accepted_intervals(2000, 0.5, 0.0, draws=200)
+    assert np.all(np.median(every_widths, axis=0) > 1.03 * np.median(widths, axis=0))
+    assert every_hits.mean() >= hits.mean()
+
+
+def test_standard_errors_are_the_bootstrap_intervals_spread():
+    """Near the refusal rule the bootstrap's law is heavy-tailed: ``bse_`` is its
+    interquartile range over 1.349, so the 95 % interval is about 3.92 ``bse_``
+    wide, not the first-order covariance's (which ignores the conditioning)."""
+    X, y = _population(2000, seed=0)
+    for seed in range(10):
+        try:
+            model = _model(epsilon=1.0, random_state=seed).fit(X, y)
+        except InferenceError:
+            continue
+        widths = np.diff(model.conf_int(), axis=1).ravel()
+        iqr = np.subtract(*np.quantile(model.bootstrap_deviations_, [0.75, 0.25], axis=0))
+        assert_allclose(model.bse_, iqr / (2 * stats.norm.ppf(0.75)), rtol=1e-12)
+        assert np.all((widths > 3.0 * model.bse_) & (widths < 5.0 * model.bse_))
+        return
+    pytest.fail("every fit was refused")
 
 
 @pytest.mark.slow
