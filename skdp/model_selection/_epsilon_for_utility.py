@@ -330,9 +330,8 @@ class EpsilonForUtility(ReleasedModelMixin, MetaEstimatorMixin, BaseEstimator):
             the dask graph, and the release is the in-memory one for any chunking; a
             Pipeline's preprocessing must then be BoundedScaler or Clipper, applied
             lazily, and anything else is refused before any partition is computed).
-            Given,
-            the unit of privacy is the person: everything released is private with
-            respect to adding or removing all of one person's rows. Each person goes
+            Given, the unit of privacy is the person: everything released is private
+            with respect to adding or removing all of one person's rows. Each person goes
             whole to the training or the validation part by one public coin, the
             counts count persons, the tests read each person's mean utility, and
             every rung is fitted with ``fit(X, y, groups=...)`` on the training
