@@ -800,6 +800,7 @@ def _dp_sgd(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_rate, n_steps
             xi = gradient.copy() if tangent else None
             gradient *= noise_scale
             clipped_dot = np.zeros((K, d)) if tangent else None
+            Xb = None   # the last step's gathered rows, released before this step gathers
             for Xb, Yb, norms_b, weights_b, persons_b in blocks:
                 if partitioned_persons:
                     block_sum, batch_sizes[t] = _partitioned_person_step(
@@ -823,8 +824,6 @@ def _dp_sgd(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_rate, n_steps
                 if tangent:
                     clipped_dot += clipped_gradient_tangent(Xb, Yb, theta, theta_dot, loss,
                                                             factors, weights_b)
-            # the last block's gathered rows are not held while the next step gathers
-            Xb = None
             if tangent:
                 gradient_dot = ((clipped_dot + sensitivity * xi) / normaliser
                                 + alpha * theta_dot)
