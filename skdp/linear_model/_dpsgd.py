@@ -193,10 +193,13 @@ _HUGE_GRADIENT_NORM = 1e300
 
 
 def clipped_gradient_sum(X, Y, theta, loss, max_grad_norm, row_norms, with_factors=True,
-                         weights=None, persons=None, person_bound=None):
+                         weights=None, persons=None, person_bound=None, out=None):
     """Sum of per-example gradients clipped to ``max_grad_norm`` (each times its row's
     weight, when ``weights`` are given), and the clip factors (``None`` unless
     ``with_factors``; the weights are not in them).
+
+    With ``out`` (of ``theta``'s shape), the sum is added into ``out``, which is
+    returned in its place: no second array of ``theta``'s size.
 
     For a linear model the per-example gradient is the outer product
     ``r_i x_i^T`` with ``r_i = d loss_i / d scores_i``, so its Frobenius norm is
@@ -211,7 +214,7 @@ def clipped_gradient_sum(X, Y, theta, loss, max_grad_norm, row_norms, with_facto
     """
     if is_sparse(X) or X.shape[0] * X.shape[1] * 8 <= _STREAMED_BYTES:
         total, factors = _clipped_block_sum(X, Y, theta, loss, max_grad_norm, row_norms,
-                                            weights, persons, person_bound)
+                                            weights, persons, person_bound, out)
         return total, factors if with_factors else None
     # a dense design beyond the cache by blocks of rows that stay in cache between the
     # two products, so that X is read from memory once per step, not twice (with
@@ -234,18 +237,25 @@ def clipped_gradient_sum(X, Y, theta, loss, max_grad_norm, row_norms, with_facto
         total += block_sum
         if with_factors:
             factors[start:stop] = block_factors
-    return total, factors
+    if out is not None:
+        out += total
+    return (total if out is None else out), factors
 
 
 def _clipped_block_sum(X, Y, theta, loss, max_grad_norm, row_norms, weights=None,
-                       persons=None, person_bound=None):
+                       persons=None, person_bound=None, out=None):
     R, factors = _residuals_and_clip_factors(X, Y, theta, loss, max_grad_norm, row_norms)
     R *= (factors if weights is None else factors * weights)[:, None]
     if persons is not None:
         total = _clip_person_sums(X, R, persons, person_bound)
         if total is not None:   # the sum of the persons' clipped sums, already formed
-            return total, factors
-    return np.asarray(X.T @ R).T, factors
+            if out is not None:
+                out += total
+            return (total if out is None else out), factors
+    if out is None:
+        return np.asarray(X.T @ R).T, factors
+    as_design(X).transpose_product(R, out=out.T)   # added in place: no joined copy
+    return out, factors
 
 
 def _residuals_and_clip_factors(X, Y, theta, loss, max_grad_norm, row_norms):
@@ -533,7 +543,10 @@ def clipped_gradient_tangent(X, Y, theta, tangent, loss, factors, weights=None):
 # by rows and 0.80, 0.52, 0.45 s by persons; 4 MiB against 1 MiB, interleaved: 0.81x
 # CPU with persons, 0.96x by rows on Adult and on the RCV1-shaped CSR, a step's batch
 # one block there); larger blocks hold more rows' temporaries (a tall dense design's
-# peak memory: by rows, 4 MiB blocks would be 1.3 vectors of n more on 400,000 x 12)
+# peak memory: by rows, 4 MiB blocks would be 1.3 vectors of n more on 400,000 x 12;
+# on the RCV1-shaped CSR a 4 MiB block, the whole batch, is 3 MB gathered, and 1 MiB
+# blocks, half that, cost 0.09-0.12 more of the fit-time ratio to SGDClassifier,
+# interleaved under load)
 _BATCH_BLOCK_BYTES = _CACHE_BYTES
 _LARGE_BLOCK_BYTES = 4 * _CACHE_BYTES
 
@@ -749,6 +762,8 @@ def _dp_sgd(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_rate, n_steps
              else np.array(initial_theta, dtype=np.float64).reshape(K, d))
     theta_avg = np.zeros((K, d))
     velocity = np.zeros((K, d))
+    # each step's noisy clipped sum, in one buffer of theta's size for the whole run
+    gradient = np.empty((K, d))
     if tangent:  # d/dz of theta, its average and the velocity (forward mode)
         theta_dot, theta_avg_dot, velocity_dot = (np.zeros((K, d)) for _ in range(3))
     full_batch = sample_rate == 1.0
@@ -780,12 +795,15 @@ def _dp_sgd(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_rate, n_steps
                 idx = next(samples)
                 batch_sizes[t] = idx.size
                 blocks = _batch_blocks(X, Y, row_norms, idx, weights)
-            # the noise is drawn first and the clipped sums are added into it, so that
-            # a step holds one vector of theta's size (d is n on a square sparse X);
-            # the stream is the noise's own, so the draws do not depend on the order
-            xi = noise_rng.standard_normal((K, d))   # drawn even when z = 0 (same stream)
-            gradient = xi * noise_scale if tangent else np.multiply(xi, noise_scale, out=xi)
+            # the noise is drawn first (into the buffer: the same numbers as into a new
+            # array) and the clipped sums are added into it, so that a step holds one
+            # vector of theta's size (d is n on a square sparse X); the stream is the
+            # noise's own, so the draws do not depend on the order
+            noise_rng.standard_normal(out=gradient)   # drawn even when z = 0 (same stream)
+            xi = gradient.copy() if tangent else None
+            gradient *= noise_scale
             clipped_dot = np.zeros((K, d)) if tangent else None
+            Xb = None   # the last step's gathered rows, released before this step gathers
             for Xb, Yb, norms_b, weights_b, persons_b in blocks:
                 if partitioned_persons:
                     block_sum, batch_sizes[t] = _partitioned_person_step(
@@ -802,12 +820,10 @@ def _dp_sgd(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_rate, n_steps
                     gradient += block_sum
                     batch_sizes[t] = size[0]
                     continue
-                block_sum, factors = clipped_gradient_sum(Xb, Yb, theta, loss, max_grad_norm,
-                                                          norms_b, with_factors=tangent,
-                                                          weights=weights_b,
-                                                          persons=persons_b,
-                                                          person_bound=sensitivity)
-                gradient += block_sum
+                _, factors = clipped_gradient_sum(Xb, Yb, theta, loss, max_grad_norm, norms_b,
+                                                  with_factors=tangent, weights=weights_b,
+                                                  persons=persons_b, person_bound=sensitivity,
+                                                  out=gradient)
                 if tangent:
                     clipped_dot += clipped_gradient_tangent(Xb, Yb, theta, theta_dot, loss,
                                                             factors, weights_b)

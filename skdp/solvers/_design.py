@@ -198,15 +198,28 @@ class ScaledDesign:
         """``other @ Z`` for ``other`` of shape (k, n): ``(Z.T @ other.T).T``."""
         return self.transpose_product(np.asarray(other).T).T
 
-    def transpose_product(self, values):
-        """``Z.T @ values`` for ``values`` of shape (n,) or (n, k)."""
+    def transpose_product(self, values, out=None):
+        """``Z.T @ values`` for ``values`` of shape (n,) or (n, k).
+
+        With ``out`` (of the product's shape, or a view of it), the product is added
+        into ``out`` and ``out`` returned: no array of the product's size beside the
+        one ``X.T @ values`` gives (no copy to join the intercept's entry).
+        """
         values = np.asarray(values)
         top = np.asarray(self.X.T @ self._scaled(values))  # a wide row's factor is 0
         if self.wide is not None:
             top += np.asarray(self.wide.rows.T @ values[self.wide.index])
         if self.intercept is None:
-            return top
-        return np.concatenate([top, self.intercept * values.sum(axis=0, keepdims=True)])
+            if out is None:
+                return top
+            out += top
+            return out
+        column = self.intercept * values.sum(axis=0, keepdims=True)
+        if out is None:
+            return np.concatenate([top, column])
+        out[:-1] += top
+        out[-1:] += column
+        return out
 
     @property
     def T(self):

@@ -228,12 +228,16 @@ class _StepRecorder:
                 self.batches.append(idx.copy())
                 yield idx
 
-        def recorded_clipped(X, Y, theta, loss, max_grad_norm, row_norms, **kwargs):
-            out = clipped(X, Y, theta, loss, max_grad_norm, row_norms, **kwargs)
+        def recorded_clipped(X, Y, theta, loss, max_grad_norm, row_norms, out=None,
+                             **kwargs):
+            # the pre-noise sum recorded, then added into the run's noisy sum ``out``
+            total, factors = clipped(X, Y, theta, loss, max_grad_norm, row_norms, **kwargs)
             self.steps.append(dict(X=X, Y=Y, theta=theta.copy(), loss=loss,
                                    max_grad_norm=max_grad_norm, row_norms=row_norms,
-                                   clipped_sum=out[0].copy()))
-            return out
+                                   clipped_sum=total.copy()))
+            if out is not None:
+                out += total
+            return (total if out is None else out), factors
 
         def recorded_run(*args, **kwargs):
             result = run(*args, **kwargs)

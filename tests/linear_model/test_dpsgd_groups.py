@@ -362,11 +362,15 @@ class _Recorder:
                 self.chosen.append(out.copy())
                 yield out
 
-        def recorded_clipped(X, Y, theta, loss, max_grad_norm, row_norms, **kwargs):
-            out = clipped(X, Y, theta, loss, max_grad_norm, row_norms, **kwargs)
+        def recorded_clipped(X, Y, theta, loss, max_grad_norm, row_norms, out=None,
+                             **kwargs):
+            # the pre-noise sum recorded, then added into the run's noisy sum ``out``
+            total, factors = clipped(X, Y, theta, loss, max_grad_norm, row_norms, **kwargs)
             self.calls.append(dict(kwargs, X=X, Y=Y, theta=theta.copy(), loss=loss,
-                                   C=max_grad_norm, row_norms=row_norms, total=out[0].copy()))
-            return out
+                                   C=max_grad_norm, row_norms=row_norms, total=total.copy()))
+            if out is not None:
+                out += total
+            return (total if out is None else out), factors
 
         monkeypatch.setattr(dpsgd_module, "_poisson_step_samples", recorded_samples)
         monkeypatch.setattr(dpsgd_module, "clipped_gradient_sum", recorded_clipped)

@@ -202,6 +202,26 @@ def test_dp_gd_on_a_tall_design_keeps_few_row_vectors(sample_rate):
     assert peak < 4 * 8 * n, peak / (8 * n)
 
 
+def test_dp_sgd_on_a_wide_sparse_design_keeps_few_coefficient_vectors():
+    """DP-SGD on a wide CSR (the coefficients, d values, dominate) holds the first
+    iterate its caller keeps, the iterate, its average, the velocity, the step's noisy
+    sum and the one product ``X.T @ r`` that scipy allocates: six vectors of d. It held
+    eight: a step's noise was a new array drawn while the last step's was still held,
+    and the product was copied to join the intercept's entry."""
+    from skdp import DPSGDClassifier
+
+    n, d = 2000, 200_000
+    rng = np.random.default_rng(0)   # five entries a row: tiny batches
+    X = sp.csr_matrix((rng.uniform(size=5 * n), rng.integers(0, d, 5 * n),
+                       np.arange(0, 5 * n + 1, 5)), shape=(n, d))
+    X.sum_duplicates()
+    y = rng.integers(0, 2, n)
+    estimator = DPSGDClassifier(epochs=2, data_norm=1.0, random_state=0)
+    estimator.fit(X, y)   # lazy imports and the accountant's cache before the measure
+    peak = peak_allocation(lambda: estimator.fit(X, y))
+    assert peak < 6.5 * 8 * d, peak / (8 * d)
+
+
 def _sparse_pair(fit_intercept=True, seed=0):
     X = sp.random(90, 6, density=0.5, format="csr", random_state=seed) * 3.0  # many clipped
     X = sp.csr_matrix(sp.diags_array((np.arange(90) != 4).astype(float)) @ X)  # row 4 empty
@@ -249,6 +269,21 @@ def test_a_sparse_design_is_the_explicit_design(fit_intercept, buffer_bytes, mon
                     rtol=1e-12)
     assert_allclose(implicit.every(4).toarray(), explicit[::4], rtol=1e-15)
     assert_allclose(implicit.toarray(), explicit, rtol=1e-15)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_transpose_product_into_out_adds_the_same_values(fit_intercept, sparse):
+    """``transpose_product(v, out=o)`` is ``o + transpose_product(v)`` bit for bit (the
+    same additions, no joined copy), for a vector and for columns."""
+    implicit = (_sparse_pair if sparse else _pair)(fit_intercept)[0]
+    rng = np.random.default_rng(3)
+    for values in (rng.normal(size=implicit.shape[0]),
+                   rng.normal(size=(implicit.shape[0], 2))):
+        start = rng.normal(size=(implicit.shape[1],) + values.shape[1:])
+        out = start.copy()
+        assert implicit.transpose_product(values, out=out) is out
+        np.testing.assert_array_equal(out, start + implicit.transpose_product(values))
 
 
 def test_a_csr_with_duplicate_entries_is_clipped_by_its_true_rows():
