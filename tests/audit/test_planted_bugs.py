@@ -516,7 +516,7 @@ BUGS = {
         mp, dpsgd_module, "_dp_sgd", "noise_scale = noise_multiplier * sensitivity",
         "noise_scale = 0.25 * noise_multiplier * sensitivity")),
     "dpsgd-gradients-not-clipped": ("dpsgd", lambda mp: mutate(
-        mp, dpsgd_module, "_clipped_block_sum",
+        mp, dpsgd_module, "_residuals_and_clip_factors",
         "factors = row_clip_factors(norms, max_grad_norm)", "factors = np.ones_like(norms)")),
     "dpsgd-intercept-not-in-clip-norm": ("dpsgd", plant_dpsgd_intercept),
     "dpsgd-realised-batch-size": ("dpsgd", lambda mp: mutate(
