@@ -26,6 +26,7 @@ from skdp.solvers._partitioned_persons import (partition_person_sums,  # noqa: E
                                                partitioned_person_codes,
                                                partitioned_person_weights, reduce_by_person)
 from skdp.utils._groups import check_groups, person_row_weights  # noqa: E402
+from tests._dask_persons import dask_persons, spanning_persons  # noqa: E402
 
 N_ROWS = 300
 N_PERSONS = 70
@@ -55,24 +56,12 @@ def three_classes(data):
     return X, np.array(["a", "b", "c"])[y], groups
 
 
-def _dask(X, y, groups, chunks):
-    Xd = da.from_array(X, chunks=(chunks, -1))
-    return (Xd, da.from_array(y, chunks=(Xd.chunks[0],)),
-            da.from_array(groups, chunks=(Xd.chunks[0],)))
-
-
-def _spanning_persons(groups, chunks):
-    """How many persons have rows in more than one partition."""
-    blocks = np.repeat(np.arange(len(chunks)), chunks)
-    return sum(len(np.unique(blocks[groups == g])) > 1 for g in np.unique(groups))
-
-
 @pytest.mark.parametrize("chunks", list(CHUNKINGS.values())[:3], ids=list(CHUNKINGS)[:3])
 def test_persons_span_partitions(data, chunks):
     """The data of these tests: most persons are spread over partitions."""
     _, _, groups = data
     Xd = da.from_array(data[0], chunks=(chunks, -1))
-    assert _spanning_persons(groups, Xd.chunks[0]) >= N_PERSONS // 3
+    assert spanning_persons(groups, Xd.chunks[0]) >= N_PERSONS // 3
 
 
 # -- the person-keyed reductions --------------------------------------------------------
@@ -219,8 +208,8 @@ def test_dpsgd_persons_equal_in_memory(data, chunks, kw, monkeypatch):
     sizes = _recorded_batches(monkeypatch)
     kw = dict(kw, epsilon=1.0, data_norm=3.0, random_state=3)
     memory = DPSGDClassifier(**kw).fit(X, y, groups=groups)
-    partitioned = DPSGDClassifier(**kw).fit(*_dask(X, y, groups, chunks)[:2],
-                                            groups=_dask(X, y, groups, chunks)[2])
+    partitioned = DPSGDClassifier(**kw).fit(*dask_persons(X, y, groups, chunks)[:2],
+                                            groups=dask_persons(X, y, groups, chunks)[2])
     np.testing.assert_array_equal(sizes[True], sizes[False])   # persons, step by step
     assert sizes[False].max() <= N_PERSONS
     np.testing.assert_allclose(partitioned.coef_, memory.coef_, rtol=1e-10, atol=0)
@@ -241,7 +230,7 @@ def test_dpsgd_first_step_clips_persons_as_computed_independently(data):
     kw = dict(epsilon=np.inf, sample_rate=1.0, epochs=1, average=0.0, max_grad_norm=C,
               learning_rate=1.0, data_norm=3.0, intercept_scaling=1.0,
               intercept_correction=False, random_state=0)   # the step alone
-    Xd, yd, gd = _dask(X, y, groups, (1, 120, 47, 132))
+    Xd, yd, gd = dask_persons(X, y, groups, (1, 120, 47, 132))
     fitted = DPSGDClassifier(**kw).fit(Xd, yd, groups=gd)
     Z = np.column_stack([X * np.minimum(1.0, 3.0 / np.linalg.norm(X, axis=1))[:, None],
                          np.ones(N_ROWS)])
@@ -258,7 +247,7 @@ def test_dpsgd_first_step_clips_persons_as_computed_independently(data):
 def test_dpsgd_one_row_per_person_is_the_row_level_fit(data):
     X, y, groups = data
     kw = dict(DPSGD_OPTIONS["poisson"], data_norm=3.0, random_state=5)
-    Xd, yd, _ = _dask(X, y, groups, (1, 120, 47, 132))
+    Xd, yd, _ = dask_persons(X, y, groups, (1, 120, 47, 132))
     rows = DPSGDClassifier(**kw).fit(Xd, yd)
     persons = DPSGDClassifier(**kw).fit(Xd, yd, groups=da.arange(N_ROWS, chunks=100))
     np.testing.assert_allclose(persons.coef_, rows.coef_, rtol=1e-10, atol=0)
@@ -271,7 +260,7 @@ def test_dpsgd_persons_several_classes(three_classes, chunks, loss):
     X, y, groups = three_classes
     kw = dict(sample_rate=0.25, epochs=2, loss=loss, data_norm=3.0, random_state=2)
     memory = DPSGDClassifier(**kw).fit(X, y, groups=groups)
-    Xd, yd, gd = _dask(X, y, groups, chunks)
+    Xd, yd, gd = dask_persons(X, y, groups, chunks)
     partitioned = DPSGDClassifier(**kw).fit(Xd, yd, groups=gd)
     np.testing.assert_allclose(partitioned.coef_, memory.coef_, rtol=1e-10, atol=0)
     assert partitioned.classes_.tolist() == ["a", "b", "c"]
@@ -294,7 +283,7 @@ def test_objective_perturbation_persons_equal_in_memory(data, chunks, loss, delt
     kw = dict(loss=loss, delta=delta, C=5.0, data_norm=3.0, max_rows_per_group=max_rows,
               random_state=11)
     memory = ObjPertLogisticRegression(**kw).fit(X, y, groups=groups)
-    Xd, yd, gd = _dask(X, y, groups, chunks)
+    Xd, yd, gd = dask_persons(X, y, groups, chunks)
     partitioned = ObjPertLogisticRegression(**kw).fit(Xd, yd, groups=gd)
     assert _certified_gap(partitioned, memory) <= 2 * memory.tol
     assert partitioned.weight_bound_ == memory.weight_bound_ == max_rows
@@ -308,7 +297,7 @@ def test_objective_perturbation_persons_differ_from_rows(data):
     fit): without noise, the person-level and row-level minimisers differ."""
     X, y, groups = data
     kw = dict(epsilon=np.inf, C=5.0, data_norm=3.0, random_state=0)
-    Xd, yd, gd = _dask(X, y, groups, 60)
+    Xd, yd, gd = dask_persons(X, y, groups, 60)
     rows = ObjPertLogisticRegression(**kw).fit(Xd, yd)
     persons = ObjPertLogisticRegression(**kw).fit(Xd, yd, groups=gd)
     assert _certified_gap(rows, persons) > 100 * rows.tol
@@ -320,8 +309,8 @@ def test_objective_perturbation_persons_one_vs_rest(three_classes, chunks):
     kw = dict(C=2.0, data_norm=3.0, multi_class="ovr", max_rows_per_group=2.0,
               random_state=4)
     memory = ObjPertLogisticRegression(**kw).fit(X, y, groups=groups)
-    partitioned = ObjPertLogisticRegression(**kw).fit(*_dask(X, y, groups, chunks)[:2],
-                                                      groups=_dask(X, y, groups, chunks)[2])
+    partitioned = ObjPertLogisticRegression(**kw).fit(*dask_persons(X, y, groups, chunks)[:2],
+                                                      groups=dask_persons(X, y, groups, chunks)[2])
     assert _certified_gap(partitioned, memory) <= 2 * 3 * memory.tol   # three problems
 
 
@@ -336,7 +325,7 @@ def test_output_perturbation_persons_equal_in_memory(data, chunks, loss, delta):
     kw = dict(loss=loss, delta=delta, C=1.0, tol=1e-8, data_norm=3.0,
               max_rows_per_group=2.0, random_state=1)
     memory = OutputPertSVM(**kw).fit(X, y, groups=groups)
-    Xd, yd, gd = _dask(X, y, groups, chunks)
+    Xd, yd, gd = dask_persons(X, y, groups, chunks)
     partitioned = OutputPertSVM(**kw).fit(Xd, yd, groups=gd)
     slack = memory.tol * memory.C_ * memory.weight_bound_ * np.hypot(3.0, 1.0)
     assert _certified_gap(partitioned, memory) <= 2 * slack
@@ -365,7 +354,7 @@ def test_napp_persons_equal_in_memory(data, chunks, make, target):
     if target == "regression":
         y = X @ np.arange(5.0) + 0.1
     memory = make().fit(X, y, groups=groups)
-    Xd, yd, gd = _dask(X, y, groups, chunks)
+    Xd, yd, gd = dask_persons(X, y, groups, chunks)
     partitioned = make().fit(Xd, yd, groups=gd)
     assert _certified_gap(partitioned, memory) <= 2 * _napp_radius(memory)
     assert partitioned.privacy_report_ == memory.privacy_report_
@@ -377,7 +366,7 @@ def test_napp_persons_equal_in_memory(data, chunks, make, target):
 
 def _csr(X, y, groups, chunks):
     sparse = pytest.importorskip("scipy.sparse")
-    Xd, yd, gd = _dask(X, y, groups, chunks)
+    Xd, yd, gd = dask_persons(X, y, groups, chunks)
     return Xd.map_blocks(sparse.csr_matrix, meta=sparse.csr_matrix((0, 0))), yd, gd
 
 
@@ -420,13 +409,13 @@ def test_local_cluster_smoke_persons(data, thread_cluster):
     LocalCluster: the in-memory models."""
     X, y, groups = data
     kw = dict(sample_rate=0.2, epochs=2, data_norm=3.0, random_state=1)
-    dpsgd = DPSGDClassifier(**kw).fit(*_dask(X, y, groups, 60)[:2],
-                                      groups=_dask(X, y, groups, 60)[2])
+    dpsgd = DPSGDClassifier(**kw).fit(*dask_persons(X, y, groups, 60)[:2],
+                                      groups=dask_persons(X, y, groups, 60)[2])
     np.testing.assert_allclose(
         dpsgd.coef_, DPSGDClassifier(**kw).fit(X, y, groups=groups).coef_, rtol=1e-10)
     kw = dict(C=5.0, data_norm=3.0, max_rows_per_group=2.0, random_state=1)
-    objpert = ObjPertLogisticRegression(**kw).fit(*_dask(X, y, groups, 60)[:2],
-                                                  groups=_dask(X, y, groups, 60)[2])
+    objpert = ObjPertLogisticRegression(**kw).fit(*dask_persons(X, y, groups, 60)[:2],
+                                                  groups=dask_persons(X, y, groups, 60)[2])
     memory = ObjPertLogisticRegression(**kw).fit(X, y, groups=groups)
     assert _certified_gap(objpert, memory) <= 2 * memory.tol
 
@@ -434,7 +423,7 @@ def test_local_cluster_smoke_persons(data, thread_cluster):
 @pytest.mark.parametrize("form", ["dask series", "in memory", "unaligned chunks"])
 def test_groups_in_other_forms(data, form):
     X, y, groups = data
-    Xd, yd, gd = _dask(X, y, groups, 60)
+    Xd, yd, gd = dask_persons(X, y, groups, 60)
     if form == "dask series":
         dd = pytest.importorskip("dask.dataframe")
         pd = pytest.importorskip("pandas")
@@ -455,8 +444,8 @@ def test_replace_counts_persons_for_the_noise_floor(data):
     X, y, groups = data
     kw = dict(C=5.0, data_norm=3.0, neighboring="replace", random_state=1)
     memory = ObjPertLogisticRegression(**kw).fit(X, y, groups=groups)
-    partitioned = ObjPertLogisticRegression(**kw).fit(*_dask(X, y, groups, 60)[:2],
-                                                      groups=_dask(X, y, groups, 60)[2])
+    partitioned = ObjPertLogisticRegression(**kw).fit(*dask_persons(X, y, groups, 60)[:2],
+                                                      groups=dask_persons(X, y, groups, 60)[2])
     assert partitioned.neighboring_ == "replace_person"
     assert partitioned.noise_floor_ == memory.noise_floor_
     assert _certified_gap(partitioned, memory) <= 2 * memory.tol
@@ -481,7 +470,7 @@ def _unreadable(X, y, groups, chunks):
     def boom(block):
         raise RuntimeError("a partition was computed")
 
-    return tuple(a.map_blocks(boom, dtype=a.dtype) for a in _dask(X, y, groups, chunks))
+    return tuple(a.map_blocks(boom, dtype=a.dtype) for a in dask_persons(X, y, groups, chunks))
 
 
 @pytest.mark.parametrize("estimator, message", [
@@ -509,8 +498,8 @@ def test_multinomial_by_default_refused_before_noise(three_classes, no_noise, Es
     """``multi_class="auto"`` is softmax for three classes (logistic loss), known from
     the labels' pass: refused then, before any noise."""
     with pytest.raises(ValueError, match="one-vs-rest only"):
-        Est(loss="logistic", data_norm=1.0).fit(*_dask(*three_classes, 60)[:2],
-                                                groups=_dask(*three_classes, 60)[2])
+        Est(loss="logistic", data_norm=1.0).fit(*dask_persons(*three_classes, 60)[:2],
+                                                groups=dask_persons(*three_classes, 60)[2])
 
 
 @pytest.mark.parametrize("groups, message", [
@@ -535,14 +524,14 @@ def test_bad_groups_refused_before_noise(data, no_noise, groups, message, make):
     X, y, g = data
     estimator = make()
     with pytest.raises(ValueError, match=message) as refusal:
-        estimator.fit(*_dask(X, y, g, 60)[:2], groups=groups(g))
+        estimator.fit(*dask_persons(X, y, g, 60)[:2], groups=groups(g))
     assert not hasattr(estimator, "coef_")
     assert not any(str(n) in str(refusal.value) for n in (N_ROWS, N_ROWS - 1))
 
 
 def test_a_column_of_labels_is_one_label_per_row(data):
     X, y, groups = data
-    Xd, yd, gd = _dask(X, y, groups, 60)
+    Xd, yd, gd = dask_persons(X, y, groups, 60)
     kw = dict(C=5.0, data_norm=3.0, random_state=1)
     column = ObjPertLogisticRegression(**kw).fit(Xd, yd, groups=gd[:, None])
     flat = ObjPertLogisticRegression(**kw).fit(Xd, yd, groups=gd)

@@ -319,14 +319,6 @@ def test_sparse_rows_fit_the_dense_model(delta):
 
 # -- refusals before any noise -------------------------------------------------------------------
 
-@pytest.fixture
-def no_noise(monkeypatch):
-    def refuse(*args, **kwargs):
-        raise AssertionError("noise was drawn")
-    monkeypatch.setattr(ssp_module, "noise_generator", refuse)
-    monkeypatch.setattr(ssp_module, "draw_ssp_noise", refuse)
-
-
 @pytest.mark.parametrize("case, error, match", [
     (dict(X_nan=True), ValueError, "NaN"),
     (dict(y_nan=True), ValueError, "NaN"),
@@ -342,7 +334,7 @@ def no_noise(monkeypatch):
     (dict(sample_weight="negative"), ValueError, "Negative"),
     (dict(groups="ok", data_norm="private"), ValueError, "private"),
 ], ids=lambda v: str(v) if isinstance(v, dict) else None)
-def test_bad_input_is_refused_before_any_noise(case, error, match, no_noise):
+def test_bad_input_is_refused_before_any_noise(case, error, match, no_ssp_noise):
     X, y = _data(n=20)
     params = dict(epsilon=1.0, data_norm=R, y_bound=Y)
     params.update({k: case[k] for k in ("y_bound", "data_norm", "epsilon", "delta", "alpha")
@@ -362,7 +354,7 @@ def test_bad_input_is_refused_before_any_noise(case, error, match, no_noise):
         SSPLinearRegression(**params).fit(X, y, **fit)
 
 
-def test_weights_on_a_dask_array_are_refused_before_any_noise(no_noise):
+def test_weights_on_a_dask_array_are_refused_before_any_noise(no_ssp_noise):
     da = pytest.importorskip("dask.array")
     X, y = _data(n=20)
     with pytest.raises(ValueError, match="dask"):

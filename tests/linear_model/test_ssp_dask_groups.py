@@ -17,6 +17,7 @@ dask = pytest.importorskip("dask")
 import skdp.linear_model._sufficient_statistics as ssp_module  # noqa: E402
 from skdp import SSPLinearRegression  # noqa: E402
 from tests.linear_model.test_ssp import _gdp_mu, _loss  # noqa: E402
+from tests._dask_persons import dask_persons, spanning_persons  # noqa: E402
 
 N_ROWS, N_PERSONS = 300, 70
 CHUNKINGS = {"even": 60, "uneven": (1, 120, 47, 132), "one-row chunk": (150, 1, 149),
@@ -39,17 +40,6 @@ def data():
     return X, y, np.array([f"p{p:02d}" for p in persons])
 
 
-def _dask(X, y, groups, chunks):
-    Xd = da.from_array(X, chunks=(chunks, -1))
-    return (Xd, da.from_array(y, chunks=(Xd.chunks[0],)),
-            da.from_array(groups, chunks=(Xd.chunks[0],)))
-
-
-def _spanning_persons(groups, chunks):
-    blocks = np.repeat(np.arange(len(chunks)), chunks)
-    return sum(len(np.unique(blocks[groups == g])) > 1 for g in np.unique(groups))
-
-
 @pytest.mark.parametrize("chunks", CHUNKINGS.values(), ids=CHUNKINGS.keys())
 @pytest.mark.parametrize("params", [dict(delta=0.0), dict(delta=1e-6),
                                     dict(alpha=0.5, max_rows_per_group=1.0)],
@@ -65,9 +55,9 @@ def test_persons_equal_in_memory_in_one_pass(data, chunks, params, monkeypatch):
         passes.append(design.shape[0])
         return original(design, targets)
     monkeypatch.setattr(ssp_module, "statistics_pass", counted)
-    Xd, yd, gd = _dask(X, y, groups, chunks)
+    Xd, yd, gd = dask_persons(X, y, groups, chunks)
     if len(Xd.chunks[0]) > 1:
-        assert _spanning_persons(groups, Xd.chunks[0]) >= N_PERSONS // 3
+        assert spanning_persons(groups, Xd.chunks[0]) >= N_PERSONS // 3
     partitioned = SSPLinearRegression(**kw).fit(Xd, yd, groups=gd)
     assert sorted(passes) == sorted(Xd.chunks[0])     # one pass of the statistics
     assert_allclose(partitioned.coef_, memory.coef_, rtol=1e-10, atol=1e-12)
@@ -86,7 +76,7 @@ def test_noise_free_persons_are_the_person_weighted_ridge(data):
     X, y, groups = data
     M, alpha = 2.0, 1.0
     kw = dict(epsilon=np.inf, alpha=alpha, data_norm=R, y_bound=Y, max_rows_per_group=M)
-    Xd, yd, gd = _dask(X, y, groups, (1, 120, 47, 132))
+    Xd, yd, gd = dask_persons(X, y, groups, (1, 120, 47, 132))
     persons = SSPLinearRegression(**kw).fit(Xd, yd, groups=gd)
     rows = SSPLinearRegression(**kw).fit(Xd, yd)
     Z = np.c_[X * np.minimum(1.0, R / np.linalg.norm(X, axis=1))[:, None], np.ones(N_ROWS)]
@@ -104,8 +94,8 @@ def test_replace_counts_persons_for_the_noise_floor(data):
     X, y, groups = data
     kw = dict(epsilon=1.0, data_norm=R, y_bound=Y, neighboring="replace", random_state=1)
     memory = SSPLinearRegression(**kw).fit(X, y, groups=groups)
-    partitioned = SSPLinearRegression(**kw).fit(*_dask(X, y, groups, 60)[:2],
-                                                groups=_dask(X, y, groups, 60)[2])
+    partitioned = SSPLinearRegression(**kw).fit(*dask_persons(X, y, groups, 60)[:2],
+                                                groups=dask_persons(X, y, groups, 60)[2])
     assert partitioned.neighboring_ == "replace_person"
     assert partitioned.noise_floor_ == memory.noise_floor_
     assert_allclose(partitioned.coef_, memory.coef_, rtol=1e-10)
@@ -148,20 +138,12 @@ def test_person_neighbours_on_the_dask_path_lose_at_most_the_budget(delta):
 
 # -- refusals before any partition is computed ------------------------------------------------
 
-@pytest.fixture
-def no_noise(monkeypatch):
-    def refuse(*args, **kwargs):
-        raise AssertionError("noise was drawn")
-    monkeypatch.setattr(ssp_module, "noise_generator", refuse)
-    monkeypatch.setattr(ssp_module, "draw_ssp_noise", refuse)
-
-
 def _unreadable(X, y, groups, chunks):
     """Dask arrays whose partitions raise when computed."""
     def boom(block):
         raise RuntimeError("a partition was computed")
 
-    return tuple(a.map_blocks(boom, dtype=a.dtype) for a in _dask(X, y, groups, chunks))
+    return tuple(a.map_blocks(boom, dtype=a.dtype) for a in dask_persons(X, y, groups, chunks))
 
 
 @pytest.mark.parametrize("params, fit, message", [
@@ -171,7 +153,7 @@ def _unreadable(X, y, groups, chunks):
     (dict(), dict(sample_weight=np.ones(N_ROWS)), "sample_weight and class_weight are not "
                                                   "supported on a dask array"),
 ])
-def test_unsupported_refused_before_any_partition(data, no_noise, params, fit, message):
+def test_unsupported_refused_before_any_partition(data, no_ssp_noise, params, fit, message):
     Xd, yd, gd = _unreadable(*data, 60)
     estimator = SSPLinearRegression(**{**dict(data_norm=R, y_bound=Y), **params})
     with pytest.raises(ValueError, match=message):
@@ -179,10 +161,10 @@ def test_unsupported_refused_before_any_partition(data, no_noise, params, fit, m
     assert not hasattr(estimator, "coef_")
 
 
-def test_bad_groups_refused_before_noise(data, no_noise):
+def test_bad_groups_refused_before_noise(data, no_ssp_noise):
     """As in memory; the message states no length (the row count is private)."""
     X, y, groups = data
-    Xd, yd, _ = _dask(X, y, groups, 60)
+    Xd, yd, _ = dask_persons(X, y, groups, 60)
     estimator = SSPLinearRegression(data_norm=R, y_bound=Y)
     with pytest.raises(ValueError, match="another number of labels") as refusal:
         estimator.fit(Xd, yd, groups=da.from_array(groups[:-1], chunks=60))
@@ -202,7 +184,7 @@ def test_each_partition_of_the_rows_is_read_once(data, with_groups):
             reads.append(block.shape[0])
         return block
 
-    Xd, yd, gd = _dask(X, y, groups, (1, 120, 47, 132))
+    Xd, yd, gd = dask_persons(X, y, groups, (1, 120, 47, 132))
     kw = dict(epsilon=1.0, data_norm=R, y_bound=Y, random_state=0)
     fit = dict(groups=gd) if with_groups else {}
     model = SSPLinearRegression(**kw).fit(Xd.map_blocks(read, dtype=float), yd, **fit)
@@ -212,7 +194,7 @@ def test_each_partition_of_the_rows_is_read_once(data, with_groups):
 
 
 @pytest.mark.parametrize("where", ["X", "y"])
-def test_a_non_finite_value_is_refused_after_the_pass_before_any_noise(data, no_noise,
+def test_a_non_finite_value_is_refused_after_the_pass_before_any_noise(data, no_ssp_noise,
                                                                        where):
     X, y, groups = data
     X, y = X.copy(), y.copy()
@@ -222,5 +204,5 @@ def test_a_non_finite_value_is_refused_after_the_pass_before_any_noise(data, no_
         y[3] = np.inf
     estimator = SSPLinearRegression(data_norm=R, y_bound=Y)
     with pytest.raises(ValueError, match="NaN or infinity"):
-        estimator.fit(*_dask(X, y, groups, 60)[:2], groups=_dask(X, y, groups, 60)[2])
+        estimator.fit(*dask_persons(X, y, groups, 60)[:2], groups=dask_persons(X, y, groups, 60)[2])
     assert not hasattr(estimator, "coef_")

@@ -31,6 +31,7 @@ from skdp.model_selection._private_selection import _SelectionStreams  # noqa: E
 from skdp.model_selection._selection_tests import person_shares  # noqa: E402
 from skdp.preprocessing import BoundedScaler, Clipper  # noqa: E402
 from skdp.utils._groups import check_groups  # noqa: E402
+from tests._dask_persons import dask_persons, spanning_persons  # noqa: E402
 
 from ._persons import _person_coins, _straddling  # noqa: E402
 
@@ -53,25 +54,14 @@ def data():
     return X, y, np.array([f"p{p:03d}" for p in persons])
 
 
-def _dask(X, y, groups, chunks):
-    Xd = da.from_array(X, chunks=(chunks, -1))
-    return (Xd, da.from_array(y, chunks=(Xd.chunks[0],)),
-            da.from_array(groups, chunks=(Xd.chunks[0],)))
-
-
-def _spanning(groups, chunks):
-    blocks = np.repeat(np.arange(len(chunks)), chunks)
-    return sum(len(np.unique(blocks[groups == g])) > 1 for g in np.unique(groups))
-
-
 @pytest.mark.parametrize("chunks", list(CHUNKINGS.values())[:3], ids=list(CHUNKINGS)[:3])
 def test_the_split_is_the_in_memory_persons_split(data, chunks):
     """Each side of the dask split holds the rows of the persons whose public coin fell
     there (the coins drawn by hand), in row order, each person whole; the scored
     side's shares are ``1 / k``; persons span the partitions."""
     X, y, groups = data
-    Xd, yd, gd = _dask(X, y, groups, chunks)
-    assert _spanning(groups, Xd.chunks[0]) >= N_PERSONS // 3
+    Xd, yd, gd = dask_persons(X, y, groups, chunks)
+    assert spanning_persons(groups, Xd.chunks[0]) >= N_PERSONS // 3
     rows = check_partitioned_rows(ObjPertLogisticRegression(), ObjPertLogisticRegression(),
                                   Xd, yd, gd, "test")
     train, validation = coin_parts(rows, 0.3, _SelectionStreams(4).coins())
@@ -118,7 +108,7 @@ def test_search_on_dask_persons_is_the_in_memory_search(data, name, chunking,
     chunks = CHUNKINGS[chunking]
     kw = dict(kw, validation_fraction=validation_fraction, random_state=7)
     memory = PrivateGridSearchCV(estimator, grid, **kw).fit(X, y, groups=groups)
-    Xd, yd, gd = _dask(X, y, groups, chunks)
+    Xd, yd, gd = dask_persons(X, y, groups, chunks)
     partitioned = PrivateGridSearchCV(estimator, grid, **kw).fit(Xd, yd, groups=gd)
     assert partitioned.best_params_ == memory.best_params_
     np.testing.assert_allclose(partitioned.best_score_, memory.best_score_, rtol=1e-9)
@@ -137,7 +127,7 @@ def test_scores_are_read_on_the_scored_persons_only(data, monkeypatch):
                         lambda *args: seen.append((args, original(*args))) or seen[-1][1])
     estimator, grid, _ = SEARCHES["objective perturbation"]
     PrivateGridSearchCV(estimator, grid, epsilon=4.0, validation_fraction=0.3,
-                        random_state=7).fit(*_dask(X, y, groups, (1, 170, 47, 182)))
+                        random_state=7).fit(*dask_persons(X, y, groups, (1, 170, 47, 182)))
     codes = check_groups(groups, N_ROWS)
     scored = _person_coins(7, codes, 0.3)
     shares = person_shares(codes)[scored]
@@ -171,7 +161,7 @@ def test_search_of_a_pipeline_on_dask_persons_is_the_in_memory_search(data, chun
     grid = {"model__C": [0.1, 1.0, 10.0], "scale__upper": [0.5, 1.0]}
     kw = dict(epsilon=4.0, validation_fraction=0.3, random_state=7)
     memory = PrivateGridSearchCV(PIPELINE, grid, **kw).fit(X, y, groups=groups)
-    Xd, yd, gd = _dask(X, y, groups, CHUNKINGS[chunking])
+    Xd, yd, gd = dask_persons(X, y, groups, CHUNKINGS[chunking])
     partitioned = PrivateGridSearchCV(PIPELINE, grid, **kw).fit(Xd, yd, groups=gd)
     assert partitioned.best_params_ == memory.best_params_
     np.testing.assert_allclose(partitioned.best_score_, memory.best_score_, rtol=1e-9)
@@ -190,7 +180,7 @@ def test_a_pipeline_private_step_declares_the_classes_on_dask(data):
     pipe = clone(PIPELINE).set_params(model__classes=[0, 5])
     with pytest.raises(ValueError, match="declared"):
         PrivateGridSearchCV(pipe, {"model__C": [1.0]}, epsilon=2.0,
-                            validation_fraction=0.3).fit(*_dask(X, y, groups, 80))
+                            validation_fraction=0.3).fit(*dask_persons(X, y, groups, 80))
 
 
 def _refused_steps():
@@ -210,8 +200,8 @@ def test_a_pipeline_step_on_dask_is_refused_before_any_partition(data, step):
     pipe, match = _refused_steps()[step]
     with _Counting() as counting, pytest.raises(ValueError, match=match):
         PrivateGridSearchCV(pipe, {"model__C": [1.0]}, epsilon=2.0,
-                            validation_fraction=0.3).fit(*_dask(X, y, groups, 80)[:2],
-                                                         groups=_dask(X, y, groups, 80)[2])
+                            validation_fraction=0.3).fit(*dask_persons(X, y, groups, 80)[:2],
+                                                         groups=dask_persons(X, y, groups, 80)[2])
     assert counting.tasks == 0
 
 
@@ -227,11 +217,11 @@ def test_bad_input_on_dask_is_refused_before_any_noise(data, monkeypatch):
     bad = X.copy()
     bad[250, 1] = np.nan
     with pytest.raises(ValueError, match="NaN"):
-        search.fit(*_dask(bad, y, groups, 80))
+        search.fit(*dask_persons(bad, y, groups, 80))
     missing = groups.astype(object)
     missing[3] = None
     with pytest.raises(ValueError, match="missing"):
-        search.fit(*_dask(X, y, missing, 80))
+        search.fit(*dask_persons(X, y, missing, 80))
     assert drawn == []
 
 
@@ -254,7 +244,7 @@ def test_selection_on_dask_persons_is_the_in_memory_selection(cohort, chunks):
     selection = dict(target_utility=0.75, epsilon_max=8.0, tolerance=0.2, random_state=3)
     estimator = ObjPertLogisticRegression(data_norm=1.0, max_rows_per_group=2.0)
     memory = EpsilonForUtility(estimator, **selection).fit(X, y, groups=groups)
-    Xd, yd, gd = _dask(X, y, groups, chunks)
+    Xd, yd, gd = dask_persons(X, y, groups, chunks)
     partitioned = EpsilonForUtility(estimator, **selection).fit(Xd, yd, groups=gd)
     assert memory.epsilon_ is not None and len(memory.measurements_) >= 1
     # the sums of shares in another order: the noisy count, hence the rungs, to 1e-12
@@ -275,7 +265,7 @@ def test_selection_of_a_pipeline_on_dask_persons_is_the_in_memory_selection(coho
     X, y, groups = cohort
     selection = dict(target_utility=0.75, epsilon_max=8.0, tolerance=0.2, random_state=3)
     memory = EpsilonForUtility(PIPELINE, **selection).fit(X, y, groups=groups)
-    Xd, yd, gd = _dask(X, y, groups, chunks)
+    Xd, yd, gd = dask_persons(X, y, groups, chunks)
     partitioned = EpsilonForUtility(PIPELINE, **selection).fit(Xd, yd, groups=gd)
     np.testing.assert_allclose(partitioned.epsilon_, memory.epsilon_, rtol=1e-12)
     assert [m["passed"] for m in partitioned.measurements_] == [
@@ -297,7 +287,7 @@ def test_ssp_selection_of_a_pipeline_on_dask_persons_is_the_in_memory_selection(
                                                    max_rows_per_group=2.0))])
     selection = dict(target_utility=0.3, epsilon_max=8.0, tolerance=0.2, random_state=3)
     memory = EpsilonForUtility(pipe, **selection).fit(X, y, groups=groups)
-    Xd, yd, gd = _dask(X, y, groups, (1, 1400, 599, 1000))
+    Xd, yd, gd = dask_persons(X, y, groups, (1, 1400, 599, 1000))
     partitioned = EpsilonForUtility(pipe, **selection).fit(Xd, yd, groups=gd)
     np.testing.assert_allclose(partitioned.epsilon_, memory.epsilon_, rtol=1e-12)
     # the statistics summed in another order: the released coefficients to rounding
@@ -311,7 +301,7 @@ def test_ssp_selection_of_a_pipeline_on_dask_persons_is_the_in_memory_selection(
 def test_selection_pipeline_step_on_dask_is_refused_before_any_partition(cohort, step):
     X, y, groups = cohort
     pipe, match = _refused_steps()[step]
-    Xd, yd, gd = _dask(X, y, groups, 1000)
+    Xd, yd, gd = dask_persons(X, y, groups, 1000)
     with _Counting() as counting, pytest.raises(ValueError, match=match):
         EpsilonForUtility(pipe, target_utility=0.75, epsilon_max=8.0).fit(Xd, yd, groups=gd)
     assert counting.tasks == 0
@@ -323,7 +313,7 @@ def test_search_on_dask_rows_is_the_in_memory_search(data):
     estimator, grid, kw = SEARCHES["objective perturbation"]
     kw = dict(kw, validation_fraction=0.3, random_state=8)
     memory = PrivateGridSearchCV(estimator, grid, **kw).fit(X, y)
-    Xd, yd, _ = _dask(X, y, y, CHUNKINGS["uneven"])
+    Xd, yd, _ = dask_persons(X, y, y, CHUNKINGS["uneven"])
     partitioned = PrivateGridSearchCV(estimator, grid, **kw).fit(Xd, yd)
     assert partitioned.best_params_ == memory.best_params_
     np.testing.assert_allclose(partitioned.best_score_, memory.best_score_, rtol=1e-9)
@@ -336,7 +326,7 @@ def test_search_and_selection_on_a_local_cluster(cohort, thread_cluster):
     in-memory releases."""
     X, y, groups = cohort
     estimator = ObjPertLogisticRegression(data_norm=1.0, max_rows_per_group=2.0)
-    Xd, yd, gd = _dask(X, y, groups, 700)
+    Xd, yd, gd = dask_persons(X, y, groups, 700)
     kw = dict(epsilon=4.0, validation_fraction=0.3, random_state=5)
     search = PrivateGridSearchCV(estimator, {"C": [0.1, 1.0]}, **kw)
     memory = PrivateGridSearchCV(estimator, {"C": [0.1, 1.0]}, **kw).fit(X, y, groups=groups)
