@@ -54,6 +54,7 @@ PARAMS = {"estimators": ["linear", "logistic"],
           "deltas": [0.0, 1e-6], "draws": 500}
 QUICK = {"sizes": [2_000], "dims": [5], "epsilons": [1.0], "draws": 20}
 INTERCEPT = 0.5
+ERROR_SD = 0.5   # of the linear model's Gaussian errors
 
 
 def population(d):
@@ -67,7 +68,7 @@ def make_data(kind, n, d, seed):
     theta = population(d)
     score = theta[0] + X @ theta[1:]
     if kind == "linear":
-        return X, score + rng.normal(0.0, 0.5, n)
+        return X, score + rng.normal(0.0, ERROR_SD, n)
     return X, (rng.uniform(size=n) < expit(score)).astype(int)
 
 

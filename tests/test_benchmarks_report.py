@@ -749,3 +749,37 @@ def test_inference_adult_numbers_are_the_json_numbers(report, committed):
         assert cells[5] == fmt(row["statsmodels coef"], 3)
         assert cells[-1] == ("yes" if row["contains"] else "no")
     assert f"estimate: {fmt(payload['share_contains'], 2)}" in text
+
+
+@pytest.mark.parametrize("delta", [0.0, 1e-6])
+def test_interval_width_floor_against_the_mechanisms_noise(delta):
+    """``benchmarks/_interval_width_floor.py``: the first-order width ratio against
+    the spread of ``A^{-1} (Z^T r + e - E theta*)`` with ``e`` and ``E`` drawn by the
+    mechanism's own noise functions (``draw_ssp_noise``, ``gram_from_coordinates``) and
+    the sampling term ``N(0, s^2 A)``: 20,000 draws estimate each variance within
+    about 1 % (relative standard error ``sqrt(2 / 20000)``); tolerance 5 %."""
+    from benchmarks._interval_width_floor import (INTERCEPT_SCALING,
+                                                  ssp_first_order_width_ratios)
+    from benchmarks.bench_inference import ERROR_SD, population
+    from skdp.mechanisms._sufficient_statistics import (draw_ssp_noise, gram_from_coordinates,
+                                                        ssp_calibration, ssp_sensitivities)
+
+    n, d, epsilon, draws = 20_000, 3, 1.0, 20_000
+    law = "gaussian" if delta > 0 else "laplace"
+    calibration = ssp_calibration(epsilon, delta, ssp_sensitivities(
+        law=law, data_norm=1.0, intercept_scaling=INTERCEPT_SCALING, n_features=d,
+        y_bound=4.0, weight_bound=1.0, neighboring="add_remove"), private_ridge=False,
+        inference=True)
+    theta = np.r_[population(d)[1:], population(d)[0] / INTERCEPT_SCALING]  # intercept last
+    gram = n * np.r_[np.full(d, 1.0 / (3.0 * d)), INTERCEPT_SCALING**2]
+    rng = np.random.default_rng(11)
+    errors = np.empty((draws, d + 1))
+    for k in range(draws):
+        noise = draw_ssp_noise(calibration, d + 1, rng, private_ridge=False, inference=True)
+        E = gram_from_coordinates(noise["gram"], d + 1, law)
+        sampling = ERROR_SD * np.sqrt(gram) * rng.standard_normal(d + 1)
+        errors[k] = (sampling + noise["moment"] - E @ theta) / gram
+    measured = np.sqrt(errors.var(axis=0) * gram / ERROR_SD**2)
+    expected = ssp_first_order_width_ratios(n, d, epsilon, delta)
+    np.testing.assert_allclose(np.r_[measured[-1], measured[:-1]], expected, rtol=0.05)
+    assert expected.max() > 1.5     # the noise is a visible part of the width here
