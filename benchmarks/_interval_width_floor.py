@@ -1,4 +1,4 @@
-"""The narrowest intervals least squares' release allows, to first order (issue 46).
+"""The narrowest intervals the releases allow, to first order (issue 46).
 
 :class:`~skdp.SSPLinearRegression` with ``inference=True`` releases ``A~ = A + E`` and
 ``b~ = b + e`` and estimates ``theta~ = A~^{-1} b~``, whose error is, to first order,
@@ -17,13 +17,28 @@ diagonal and off-diagonal entries (Gaussian noise of standard deviation ``sigma`
 estimator's own calibration at ``(epsilon, delta)``. Its square root is the width ratio
 an interval matching the release's first-order law has: below it, an interval must
 under-cover for large ``n``; the measured widths are compared with it in the report.
+
+:class:`~skdp.ObjPertLogisticRegression` releases ``theta_p`` (noise ``b`` in the
+objective ``C sum_i l_i + (r / 2) ||theta||^2 + <b, theta>``) and ``H~ = H + E``, and
+reports ``theta_d = theta_p + (r / C) H~^{-1} theta_p``, whose first-order error
+``-H^{-1} (g + b / C) - (r / C) H^{-1} E u`` (``u = H^{-1} theta_p``) has the variance
+``H^{-1} (H + v_b I / C^2 + (r / C)^2 Cov(E u)) H^{-1}`` against the Wald ``H^{-1}``
+(``H`` the logit information of the population's rows at ``theta*``, estimated from
+:data:`POPULATION_ROWS` public draws; the solver's cover noise, about 1e-6, left out).
+``C``, ``r`` and the noise laws are read from a fit of the estimator on public data.
+This is a floor only where the first order holds: where ``E`` is as large as ``H``'s
+smallest eigenvalues, the estimator's spread is larger.
 """
 
 import numpy as np
+from scipy.special import expit
 
+from skdp import InferenceError, ObjPertLogisticRegression
 from skdp.mechanisms._sufficient_statistics import ssp_calibration, ssp_sensitivities
 
-from .bench_inference import ERROR_SD, population
+from .bench_inference import ERROR_SD, make_data, population
+
+POPULATION_ROWS = 400_000
 
 INTERCEPT_SCALING = 1.0   # SSPLinearRegression's default, as the benchmark fits it
 
@@ -34,6 +49,20 @@ def gram_noise_variances(calibration):
     if calibration.law == "gaussian":
         return calibration.gram**2, calibration.gram**2 / 2.0
     return 2.0 * calibration.gram**2, 2.0 * calibration.gram**2
+
+
+def symmetric_noise_variance(calibration, u):
+    """The diagonal of ``Cov(E u)`` for the symmetric noise ``E`` of a Gram-like
+    release: ``v_d u_j^2 + v_o sum_{k != j} u_k^2``."""
+    v_diagonal, v_off = gram_noise_variances(calibration)
+    return v_diagonal * u**2 + v_off * (u @ u - u**2)
+
+
+def vector_noise_variance(law, scale, dim):
+    """The variance of one coordinate of an isotropic noise vector: Gaussian
+    ``sigma^2``, Laplace ``2 b^2``, Gamma-norm (norm ``Gamma(dim, scale)``, uniform
+    direction: ``E||b||^2 = dim (dim + 1) scale^2``) ``(dim + 1) scale^2``."""
+    return {"gaussian": 1.0, "laplace": 2.0, "gamma_norm": dim + 1.0}[law] * scale**2
 
 
 def ssp_first_order_width_ratios(n, d, epsilon, delta):
@@ -49,8 +78,46 @@ def ssp_first_order_width_ratios(n, d, epsilon, delta):
     intercept, coef = population(d)[0], population(d)[1:]
     theta = np.r_[intercept / INTERCEPT_SCALING, coef]   # the design's coordinates
     gram = n * np.r_[INTERCEPT_SCALING**2, np.full(d, 1.0 / (3.0 * d))]
-    v_diagonal, v_off = gram_noise_variances(calibration)
-    moment_variance = calibration.variance("moment")
-    noise = (moment_variance + v_diagonal * theta**2
-             + v_off * (theta @ theta - theta**2))
+    noise = calibration.variance("moment") + symmetric_noise_variance(calibration, theta)
     return np.sqrt(1.0 + noise / (ERROR_SD**2 * gram))
+
+
+class _RecordingObjPert(ObjPertLogisticRegression):
+    """Records the constants of its intervals' mechanism when it fits."""
+
+    def _inference_mechanism(self, solution):
+        mechanism = super()._inference_mechanism(solution)
+        self.recorded = dict(mechanism, calibration=solution.information_calibration)
+        return mechanism
+
+
+def objpert_mechanism(d, epsilon, delta):
+    """``C``, ``r``, the objective's noise law and the information's calibration of
+    the benchmark's ``logistic`` estimator at ``(epsilon, delta)`` (public constants,
+    read from a fit on the population's draws)."""
+    X, y = make_data("logistic", 2_000, d, 0)
+    model = _RecordingObjPert(epsilon=epsilon, delta=delta, data_norm=1.0, inference=True,
+                              random_state=0)
+    try:
+        model.fit(X, y)
+    except InferenceError:   # refused after the constants were recorded
+        pass
+    return model.recorded
+
+
+def objpert_first_order_width_ratios(n, d, epsilon, delta):
+    """The first-order width of the intervals over the Wald interval's, per
+    coordinate (the intercept first), for the benchmark's ``logistic`` cell."""
+    mechanism = objpert_mechanism(d, epsilon, delta)
+    C, ridge = mechanism["C"], mechanism["ridge"]
+    X, _ = make_data("logistic", POPULATION_ROWS, d, 0)
+    Z = np.c_[np.ones(len(X)), X]
+    theta = population(d)
+    curvature = expit(Z @ theta) * (1.0 - expit(Z @ theta))
+    information = n / len(X) * (Z * curvature[:, None]).T @ Z
+    inverse = np.linalg.inv(information)
+    penalised = np.linalg.solve(np.eye(d + 1) + ridge / C * inverse, theta)
+    middle = (information + vector_noise_variance(*mechanism["objective_noise"], d + 1)
+              / C**2 * np.eye(d + 1) + (ridge / C) ** 2 * np.diag(
+                  symmetric_noise_variance(mechanism["calibration"], inverse @ penalised)))
+    return np.sqrt(np.diag(inverse @ middle @ inverse) / np.diag(inverse))
