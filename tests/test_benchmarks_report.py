@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from skdp.accounting import gaussian_epsilon, gdp_mu
 
@@ -17,6 +18,7 @@ RESULTS = REPO / "benchmarks" / "results"
 if str(REPO) not in sys.path:  # the benchmarks package lives next to skdp, not inside it
     sys.path.insert(0, str(REPO))
 
+from benchmarks import _coverage_goal as coverage_goal  # noqa: E402
 from benchmarks import _report  # noqa: E402
 from benchmarks._report import (BENCHMARKS, SECTIONS, fmt, fmt_eps, fmt_summary,  # noqa: E402
                                 render_report)
@@ -735,9 +737,23 @@ def test_inference_numbers_are_the_json_numbers(report, committed):
     for cell in committed["inference"]["cells"]:
         cells = _row(text, [_report.INFERENCE_LABELS[cell["estimator"]], f"{cell['n']:,}",
                             str(cell["d"]), fmt_eps(cell["epsilon"]), fmt_eps(cell["delta"])])
-        assert cells[5:8] == [str(cell["draws"]), fmt(cell["refusal_rate"], 3),
+        kept = cell["draws"] - cell["refused"]
+        assert cells[5:9] == [str(cell["draws"]), str(kept), fmt(cell["refusal_rate"], 3),
                               _report._coverage_range(cell)]
-        assert cells[9:] == [fmt(cell["share_in_0.93_0.97"], 2), *_report._width_ratios(cell)]
+        assert cells[13:] == list(_report._width_ratios(cell))
+        if kept == 0:
+            assert cells[9:13] == ["—"] * 4
+            continue
+        hits = np.round(np.asarray(cell["coverage"]) * kept).astype(int)
+        np.testing.assert_allclose(hits / kept, cell["coverage"], atol=1e-12)
+        share = cell["share_in_0.93_0.97"]
+        assert cells[9] == f"{fmt(share, 2)} ({'yes' if share >= 0.9 else 'no'})"
+        # the re-scoped goal from scipy's Clopper-Pearson intervals (independently)
+        passing = sum(stats.binomtest(int(k), kept).proportion_ci(0.99, "exact").high >= 0.93
+                      and stats.binomtest(int(k), kept).proportion_ci(0.99, "exact").low <= 0.97
+                      for k in hits)
+        met = "yes" if passing / hits.size >= 0.9 else "no"
+        assert cells[11] == f"{passing}/{hits.size} ({met})"
 
 
 def test_inference_adult_numbers_are_the_json_numbers(report, committed):
@@ -749,3 +765,39 @@ def test_inference_adult_numbers_are_the_json_numbers(report, committed):
         assert cells[5] == fmt(row["statsmodels coef"], 3)
         assert cells[-1] == ("yes" if row["contains"] else "no")
     assert f"estimate: {fmt(payload['share_contains'], 2)}" in text
+
+
+def test_coverage_goal_binomials_by_hand():
+    # P(X <= 2), X ~ Binomial(10, 0.3): 0.7^10 + 10 0.3 0.7^9 + 45 0.3^2 0.7^8
+    assert coverage_goal.binomial_tail(2, 10, 0.3) == pytest.approx(0.3827827864, abs=1e-10)
+    assert coverage_goal.binomial_tail(9, 10, 0.3, upper=True) == pytest.approx(
+        10 * 0.3**9 * 0.7 + 0.3**10, rel=1e-12)
+    assert coverage_goal.binomial_pmf(0, 5, 0.0) == 1.0 and coverage_goal.binomial_pmf(5, 5, 1.0) == 1.0
+    # 20 draws: only 19 hits (0.95) is in [0.93, 0.97], so an exact interval meets the
+    # literal goal with probability 20 0.95^19 0.05 = 0.95^19
+    assert coverage_goal.pass_probability(20, 0.95, coverage_goal.literal_pass) == pytest.approx(0.95**19)
+    # at least 90 %: all 6 of 6, and 19 of 21
+    q = 0.8
+    assert coverage_goal.cell_pass_probability(q, 6) == pytest.approx(q**6)
+    assert coverage_goal.cell_pass_probability(q, 21) == pytest.approx(
+        q**21 + 21 * q**20 * (1 - q) + 210 * q**19 * (1 - q) ** 2)
+    assert coverage_goal.cell_passes([True] * 19 + [False] * 2)
+    assert not coverage_goal.cell_passes([True] * 18 + [False] * 3) and not coverage_goal.cell_passes([])
+
+
+def test_coverage_goal_rescoped_is_the_clopper_pearson_criterion():
+    """A coefficient passes exactly when scipy's 99 % Clopper-Pearson interval meets
+    [0.93, 0.97]; at 100 draws that is 86 hits or more (P(X <= 85) = 0.0041 < 0.005 <
+    P(X <= 86) = 0.0099 at 0.93) and never fails from above; at 500, 450 to 494."""
+    for kept in (1, 5, 37, 100, 500):
+        for hits in range(kept + 1):
+            ci = stats.binomtest(hits, kept).proportion_ci(0.99, "exact")
+            assert coverage_goal.rescoped_pass(hits, kept) == (ci.high >= 0.93 and ci.low <= 0.97)
+    assert [k for k in range(101) if coverage_goal.rescoped_pass(k, 100)] == list(range(86, 101))
+    assert [k for k in range(501) if coverage_goal.rescoped_pass(k, 500)] == list(range(450, 495))
+    assert coverage_goal.binomial_tail(85, 100, 0.93) == pytest.approx(
+        stats.binom.cdf(85, 100, 0.93), rel=1e-10)
+    assert not coverage_goal.rescoped_pass(0, 0) and not coverage_goal.literal_pass(0, 0)
+    # the probability that an exact interval fails: both tails at 0.95
+    assert 1 - coverage_goal.pass_probability(500, 0.95, coverage_goal.rescoped_pass) == pytest.approx(
+        stats.binom.cdf(449, 500, 0.95) + stats.binom.sf(494, 500, 0.95), rel=1e-8)
