@@ -21,7 +21,7 @@ BENCHMARKS = ("objective_perturbation", "output_perturbation", "dpsgd", "napp", 
               "scale_out", "scale_out_ssp", "scale_out_persons", "paper_table", "defaults",
               "epsilon_for_utility", "private_selection", "selection_cap", "private_search",
               "person_level", "ssp", "dpsgd_calibration", "metrics", "inference",
-              "inference_adult")
+              "inference_adult", "refusal")
 NOT_RECORDED = "not recorded"
 DASH = "—"
 
@@ -1926,7 +1926,8 @@ def _width_goal(cells, largest):
                      f"({'met' if met else 'not met'})")
     met = sum(max(c["median_width_ratio"]) <= 1.5 for c in chosen)
     return (f"Width goal (n = {largest:,}, epsilon 1: every coefficient's median width, "
-            f"the intercept's included, at most 1.5x the non-private interval's): met in {met} of {len(chosen)} cells; "
+            f"the intercept's included, at most 1.5x the non-private interval's): met in {met} "
+            f"of {len(chosen)} cells; "
             "median of the coefficients and intercept: " + "; ".join(parts) + ".")
 
 
@@ -2009,6 +2010,76 @@ def inference_adult(payload, timing=None):
     return lines + table(["coefficient", *columns, "contains"], rows)
 
 
+def _size(value):
+    return DASH if value is None else f"{value:,.0f}"
+
+
+def _share(share):
+    """A share of the budget: a number, or least squares' dict of them."""
+    if isinstance(share, dict):
+        return ", ".join(f"{name} {fmt_eps(value)}" for name, value in share.items())
+    return fmt_eps(share)
+
+
+def refusal(payload, timing=None):
+    """``bench_refusal.py``: the rows ``inference=True`` needs, simulated from the
+    released matrix's law, its agreement with the coverage grid's refusals and the
+    trade-off of larger shares."""
+    params = payload["params"]
+    settings = payload["settings"]
+    lines = setting(payload, f"one stream from seed {params['seed']} (noise draws, then "
+                    "the validation's releases); the logistic information over "
+                    f"{params['information_rows']:,} rows from the same seed",
+                    "add/remove one row") + [""]
+    lines += [f"{params['draws']:,} draws of the released matrix's noise per setting, "
+              "from the estimators' own calibration; refused: the identification rule "
+              "(smallest eigenvalue at most twice the noise's standard deviation on a "
+              "direction) and, for least squares, the noisy residual sum of squares (on up "
+              f"to {params['validation_releases']:,} accepted draws). n (5 %), n (50 %): "
+              "the smallest n refused with probability below 5 % and 50 %; identification "
+              "only: the same for the first rule alone; closed form: (2 s + 2 s_o sqrt(p)) / "
+              "lambda_min(Sigma), against the identification rule's 5 % size.", ""]
+    rows = [[INFERENCE_LABELS[s["estimator"]], str(s["d"]), fmt_eps(s["epsilon"]),
+             fmt_eps(s["delta"]), s["noise_law"], fmt(s["quadratic_form_sd"], 1),
+             _size(s["n_refused_below"]["0.05"]), _size(s["n_refused_below"]["0.5"]),
+             _size(s["identification_n_refused_below"]["0.05"]), _size(s["closed_form_n"]),
+             fmt(s["closed_form_n"] / s["identification_n_refused_below"]["0.05"], 2)]
+            for s in settings]
+    lines += table(["estimator", "d", "epsilon", "delta", "noise", "s", "n (5 %)", "n (50 %)",
+                    "identification only, n (5 %)", "closed form n",
+                    "closed form / identification n (5 %)"], rows)
+    checks = [(s, v) for s in settings for v in s["validation"]]
+    inside = sum(v["measured_ci"][0] - 0.02 <= v["total"] <= v["measured_ci"][1] + 0.02
+                 for _, v in checks)
+    lines += [f"Against the coverage grid (`inference.json`): the simulated refusal rate is "
+              f"within the measured rate's 95 % Clopper-Pearson interval widened by 0.02 in "
+              f"{inside} of {len(checks)} cells; simulated: identification rule on every "
+              f"draw, and among the accepted draws the residual refusal and the bootstrap's "
+              f"(fewer than one accepted world draw in a hundred, on up to "
+              f"{params['world_releases']} releases).", ""]
+    rows = [[INFERENCE_LABELS[s["estimator"]], f"{v['n']:,}", str(s["d"]), fmt_eps(s["epsilon"]),
+             fmt_eps(s["delta"]), f"{fmt(v['measured'], 3)} ({v['draws']})",
+             f"{fmt(v['measured_ci'][0], 3)} to {fmt(v['measured_ci'][1], 3)}",
+             fmt(v["identification"], 3), fmt(v["residual_given_accepted"], 3),
+             fmt(v["bootstrap_given_accepted"], 2), fmt(v["total"], 3)]
+            for s, v in checks]
+    lines += table(["estimator", "n", "d", "epsilon", "delta", "measured (draws)",
+                    "Clopper-Pearson", "identification", "residual (given accepted)",
+                    "bootstrap (given accepted)", "simulated total"], rows)
+    sizes = ", ".join(f"{int(n):,}" for n in params["se_sizes"])
+    lines += [f"Larger shares: the refusal sizes and the median over coefficients of the "
+              f"first-order standard error (sampling and noise) against the shipped "
+              f"shares' at n = {sizes}.", ""]
+    rows = [[INFERENCE_LABELS[s["estimator"]], str(s["d"]), fmt_eps(s["epsilon"]),
+             fmt_eps(s["delta"]), _share(t["share"]), _size(t["n_refused_below"]["0.05"]),
+             _size(t["n_refused_below"]["0.5"]),
+             *(fmt(t["se_ratio"][str(int(n))], 3) for n in params["se_sizes"])]
+            for s in settings for t in s["shares"]]
+    return lines + table(["estimator", "d", "epsilon", "delta", "shares", "n (5 %)",
+                          "n (50 %)", *(f"standard error ratio, n = {int(n):,}"
+                                        for n in params["se_sizes"])], rows)
+
+
 SECTIONS = {
     "objective_perturbation": ("Objective perturbation (ObjPertLogisticRegression) on Adult "
                                "and KDDCup99", objective_perturbation),
@@ -2052,6 +2123,8 @@ SECTIONS = {
                   "simulated data", inference),
     "inference_adult": ("Confidence intervals on Adult: the private summary beside "
                         "statsmodels' Logit", inference_adult),
+    "refusal": ("Confidence intervals: how many rows before they are refused (the "
+                "released matrix's law, simulated)", refusal),
 }
 
 

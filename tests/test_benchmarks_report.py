@@ -801,3 +801,59 @@ def test_coverage_goal_rescoped_is_the_clopper_pearson_criterion():
     # the probability that an exact interval fails: both tails at 0.95
     assert 1 - coverage_goal.pass_probability(500, 0.95, coverage_goal.rescoped_pass) == pytest.approx(
         stats.binom.cdf(449, 500, 0.95) + stats.binom.sf(494, 500, 0.95), rel=1e-8)
+
+
+def test_refusal_thresholds_are_the_refusal_rule():
+    """Each noise draw's threshold n is exactly where singular_within_noise starts to
+    accept n Sigma + E (the same draws), for least squares and logistic regression."""
+    from benchmarks import bench_refusal as refusal
+    from skdp.mechanisms._sufficient_statistics import (singular_within_noise,
+                                                        symmetric_noise_draws)
+
+    for kind, delta in (("linear", 0.0), ("logistic", 1e-6)):
+        sigma = refusal.population_matrix(kind, 5, 20_000, 0)
+        noise_law = refusal.calibration(kind, 5, 1.0, delta)
+        noise = symmetric_noise_draws(noise_law, 6, np.random.default_rng(1))
+        limits = refusal.thresholds(sigma, noise, noise_law)
+        assert 0.05 < np.mean(limits >= np.median(limits) * 0.9) < 0.95
+        for n in np.quantile(limits, [0.1, 0.5, 0.9]) * [1.001, 0.999, 1.001]:
+            refused = singular_within_noise(n * sigma + noise, noise_law)
+            np.testing.assert_array_equal(refused, limits >= n)
+
+
+def test_refusal_calibration_at_other_shares_by_hand():
+    """The scaled calibrations against the noise scales computed by hand: Laplace
+    sensitivity / (epsilon share), Gaussian sensitivity / (mu sqrt(share))."""
+    from benchmarks import bench_refusal as refusal
+    from skdp.mechanisms._glm_inference import INFORMATION_SHARE
+    from skdp.mechanisms._sufficient_statistics import ssp_sensitivities
+
+    shares = {"gram": 0.6, "moment": 0.3, "residual": 0.1}
+    for delta in (0.0, 1e-6):
+        law = "gaussian" if delta > 0 else "laplace"
+        sens = ssp_sensitivities(law=law, data_norm=1.0, intercept_scaling=1.0, n_features=5,
+                                 y_bound=4.0, weight_bound=1.0, neighboring="add_remove")
+        scaled = refusal.calibration("linear", 5, 2.0, delta, shares)
+        for name, share in shares.items():
+            expected = getattr(sens, name) / (gdp_mu(2.0, delta) * np.sqrt(share) if delta
+                                              else 2.0 * share)
+            assert scaled.scale(name) == pytest.approx(expected, rel=1e-12)
+        assert refusal.calibration("linear", 5, 2.0, delta, refusal.SSP_SHARES) == \
+            refusal.calibration("linear", 5, 2.0, delta)
+    # the logistic information: Laplace scale (B^2 / 4) L1 factor / (epsilon share)
+    logistic = refusal.calibration("logistic", 5, 2.0, 0.0, 0.2)
+    shipped = refusal.calibration("logistic", 5, 2.0, 0.0)
+    assert logistic.gram == pytest.approx(shipped.gram * INFORMATION_SHARE / 0.2, rel=1e-12)
+
+
+def test_refusal_sizes_below_interpolates_the_curve():
+    from benchmarks import bench_refusal as refusal
+
+    sizes = refusal.CURVE_SIZES
+    # a curve falling log-linearly from 1 at sizes[10] to 0 at sizes[20]
+    curve = np.clip((np.log(sizes[20]) - np.log(sizes)) / np.log(sizes[20] / sizes[10]), 0, 1)
+    found = refusal.sizes_below(curve)
+    assert found["0.5"] == pytest.approx(np.sqrt(sizes[10] * sizes[20]), rel=1e-9)
+    assert found["0.05"] == pytest.approx(sizes[10] ** 0.05 * sizes[20] ** 0.95, rel=1e-9)
+    assert refusal.sizes_below(np.ones_like(sizes))["0.05"] is None
+    assert refusal.sizes_below(np.zeros_like(sizes))["0.5"] == sizes[0]
