@@ -87,7 +87,7 @@ PARAMS = {"estimators": ["linear", "logistic"], "dims": [5, 20], "epsilons": [0.
                                 {"gram": 0.7, "moment": 0.2, "residual": 0.1},
                                 {"gram": 0.4, "moment": 0.4, "residual": 0.2},
                                 {"gram": 0.35, "moment": 0.35, "residual": 0.3}]},
-          "se_sizes": [200_000]}
+          "se_sizes": [20_000, 200_000]}
 QUICK = {"dims": [5], "epsilons": [1.0], "information_rows": 50_000,
          "validation_releases": 20, "world_releases": 5}
 LEVELS = (0.05, 0.5)
