@@ -21,8 +21,13 @@ the defaults of :class:`~skdp.SSPLinearRegression` and
 Since ``lambda_min(n Sigma + E)`` grows with ``n``, each noise draw has a threshold:
 the fit is refused exactly when ``n`` is at most ``lambda_max(Sigma^{-1/2} (2 s I - E)
 Sigma^{-1/2})``. The refusal probability at ``n`` is the share of draws whose
-threshold is at least ``n``, and the smallest ``n`` refused with probability below 5 %
-(50 %) is the 95 % (50 %) quantile of the thresholds. The closed form beside it:
+threshold is at least ``n``, and the smallest ``n`` refused by it with probability
+below 5 % (50 %) is the 95 % (50 %) quantile of the thresholds. Least squares also
+refuses a release whose noisy residual sum of squares or degrees of freedom are not
+positive: its refusal curve adds that rule, estimated on up to ``validation_releases``
+accepted draws at each of :data:`CURVE_SIZES` (``b~`` and ``c~`` drawn from the
+population values and their noise), and its sizes are read from that curve
+(log-linear between the sizes). The closed form beside them:
 ``lambda_min(n Sigma)`` against twice the noise's standard deviation on a direction
 plus the spread of the noise's spectrum (``2 s_o sqrt(p)`` for off-diagonal standard
 deviation ``s_o``, a Wigner matrix's edge), ``n ~ (2 s + 2 s_o sqrt(p)) /
@@ -31,16 +36,16 @@ lambda_min(Sigma)``.
 Validation against the coverage grid (``results/inference.json``): at each cell's
 ``n``, the simulated refusal rate of the identification rule (the rule itself on
 ``n Sigma + E``), and of the fit's further refusals, estimated on a sample of the
-accepted draws: least squares' noisy residual sum of squares (the released ``b~`` and
-``c~`` drawn too) and the parametric bootstrap's (fewer than one kept draw in a hundred
+accepted draws: least squares' residual rule and the parametric bootstrap's (fewer than one kept draw in a hundred
 of a batch of ``BOOTSTRAP_DRAWS`` draws of the world fitted to the release; the fit
 draws up to ten batches).
 
-The trade-off of a larger information share: the thresholds at the logistic
-information's share 0.2 and 0.3 (the objective perturbation keeps the rest) and at
-least squares' Gram share 0.6 and 0.7 (of 0.9: the moment keeps the rest; 0.45 each
-ship), and the first-order standard errors of the coefficients (sampling and noise, the
-estimators' own covariance at the population values) against the shipped share's.
+The trade-off of a larger information share: the refusal sizes at the logistic
+information's share 0.2 and 0.3 (the objective perturbation keeps the rest), and for
+least squares at a Gram share of 0.6 or 0.7 (the moment keeps the rest of 0.9; 0.45
+each ship) or a residual share of 0.2 or 0.3 (0.1 ships), with the first-order
+standard errors of the coefficients (sampling and noise, the estimators' own covariance
+at the population values) against the shipped shares' at ``se_sizes``.
 
 Run ``python -m benchmarks.bench_refusal [--quick]`` from the repo root; writes
 ``results/refusal.json`` (``refusal_quick.json``) and its PNG. Seconds to minutes; BLAS
