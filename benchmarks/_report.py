@@ -1863,21 +1863,31 @@ def _hits(cell):
     return [round(coverage * _kept(cell)) for coverage in cell["coverage"]]
 
 
+def _literal_floor(cell):
+    """The probability that an exact interval meets the literal goal with the cell's
+    kept draws and coefficients."""
+    return goal.cell_pass_probability(
+        goal.pass_probability(_kept(cell), goal.NOMINAL, goal.literal_pass),
+        len(cell["coverage"]))
+
+
+def _rescoped_passes(cell):
+    """Per coefficient, whether it passes the re-scoped goal."""
+    return [goal.rescoped_pass(hits, _kept(cell)) for hits in _hits(cell)]
+
+
 def _goal_cells(cell):
-    """The literal goal (share in the band, met or not, and its floor: the probability
-    that an exact interval meets it) and the re-scoped goal (coefficients passing,
-    met or not, and the power against a coverage of 0.90 per coefficient)."""
+    """The literal goal (share in the band, met or not, and its floor) and the
+    re-scoped goal (coefficients passing, met or not, and the power against a coverage
+    of 0.90 per coefficient)."""
     if cell["share_in_0.93_0.97"] is None:
         return [DASH] * 4
-    kept, coefficients = _kept(cell), len(cell["coverage"])
-    floor = goal.cell_pass_probability(
-        goal.pass_probability(kept, goal.NOMINAL, goal.literal_pass), coefficients)
-    passes = [goal.rescoped_pass(hits, kept) for hits in _hits(cell)]
+    share, passes = cell["share_in_0.93_0.97"], _rescoped_passes(cell)
     met = "yes" if goal.cell_passes(passes) else "no"
-    power = 1.0 - goal.pass_probability(kept, 0.90, goal.rescoped_pass)
-    return [f"{fmt(cell['share_in_0.93_0.97'], 2)} "
-            f"({'yes' if cell['share_in_0.93_0.97'] >= goal.CELL_SHARE else 'no'})",
-            fmt(floor, 2), f"{sum(passes)}/{coefficients} ({met})", fmt(power, 2)]
+    power = 1.0 - goal.pass_probability(_kept(cell), 0.90, goal.rescoped_pass)
+    return [f"{fmt(share, 2)} ({'yes' if share >= goal.CELL_SHARE else 'no'})",
+            fmt(_literal_floor(cell), 2), f"{sum(passes)}/{len(passes)} ({met})",
+            fmt(power, 2)]
 
 
 def _width_ratios(cell):
@@ -1953,10 +1963,8 @@ def inference(payload, timing=None):
                   "are missing.", ""]
     kept = [c for c in cells if c["share_in_0.93_0.97"] is not None]
     literal = sum(c["share_in_0.93_0.97"] >= goal.CELL_SHARE for c in kept)
-    floors = [goal.cell_pass_probability(goal.pass_probability(
-        _kept(c), goal.NOMINAL, goal.literal_pass), len(c["coverage"])) for c in kept]
-    rescoped = sum(goal.cell_passes(goal.rescoped_pass(hits, _kept(c)) for hits in _hits(c))
-                   for c in kept)
+    floors = [_literal_floor(c) for c in kept]
+    rescoped = sum(goal.cell_passes(_rescoped_passes(c)) for c in kept)
     lines += ["Coverage of the population parameter by the nominal 95 % intervals, per "
               "coefficient (the intercept's included), over the kept fits (those not "
               "refused). Literal goal: the share of coefficients whose coverage is in "
