@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from skdp.accounting import gaussian_epsilon, gdp_mu
 
@@ -17,6 +18,7 @@ RESULTS = REPO / "benchmarks" / "results"
 if str(REPO) not in sys.path:  # the benchmarks package lives next to skdp, not inside it
     sys.path.insert(0, str(REPO))
 
+from benchmarks import _coverage_goal as coverage_goal  # noqa: E402
 from benchmarks import _report  # noqa: E402
 from benchmarks._report import (BENCHMARKS, SECTIONS, fmt, fmt_eps, fmt_summary,  # noqa: E402
                                 render_report)
@@ -735,9 +737,23 @@ def test_inference_numbers_are_the_json_numbers(report, committed):
     for cell in committed["inference"]["cells"]:
         cells = _row(text, [_report.INFERENCE_LABELS[cell["estimator"]], f"{cell['n']:,}",
                             str(cell["d"]), fmt_eps(cell["epsilon"]), fmt_eps(cell["delta"])])
-        assert cells[5:8] == [str(cell["draws"]), fmt(cell["refusal_rate"], 3),
+        kept = cell["draws"] - cell["refused"]
+        assert cells[5:9] == [str(cell["draws"]), str(kept), fmt(cell["refusal_rate"], 3),
                               _report._coverage_range(cell)]
-        assert cells[9:] == [fmt(cell["share_in_0.93_0.97"], 2), *_report._width_ratios(cell)]
+        assert cells[13:] == list(_report._width_ratios(cell))
+        if kept == 0:
+            assert cells[9:13] == ["—"] * 4
+            continue
+        hits = np.round(np.asarray(cell["coverage"]) * kept).astype(int)
+        np.testing.assert_allclose(hits / kept, cell["coverage"], atol=1e-12)
+        share = cell["share_in_0.93_0.97"]
+        assert cells[9] == f"{fmt(share, 2)} ({'yes' if share >= 0.9 else 'no'})"
+        # the re-scoped goal from scipy's Clopper-Pearson intervals (independently)
+        passing = sum(stats.binomtest(int(k), kept).proportion_ci(0.99, "exact").high >= 0.93
+                      and stats.binomtest(int(k), kept).proportion_ci(0.99, "exact").low <= 0.97
+                      for k in hits)
+        met = "yes" if passing / hits.size >= 0.9 else "no"
+        assert cells[11] == f"{passing}/{hits.size} ({met})"
 
 
 def test_inference_adult_numbers_are_the_json_numbers(report, committed):
@@ -810,3 +826,95 @@ def test_objpert_width_floor_noise_variances_against_the_mechanisms_draws(law):
                          for _ in range(draws)])
     np.testing.assert_allclose(products.var(axis=0),
                                symmetric_noise_variance(calibration, u), rtol=0.04)
+
+
+def test_coverage_goal_binomials_by_hand():
+    # P(X <= 2), X ~ Binomial(10, 0.3): 0.7^10 + 10 0.3 0.7^9 + 45 0.3^2 0.7^8
+    assert coverage_goal.binomial_tail(2, 10, 0.3) == pytest.approx(0.3827827864, abs=1e-10)
+    assert coverage_goal.binomial_tail(9, 10, 0.3, upper=True) == pytest.approx(
+        10 * 0.3**9 * 0.7 + 0.3**10, rel=1e-12)
+    assert coverage_goal.binomial_pmf(0, 5, 0.0) == 1.0 and coverage_goal.binomial_pmf(5, 5, 1.0) == 1.0
+    # 20 draws: only 19 hits (0.95) is in [0.93, 0.97], so an exact interval meets the
+    # literal goal with probability 20 0.95^19 0.05 = 0.95^19
+    assert coverage_goal.pass_probability(20, 0.95, coverage_goal.literal_pass) == pytest.approx(0.95**19)
+    # at least 90 %: all 6 of 6, and 19 of 21
+    q = 0.8
+    assert coverage_goal.cell_pass_probability(q, 6) == pytest.approx(q**6)
+    assert coverage_goal.cell_pass_probability(q, 21) == pytest.approx(
+        q**21 + 21 * q**20 * (1 - q) + 210 * q**19 * (1 - q) ** 2)
+    assert coverage_goal.cell_passes([True] * 19 + [False] * 2)
+    assert not coverage_goal.cell_passes([True] * 18 + [False] * 3) and not coverage_goal.cell_passes([])
+
+
+def test_coverage_goal_rescoped_is_the_clopper_pearson_criterion():
+    """A coefficient passes exactly when scipy's 99 % Clopper-Pearson interval meets
+    [0.93, 0.97]; at 100 draws that is 86 hits or more (P(X <= 85) = 0.0041 < 0.005 <
+    P(X <= 86) = 0.0099 at 0.93) and never fails from above; at 500, 450 to 494."""
+    for kept in (1, 5, 37, 100, 500):
+        for hits in range(kept + 1):
+            ci = stats.binomtest(hits, kept).proportion_ci(0.99, "exact")
+            assert coverage_goal.rescoped_pass(hits, kept) == (ci.high >= 0.93 and ci.low <= 0.97)
+    assert [k for k in range(101) if coverage_goal.rescoped_pass(k, 100)] == list(range(86, 101))
+    assert [k for k in range(501) if coverage_goal.rescoped_pass(k, 500)] == list(range(450, 495))
+    assert coverage_goal.binomial_tail(85, 100, 0.93) == pytest.approx(
+        stats.binom.cdf(85, 100, 0.93), rel=1e-10)
+    assert not coverage_goal.rescoped_pass(0, 0) and not coverage_goal.literal_pass(0, 0)
+    # the probability that an exact interval fails: both tails at 0.95
+    assert 1 - coverage_goal.pass_probability(500, 0.95, coverage_goal.rescoped_pass) == pytest.approx(
+        stats.binom.cdf(449, 500, 0.95) + stats.binom.sf(494, 500, 0.95), rel=1e-8)
+
+
+def test_refusal_thresholds_are_the_refusal_rule():
+    """Each noise draw's threshold n is exactly where singular_within_noise starts to
+    accept n Sigma + E (the same draws), for least squares and logistic regression."""
+    from benchmarks import bench_refusal as refusal
+    from skdp.mechanisms._sufficient_statistics import (singular_within_noise,
+                                                        symmetric_noise_draws)
+
+    for kind, delta in (("linear", 0.0), ("logistic", 1e-6)):
+        sigma = refusal.population_matrix(kind, 5, 20_000, 0)
+        noise_law = refusal.calibration(kind, 5, 1.0, delta)
+        noise = symmetric_noise_draws(noise_law, 6, np.random.default_rng(1))
+        limits = refusal.thresholds(sigma, noise, noise_law)
+        assert 0.05 < np.mean(limits >= np.median(limits) * 0.9) < 0.95
+        for n in np.quantile(limits, [0.1, 0.5, 0.9]) * [1.001, 0.999, 1.001]:
+            refused = singular_within_noise(n * sigma + noise, noise_law)
+            np.testing.assert_array_equal(refused, limits >= n)
+
+
+def test_refusal_calibration_at_other_shares_by_hand():
+    """The scaled calibrations against the noise scales computed by hand: Laplace
+    sensitivity / (epsilon share), Gaussian sensitivity / (mu sqrt(share))."""
+    from benchmarks import bench_refusal as refusal
+    from skdp.mechanisms._glm_inference import INFORMATION_SHARE
+    from skdp.mechanisms._sufficient_statistics import ssp_sensitivities
+
+    shares = {"gram": 0.6, "moment": 0.3, "residual": 0.1}
+    for delta in (0.0, 1e-6):
+        law = "gaussian" if delta > 0 else "laplace"
+        sens = ssp_sensitivities(law=law, data_norm=1.0, intercept_scaling=1.0, n_features=5,
+                                 y_bound=4.0, weight_bound=1.0, neighboring="add_remove")
+        scaled = refusal.calibration("linear", 5, 2.0, delta, shares)
+        for name, share in shares.items():
+            expected = getattr(sens, name) / (gdp_mu(2.0, delta) * np.sqrt(share) if delta
+                                              else 2.0 * share)
+            assert scaled.scale(name) == pytest.approx(expected, rel=1e-12)
+        assert refusal.calibration("linear", 5, 2.0, delta, refusal.SSP_SHARES) == \
+            refusal.calibration("linear", 5, 2.0, delta)
+    # the logistic information: Laplace scale (B^2 / 4) L1 factor / (epsilon share)
+    logistic = refusal.calibration("logistic", 5, 2.0, 0.0, 0.2)
+    shipped = refusal.calibration("logistic", 5, 2.0, 0.0)
+    assert logistic.gram == pytest.approx(shipped.gram * INFORMATION_SHARE / 0.2, rel=1e-12)
+
+
+def test_refusal_sizes_below_interpolates_the_curve():
+    from benchmarks import bench_refusal as refusal
+
+    sizes = refusal.CURVE_SIZES
+    # a curve falling log-linearly from 1 at sizes[10] to 0 at sizes[20]
+    curve = np.clip((np.log(sizes[20]) - np.log(sizes)) / np.log(sizes[20] / sizes[10]), 0, 1)
+    found = refusal.sizes_below(curve)
+    assert found["0.5"] == pytest.approx(np.sqrt(sizes[10] * sizes[20]), rel=1e-9)
+    assert found["0.05"] == pytest.approx(sizes[10] ** 0.05 * sizes[20] ** 0.95, rel=1e-9)
+    assert refusal.sizes_below(np.ones_like(sizes))["0.05"] is None
+    assert refusal.sizes_below(np.zeros_like(sizes))["0.5"] == sizes[0]

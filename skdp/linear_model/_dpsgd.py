@@ -1338,6 +1338,8 @@ class DPSGDClassifier(InferenceMixin, _LinearClassifierMixin, ClassifierMixin,
         intervals are impossible (``H~`` not positive definite: too few rows
         for the noise) the fit raises :class:`~skdp.InferenceError` and releases
         nothing. See ``docs/privacy/inference.rst``.
+        How many rows avoid a refusal, per ``epsilon``, ``delta`` and number of
+        features: "How many rows you need" in ``docs/privacy/inference.rst``.
 
     warm_start : bool, default=False
         When ``True``, :meth:`fit` on a fitted model continues it: the run starts

@@ -346,6 +346,8 @@ class OutputPertSVM(GLMInferenceMixin, GaussianDPMixin, _MultinomialMixin,
         Huber loss also where it is flat: separable classes, too few rows in its
         quadratic band) the fit raises :class:`~skdp.InferenceError` and releases
         nothing. See ``docs/privacy/inference.rst``.
+        How many rows avoid a refusal, per ``epsilon``, ``delta`` and number of
+        features: "How many rows you need" in ``docs/privacy/inference.rst``.
 
     %(random_state)s
 

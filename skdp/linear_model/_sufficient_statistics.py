@@ -209,6 +209,8 @@ class SSPLinearRegression(InferenceMixin, GaussianDPMixin, RegressorMixin, Weigh
         intervals are impossible (the noisy Gram matrix is not positive
         definite) the fit raises :class:`~skdp.InferenceError` and releases
         nothing. See ``docs/privacy/inference.rst``.
+        How many rows avoid a refusal, per ``epsilon``, ``delta`` and number of
+        features: "How many rows you need" in ``docs/privacy/inference.rst``.
 
     %(random_state)s
 
