@@ -121,3 +121,16 @@ def objpert_first_order_width_ratios(n, d, epsilon, delta):
               / C**2 * np.eye(d + 1) + (ridge / C) ** 2 * np.diag(
                   symmetric_noise_variance(mechanism["calibration"], inverse @ penalised)))
     return np.sqrt(np.diag(inverse @ middle @ inverse) / np.diag(inverse))
+
+
+FLOORS = {"linear": ssp_first_order_width_ratios, "logistic": objpert_first_order_width_ratios}
+
+
+def annotate(cells):
+    """Add to each ``linear`` and ``logistic`` cell of the coverage grid its
+    ``first_order_width_ratio`` (per coordinate, the intercept first)."""
+    for cell in cells:
+        if cell["estimator"] in FLOORS:
+            cell["first_order_width_ratio"] = FLOORS[cell["estimator"]](
+                cell["n"], cell["d"], cell["epsilon"], cell["delta"]).tolist()
+    return cells

@@ -918,3 +918,13 @@ def test_refusal_sizes_below_interpolates_the_curve():
     assert found["0.05"] == pytest.approx(sizes[10] ** 0.05 * sizes[20] ** 0.95, rel=1e-9)
     assert refusal.sizes_below(np.ones_like(sizes))["0.05"] is None
     assert refusal.sizes_below(np.zeros_like(sizes))["0.5"] == sizes[0]
+
+
+def test_width_goal_rescoped_against_the_first_order_width():
+    """The re-scoped width goal: every coordinate at most 1.5x, or within 1.1x of its
+    first-order width where that is above 1.5x; no first-order width: not judged."""
+    cell = {"median_width_ratio": [1.0, 1.4, 2.7], "first_order_width_ratio": [1.0, 1.2, 2.5]}
+    assert _report._width_rescoped(cell)               # 2.7 <= 1.1 * 2.5
+    assert not _report._width_rescoped({**cell, "median_width_ratio": [1.0, 1.6, 2.7]})
+    assert not _report._width_rescoped({**cell, "median_width_ratio": [1.0, 1.4, 2.8]})
+    assert _report._width_rescoped({"median_width_ratio": [1.0]}) is None
