@@ -32,8 +32,8 @@ from ..mechanisms._one_step import (one_step_calibration, one_step_inference, on
 from ..mechanisms._poisson_sampling import poisson_key as _poisson_key
 from ..mechanisms._poisson_sampling import poisson_rows as _poisson_rows
 from ..mechanisms._poisson_sampling import poisson_step_samples as _poisson_step_samples
-from ..solvers._design import (_CACHE_BYTES, _cache_rows, _sparse_block_rows, as_design,
-                               is_sparse)
+from ..solvers._design import (_CACHE_BYTES, RowBuffers, _cache_rows, _sparse_block_rows,
+                               as_design, is_sparse)
 from ..solvers._newton import _row_norms
 from ..solvers._partitioned import is_dask_collection, signed_columns
 from ..solvers._partitioned_softmax import one_hot
@@ -551,7 +551,7 @@ _BATCH_BLOCK_BYTES = _CACHE_BYTES
 _LARGE_BLOCK_BYTES = 4 * _CACHE_BYTES
 
 
-def _batch_blocks(X, Y, row_norms, idx, weights=None, persons=None):
+def _batch_blocks(X, Y, row_norms, idx, weights=None, persons=None, buffers=None):
     """The rows ``idx`` of the design with their targets, norms, weights (``None``
     when the rows are unweighted) and persons (``None`` without persons), by blocks
     of rows:
@@ -559,7 +559,9 @@ def _batch_blocks(X, Y, row_norms, idx, weights=None, persons=None):
     holds about :data:`_BATCH_BLOCK_BYTES` of dense values, :data:`_LARGE_BLOCK_BYTES`
     of sparse ones. With ``persons`` (the person of each row of ``idx``,
     non-decreasing) a block holds whole persons (:func:`_person_cuts`), about
-    :data:`_LARGE_BLOCK_BYTES`."""
+    :data:`_LARGE_BLOCK_BYTES`. With ``buffers`` (a
+    :class:`~skdp.solvers._design.RowBuffers`) a sparse block's rows are gathered
+    into them, each block valid until the next one is asked for."""
     design = as_design(X)
     if design.sparse:
         rows = _sparse_block_rows(design.X, _LARGE_BLOCK_BYTES)
@@ -567,8 +569,8 @@ def _batch_blocks(X, Y, row_norms, idx, weights=None, persons=None):
         rows = _cache_rows(design.shape[1], _BATCH_BLOCK_BYTES if persons is None
                            else _LARGE_BLOCK_BYTES)
     if persons is None and idx.size <= rows:   # one block (a small batch): no cuts
-        yield (design.subset(idx), np.take(Y, idx, axis=0), np.take(row_norms, idx),
-               None if weights is None else np.take(weights, idx), None)
+        yield (design.subset(idx, buffers), np.take(Y, idx, axis=0),
+               np.take(row_norms, idx), None if weights is None else np.take(weights, idx), None)
         return
     if persons is None:
         cuts = np.append(np.arange(0, idx.size, rows), idx.size)
@@ -576,7 +578,8 @@ def _batch_blocks(X, Y, row_norms, idx, weights=None, persons=None):
         cuts = _person_cuts(persons, rows)
     for start, stop in zip(cuts[:-1], cuts[1:]):
         chunk = idx[start:stop]
-        yield (design.subset(chunk), np.take(Y, chunk, axis=0), np.take(row_norms, chunk),
+        yield (design.subset(chunk, buffers), np.take(Y, chunk, axis=0),
+               np.take(row_norms, chunk),
                None if weights is None else np.take(weights, chunk),
                None if persons is None else persons[start:stop])
 
@@ -772,6 +775,8 @@ def _dp_sgd(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_rate, n_steps
     # time: the samples and the stream's state of one draw a step
     samples = (None if full_batch or partitioned else _poisson_step_samples(
         n if persons is None else persons.n_persons, sample_rate, sampling_rng, n_steps))
+    # the sparse batches' rows, gathered into the same two arrays at every step
+    buffers = RowBuffers()
     batch_sizes = np.empty(n_steps, dtype=np.int64)
     steps_per_epoch = max(1, int(round(1.0 / sample_rate)))
     start = time.perf_counter()
@@ -790,11 +795,11 @@ def _dp_sgd(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_rate, n_steps
                 chosen = next(samples)
                 batch_sizes[t] = chosen.size
                 idx, codes = persons.rows(chosen)
-                blocks = _batch_blocks(X, Y, row_norms, idx, weights, codes)
+                blocks = _batch_blocks(X, Y, row_norms, idx, weights, codes, buffers)
             else:
                 idx = next(samples)
                 batch_sizes[t] = idx.size
-                blocks = _batch_blocks(X, Y, row_norms, idx, weights)
+                blocks = _batch_blocks(X, Y, row_norms, idx, weights, buffers=buffers)
             # the noise is drawn first (into the buffer: the same numbers as into a new
             # array) and the clipped sums are added into it, so that a step holds one
             # vector of theta's size (d is n on a square sparse X); the stream is the

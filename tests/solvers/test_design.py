@@ -10,7 +10,7 @@ from skdp import ObjPertLogisticRegression
 from skdp.linear_model._base import design_matrix, solver_design
 from skdp.losses import LogisticLoss
 from skdp.solvers import glm_hessian, newton_minimise
-from skdp.solvers._design import ScaledDesign
+from skdp.solvers._design import RowBuffers, ScaledDesign
 
 from ._memory import peak_allocation
 
@@ -284,6 +284,41 @@ def test_transpose_product_into_out_adds_the_same_values(fit_intercept, sparse):
         out = start.copy()
         assert implicit.transpose_product(values, out=out) is out
         np.testing.assert_array_equal(out, start + implicit.transpose_product(values))
+
+
+@pytest.mark.parametrize("private_gather", [True, False], ids=["scipy", "fallback"])
+def test_row_buffers_gather_the_rows_into_the_same_arrays(private_gather, monkeypatch):
+    """Blocks of rows gathered into :class:`RowBuffers` are ``X[rows]`` exactly (an
+    empty row, an empty block, rows repeated or in reverse order), and a subset of a
+    design with buffers is the subset without them. The blocks are views of the same
+    two arrays until a block needs more than they hold (scipy copies a block of less
+    than half of them, as it does any view that small). Also through the public gather
+    that stands in when scipy's private one is missing."""
+    from skdp.utils import _scipy_compat
+
+    if not private_gather:
+        monkeypatch.setattr(_scipy_compat, "csr_row_index", None)
+    implicit, _, X = _sparse_pair()
+    buffers = RowBuffers()
+    blocks = (np.arange(2, 90, 5), np.arange(4, 90, 5), np.array([4, 0, 89, 4]),
+              np.array([], dtype=np.intp), np.arange(90), np.arange(89, 0, -1))
+    gathered = []
+    for rows in blocks:
+        block = buffers.gather(X, rows)
+        assert type(block) is type(X) and block.shape == (rows.size, X.shape[1])
+        expected = X[rows]
+        np.testing.assert_array_equal(block.indptr, expected.indptr)
+        np.testing.assert_array_equal(block.indices, expected.indices)
+        np.testing.assert_array_equal(block.data, expected.data)
+        gathered.append(block)
+        subset = implicit.subset(rows, RowBuffers())
+        np.testing.assert_array_equal(subset.toarray(), implicit.subset(rows).toarray())
+    # 49 values, then 42 in the same arrays; all 268 in larger ones, then 267 in those
+    first, second, _, _, every, reversed_rows = gathered
+    for block, before, shared in ((second, first, True), (every, second, False),
+                                  (reversed_rows, every, True)):
+        assert np.shares_memory(block.data, before.data) == shared
+        assert np.shares_memory(block.indices, before.indices) == shared
 
 
 def test_a_csr_with_duplicate_entries_is_clipped_by_its_true_rows():
