@@ -769,7 +769,6 @@ def _dp_sgd(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_rate, n_steps
     # the momentum's velocity times the normaliser: each step adds its noisy clipped sum
     # as it is, and the step size carries the division
     velocity = np.zeros((K, d))
-    noise = np.empty((K, d))   # each step's standard normals, one buffer for the run
     if tangent:  # d/dz of theta, its sum and the velocity (forward mode)
         theta_dot, theta_sum_dot, velocity_dot = (np.zeros((K, d)) for _ in range(3))
     full_batch = sample_rate == 1.0
@@ -803,13 +802,7 @@ def _dp_sgd(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_rate, n_steps
                 idx = next(samples)
                 batch_sizes[t] = idx.size
                 blocks = _batch_blocks(X, Y, row_norms, idx, weights, buffers=buffers)
-            # the noise is drawn first (into the buffer: the same numbers as into a new
-            # array) and added to the velocity, and then the clipped sums, so that a
-            # step makes no vector of theta's size (d is n on a square sparse X); the
-            # stream is the noise's own, so the draws do not depend on the order
-            noise_rng.standard_normal(out=noise)   # drawn even when z = 0 (same stream)
             velocity *= momentum
-            _add_scaled(velocity, noise_scale, noise)
             clipped_dot = np.zeros((K, d)) if tangent else None
             Xb = None   # the last step's gathered rows, released before this step gathers
             for Xb, Yb, norms_b, weights_b, persons_b in blocks:
@@ -835,11 +828,19 @@ def _dp_sgd(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_rate, n_steps
                 if tangent:
                     clipped_dot += clipped_gradient_tangent(Xb, Yb, theta, theta_dot, loss,
                                                             factors, weights_b)
+            # the clipped sums are added into the velocity, and then the noise, drawn
+            # once their products' vector is freed and freed before the next step's: a
+            # step holds one vector of theta's size beside theta, its sum and the
+            # velocity (d is n on a square sparse X); the stream is the noise's own, so
+            # the draws do not depend on the order
+            noise = noise_rng.standard_normal((K, d))   # drawn even when z = 0
+            _add_scaled(velocity, noise_scale, noise)
             if tangent:
                 gradient_dot = ((clipped_dot + sensitivity * noise) / normaliser
                                 + alpha * theta_dot)
                 velocity_dot = momentum * velocity_dot + gradient_dot
                 theta_dot = theta_dot - etas[t] * velocity_dot
+            del noise
             if alpha:
                 _add_scaled(velocity, alpha * normaliser, theta)
             _add_scaled(theta, -etas[t] / normaliser, velocity)
