@@ -21,7 +21,7 @@ def gather_csr_rows(X, rows, indices, data):
     indices : ndarray of ``X.indices``' dtype
     data : ndarray of ``X.data``' dtype
     """
-    if csr_row_index is None:
+    if csr_row_index is None or X.indices.dtype != X.indptr.dtype:
         gathered = X[rows]
         indices[...], data[...] = gathered.indices, gathered.data
         return
