@@ -391,7 +391,8 @@ MEMORY_PAIRS = (("OutputPertSVM(C=0.01)", "LinearSVC(C=0.01, hinge, random_state
 def dpsgd_memory_floor_mb(X):
     """The growth (MB) that a mini-batch DP-SGD fit with defaults must have with
     numpy/scipy on the CSR ``X``: its four vectors of the coefficients' size (the
-    iterate, its tail average, the momentum's velocity, the step's noisy sum) and its
+    iterate, its tail's sum, the momentum's velocity, the step's product and then its
+    noise) and its
     default Poisson batch gathered as CSR rows (the expected ``q nnz`` values and
     column indices; one block of the fit, at most 4 MiB of values). SGDClassifier
     updates one vector in place, row by row, and gathers nothing."""

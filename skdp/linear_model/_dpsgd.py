@@ -11,6 +11,7 @@ from numbers import Real
 import numpy as np
 import scipy.sparse as sp
 from scipy import stats
+from scipy.linalg.blas import get_blas_funcs
 from scipy.special import expit, log_softmax, softmax
 from sklearn.base import ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
@@ -32,8 +33,8 @@ from ..mechanisms._one_step import (one_step_calibration, one_step_inference, on
 from ..mechanisms._poisson_sampling import poisson_key as _poisson_key
 from ..mechanisms._poisson_sampling import poisson_rows as _poisson_rows
 from ..mechanisms._poisson_sampling import poisson_step_samples as _poisson_step_samples
-from ..solvers._design import (_CACHE_BYTES, _cache_rows, _sparse_block_rows, as_design,
-                               is_sparse)
+from ..solvers._design import (_CACHE_BYTES, RowBuffers, _cache_rows, _sparse_block_rows,
+                               as_design, is_sparse)
 from ..solvers._newton import _row_norms
 from ..solvers._partitioned import is_dask_collection, signed_columns
 from ..solvers._partitioned_softmax import one_hot
@@ -55,6 +56,7 @@ from ._inference import InferenceMixin
 from ._weights import check_class_weight, row_weights
 
 _SCHEDULES = ("constant", "step", "linear")
+_AXPY = get_blas_funcs("axpy", dtype=np.float64)
 
 DPSGD_INFERENCE_OPTIONS = (
     "inference=True gives intervals for one binary logistic fit on rows in memory, "
@@ -551,7 +553,7 @@ _BATCH_BLOCK_BYTES = _CACHE_BYTES
 _LARGE_BLOCK_BYTES = 4 * _CACHE_BYTES
 
 
-def _batch_blocks(X, Y, row_norms, idx, weights=None, persons=None):
+def _batch_blocks(X, Y, row_norms, idx, weights=None, persons=None, buffers=None):
     """The rows ``idx`` of the design with their targets, norms, weights (``None``
     when the rows are unweighted) and persons (``None`` without persons), by blocks
     of rows:
@@ -559,7 +561,9 @@ def _batch_blocks(X, Y, row_norms, idx, weights=None, persons=None):
     holds about :data:`_BATCH_BLOCK_BYTES` of dense values, :data:`_LARGE_BLOCK_BYTES`
     of sparse ones. With ``persons`` (the person of each row of ``idx``,
     non-decreasing) a block holds whole persons (:func:`_person_cuts`), about
-    :data:`_LARGE_BLOCK_BYTES`."""
+    :data:`_LARGE_BLOCK_BYTES`. With ``buffers`` (a
+    :class:`~skdp.solvers._design.RowBuffers`) a sparse block's rows are gathered
+    into them, each block valid until the next one is asked for."""
     design = as_design(X)
     if design.sparse:
         rows = _sparse_block_rows(design.X, _LARGE_BLOCK_BYTES)
@@ -567,8 +571,8 @@ def _batch_blocks(X, Y, row_norms, idx, weights=None, persons=None):
         rows = _cache_rows(design.shape[1], _BATCH_BLOCK_BYTES if persons is None
                            else _LARGE_BLOCK_BYTES)
     if persons is None and idx.size <= rows:   # one block (a small batch): no cuts
-        yield (design.subset(idx), np.take(Y, idx, axis=0), np.take(row_norms, idx),
-               None if weights is None else np.take(weights, idx), None)
+        yield (design.subset(idx, buffers), np.take(Y, idx, axis=0),
+               np.take(row_norms, idx), None if weights is None else np.take(weights, idx), None)
         return
     if persons is None:
         cuts = np.append(np.arange(0, idx.size, rows), idx.size)
@@ -576,7 +580,8 @@ def _batch_blocks(X, Y, row_norms, idx, weights=None, persons=None):
         cuts = _person_cuts(persons, rows)
     for start, stop in zip(cuts[:-1], cuts[1:]):
         chunk = idx[start:stop]
-        yield (design.subset(chunk), np.take(Y, chunk, axis=0), np.take(row_norms, chunk),
+        yield (design.subset(chunk, buffers), np.take(Y, chunk, axis=0),
+               np.take(row_norms, chunk),
                None if weights is None else np.take(weights, chunk),
                None if persons is None else persons[start:stop])
 
@@ -760,18 +765,20 @@ def _dp_sgd(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_rate, n_steps
     first_avg = n_steps - n_avg
     theta = (np.zeros((K, d)) if initial_theta is None
              else np.array(initial_theta, dtype=np.float64).reshape(K, d))
-    theta_avg = np.zeros((K, d))
+    theta_sum = np.zeros((K, d))   # of the averaged iterates, divided once at the end
+    # the momentum's velocity times the normaliser: each step adds its noisy clipped sum
+    # as it is, and the step size carries the division
     velocity = np.zeros((K, d))
-    # each step's noisy clipped sum, in one buffer of theta's size for the whole run
-    gradient = np.empty((K, d))
-    if tangent:  # d/dz of theta, its average and the velocity (forward mode)
-        theta_dot, theta_avg_dot, velocity_dot = (np.zeros((K, d)) for _ in range(3))
+    if tangent:  # d/dz of theta, its sum and the velocity (forward mode)
+        theta_dot, theta_sum_dot, velocity_dot = (np.zeros((K, d)) for _ in range(3))
     full_batch = sample_rate == 1.0
     key = None   # a partitioned Poisson step's sampling key, drawn at each step
     # in memory, the steps' Poisson samples of rows or persons, drawn several steps at a
     # time: the samples and the stream's state of one draw a step
     samples = (None if full_batch or partitioned else _poisson_step_samples(
         n if persons is None else persons.n_persons, sample_rate, sampling_rng, n_steps))
+    # the sparse batches' rows, gathered into the same two arrays at every step
+    buffers = RowBuffers()
     batch_sizes = np.empty(n_steps, dtype=np.int64)
     steps_per_epoch = max(1, int(round(1.0 / sample_rate)))
     start = time.perf_counter()
@@ -790,65 +797,71 @@ def _dp_sgd(X, Y, loss, *, noise_multiplier, max_grad_norm, sample_rate, n_steps
                 chosen = next(samples)
                 batch_sizes[t] = chosen.size
                 idx, codes = persons.rows(chosen)
-                blocks = _batch_blocks(X, Y, row_norms, idx, weights, codes)
+                blocks = _batch_blocks(X, Y, row_norms, idx, weights, codes, buffers)
             else:
                 idx = next(samples)
                 batch_sizes[t] = idx.size
-                blocks = _batch_blocks(X, Y, row_norms, idx, weights)
-            # the noise is drawn first (into the buffer: the same numbers as into a new
-            # array) and the clipped sums are added into it, so that a step holds one
-            # vector of theta's size (d is n on a square sparse X); the stream is the
-            # noise's own, so the draws do not depend on the order
-            noise_rng.standard_normal(out=gradient)   # drawn even when z = 0 (same stream)
-            xi = gradient.copy() if tangent else None
-            gradient *= noise_scale
+                blocks = _batch_blocks(X, Y, row_norms, idx, weights, buffers=buffers)
+            velocity *= momentum
             clipped_dot = np.zeros((K, d)) if tangent else None
             Xb = None   # the last step's gathered rows, released before this step gathers
             for Xb, Yb, norms_b, weights_b, persons_b in blocks:
                 if partitioned_persons:
                     block_sum, batch_sizes[t] = _partitioned_person_step(
                         X, key, sample_rate, theta, loss, max_grad_norm, sensitivity)
-                    gradient += block_sum
+                    velocity += block_sum
                     continue
                 if partitioned and full_batch:
-                    gradient += X.reduce(_partition_clipped_sum, theta, loss, max_grad_norm)
+                    velocity += X.reduce(_partition_clipped_sum, theta, loss, max_grad_norm)
                     continue
                 if partitioned:
                     block_sum, size = X.reduce(_partition_sampled_clipped_sum, key,
                                                sample_rate, theta, loss, max_grad_norm,
                                                with_rows=True)
-                    gradient += block_sum
+                    velocity += block_sum
                     batch_sizes[t] = size[0]
                     continue
                 _, factors = clipped_gradient_sum(Xb, Yb, theta, loss, max_grad_norm, norms_b,
                                                   with_factors=tangent, weights=weights_b,
                                                   persons=persons_b, person_bound=sensitivity,
-                                                  out=gradient)
+                                                  out=velocity)
                 if tangent:
                     clipped_dot += clipped_gradient_tangent(Xb, Yb, theta, theta_dot, loss,
                                                             factors, weights_b)
+            # the clipped sums are added into the velocity, and then the noise, drawn
+            # once their products' vector is freed and freed before the next step's: a
+            # step holds one vector of theta's size beside theta, its sum and the
+            # velocity (d is n on a square sparse X); the stream is the noise's own, so
+            # the draws do not depend on the order
+            noise = noise_rng.standard_normal((K, d))   # drawn even when z = 0
+            _add_scaled(velocity, noise_scale, noise)
             if tangent:
-                gradient_dot = ((clipped_dot + sensitivity * xi) / normaliser
+                gradient_dot = ((clipped_dot + sensitivity * noise) / normaliser
                                 + alpha * theta_dot)
                 velocity_dot = momentum * velocity_dot + gradient_dot
                 theta_dot = theta_dot - etas[t] * velocity_dot
-            gradient /= normaliser
+            del noise
             if alpha:
-                gradient += alpha * theta
-            velocity *= momentum
-            velocity += gradient
-            theta -= etas[t] * velocity
+                _add_scaled(velocity, alpha * normaliser, theta)
+            _add_scaled(theta, -etas[t] / normaliser, velocity)
             if t >= first_avg:
-                weight = 1.0 / (t - first_avg + 1)
-                theta_avg *= 1.0 - weight
-                theta_avg += weight * theta
+                theta_sum += theta
                 if tangent:
-                    theta_avg_dot += (theta_dot - theta_avg_dot) / (t - first_avg + 1)
+                    theta_sum_dot += theta_dot
             if verbose and ((t + 1) % steps_per_epoch == 0 or t + 1 == n_steps):
                 print(f"[DPSGDClassifier] epoch {(t + 1) * sample_rate:.4g}: step {t + 1}/"
                       f"{n_steps}, ||theta|| = {np.linalg.norm(theta):.4g}, "
                       f"{time.perf_counter() - start:.3f} s")
-    return DPSGDRun(theta_avg, n_steps, batch_sizes, theta_avg_dot if tangent else None)
+    theta_sum /= n_avg
+    if tangent:
+        theta_sum_dot /= n_avg
+    return DPSGDRun(theta_sum, n_steps, batch_sizes, theta_sum_dot if tangent else None)
+
+
+def _add_scaled(y, a, x):
+    """``y += a x`` in place for C-contiguous float64 arrays of one shape: BLAS's
+    ``axpy``, one pass and no temporary ``a x``."""
+    _AXPY(x.reshape(-1), y.reshape(-1), a=a)
 
 
 def _partitioned_person_step(design, key, sample_rate, theta, loss, max_grad_norm,
@@ -895,7 +908,7 @@ def _dp_gd_checkpoints(X, Y, loss, *, noise_multiplier, max_grad_norm, normalise
                 gradient = noise_rng.standard_normal((K, d))
                 gradient *= noise_scale
                 if partitioned:
-                    gradient += X.reduce(_partition_clipped_sum, theta, loss, max_grad_norm)
+                    velocity += X.reduce(_partition_clipped_sum, theta, loss, max_grad_norm)
                 else:
                     gradient += clipped_gradient_sum(X, Y, theta, loss, max_grad_norm,
                                                      row_norms, with_factors=False,

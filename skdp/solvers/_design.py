@@ -19,6 +19,7 @@ import scipy.sparse as sp
 from scipy.linalg.blas import get_blas_funcs
 
 from ..utils._memory import check_allocation
+from ..utils._scipy_compat import gather_csr_rows
 from ..utils.validation import (augment_intercept, rows_to_rescale, scaled_row_norms,
                                 segment_sums, stored_positions)
 
@@ -127,6 +128,40 @@ def canonical_csr(X):
         X = X.copy()
         X.sum_duplicates()
     return X
+
+
+class RowBuffers:
+    """Two arrays into which blocks of rows of a CSR matrix are gathered, one block
+    after another, instead of new arrays for each block.
+
+    A mini-batch fit gathers a batch of rows at every step; a new array of the batch's
+    values at each step lands, by the allocator's choice, sometimes in memory mapped
+    for it and sometimes in the heap, where the last step's freed batch stays
+    resident: the peak then holds two batches. The buffers hold one, grown (with a
+    margin of :data:`GROWTH`) when a block needs more.
+    """
+
+    #: The margin a buffer is grown with, over what the block that outgrew it needs.
+    GROWTH = 1.0625
+
+    def __init__(self):
+        self._indices = self._data = None
+
+    def gather(self, X, rows):
+        """The rows ``rows`` (an index array) of the CSR ``X``, in order, as a CSR
+        matrix of ``X``'s class on views of the buffers (overwritten by the next
+        gather)."""
+        indptr = np.zeros(rows.size + 1, dtype=X.indptr.dtype)
+        np.cumsum(X.indptr[rows + 1] - X.indptr[rows], out=indptr[1:])
+        nnz = int(indptr[-1])
+        if self._data is None or self._data.size < nnz:
+            self._indices = self._data = None   # released before the larger ones
+            size = int(nnz * self.GROWTH) + 1
+            self._indices = np.empty(size, dtype=X.indices.dtype)
+            self._data = np.empty(size, dtype=X.data.dtype)
+        indices, data = self._indices[:nnz], self._data[:nnz]
+        gather_csr_rows(X, rows, indices, data)
+        return type(X)((data, indices, indptr), shape=(rows.size, X.shape[1]), copy=False)
 
 
 class ScaledDesign:
@@ -381,15 +416,19 @@ class ScaledDesign:
         a copy of those rows of a sparse one)."""
         return self.subset(slice(None, None, stride))
 
-    def subset(self, rows):
+    def subset(self, rows, buffers=None):
         """The design of some rows (a slice or an index array), the factors and the
-        intercept still implicit."""
+        intercept still implicit. With ``buffers`` (a :class:`RowBuffers`) and an
+        index array, a sparse design's rows are gathered into them: the design
+        returned is valid until their next gather."""
         wide = None if self.wide is None else self.wide.take(self.shape[0], rows)
         # np.take gathers a dense X's rows faster than indexing (the same values)
-        by_index = (not self.sparse and isinstance(rows, np.ndarray)
-                    and rows.dtype.kind in "iu")
-        if by_index:
+        by_index = isinstance(rows, np.ndarray) and rows.dtype.kind in "iu"
+        if by_index and not self.sparse:
             gathered = np.take(self.X, rows, axis=0)
+            scale = None if self.scale is None else np.take(self.scale, rows)
+        elif by_index and buffers is not None:
+            gathered = buffers.gather(self.X, rows)
             scale = None if self.scale is None else np.take(self.scale, rows)
         else:
             gathered = self.X[rows]

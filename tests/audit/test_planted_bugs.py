@@ -520,8 +520,8 @@ BUGS = {
         "factors = row_clip_factors(norms, max_grad_norm)", "factors = np.ones_like(norms)")),
     "dpsgd-intercept-not-in-clip-norm": ("dpsgd", plant_dpsgd_intercept),
     "dpsgd-realised-batch-size": ("dpsgd", lambda mp: mutate(
-        mp, dpsgd_module, "_dp_sgd", "gradient /= normaliser",
-        "gradient /= max(Xb.shape[0], 1)")),
+        mp, dpsgd_module, "_dp_sgd", "-etas[t] / normaliser",
+        "-etas[t] / max(Xb.shape[0], 1)")),
     "dpsgd-accountant-half-the-steps": ("dpsgd", plant_dpsgd_half_the_steps),
     # NAPP
     "napp-noise-halved": ("napp", plant_napp_noise(0.5)),
