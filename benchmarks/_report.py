@@ -1187,15 +1187,16 @@ def _memory_floor(memory, params):
         measured = r["ours_mb"] / r["floor_mb"]
         below = r["floor_ratio"] is not None and r["floor_ratio"] > goal
         return [f"{label}: a mini-batch DP-SGD with defaults must hold, with numpy/scipy, "
-                "four vectors of the coefficients' size (iterate, tail average, momentum, "
-                "the step's noisy sum) and its Poisson batch gathered as CSR rows: a floor "
+                "four vectors of the coefficients' size (iterate, tail sum, momentum, "
+                "the step's product or noise) and its Poisson batch gathered as CSR rows: a floor "
                 f"of {r['floor_mb']:.1f} MB, {fmt(r['floor_ratio'], 1)}x SGDClassifier's "
                 f"{r['reference_mb']:.2f} MB (one vector updated in place, row by row), so "
                 f"the {goal:g}x goal is {'below' if below else 'above'} the floor. "
                 "Re-scoped goal: DP-SGD at most "
                 f"{over:g}x its floor; measured {measured:.2f}x ("
                 f"{'met' if measured <= over else 'not met'}; above the floor: the targets, "
-                "clip factors and row norms, three vectors of n, and two of d).", ""]
+                "clip factors and row norms, three vectors of n, and the batch's scores and "
+                "residuals).", ""]
     return []
 
 
