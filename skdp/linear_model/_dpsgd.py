@@ -23,7 +23,7 @@ from ..accounting._dpsgd import (DPSGDEvent, composed_dpsgd_epsilon, composed_mu
                                  default_count_noise_std, dpsgd_epsilon,
                                  with_gaussian_releases)
 from ..accounting._gaussian import gdp_mu
-from ..base import LARGE_DELTA, warn_noise_floor
+from ..base import LARGE_DELTA, atomic_fit, warn_noise_floor
 from ..exceptions import InferenceError, LargeDeltaWarning, PrivacyBudgetError
 from ..losses import HingeLoss
 from ..mechanisms._dominance import NOISE_FLOOR_CERTAINTY, noise_floor
@@ -40,7 +40,7 @@ from ..solvers._partitioned_softmax import one_hot
 from ..utils._docstrings import fill_doc
 from ..utils._groups import check_groups, person_relation
 from ..utils._random import _aes_counter, _chacha, noise_generator
-from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
+from ..utils._sklearn_compat import Interval, StrOptions
 from ..utils.validation import (finite_clipping_norm, row_clip_factors, scaled_row_norms,
                                 segment_sums)
 from ._base import (PARTITIONED_SUPPORT, PrivateLinearModel, _LinearClassifierMixin,
@@ -1596,7 +1596,7 @@ class DPSGDClassifier(InferenceMixin, _LinearClassifierMixin, ClassifierMixin,
         self.random_state = random_state
         self.verbose = verbose
 
-    @_fit_context(prefer_skip_nested_validation=True)
+    @atomic_fit(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None, groups=None):
         """Fit the private model: one DP-SGD run (a DP row count and its noisy steps).
 
@@ -1646,7 +1646,7 @@ class DPSGDClassifier(InferenceMixin, _LinearClassifierMixin, ClassifierMixin,
                            **({} if groups is None else {"groups": groups}))
         return self
 
-    @_fit_context(prefer_skip_nested_validation=True)
+    @atomic_fit(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y, classes=None, sample_weight=None, groups=None):
         """Continue the model on a batch of rows: one more DP-SGD run, composed.
 
