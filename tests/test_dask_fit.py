@@ -10,6 +10,7 @@ certified distance (two solves certified to ``tol`` are within ``2 tol / ridge``
 
 import copy
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -723,6 +724,23 @@ def test_dask_dataframe(data):
     partitioned = _dpgd().fit(Xd, yd)
     np.testing.assert_allclose(partitioned.coef_, memory.coef_, rtol=1e-10)
     assert partitioned.feature_names_in_.tolist() == memory.feature_names_in_.tolist()
+
+
+def test_dask_dataframe_names_are_recorded_as_from_pandas(data):
+    """Column labels that are not all strings are not feature names for scikit-learn:
+    neither from pandas nor from a dask DataFrame, so predicting on the pandas frame
+    says nothing."""
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    X, y = data
+    frame = pd.DataFrame(X, columns=range(5))
+    partitioned = _dpgd().fit(dd.from_pandas(frame, npartitions=4),
+                              dd.from_pandas(pd.Series(y), npartitions=4))
+    assert not hasattr(partitioned, "feature_names_in_")
+    assert not hasattr(_dpgd().fit(frame, y), "feature_names_in_")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        partitioned.predict(frame)
 
 
 def test_local_cluster_smoke(data, thread_cluster):

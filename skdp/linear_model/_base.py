@@ -123,7 +123,7 @@ def partitioned_design(estimator, X, y, *, data_norm, fit_intercept, intercept_s
     check_data_norm(data_norm)
     X, y, classes, _, names = check_partitioned_input(X, y, estimator.classes,
                                                       max_classes=max_classes)
-    _set_partitioned_features(estimator, X, names)
+    record_features(estimator, X, names)
     estimator.classes_ = classes
     intercept = float(intercept_scaling) if fit_intercept else None
     options = _with_persons(estimator, X, groups, persons)
@@ -161,7 +161,7 @@ def partitioned_regression_design(estimator, X, y, *, data_norm, fit_intercept,
     if nonnegative and negative:
         raise ValueError("Some value(s) of y are negative: the Poisson loss needs counts "
                          "y >= 0.")
-    _set_partitioned_features(estimator, X, names)
+    record_features(estimator, X, names)
     intercept = float(intercept_scaling) if fit_intercept else None
     options = _with_persons(estimator, X, groups, "weights")
     return PartitionedDesign(X, y, None, data_norm, intercept,
@@ -169,7 +169,9 @@ def partitioned_regression_design(estimator, X, y, *, data_norm, fit_intercept,
                              targets=kept_values, **options)
 
 
-def _set_partitioned_features(estimator, X, names):
+def record_features(estimator, X, names):
+    """Set ``n_features_in_`` from the dask ``X`` and ``feature_names_in_`` to ``names``
+    (removing an earlier fit's when ``None``), as ``validate_data`` does in memory."""
     estimator.n_features_in_ = int(X.shape[1])
     if names is not None:
         estimator.feature_names_in_ = names

@@ -427,7 +427,7 @@ class EpsilonForUtility(ReleasedModelMixin, MetaEstimatorMixin, BaseEstimator):
                 "(epsilon_ is None). " + _NO_RELEASE_HINTS[result.stop_reason],
                 UnreachableUtilityWarning, stacklevel=3)
         else:
-            self.best_estimator_ = result.estimator
+            self.best_estimator_ = self._named(result.estimator)
         if self.verbose:
             print(f"[EpsilonForUtility] {self.privacy_report_['statement']}", flush=True)
         return self

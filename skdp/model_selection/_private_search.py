@@ -669,7 +669,7 @@ class _BasePrivateSearch(ReleasedModelMixin, MetaEstimatorMixin, BaseEstimator):
             **{f"param_{k}": np.ma.MaskedArray([v], dtype=object) for k, v in candidate.items()},
         }
         if self.refit:
-            self.best_estimator_ = model
+            self.best_estimator_ = self._named(model)
         self.privacy_report_ = search_report(self, plan, model, score, noisy_count, persons)
         if self.verbose:
             print(f"[{type(self).__name__}] {self.privacy_report_['statement']}", flush=True)
