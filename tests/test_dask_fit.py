@@ -25,6 +25,7 @@ from skdp import DPSGDClassifier, ObjPertLogisticRegression, OutputPertSVM  # no
 from skdp.linear_model import (_dpsgd, _objective_perturbation,  # noqa: E402
                                _output_perturbation)
 from skdp.mechanisms._poisson_sampling import poisson_sample  # noqa: E402
+from tests._dpsgd_steps import StepRecorder  # noqa: E402
 
 N_ROWS = 300
 CHUNKINGS = {"even": 60, "uneven": (1, 120, 47, 132), "one-row chunk": (150, 1, 149),
@@ -76,18 +77,11 @@ def test_poisson_dpsgd_equals_in_memory(data, chunks, kw, monkeypatch):
     """The default Poisson-sampled DP-SGD: each partition draws its rows' part of every
     step's mask, so the batches and the model are those of the in-memory fit."""
     X, y = data
-    sizes = {}
-    run = _dpsgd._dp_sgd
-
-    def recorded(*args, **kwargs):
-        result = run(*args, **kwargs)
-        sizes[getattr(args[0], "partitioned", False)] = result.batch_sizes
-        return result
-
-    monkeypatch.setattr(_dpsgd, "_dp_sgd", recorded)
+    recorder = StepRecorder(monkeypatch)
     kw = dict(dict(epsilon=1.0, delta=1e-5, random_state=3), **kw)
     memory = DPSGDClassifier(**kw).fit(X, y)
     partitioned = DPSGDClassifier(**kw).fit(*_dask(X, y, chunks))
+    sizes = {where: recorder.batch_sizes(where) for where in (True, False)}
     assert partitioned.sample_rate_ == memory.sample_rate_ < 1.0
     assert partitioned.n_steps_ == memory.n_steps_
     np.testing.assert_array_equal(sizes[True], sizes[False])   # the same batches, step by step
@@ -425,19 +419,12 @@ def test_small_batch_dpsgd_equals_in_memory(chunks, monkeypatch):
     blocks anywhere draw the batches of the in-memory fit, step by step, and the model
     is the in-memory one."""
     X, y = make_classification(n_samples=2500, n_features=4, random_state=1)
-    sizes = {}
-    run = _dpsgd._dp_sgd
-
-    def recorded(*args, **kwargs):
-        result = run(*args, **kwargs)
-        sizes[getattr(args[0], "partitioned", False)] = result.batch_sizes
-        return result
-
-    monkeypatch.setattr(_dpsgd, "_dp_sgd", recorded)
+    recorder = StepRecorder(monkeypatch)
     kw = dict(epsilon=np.inf, noise_multiplier=1.0, sample_rate=0.012, epochs=1,
               random_state=5)
     memory = DPSGDClassifier(**kw).fit(X, y)
     partitioned = DPSGDClassifier(**kw).fit(*_dask(X, y, chunks))
+    sizes = {where: recorder.batch_sizes(where) for where in (True, False)}
     np.testing.assert_array_equal(sizes[True], sizes[False])
     assert abs(sizes[False].mean() - 2500 * 0.012) < 5 * math.sqrt(30 / len(sizes[False]))
     np.testing.assert_allclose(partitioned.coef_, memory.coef_, rtol=1e-10, atol=0)
