@@ -200,8 +200,10 @@ def stopping_point(model, X, y):
     ``C sum_i log(1 + exp(-y_i z_i)) + ||w||^2 / 2`` (coefficients and intercept), at
     the point where it stopped; objective perturbation certifies at most its ``tol``
     (1e-8) on its perturbed objective. ``DPSGDClassifier``: the time of its noise draws
-    alone, ``n_steps_`` vectors of the coefficients' size from a ChaCha20 stream, the
-    part of the fit no implementation can skip. ``Lasso``: the largest violation of the
+    alone, ``n_steps_`` vectors of the coefficients' size from the stream its steps draw
+    from (AES-128 in counter mode; a ChaCha20 stream in runs recorded before that
+    change, whose JSON names no generator), the part of the fit no implementation can
+    skip. ``Lasso``: the largest violation of the
     optimality conditions of its objective in sum form, ``1/2 ||y - X w - b||^2 + n
     alpha ||w||_1``, at its stop; NAPPLasso certifies at most its ``tol`` (1e-8).
     """
@@ -209,7 +211,7 @@ def stopping_point(model, X, y):
     from sklearn.linear_model import Lasso, LogisticRegression
 
     from skdp import DPSGDClassifier
-    from skdp.utils import privacy_streams
+    from skdp.linear_model._dpsgd import _call_streams
 
     if isinstance(model, LogisticRegression):
         signs = np.where(y == model.classes_[1], 1.0, -1.0)
@@ -229,12 +231,13 @@ def stopping_point(model, X, y):
                               np.maximum(np.abs(gradient) - weight, 0.0))
         return {"kkt_residual": float(max(violations.max(), abs(residuals.sum())))}
     if isinstance(model, DPSGDClassifier):
-        noise, _ = privacy_streams(0)
+        _, _, noise = _call_streams(0, 0)   # the first call's step-noise stream
         shape = (model.coef_.shape[0], model.coef_.shape[1] + int(model.fit_intercept))
         start = time.perf_counter()
         for _ in range(model.n_steps_):
             noise.standard_normal(shape)
-        return {"noise_draw_s": time.perf_counter() - start}
+        return {"noise_draw_s": time.perf_counter() - start,
+                "noise_generator": type(noise.bit_generator).__name__}
     return {}
 
 

@@ -1,6 +1,7 @@
 """The contract shared by every private estimator: parameters, spend, privacy tags."""
 
 import copy
+import functools
 import warnings
 from dataclasses import dataclass, fields
 from numbers import Real
@@ -10,7 +11,7 @@ from sklearn.utils import Tags, get_tags
 
 from .accounting._costs import pure_rdp
 from .exceptions import LargeDeltaWarning, NoiseDominanceWarning
-from .utils._sklearn_compat import Interval, StrOptions
+from .utils._sklearn_compat import Interval, StrOptions, _fit_context
 from .utils.validation import check_data_norm
 
 __all__ = ["EpsilonRelease", "PrivacyTags", "PrivateTags", "copy_with_coefficients",
@@ -66,6 +67,44 @@ def warn_noise_floor(name, count, floor, unit, source):
         "model points where its noise points. Raise epsilon, use fewer features, a "
         "smaller data_norm or a smaller C where the estimator has one, or more "
         f"{unit}s.", NoiseDominanceWarning, stacklevel=5)
+
+
+def atomic_fit(*, prefer_skip_nested_validation):
+    """scikit-learn's ``_fit_context`` for a fit method, under the rule "nothing is
+    released for a fit that fails".
+
+    The parameters are validated first (as ``_fit_context`` does); then a call that
+    raises, at any point (a refusal, a solver that misses its tolerance, a dask
+    partition that fails), leaves the estimator's attributes exactly as the call found
+    them: unfitted, or the previous successful fit whole (for ``partial_fit`` and
+    ``warm_start``, the run before the call), never a mix with attributes the failed
+    call had set. A successful call replaces them.
+
+    Parameters
+    ----------
+    prefer_skip_nested_validation : bool
+        As for ``_fit_context``: ``True`` for estimators, ``False`` for
+        meta-estimators.
+
+    Returns
+    -------
+    decorator : callable
+    """
+    def decorator(fit_method):
+        @functools.wraps(fit_method)
+        def wrapper(estimator, *args, **kwargs):
+            # a shallow copy: a Generator passed as random_state stays the object the
+            # failed call advanced, so a later fit never draws the same noise again
+            before = dict(vars(estimator))
+            try:
+                return fit_method(estimator, *args, **kwargs)
+            except BaseException:
+                vars(estimator).clear()
+                vars(estimator).update(before)
+                raise
+        return _fit_context(prefer_skip_nested_validation=prefer_skip_nested_validation)(
+            wrapper)
+    return decorator
 
 
 class PrivacyParamsMixin:

@@ -202,6 +202,33 @@ def test_scaling_numbers_are_the_json_numbers(report, committed):
                                      fmt(reference.get("memory_ratio"), 2)]
 
 
+def test_dpsgd_noise_draws_name_the_stream_they_were_timed_on(committed):
+    """The committed scaling run timed DP-SGD's noise draws on ChaCha20 and names no
+    generator: the report says it predates the step noise from AES-128 in counter
+    mode; a run that records ``AESCounter`` is reported as the steps' stream."""
+    results = committed["scaling"]["results"]
+    old = " ".join(_report._scaling_floors(results))
+    assert "from ChaCha20: this run predates DP-SGD's step noise from AES-128" in old
+    recorded = json.loads(json.dumps(results))
+    for pairs in recorded.values():
+        for row in pairs.values():
+            if "noise_draw_s" in row["skdp"]:
+                row["skdp"]["noise_generator"] = "AESCounter"
+    new = " ".join(_report._scaling_floors(recorded))
+    assert "from AES-128 in counter mode, the stream a fit's steps draw from" in new
+    assert "ChaCha20" not in new
+
+
+def test_the_scaling_benchmark_times_the_step_noise_stream():
+    from benchmarks.bench_scaling import stopping_point
+    from skdp import DPSGDClassifier
+
+    X = np.random.default_rng(0).normal(size=(200, 3))
+    model = DPSGDClassifier(data_norm=1.0, epochs=1, random_state=0).fit(X, X[:, 0] > 0)
+    extras = stopping_point(model, X, X[:, 0] > 0)
+    assert extras["noise_generator"] == "AESCounter" and extras["noise_draw_s"] > 0
+
+
 def test_interleaved_ratios_are_the_json_numbers(report):
     """``scaling_timing.json`` (``bench_scaling --interleaved``) in the scaling section:
     each pair's medians, ratio and range."""

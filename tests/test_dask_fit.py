@@ -10,6 +10,7 @@ certified distance (two solves certified to ``tol`` are within ``2 tol / ridge``
 
 import copy
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -24,6 +25,7 @@ from skdp import DPSGDClassifier, ObjPertLogisticRegression, OutputPertSVM  # no
 from skdp.linear_model import (_dpsgd, _objective_perturbation,  # noqa: E402
                                _output_perturbation)
 from skdp.mechanisms._poisson_sampling import poisson_sample  # noqa: E402
+from tests._dpsgd_steps import StepRecorder  # noqa: E402
 
 N_ROWS = 300
 CHUNKINGS = {"even": 60, "uneven": (1, 120, 47, 132), "one-row chunk": (150, 1, 149),
@@ -75,18 +77,11 @@ def test_poisson_dpsgd_equals_in_memory(data, chunks, kw, monkeypatch):
     """The default Poisson-sampled DP-SGD: each partition draws its rows' part of every
     step's mask, so the batches and the model are those of the in-memory fit."""
     X, y = data
-    sizes = {}
-    run = _dpsgd._dp_sgd
-
-    def recorded(*args, **kwargs):
-        result = run(*args, **kwargs)
-        sizes[getattr(args[0], "partitioned", False)] = result.batch_sizes
-        return result
-
-    monkeypatch.setattr(_dpsgd, "_dp_sgd", recorded)
+    recorder = StepRecorder(monkeypatch)
     kw = dict(dict(epsilon=1.0, delta=1e-5, random_state=3), **kw)
     memory = DPSGDClassifier(**kw).fit(X, y)
     partitioned = DPSGDClassifier(**kw).fit(*_dask(X, y, chunks))
+    sizes = {where: recorder.batch_sizes(where) for where in (True, False)}
     assert partitioned.sample_rate_ == memory.sample_rate_ < 1.0
     assert partitioned.n_steps_ == memory.n_steps_
     np.testing.assert_array_equal(sizes[True], sizes[False])   # the same batches, step by step
@@ -424,19 +419,12 @@ def test_small_batch_dpsgd_equals_in_memory(chunks, monkeypatch):
     blocks anywhere draw the batches of the in-memory fit, step by step, and the model
     is the in-memory one."""
     X, y = make_classification(n_samples=2500, n_features=4, random_state=1)
-    sizes = {}
-    run = _dpsgd._dp_sgd
-
-    def recorded(*args, **kwargs):
-        result = run(*args, **kwargs)
-        sizes[getattr(args[0], "partitioned", False)] = result.batch_sizes
-        return result
-
-    monkeypatch.setattr(_dpsgd, "_dp_sgd", recorded)
+    recorder = StepRecorder(monkeypatch)
     kw = dict(epsilon=np.inf, noise_multiplier=1.0, sample_rate=0.012, epochs=1,
               random_state=5)
     memory = DPSGDClassifier(**kw).fit(X, y)
     partitioned = DPSGDClassifier(**kw).fit(*_dask(X, y, chunks))
+    sizes = {where: recorder.batch_sizes(where) for where in (True, False)}
     np.testing.assert_array_equal(sizes[True], sizes[False])
     assert abs(sizes[False].mean() - 2500 * 0.012) < 5 * math.sqrt(30 / len(sizes[False]))
     np.testing.assert_allclose(partitioned.coef_, memory.coef_, rtol=1e-10, atol=0)
@@ -723,6 +711,23 @@ def test_dask_dataframe(data):
     partitioned = _dpgd().fit(Xd, yd)
     np.testing.assert_allclose(partitioned.coef_, memory.coef_, rtol=1e-10)
     assert partitioned.feature_names_in_.tolist() == memory.feature_names_in_.tolist()
+
+
+def test_dask_dataframe_names_are_recorded_as_from_pandas(data):
+    """Column labels that are not all strings are not feature names for scikit-learn:
+    neither from pandas nor from a dask DataFrame, so predicting on the pandas frame
+    says nothing."""
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    X, y = data
+    frame = pd.DataFrame(X, columns=range(5))
+    partitioned = _dpgd().fit(dd.from_pandas(frame, npartitions=4),
+                              dd.from_pandas(pd.Series(y), npartitions=4))
+    assert not hasattr(partitioned, "feature_names_in_")
+    assert not hasattr(_dpgd().fit(frame, y), "feature_names_in_")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        partitioned.predict(frame)
 
 
 def test_local_cluster_smoke(data, thread_cluster):

@@ -27,6 +27,7 @@ from skdp.solvers._partitioned_persons import (partition_person_sums,  # noqa: E
                                                partitioned_person_weights, reduce_by_person)
 from skdp.utils._groups import check_groups, person_row_weights  # noqa: E402
 from tests._dask_persons import dask_persons, spanning_persons  # noqa: E402
+from tests._dpsgd_steps import StepRecorder  # noqa: E402
 
 N_ROWS = 300
 N_PERSONS = 70
@@ -136,19 +137,6 @@ def test_reduction_by_person_refuses_a_person_not_seen_whole(data):
 
 # -- DP-SGD -------------------------------------------------------------------------------
 
-def _recorded_batches(monkeypatch):
-    sizes = {}
-    run = _dpsgd._dp_sgd
-
-    def recorded(*args, **kwargs):
-        result = run(*args, **kwargs)
-        sizes[getattr(args[0], "partitioned", False)] = result.batch_sizes
-        return result
-
-    monkeypatch.setattr(_dpsgd, "_dp_sgd", recorded)
-    return sizes
-
-
 DPSGD_OPTIONS = {
     "dp-gd": dict(sample_rate=1.0, epochs=20),
     "poisson": dict(sample_rate=0.2, epochs=3),
@@ -205,11 +193,12 @@ def test_dpsgd_persons_equal_in_memory(data, chunks, kw, monkeypatch):
     addressed by the person's code), each person's summed gradient clipped as in
     memory: the in-memory model up to the order of the partial sums."""
     X, y, groups = data
-    sizes = _recorded_batches(monkeypatch)
+    recorder = StepRecorder(monkeypatch)
     kw = dict(kw, epsilon=1.0, data_norm=3.0, random_state=3)
     memory = DPSGDClassifier(**kw).fit(X, y, groups=groups)
     partitioned = DPSGDClassifier(**kw).fit(*dask_persons(X, y, groups, chunks)[:2],
                                             groups=dask_persons(X, y, groups, chunks)[2])
+    sizes = {where: recorder.batch_sizes(where) for where in (True, False)}
     np.testing.assert_array_equal(sizes[True], sizes[False])   # persons, step by step
     assert sizes[False].max() <= N_PERSONS
     np.testing.assert_allclose(partitioned.coef_, memory.coef_, rtol=1e-10, atol=0)

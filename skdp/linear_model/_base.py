@@ -13,8 +13,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..accounting import gdp_mu
 from ..accounting._rdp import ORDERS
-from ..base import (EpsilonRelease, PrivacyParamsMixin, PrivacyTags, copy_with_coefficients,
-                    warn_noise_floor, with_privacy_tags)
+from ..base import (EpsilonRelease, PrivacyParamsMixin, PrivacyTags, atomic_fit,
+                    copy_with_coefficients, warn_noise_floor, with_privacy_tags)
 from ..exceptions import ConvergenceError, DataNormWarning
 from ..mechanisms._quantile import DATA_NORM_EPSILON_SHARE, NORM_QUANTILE, private_quantile
 from ..losses import make_loss
@@ -24,7 +24,7 @@ from ..solvers._design import ScaledDesign, WideRows, canonical_csr
 from ..solvers._partitioned import is_dask_collection, kept_values
 from ..utils._memory import check_allocation
 from ..utils._random import data_norm_generator
-from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
+from ..utils._sklearn_compat import Interval, StrOptions
 from ..utils.validation import (augment_intercept, check_data_norm, clip_rows_to_norm,
                                 row_clipping)
 
@@ -123,7 +123,7 @@ def partitioned_design(estimator, X, y, *, data_norm, fit_intercept, intercept_s
     check_data_norm(data_norm)
     X, y, classes, _, names = check_partitioned_input(X, y, estimator.classes,
                                                       max_classes=max_classes)
-    _set_partitioned_features(estimator, X, names)
+    record_features(estimator, X, names)
     estimator.classes_ = classes
     intercept = float(intercept_scaling) if fit_intercept else None
     options = _with_persons(estimator, X, groups, persons)
@@ -161,7 +161,7 @@ def partitioned_regression_design(estimator, X, y, *, data_norm, fit_intercept,
     if nonnegative and negative:
         raise ValueError("Some value(s) of y are negative: the Poisson loss needs counts "
                          "y >= 0.")
-    _set_partitioned_features(estimator, X, names)
+    record_features(estimator, X, names)
     intercept = float(intercept_scaling) if fit_intercept else None
     options = _with_persons(estimator, X, groups, "weights")
     return PartitionedDesign(X, y, None, data_norm, intercept,
@@ -169,18 +169,14 @@ def partitioned_regression_design(estimator, X, y, *, data_norm, fit_intercept,
                              targets=kept_values, **options)
 
 
-def _set_partitioned_features(estimator, X, names):
+def record_features(estimator, X, names):
+    """Set ``n_features_in_`` from the dask ``X`` and ``feature_names_in_`` to ``names``
+    (removing an earlier fit's when ``None``), as ``validate_data`` does in memory."""
     estimator.n_features_in_ = int(X.shape[1])
     if names is not None:
         estimator.feature_names_in_ = names
     elif hasattr(estimator, "feature_names_in_"):
         del estimator.feature_names_in_
-
-
-def release_nothing(estimator):
-    """Remove every fitted attribute, so that a failed fit leaves nothing behind."""
-    for name in [k for k in vars(estimator) if k.endswith("_") and not k.startswith("_")]:
-        delattr(estimator, name)
 
 
 def one_vs_rest_targets(y_idx, n_classes):
@@ -347,7 +343,7 @@ class PrivateLinearModel(PrivacyParamsMixin, BaseEstimator):
         """The loss of the ``loss`` parameter (narrowed by each estimator's constraints)."""
         return make_loss(self._loss_name, huber_h=getattr(self, "huber_h", 0.5))
 
-    @_fit_context(prefer_skip_nested_validation=True)
+    @atomic_fit(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Fit the private model.
 
@@ -366,7 +362,7 @@ class PrivateLinearModel(PrivacyParamsMixin, BaseEstimator):
         self._fit_releases(X, y)
         return self
 
-    @_fit_context(prefer_skip_nested_validation=True)
+    @atomic_fit(prefer_skip_nested_validation=True)
     def fit_release(self, X, y):
         """Fit, and return the released coefficients with their derivative in epsilon.
 
@@ -473,14 +469,14 @@ class PrivateLinearModel(PrivacyParamsMixin, BaseEstimator):
         return self._coefficients([r.theta_derivative() for r in releases])
 
     def _check_converged(self, releases):
-        """Raise, releasing nothing, unless every problem met the public tolerance.
+        """Raise, releasing nothing, unless every problem met the public tolerance
+        (:func:`~skdp.base.atomic_fit` restores the attributes of before the fit).
 
         The message holds no statistic of the data. The solver's iteration count
         depends on the private data and no guarantee covers it, so it is never
         kept (no ``n_iter_``).
         """
         if not all(r.converged for r in releases):
-            release_nothing(self)
             raise ConvergenceError(
                 f"{type(self).__name__}: the solver did not reach the public tolerance "
                 f"tol={self.tol} within max_iter={self.max_iter}; nothing is released. "

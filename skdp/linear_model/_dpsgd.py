@@ -24,7 +24,7 @@ from ..accounting._dpsgd import (DPSGDEvent, composed_dpsgd_epsilon, composed_mu
                                  default_count_noise_std, dpsgd_epsilon,
                                  with_gaussian_releases)
 from ..accounting._gaussian import gdp_mu
-from ..base import LARGE_DELTA, warn_noise_floor
+from ..base import LARGE_DELTA, atomic_fit, warn_noise_floor
 from ..exceptions import InferenceError, LargeDeltaWarning, PrivacyBudgetError
 from ..losses import HingeLoss
 from ..mechanisms._dominance import NOISE_FLOOR_CERTAINTY, noise_floor
@@ -41,7 +41,7 @@ from ..solvers._partitioned_softmax import one_hot
 from ..utils._docstrings import fill_doc
 from ..utils._groups import check_groups, person_relation
 from ..utils._random import _aes_counter, _chacha, noise_generator
-from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
+from ..utils._sklearn_compat import Interval, StrOptions
 from ..utils.validation import (finite_clipping_norm, row_clip_factors, scaled_row_norms,
                                 segment_sums)
 from ._base import (PARTITIONED_SUPPORT, PrivateLinearModel, _LinearClassifierMixin,
@@ -338,26 +338,13 @@ def _clip_person_sums(X, R, persons, bound):
         exactly).
     """
     n, K = R.shape
-    changes = np.flatnonzero(persons[1:] != persons[:-1])   # last row of a person but one
-    if changes.size >= n - 1:                  # one row each (or none): nothing to clip
-        return None
-    # one indicator for every class and person, row k m + p carrying R_ik on person p's
-    # rows i (in order): one sparse left product with the block's design for them all
-    index = np.int32 if K * n <= _INT32_MAX else np.int64   # scipy's own choice
-    edges = np.empty(changes.size + 2, dtype=index)   # 0, each person's start, n
-    edges[0], edges[1:-1], edges[-1] = 0, changes + 1, n
+    edges = _person_edges(persons, K)
     sizes = edges[1:] - edges[:-1]
     m = sizes.size
-    columns = np.arange(n, dtype=index)
-    if K == 1:
-        indptr = edges
-    else:   # class k's persons start n k further on, its rows are the same
-        indptr = np.append((edges[:-1] + n * np.arange(K, dtype=index)[:, None]).ravel(),
-                           K * n)
-        columns = np.tile(columns, K)
-    A = sp.csr_matrix((R.T.ravel(), columns, indptr), shape=(K * m, n))
+    if m >= n:                                 # one row each (or none): nothing to clip
+        return None
     design = as_design(X)
-    top, column = design.left_product(A)
+    top, column = _person_left_product(design, R, edges)
     squares = design.product_row_squares(top, column).reshape(K, m)
     total = squares[0].copy()
     for k in range(1, K):                      # the classes in order: a loop over K
@@ -367,6 +354,40 @@ def _clip_person_sums(X, R, persons, bound):
     if factors.min() < 1.0:
         R *= np.repeat(factors, sizes)[:, None]
     return _person_weighted_sum(top, column, factors, K)
+
+
+def _person_edges(persons, K):
+    """The ``indptr`` of a person indicator over the non-decreasing ``persons``: 0, the
+    row where each later person starts, and ``n`` (``[0]`` without rows), in the index
+    type scipy chooses for ``K`` classes of such indicators stacked."""
+    n = persons.shape[0]
+    index = np.int32 if K * n <= _INT32_MAX else np.int64   # scipy's own choice
+    if n == 0:
+        return np.zeros(1, dtype=index)
+    changes = np.flatnonzero(persons[1:] != persons[:-1])   # last row of a person but one
+    edges = np.empty(changes.size + 2, dtype=index)
+    edges[0], edges[1:-1], edges[-1] = 0, changes + 1, n
+    return edges
+
+
+def _person_left_product(design, R, edges):
+    """Every person's summed term of every class, ``sum_{i in p} R_ik z_i``: the rows
+    ``k m + p`` of the one sparse left product ``A Z`` with the block's design
+    (:meth:`~skdp.solvers._design.ScaledDesign.left_product`: segment sums, no loop
+    over rows or persons, no copy of the rows), ``A`` the indicator of every class and
+    person (person ``p``'s rows ``edges[p]:edges[p + 1]`` carrying ``R_ik`` in row order).
+    Returns ``(top, column)``, as ``left_product``."""
+    n, K = R.shape
+    index = edges.dtype
+    columns = np.arange(n, dtype=index)
+    if K == 1:
+        indptr = edges
+    else:   # class k's persons start n k further on, its rows are the same
+        indptr = np.append((edges[:-1] + n * np.arange(K, dtype=index)[:, None]).ravel(),
+                           K * n)
+        columns = np.tile(columns, K)
+    A = sp.csr_matrix((R.T.ravel(), columns, indptr), shape=(K * (edges.size - 1), n))
+    return design.left_product(A)
 
 
 def _person_weighted_sum(top, column, factors, K):
@@ -431,23 +452,20 @@ def _sampled_person_rows(persons, key, sample_rate):
 def _person_partial_sums(X, R, persons):
     """Each person's sum of its rows' terms ``R_i z_i^T`` (``persons`` non-decreasing):
     ``(codes, sums)``, one row of ``sums`` a person, its classes' ``(d,)`` sums side
-    by side (dense, or CSR on a sparse design). One sparse left product per class
-    with the persons' indicator carrying ``R_ik``
-    (:meth:`~skdp.solvers._design.ScaledDesign.left_product`), as in memory."""
-    n, K = R.shape
-    starts = np.flatnonzero(np.diff(persons, prepend=persons[:1] - 1))
-    edges = np.append(starts, n)
+    by side (dense, or CSR on a sparse design): the product of
+    :func:`_person_left_product`, as in memory (:func:`_clip_person_sums`)."""
+    edges = _person_edges(persons, R.shape[1])
+    m = edges.size - 1
     design = as_design(X)
+    top, column = _person_left_product(design, R, edges)
     parts = []
-    for k in range(K):
-        indicator = sp.csr_matrix((R[:, k], np.arange(n), edges), shape=(starts.size, n))
-        top, column = design.left_product(indicator)
-        parts.append(top)
+    for k in range(R.shape[1]):
+        parts.append(top[k * m:(k + 1) * m])
         if column is not None:
-            parts.append(column[:, None])
+            parts.append(column[k * m:(k + 1) * m, None])
     sums = (sp.hstack([sp.csr_matrix(p) for p in parts], format="csr") if design.sparse
             else np.hstack(parts))
-    return persons[starts], sums
+    return persons[edges[:-1]], sums
 
 
 def _partition_person_gradients(design, y, persons, key, sample_rate, theta, loss,
@@ -1611,7 +1629,7 @@ class DPSGDClassifier(InferenceMixin, _LinearClassifierMixin, ClassifierMixin,
         self.random_state = random_state
         self.verbose = verbose
 
-    @_fit_context(prefer_skip_nested_validation=True)
+    @atomic_fit(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None, groups=None):
         """Fit the private model: one DP-SGD run (a DP row count and its noisy steps).
 
@@ -1661,7 +1679,7 @@ class DPSGDClassifier(InferenceMixin, _LinearClassifierMixin, ClassifierMixin,
                            **({} if groups is None else {"groups": groups}))
         return self
 
-    @_fit_context(prefer_skip_nested_validation=True)
+    @atomic_fit(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y, classes=None, sample_weight=None, groups=None):
         """Continue the model on a batch of rows: one more DP-SGD run, composed.
 

@@ -18,7 +18,7 @@ from ..exceptions import InferenceError
 from ..mechanisms._glm_inference import (INFORMATION_SHARE, glm_inference,
                                          information_calibration, release_information)
 from ..utils._secret_trial import in_secret_trial
-from ._base import release_nothing, split_coefficients
+from ._base import split_coefficients
 
 SUMMARY_COLUMNS = ("coef", "std err", "lower", "upper")
 
@@ -108,14 +108,14 @@ class InferenceMixin:
             self.__dict__.pop(name, None)
 
     def _refuse_intervals(self, error):
-        """Refuse the intervals: an :class:`~skdp.InferenceError` that leaves nothing
-        fitted; in a composer's secret trial the model is kept without intervals and
-        the refusal noted in ``_intervals_refusal`` (the composer treats the trial as
-        failed and never releases it: :mod:`skdp.utils._secret_trial`)."""
+        """Refuse the intervals: an :class:`~skdp.InferenceError` that releases nothing
+        (:func:`~skdp.base.atomic_fit` restores the attributes of before the fit); in a
+        composer's secret trial the model is kept without intervals and the refusal
+        noted in ``_intervals_refusal`` (the composer treats the trial as failed and
+        never releases it: :mod:`skdp.utils._secret_trial`)."""
         if in_secret_trial():
             self._intervals_refusal = str(error)
             return None
-        release_nothing(self)
         raise InferenceError(f"{type(self).__name__}: {error}") from None
 
     def _set_inference(self, inference):

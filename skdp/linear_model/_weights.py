@@ -15,11 +15,12 @@ from numbers import Real
 import numpy as np
 from sklearn.utils.class_weight import compute_class_weight
 
+from ..base import atomic_fit
 from ..exceptions import SampleWeightWarning
 from ..losses import WeightedLoss, weighted_targets
 from ..solvers._partitioned import is_dask_collection
 from ..utils._groups import check_groups, person_relation, person_row_weights
-from ..utils._sklearn_compat import Interval, StrOptions, _check_sample_weight, _fit_context
+from ..utils._sklearn_compat import Interval, StrOptions, _check_sample_weight
 
 BALANCED_REFUSAL = (
     "class_weight='balanced' is refused: it divides by the class counts, which are "
@@ -202,7 +203,7 @@ class WeightedFitMixin:
         if refusal is not None:
             raise ValueError(f"{type(self).__name__}: {refusal} {PARTITIONED_SUPPORT}")
 
-    @_fit_context(prefer_skip_nested_validation=True)
+    @atomic_fit(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None, groups=None):
         """Fit the private model.
 
@@ -231,7 +232,7 @@ class WeightedFitMixin:
         self._fit_releases(X, y, **_fit_params(sample_weight, groups))
         return self
 
-    @_fit_context(prefer_skip_nested_validation=True)
+    @atomic_fit(prefer_skip_nested_validation=True)
     def fit_release(self, X, y, sample_weight=None, groups=None):
         """Fit, and return the released coefficients with their derivative in epsilon.
 

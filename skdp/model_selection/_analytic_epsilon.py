@@ -18,9 +18,9 @@ from sklearn.pipeline import Pipeline
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..base import get_privacy_tags
+from ..base import atomic_fit, get_privacy_tags
 from ..exceptions import PrivacyBudgetError, UnreachableUtilityWarning
-from ..utils._sklearn_compat import HasMethods, Interval, StrOptions, _fit_context
+from ..utils._sklearn_compat import HasMethods, Interval, StrOptions
 from ._measure import _fit_record, _measure, _NoiseSources, compose_fits
 from ._released import ReleasedModelMixin
 from ._selection_checks import default_estimator
@@ -313,7 +313,7 @@ default=None
                               y_eval, scoring, purpose)
             for eps, draw, random_state in jobs)
 
-    @_fit_context(prefer_skip_nested_validation=False)
+    @atomic_fit(prefer_skip_nested_validation=False)
     def fit(self, X, y):
         """Measure, solve for the target, refit.
 

@@ -8,10 +8,11 @@ from sklearn.base import BaseEstimator, MetaEstimatorMixin, is_classifier
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
+from ..base import atomic_fit
 from ..exceptions import UnreachableUtilityWarning
 from ..utils._docstrings import fill_doc
 from ..utils._groups import check_groups
-from ..utils._sklearn_compat import HasMethods, Interval, StrOptions, _fit_context
+from ..utils._sklearn_compat import HasMethods, Interval, StrOptions
 from ._analytic_epsilon import AnalyticEpsilonForUtility
 from ._gate import private_step
 from ._partitioned_rows import check_partitioned_rows, is_partitioned
@@ -315,7 +316,7 @@ class EpsilonForUtility(ReleasedModelMixin, MetaEstimatorMixin, BaseEstimator):
     def _inner(self):
         return default_estimator(self.estimator)
 
-    @_fit_context(prefer_skip_nested_validation=False)
+    @atomic_fit(prefer_skip_nested_validation=False)
     def fit(self, X, y, proxy=None, groups=None):
         """Choose epsilon for the target and release a model trained at it.
 
@@ -426,7 +427,7 @@ class EpsilonForUtility(ReleasedModelMixin, MetaEstimatorMixin, BaseEstimator):
                 "(epsilon_ is None). " + _NO_RELEASE_HINTS[result.stop_reason],
                 UnreachableUtilityWarning, stacklevel=3)
         else:
-            self.best_estimator_ = result.estimator
+            self.best_estimator_ = self._named(result.estimator)
         if self.verbose:
             print(f"[EpsilonForUtility] {self.privacy_report_['statement']}", flush=True)
         return self

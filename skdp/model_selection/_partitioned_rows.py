@@ -32,6 +32,7 @@ import numpy as np
 from sklearn.base import is_classifier
 from sklearn.pipeline import Pipeline
 
+from ..linear_model._base import record_features
 from ..preprocessing import BoundedScaler, Clipper
 from ..solvers._partitioned import check_partitioned_input, is_dask_collection
 from ..solvers._partitioned_persons import (_from_blocks, partitioned_person_codes,
@@ -151,9 +152,7 @@ def check_partitioned_rows(meta, estimator, X, y, groups, who):
     declared = final.get_params().get("classes") if classifier else None
     X, y, classes, _, names = check_partitioned_input(X, y, declared,
                                                       regression=not classifier)
-    meta.n_features_in_ = X.shape[1]
-    if names is not None:
-        meta.feature_names_in_ = names
+    record_features(meta, X, names)
     persons = None if groups is None else partitioned_person_codes(groups, X)
     return PartitionedRows(X, y, classes, persons)
 

@@ -47,10 +47,11 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..accounting._costs import pure_rdp
 from ..accounting._rdp import ORDERS, rdp_to_epsilon
+from ..base import atomic_fit
 from ..exceptions import InferenceError, PrivacyBudgetError
 from ..utils._docstrings import fill_doc
 from ..utils._format import format_guarantee
-from ..utils._sklearn_compat import HasMethods, Interval, StrOptions, _fit_context
+from ..utils._sklearn_compat import HasMethods, Interval, StrOptions
 from ..utils._groups import check_groups
 from ._private_selection import _SelectionStreams, _select_rows, coin_split, person_coin_split
 from ._selection_tests import bounded_utilities, count_epsilon, person_shares
@@ -547,7 +548,7 @@ class _BasePrivateSearch(ReleasedModelMixin, MetaEstimatorMixin, BaseEstimator):
         self._check_scoring(self.estimator)
         return plan
 
-    @_fit_context(prefer_skip_nested_validation=False)
+    @atomic_fit(prefer_skip_nested_validation=False)
     def fit(self, X, y, groups=None):
         """Search privately and release the best trial's model.
 
@@ -668,7 +669,7 @@ class _BasePrivateSearch(ReleasedModelMixin, MetaEstimatorMixin, BaseEstimator):
             **{f"param_{k}": np.ma.MaskedArray([v], dtype=object) for k, v in candidate.items()},
         }
         if self.refit:
-            self.best_estimator_ = model
+            self.best_estimator_ = self._named(model)
         self.privacy_report_ = search_report(self, plan, model, score, noisy_count, persons)
         if self.verbose:
             print(f"[{type(self).__name__}] {self.privacy_report_['statement']}", flush=True)

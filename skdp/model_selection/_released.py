@@ -1,5 +1,6 @@
 """What a model-selection meta-estimator does with the model it released."""
 
+from sklearn.pipeline import Pipeline
 from sklearn.utils.metaestimators import available_if
 
 from ..utils._docstrings import fill_doc
@@ -21,6 +22,23 @@ class ReleasedModelMixin:
     ``_released()`` (``best_estimator_``, or ``NotFittedError`` saying why there is
     none).
     """
+
+    def _named(self, model):
+        """``model``, about to be released, with the column names the meta-estimator
+        recorded from its input (``feature_names_in_``, public metadata) set where a
+        fit on that frame records them: on its first step that reads the rows (a
+        Pipeline's first step that is not ``"passthrough"``, or the estimator itself).
+        Its fits may have read the rows without their names (a bare estimator fitted
+        on the validated array, any fit on a dask DataFrame's values), and would then
+        warn on the frame they were given. Returns ``model``."""
+        names = getattr(self, "feature_names_in_", None)
+        if names is None:
+            return model
+        steps = [step for _, step in model.steps] if isinstance(model, Pipeline) else [model]
+        first = next(step for step in steps
+                     if not (step is None or (type(step) is str and step == "passthrough")))
+        first.feature_names_in_ = names
+        return model
 
     @available_if(_best_has("predict"))
     def predict(self, X):

@@ -6,8 +6,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import FLOAT_DTYPES, check_is_fitted, validate_data
 
+from ..base import atomic_fit
 from ..solvers._partitioned import is_dask_collection
-from ..utils._sklearn_compat import _fit_context
 
 
 def _declared_bounds(lower, upper, n_features, *, finite):
@@ -69,7 +69,7 @@ class _DeclaredBoundsTransformer(OneToOneFeatureMixin, TransformerMixin, BaseEst
         self.lower_, self.upper_ = _declared_bounds(
             self.lower, self.upper, X.shape[1], finite=self._finite_bounds)
 
-    @_fit_context(prefer_skip_nested_validation=True)
+    @atomic_fit(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Check the declared bounds against the number of features of ``X``.
 

@@ -31,6 +31,7 @@ import scipy.sparse as sp
 from scipy.linalg import cho_factor, cho_solve
 
 from ..losses import weighted_targets
+from ..utils._sklearn_compat import _get_feature_names
 from ..utils.validation import row_clipping
 from ._check import check_loss
 from ._design import ScaledDesign, WideRows, canonical_csr
@@ -740,13 +741,16 @@ def _check_numeric_block(X, y):
 
 def _as_dask_arrays(X, y):
     """``X`` and ``y`` as dask arrays with known row chunks, and ``X``'s column names
-    (a dask DataFrame's partition lengths are computed: a count per partition, on the
+    when scikit-learn records them from a pandas frame (all strings; a dask
+    DataFrame's partition lengths are computed: a count per partition, on the
     workers)."""
     import dask.array as da
 
     names = None
     if hasattr(X, "to_dask_array"):           # dask DataFrame
-        names = np.asarray(X.columns, dtype=object)
+        import pandas as pd
+
+        names = _get_feature_names(pd.DataFrame(columns=X.columns))   # its column labels
         X = X.to_dask_array(lengths=True)
     if hasattr(y, "to_dask_array"):           # dask Series
         y = y.to_dask_array(lengths=True)

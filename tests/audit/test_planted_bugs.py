@@ -54,8 +54,8 @@ from skdp.mechanisms._napp import napp_calibration
 from skdp.linear_model._output_perturbation import OutputPertSolution
 from skdp.solvers import glm_gradient
 from skdp.losses import LogisticLoss
+from tests._dpsgd_steps import StepRecorder
 from tests.audit.test_replay import (
-    _StepRecorder,
     base_data,
     check_dpsgd_control_flow,
     check_dpsgd_noise_std,
@@ -272,7 +272,7 @@ def dpsgd_oracle(monkeypatch):
     """Account the noise multiplier the steps actually used, with the spec's
     public ``q = sample_rate`` and ``T = ceil(epochs / q)`` and the row count's Gaussian,
     directly with dp-accounting."""
-    recorder = _StepRecorder(monkeypatch)
+    recorder = StepRecorder(monkeypatch)
     X, y = base_data(30)
     epsilon, delta, q, epochs, count_noise = 2.0, 1e-3, 1 / 3, 4, 20.0
     est = dpsgd_estimator(epsilon=epsilon, delta=delta, noise_multiplier=None,

@@ -31,6 +31,7 @@ import skdp.utils._random as random_module
 from skdp import DPSGDClassifier, NAPPLassoClassifier, ObjPertLogisticRegression, OutputPertSVM
 from skdp.solvers import glm_gradient, glm_hessian
 from skdp.mechanisms import split_budget
+from tests._dpsgd_steps import StepRecorder
 
 RELATIVE_SLACK = 1e-9  # floating-point slack on every "at most" comparison
 
@@ -214,51 +215,13 @@ def dpsgd_estimator(**params):
     return DPSGDClassifier(**{**settings, **params})
 
 
-class _StepRecorder:
-    """Wraps ``_poisson_step_samples`` and ``clipped_gradient_sum`` of the DP-SGD module and
-    ``_dp_sgd`` itself: the batches, iterates, clipped sums and generators of a run."""
-
-    def __init__(self, monkeypatch):
-        self.steps, self.batches, self.runs = [], [], []
-        samples, clipped, run = (dpsgd_module._poisson_step_samples,
-                                 dpsgd_module.clipped_gradient_sum, dpsgd_module._dp_sgd)
-
-        def recorded_samples(n, q, rng, n_steps):
-            for idx in samples(n, q, rng, n_steps):
-                self.batches.append(idx.copy())
-                yield idx
-
-        def recorded_clipped(X, Y, theta, loss, max_grad_norm, row_norms, out=None,
-                             **kwargs):
-            # the pre-noise sum recorded, then added into the run's noisy sum ``out``
-            total, factors = clipped(X, Y, theta, loss, max_grad_norm, row_norms, **kwargs)
-            self.steps.append(dict(X=X, Y=Y, theta=theta.copy(), loss=loss,
-                                   max_grad_norm=max_grad_norm, row_norms=row_norms,
-                                   clipped_sum=total.copy()))
-            if out is not None:
-                out += total
-            return (total if out is None else out), factors
-
-        def recorded_run(*args, **kwargs):
-            result = run(*args, **kwargs)
-            self.runs.append(dict(kwargs, X=args[0], result=result))
-            return result
-
-        monkeypatch.setattr(dpsgd_module, "_poisson_step_samples", recorded_samples)
-        monkeypatch.setattr(dpsgd_module, "clipped_gradient_sum", recorded_clipped)
-        monkeypatch.setattr(dpsgd_module, "_dp_sgd", recorded_run)
-
-    def reset(self):
-        self.steps, self.batches, self.runs = [], [], []
-
-
 def check_dpsgd_replay(monkeypatch, **params):
     """Per step, with the batch the run drew: ``||S(B) - S(B without canary)|| <= C``.
 
     Replays the real ``clipped_gradient_sum`` (as the module holds it) at the
     recorded iterate on the batch with and without the added canary.
     """
-    recorder = _StepRecorder(monkeypatch)
+    recorder = StepRecorder(monkeypatch)
     violations, compared = [], 0
     for _, (Xb, yb) in neighbouring_pairs("add_remove"):
         recorder.reset()
@@ -308,7 +271,7 @@ def check_dpsgd_normalisation(monkeypatch):
     """Without noise (``z = 0``, ``epsilon = inf``: the count is exact) each step must be
     exactly ``S_t / (q n) + alpha theta_t``: divided by the expected batch size, never by
     the realised one."""
-    recorder = _StepRecorder(monkeypatch)
+    recorder = StepRecorder(monkeypatch)
     X, y = base_data(30)
     est = dpsgd_estimator(noise_multiplier=0.0, epsilon=np.inf, sample_rate=1 / 3, epochs=5)
     est._releases(X, y)
@@ -334,7 +297,7 @@ def check_dpsgd_noise_std(monkeypatch, n_fits=6):
     """
     from scipy import stats
 
-    recorder = _StepRecorder(monkeypatch)
+    recorder = StepRecorder(monkeypatch)
     X, y = base_data(30)
     ratios = []
     for seed in range(n_fits):
@@ -403,7 +366,7 @@ def check_rng_consumption(make_estimator, relations=("add_remove", "replace")):
 def check_dpsgd_control_flow(monkeypatch):
     """The number of steps is the public schedule of ``n``; on datasets of equal size
     (replace neighbours) the masks and the noise draw the same numbers."""
-    recorder = _StepRecorder(monkeypatch)
+    recorder = StepRecorder(monkeypatch)
     violations = []
     for relation in ("add_remove", "replace"):
         for (Xa, ya), (Xb, yb) in neighbouring_pairs(relation):
@@ -481,7 +444,7 @@ def test_dpsgd_clipped_sum_moves_at_most_the_clipping_norm(monkeypatch):
 def test_dpsgd_replay_is_not_vacuous(monkeypatch):
     """Early on, the canary on the norm bound has a gradient longer than C: clipping
     is active and the clipped sum moves by exactly C when the canary is sampled."""
-    recorder = _StepRecorder(monkeypatch)
+    recorder = StepRecorder(monkeypatch)
     (_, (Xb, yb)) = neighbouring_pairs("add_remove")[0]
     dpsgd_estimator()._releases(Xb, yb)
     canary = len(Xb) - 1

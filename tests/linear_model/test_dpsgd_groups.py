@@ -22,6 +22,7 @@ import skdp.linear_model._dpsgd as dpsgd_module
 from skdp import DPSGDClassifier
 from skdp.audit import audit_statistics
 from skdp.solvers._design import as_design
+from tests._dpsgd_steps import StepRecorder
 from tests.audit.test_dpsgd_privacy import _hockey_stick, _release_density
 
 ETA, CLIP = 1.0, 0.5
@@ -350,33 +351,6 @@ def test_black_box_audit_on_person_neighbours(monkeypatch):
 # ------------------------------------------------------------------ replay of the steps
 
 
-class _Recorder:
-    """The persons each step sampled and every clipped sum the run computed."""
-
-    def __init__(self, monkeypatch):
-        self.chosen, self.calls = [], []
-        samples, clipped = dpsgd_module._poisson_step_samples, dpsgd_module.clipped_gradient_sum
-
-        def recorded_samples(n, q, rng, n_steps):
-            for out in samples(n, q, rng, n_steps):
-                self.chosen.append(out.copy())
-                yield out
-
-        def recorded_clipped(X, Y, theta, loss, max_grad_norm, row_norms, out=None,
-                             **kwargs):
-            # the pre-noise sum recorded, then added into the run's noisy sum ``out``
-            total, factors = clipped(X, Y, theta, loss, max_grad_norm, row_norms, **kwargs)
-            self.calls.append(dict(kwargs, X=X, Y=Y, theta=theta.copy(), loss=loss,
-                                   C=max_grad_norm, row_norms=row_norms, total=total.copy()))
-            if out is not None:
-                out += total
-            return (total if out is None else out), factors
-
-        monkeypatch.setattr(dpsgd_module, "_poisson_step_samples", recorded_samples)
-        monkeypatch.setattr(dpsgd_module, "clipped_gradient_sum", recorded_clipped)
-        self.clipped = clipped
-
-
 @pytest.mark.parametrize("weighted", [False, True])
 def test_replay_a_many_row_person_moves_each_sum_by_at_most_the_bound(weighted,
                                                                       monkeypatch):
@@ -392,7 +366,7 @@ def test_replay_a_many_row_person_moves_each_sum_by_at_most_the_bound(weighted,
     y[canary_rows] = 1
     groups[canary_rows] = "zz-canary"  # sorted last: code P - 1
     weights = rng.uniform(0, 3, size=120) if weighted else None
-    recorder = _Recorder(monkeypatch)
+    recorder = StepRecorder(monkeypatch)
     est = DPSGDClassifier(epsilon=np.inf, noise_multiplier=1.0, sample_rate=0.3, epochs=4,
                           learning_rate=1.0, max_grad_norm=0.5, data_norm=5.0,
                           max_sample_weight=2.0, random_state=0)
@@ -400,9 +374,9 @@ def test_replay_a_many_row_person_moves_each_sum_by_at_most_the_bound(weighted,
     canary = np.unique(groups).size - 1
     sizes = np.bincount(np.unique(groups, return_inverse=True)[1])
     bound = est.max_grad_norm * est.weight_bound_
-    assert len(recorder.calls) == len(recorder.chosen) == est._schedule()[1]
+    assert len(recorder.steps) == len(recorder.batches) == est._schedule()[1]
     moved, moved_by_rows = [], []
-    for chosen, call in zip(recorder.chosen, recorder.calls):
+    for chosen, call in zip(recorder.batches, recorder.steps):
         persons = call["persons"]
         assert call["person_bound"] == bound
         # the block holds exactly the sampled persons, each with all of their rows
@@ -415,16 +389,16 @@ def test_replay_a_many_row_person_moves_each_sum_by_at_most_the_bound(weighted,
         rest = dict(weights=None if w is None else w[keep], persons=persons[keep],
                     person_bound=bound)
         without, _ = recorder.clipped(as_design(call["X"]).subset(keep), call["Y"][keep],
-                                      call["theta"], call["loss"], call["C"],
+                                      call["theta"], call["loss"], call["max_grad_norm"],
                                       call["row_norms"][keep], **rest)
-        moved.append(np.linalg.norm(call["total"] - without))
+        moved.append(np.linalg.norm(call["clipped_sum"] - without))
         # negative control: the same rows clipped one by one, not as a person
         plain = dict(weights=w)
         with_rows, _ = recorder.clipped(call["X"], call["Y"], call["theta"], call["loss"],
-                                        call["C"], call["row_norms"], **plain)
+                                        call["max_grad_norm"], call["row_norms"], **plain)
         without_rows, _ = recorder.clipped(as_design(call["X"]).subset(keep),
                                            call["Y"][keep], call["theta"], call["loss"],
-                                           call["C"], call["row_norms"][keep],
+                                           call["max_grad_norm"], call["row_norms"][keep],
                                            weights=rest["weights"])
         moved_by_rows.append(np.linalg.norm(with_rows - without_rows))
     assert len(moved) >= 3, "the canary was sampled too rarely: the replay is vacuous"

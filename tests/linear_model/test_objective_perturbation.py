@@ -159,9 +159,12 @@ def test_certificate_holds_on_every_fit(seed):
 def test_capped_iterations_raise_and_release_nothing(unit_ball_classification):
     X, y = unit_ball_classification
     est = ObjPertLogisticRegression(random_state=0).fit(X, y)      # a previous release
+    before = dict(vars(est))
     with pytest.raises(ConvergenceError) as info:
         est.set_params(max_iter=1, C=100.0).fit(X, y)
-    assert not [k for k in vars(est) if k.endswith("_")]           # nothing left behind
+    # nothing of the failed fit is kept: the previous release whole, the same objects
+    assert vars(est).keys() == before.keys()
+    assert all(vars(est)[k] is v for k, v in before.items() if k not in ("max_iter", "C"))
     assert not any(ch.isdigit() for ch in str(info.value).replace("tol=1e-08", "")
                    .replace("max_iter=1", "")), "the message holds a number"
 

@@ -9,6 +9,8 @@ any chunking (the models within the dask fits' own tolerance against memory:
 1e-10 relative for DP-SGD, the certified distance for objective perturbation).
 """
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -225,6 +227,28 @@ def test_bad_input_on_dask_is_refused_before_any_noise(data, monkeypatch):
     assert drawn == []
 
 
+@pytest.mark.parametrize("final", ["Pipeline", "estimator"])
+def test_a_search_on_a_dask_dataframe_releases_the_column_names(data, final):
+    """The released model records the frame's column names where a fit on pandas does
+    (its first step), so that it predicts on the pandas frame without a warning."""
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    X, y, _ = data
+    frame = pd.DataFrame(X, columns=["age", "dose", "weight", "visits"])
+    estimator = PIPELINE if final == "Pipeline" else PIPELINE[-1]
+    grid = {"model__C" if final == "Pipeline" else "C": [0.1, 1.0]}
+    kw = dict(epsilon=4.0, validation_fraction=0.3, random_state=7)
+    memory = PrivateGridSearchCV(estimator, grid, **kw).fit(frame, y).best_estimator_
+    released = PrivateGridSearchCV(estimator, grid, **kw).fit(
+        dd.from_pandas(frame, npartitions=3), dd.from_pandas(pd.Series(y), npartitions=3)
+    ).best_estimator_
+    first = (lambda model: model[0]) if final == "Pipeline" else (lambda model: model)
+    assert first(released).feature_names_in_.tolist() == first(memory).feature_names_in_.tolist()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_array_equal(released.predict(frame), memory.predict(frame))
+
+
 # -- EpsilonForUtility ---------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
@@ -273,6 +297,22 @@ def test_selection_of_a_pipeline_on_dask_persons_is_the_in_memory_selection(coho
     assert type(partitioned.best_estimator_) is Pipeline
     _close(partitioned.best_estimator_[-1], memory.best_estimator_[-1],
            memory.best_estimator_[-1])
+
+
+def test_a_selection_on_a_dask_dataframe_releases_the_column_names(cohort):
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    X, y, _ = cohort
+    frame = pd.DataFrame(X, columns=["age", "dose", "weight", "visits"])
+    selection = dict(target_utility=0.75, epsilon_max=8.0, tolerance=0.2, random_state=3)
+    memory = EpsilonForUtility(PIPELINE, **selection).fit(frame, y).best_estimator_
+    released = EpsilonForUtility(PIPELINE, **selection).fit(
+        dd.from_pandas(frame, npartitions=3), dd.from_pandas(pd.Series(y), npartitions=3)
+    ).best_estimator_
+    assert released.feature_names_in_.tolist() == memory.feature_names_in_.tolist()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_array_equal(released.predict(frame), memory.predict(frame))
 
 
 def test_ssp_selection_of_a_pipeline_on_dask_persons_is_the_in_memory_selection():
