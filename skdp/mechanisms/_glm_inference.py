@@ -1,6 +1,6 @@
 """Intervals for objective and output perturbation: a noisy information matrix, the
-one-step correction of the ridge's bias, and the covariance and parametric bootstrap
-that include the noise's known law.
+one-step correction of the ridge's bias, and the parametric bootstrap that includes
+the noise's known law.
 
 The fit releases ``theta_p = theta_r + w``, ``theta_r`` the minimiser of ``C sum_i
 l_i(theta) + (r / 2) ||theta||^2 + <b, theta>`` (objective perturbation: ``r = 1 +
@@ -16,12 +16,12 @@ stationarity ``C g(theta_r) + r theta_r + b = 0`` at the population minimiser
     ``theta_d = theta_p + (r / C) H~^{-1} theta_p``
 
 has ``theta_d - theta* = -H^{-1} g(theta*) - H^{-1} b / C + (I + (r / C) H^{-1}) w``
-to first order, with covariance ``H^{-1} (J + Cov(b) / C^2) H^{-1} + (I + (r / C)
-H^{-1}) Cov(w) (I + (r / C) H^{-1})``, ``J = Cov(g) = H`` for the logistic loss (the
-model-based covariance of statsmodels' ``Logit``). For the Huber hinge ``J != H``:
-the fit also releases ``J~ = sum_i l'_i^2 z_i z_i^T + E_J`` (weight bound ``sup l'^2
-= 1``) and the covariance is the sandwich with ``J~`` in the middle. Derivation:
-``docs/privacy/inference.rst``.
+to first order, whose sampling covariance is ``H^{-1} J H^{-1}`` with ``J = Cov(g) =
+H`` for the logistic loss (the model-based covariance of statsmodels' ``Logit``); the
+noise (``b``, ``w`` and ``E``) is simulated by the parametric bootstrap. For the Huber
+hinge ``J != H``: the fit also releases ``J~ = sum_i l'_i^2 z_i z_i^T + E_J`` (weight
+bound ``sup l'^2 = 1``) and the covariance is the sandwich with ``J~`` in the middle.
+Derivation: ``docs/privacy/inference.rst``.
 """
 
 import numpy as np
@@ -30,10 +30,10 @@ from ..accounting import gdp_mu
 from ..exceptions import InferenceError
 from ._noise import draw_noise, sample_noise_draws
 from ._sufficient_statistics import (BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, INFERENCE_REFUSAL,
-                                     LinearInference, accepted_bootstrap, SSPCalibration, gram_coordinates,
-                                     gram_from_coordinates, gram_noise_covariance,
+                                     LinearInference, SSPCalibration, accepted_bootstrap,
+                                     gram_coordinates, gram_from_coordinates,
                                      singular_within_noise, ssp_sensitivities,
-                                     symmetric_noise_draws)
+                                     symmetric_noise_draws, world_matrix)
 
 INFORMATION_SHARE = 0.1
 """The share of the budget (of ``epsilon`` and of ``delta``, composed by addition) of
@@ -91,22 +91,13 @@ def release_information(information, calibration, rng):
                                  + draw.vector(calibration.gram), dim, law)
 
 
-def noise_variance(law, scale, dim):
-    """The variance of one coordinate of a noise vector of ``dim`` coordinates:
-    Gaussian ``sigma^2``; Laplace ``2 b^2``; Gamma-norm (norm ``Gamma(dim, scale)``,
-    uniform direction) ``E||b||^2 / dim = (dim + 1) scale^2``; 0 for ``"none"``. The
-    laws are isotropic, so the covariance is this times the identity."""
-    factor = {"gaussian": 1.0, "laplace": 2.0, "gamma_norm": dim + 1.0, "none": 0.0}[law]
-    return factor * scale**2
-
-
 NO_NOISE = ("none", 0.0)
 
 
 def glm_inference(theta, information, *, C, ridge, calibration, objective_noise=NO_NOISE,
                   output_noise=NO_NOISE, gradient_covariance=None, curvature_bound=0.0):
-    """The one-step estimate of the unpenalised minimiser, its covariance and its
-    bootstrap deviations.
+    """The one-step estimate of the unpenalised minimiser, its sampling covariance
+    ``H~^{-1} J H~^{-1}`` and its bootstrap deviations.
 
     The release is ``theta_p = theta_r + w`` with ``theta_r`` the exact minimiser of
     ``C sum_i l_i + (r / 2) ||theta||^2 + <b, theta>`` and ``w`` output noise (the
@@ -127,7 +118,8 @@ def glm_inference(theta, information, *, C, ridge, calibration, objective_noise=
     calibration : SSPCalibration
         The information matrix's noise (:func:`information_calibration`).
     objective_noise, output_noise : (law, scale), default=("none", 0.0)
-        The laws (:func:`noise_variance`) and scales of ``b`` and ``w``.
+        The laws (``"gamma_norm"``, ``"gaussian"``, ``"laplace"`` or ``"none"``) and
+        scales of ``b`` and ``w``.
     gradient_covariance : ndarray of shape (dim, dim) or None, default=None
         The released ``J~`` of a loss whose gradient covariance is not its Hessian
         (the Huber hinge): the covariance becomes the sandwich ``H~^{-1} J~ H~^{-1}``
@@ -162,20 +154,13 @@ def glm_inference(theta, information, *, C, ridge, calibration, objective_noise=
     """
     if flat_direction(information, calibration, curvature_bound):
         raise InferenceError(INFERENCE_REFUSAL.format(reason=FLAT_DIRECTION))
-    if gradient_covariance is None:
-        gradient_covariance = information
-    elif np.linalg.eigvalsh(gradient_covariance)[0] <= 0:
+    if gradient_covariance is not None and np.linalg.eigvalsh(gradient_covariance)[0] <= 0:
         raise InferenceError(INFERENCE_REFUSAL.format(
             reason="the noisy covariance of the loss's gradient is not positive definite"))
-    dim = theta.size
     inverse = np.linalg.inv(information)
-    direction = inverse @ theta
-    estimate = theta + ridge / C * direction
-    carry = np.eye(dim) + ridge / C * inverse          # how w reaches theta_d
-    middle = (gradient_covariance + noise_variance(*objective_noise, dim) / C**2 * np.eye(dim)
-              + (ridge / C) ** 2 * gram_noise_covariance(direction, calibration))
-    covariance = (inverse @ middle @ inverse
-                  + noise_variance(*output_noise, dim) * carry @ carry.T)
+    estimate = theta + ridge / C * inverse @ theta
+    middle = information if gradient_covariance is None else gradient_covariance
+    covariance = inverse @ middle @ inverse
     deviations = None
     if calibration.law != "none":
         deviations = _bootstrap(estimate, information, gradient_covariance, C=C, ridge=ridge,
@@ -229,27 +214,31 @@ def flat_direction(information, calibration, curvature_bound=0.0):
 def _bootstrap(theta, information, gradient_covariance, *, C, ridge, calibration,
                objective_noise, output_noise, curvature_bound):
     """Draws of ``theta_d - theta*`` in the world fitted to the release: ``theta* =
-    theta``, ``H = H~``; the linearised mechanism ``theta_p = theta - (C H + r
-    I)^{-1} (C g + b + r theta) + w`` with ``g ~ N(0, J~)`` (``J~ = H~`` for the
-    logistic loss), ``b`` and ``w`` from their exact laws, then the correction with
-    a fresh ``H + E`` (``E`` from its exact law), kept when ``H + E`` passes the
-    refusal rule (:func:`flat_direction`;
+    theta``, ``H = W`` (``H~`` deconvolved of its noise,
+    :func:`~skdp.mechanisms._sufficient_statistics.world_matrix`); the linearised
+    mechanism ``theta_p = theta - (C H + r I)^{-1} (C g + b + r theta) + w`` with ``g ~
+    N(0, J~)`` (``J = W`` for the logistic loss: ``gradient_covariance`` ``None``),
+    ``b`` and ``w`` from their exact laws, then the correction with a fresh ``H + E``
+    (``E`` from its exact law), kept when ``H + E`` passes the refusal rule
+    (:func:`flat_direction`;
     :func:`~skdp.mechanisms._sufficient_statistics.accepted_bootstrap`). The noise of
     ``J~`` only reaches the intervals' width (second order) and is not redrawn."""
     dim = theta.size
     (linear_law, linear_scale), (output_law, output_scale) = objective_noise, output_noise
-    root = np.linalg.cholesky(gradient_covariance)
-    system = C * information + ridge * np.eye(dim)
+    rng = np.random.default_rng(BOOTSTRAP_SEED)
+    world = world_matrix(information, calibration, rng)
+    root = np.linalg.cholesky(world if gradient_covariance is None else gradient_covariance)
+    system = C * world + ridge * np.eye(dim)
 
     def draw_batch(rng):
         gradients = rng.standard_normal((BOOTSTRAP_DRAWS, dim)) @ root.T
         linear = sample_noise_draws(linear_law, BOOTSTRAP_DRAWS, dim, linear_scale, rng)
         released = (theta - np.linalg.solve(system, (C * gradients + linear + ridge * theta).T).T
                     + sample_noise_draws(output_law, BOOTSTRAP_DRAWS, dim, output_scale, rng))
-        informations = information + symmetric_noise_draws(calibration, dim, rng)
+        informations = world + symmetric_noise_draws(calibration, dim, rng)
         corrected = (released
                      + ridge / C * np.linalg.solve(informations, released[..., None])[..., 0])
         accepted = ~flat_direction(informations, calibration, curvature_bound)
         return accepted, corrected - theta
 
-    return accepted_bootstrap(draw_batch, np.random.default_rng(BOOTSTRAP_SEED))
+    return accepted_bootstrap(draw_batch, rng)

@@ -1,5 +1,5 @@
 """Intervals for gradient perturbation (DP-SGD): a noisy gradient and information
-matrix at the released iterate, the one-step estimate, its covariance and a
+matrix at the released iterate, the one-step estimate, its sampling covariance and a
 parametric bootstrap with the noise's exact law.
 
 DP-SGD's iterate ``theta_s`` has no closed-form law, so it is not bootstrapped.
@@ -18,9 +18,10 @@ has Frobenius norm at most ``B^2 / 4``). The one-step estimate
 
 has ``theta_d - theta* = -H^{-1} (g(theta*) + e) + H^{-1} E H^{-1} g~`` to first order
 (``theta*`` the population minimiser of the unpenalised loss, ``H`` the Hessian sum;
-the start's error ``theta_s - theta*`` enters at second order), with covariance
-``H^{-1} (J + sigma_g^2 I + Cov(E v)) H^{-1}``, ``v = H~^{-1} g~`` and ``J = Cov(g) =
-H`` for the logistic model. Derivation: ``docs/privacy/inference.rst``.
+the start's error ``theta_s - theta*`` enters at second order), whose sampling
+covariance is ``H^{-1} J H^{-1} = H^{-1}`` (``J = Cov(g) = H`` for the logistic model);
+the noise ``e`` and ``E`` is simulated by the parametric bootstrap. Derivation:
+``docs/privacy/inference.rst``.
 """
 
 from dataclasses import dataclass
@@ -31,8 +32,8 @@ from ..exceptions import InferenceError
 from ._glm_inference import FLAT_DIRECTION, release_information
 from ._sufficient_statistics import (BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, INFERENCE_REFUSAL,
                                      LinearInference, SSPCalibration, accepted_bootstrap,
-                                     gram_noise_covariance, singular_within_noise,
-                                     symmetric_noise_draws)
+                                     singular_within_noise, symmetric_noise_draws,
+                                     world_matrix)
 
 ONE_STEP_SHARE = 0.1
 """The share of the Gaussian-DP budget ``mu^2`` of the two releases of the one-step
@@ -116,7 +117,8 @@ def release_one_step(gradient, information, calibration, rng):
 
 
 def one_step_inference(theta, gradient, information, calibration):
-    """The one-step estimate from ``theta_s``, its covariance and bootstrap deviations.
+    """The one-step estimate from ``theta_s``, its sampling covariance ``H~^{-1}`` and
+    bootstrap deviations.
 
     Parameters
     ----------
@@ -152,33 +154,34 @@ def one_step_inference(theta, gradient, information, calibration):
     if singular_within_noise(information, calibration.information):
         raise InferenceError(INFERENCE_REFUSAL.format(reason=FLAT_DIRECTION))
     inverse = np.linalg.inv(information)
-    step = inverse @ gradient
-    estimate = theta - step
-    middle = (information + calibration.gradient_std**2 * np.eye(theta.size)
-              + gram_noise_covariance(step, calibration.information))
-    covariance = inverse @ middle @ inverse
+    estimate = theta - inverse @ gradient
     deviations = (None if calibration.law == "none"
-                  else _bootstrap(theta, estimate, gradient, information, calibration))
-    return LinearInference(estimate, 0.5 * (covariance + covariance.T), np.inf, deviations)
+                  else _bootstrap(theta, estimate, information, calibration))
+    return LinearInference(estimate, 0.5 * (inverse + inverse.T), np.inf, deviations)
 
 
-def _bootstrap(theta, estimate, gradient, information, calibration):
+def _bootstrap(theta, estimate, information, calibration):
     """Draws of ``theta_d - theta*`` in the world fitted to the release: ``theta* =
-    theta_d``, ``H = H~``, ``theta_s`` held at its released value. The gradient sum
-    at ``theta_s`` is ``g* + H (theta_s - theta*) + e* = g~ + g* + e*`` with ``g* ~
-    N(0, H~)`` and ``e*`` from its exact law; ``theta_d* = theta_s - (H~ + E*)^{-1}``
-    of it, ``E*`` from its exact law, kept when ``H~ + E*`` passes the refusal rule
+    theta_d``, ``H = W`` (``H~`` deconvolved of its noise,
+    :func:`~skdp.mechanisms._sufficient_statistics.world_matrix`), ``theta_s`` held
+    at its released value. The gradient sum at ``theta_s`` is ``W (theta_s - theta_d)
+    + g* + e*`` with ``g* ~ N(0, W)`` and ``e*`` from its exact law; ``theta_d* =
+    theta_s - (W + E*)^{-1}`` of it, ``E*`` from its exact law, kept when ``W + E*``
+    passes the refusal rule
     (:func:`~skdp.mechanisms._sufficient_statistics.accepted_bootstrap`)."""
     dim = theta.size
-    root = np.linalg.cholesky(information)
+    rng = np.random.default_rng(BOOTSTRAP_SEED)
+    world = world_matrix(information, calibration.information, rng)
+    root = np.linalg.cholesky(world)
+    mean_gradient = world @ (theta - estimate)
 
     def draw_batch(rng):
         sampling = rng.standard_normal((BOOTSTRAP_DRAWS, dim)) @ root.T
         noise = calibration.gradient_std * rng.standard_normal((BOOTSTRAP_DRAWS, dim))
-        gradients = gradient + sampling + noise
-        informations = information + symmetric_noise_draws(calibration.information, dim, rng)
+        gradients = mean_gradient + sampling + noise
+        informations = world + symmetric_noise_draws(calibration.information, dim, rng)
         corrected = theta - np.linalg.solve(informations, gradients[..., None])[..., 0]
         accepted = ~singular_within_noise(informations, calibration.information)
         return accepted, corrected - estimate
 
-    return accepted_bootstrap(draw_batch, np.random.default_rng(BOOTSTRAP_SEED))
+    return accepted_bootstrap(draw_batch, rng)

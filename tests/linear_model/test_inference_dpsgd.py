@@ -216,9 +216,9 @@ def _coverage(n, epsilon, draws, **params):
 def test_intervals_cover_the_population_minimiser():
     """120 fits at n = 2,000, epsilon 1, five passes (the releases' noise about doubles
     the interval): no coefficient's coverage has a 99 % Clopper-Pearson interval below
-    0.95. The bootstrap in the world fitted to the release counts the information
-    matrix's noise twice, so at this size the intervals are conservative (about 0.98,
-    the intercept's 1.0)."""
+    0.95. While the bootstrap's world was centred on the released information matrix
+    (before ``world_matrix`` deconvolved its noise) it counted that noise twice, and
+    at this size the intervals were conservative (about 0.98, the intercept's 1.0)."""
     hits = _coverage(2000, 1.0, draws=120, epochs=5)
     assert _not_below_nominal(hits), hits.mean(axis=0)
     assert hits.mean() < 0.995

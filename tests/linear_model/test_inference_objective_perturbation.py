@@ -91,9 +91,10 @@ def _not_below_nominal(hits):
 
 def test_intervals_cover_the_population_minimiser():
     """200 fits at n = 5,000, epsilon 1, delta 1e-6 (the noise doubles the interval):
-    coverage not below nominal. The bootstrap in the world fitted to the release
-    counts the information matrix's noise twice at this size, so the intervals are
-    somewhat conservative here (about 0.97; nominal at n = 20,000 and above)."""
+    coverage not below nominal. While the bootstrap's world was centred on the
+    released information matrix (before ``world_matrix`` deconvolved its noise) it
+    counted that noise twice, and the intervals were somewhat conservative here (about
+    0.97; nominal at n = 20,000 and above)."""
     hits = _coverage(5000, 1.0, 1e-6, draws=200)
     assert _not_below_nominal(hits), hits.mean(axis=0)
     assert hits.mean() < 0.995
