@@ -30,12 +30,15 @@ This is a floor only where the first order holds: where ``E`` is as large as ``H
 smallest eigenvalues, the estimator's spread is larger.
 """
 
+import json
+
 import numpy as np
 from scipy.special import expit
 
 from skdp import InferenceError, ObjPertLogisticRegression
 from skdp.mechanisms._sufficient_statistics import ssp_calibration, ssp_sensitivities
 
+from ._common import RESULTS_DIR
 from .bench_inference import ERROR_SD, make_data, population
 
 POPULATION_ROWS = 400_000
@@ -83,11 +86,14 @@ def ssp_first_order_width_ratios(n, d, epsilon, delta):
 
 
 class _RecordingObjPert(ObjPertLogisticRegression):
-    """Records the constants of its intervals' mechanism when it fits."""
+    """Records the constants of its intervals' mechanism when it fits (on the class: a
+    refused fit restores the instance's attributes)."""
+
+    recorded = None
 
     def _inference_mechanism(self, solution):
         mechanism = super()._inference_mechanism(solution)
-        self.recorded = dict(mechanism, calibration=solution.information_calibration)
+        type(self).recorded = dict(mechanism, calibration=solution.information_calibration)
         return mechanism
 
 
@@ -102,7 +108,7 @@ def objpert_mechanism(d, epsilon, delta):
         model.fit(X, y)
     except InferenceError:   # refused after the constants were recorded
         pass
-    return model.recorded
+    return _RecordingObjPert.recorded
 
 
 def objpert_first_order_width_ratios(n, d, epsilon, delta):
@@ -134,3 +140,17 @@ def annotate(cells):
             cell["first_order_width_ratio"] = FLOORS[cell["estimator"]](
                 cell["n"], cell["d"], cell["epsilon"], cell["delta"]).tolist()
     return cells
+
+
+def main():
+    """Add the first-order widths to ``results/inference.json`` in place (after a run
+    or a ``--merge`` of ``bench_inference``)."""
+    path = RESULTS_DIR / "inference.json"
+    payload = json.loads(path.read_text())
+    annotate(payload["cells"])
+    path.write_text(json.dumps(payload, indent=2) + "\n")
+    print(f"added the first-order widths to {path}")
+
+
+if __name__ == "__main__":
+    main()

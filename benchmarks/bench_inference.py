@@ -29,7 +29,9 @@ narrows the grid) from the repo root; writes ``results/inference.json``
 (``inference_quick.json``, or ``results/NAME.json`` for a partial run beside others) and
 its PNG. ``--merge A.json B.json ...`` writes one result from partial runs (a cell's
 draws are seeded by their index, so a cell is the same in any run; a cell in several
-runs is taken from the last); ``--plot-only`` redraws the PNG. BLAS is limited to one thread. Timings are not recorded.
+runs is taken from the last); ``--plot-only`` redraws the PNG. Then ``python -m
+benchmarks._interval_width_floor`` adds to each cell the width its release allows to first
+order, against which the report checks the re-scoped width goal. BLAS is limited to one thread. Timings are not recorded.
 """
 
 import argparse
