@@ -61,6 +61,16 @@ def symmetric_noise_variance(calibration, u):
     return v_diagonal * u**2 + v_off * (u @ u - u**2)
 
 
+def symmetric_noise_covariance(calibration, u):
+    """``Cov(E u)`` whole: ``(E u)_i = sum_j E_ij u_j`` with ``E_ij = E_ji`` shares
+    the entry ``E_ij`` with ``(E u)_j``, so the off-diagonal terms are ``v_o u_i u_j``
+    (:func:`symmetric_noise_variance` on the diagonal)."""
+    v_off = gram_noise_variances(calibration)[1]
+    covariance = v_off * np.outer(u, u)
+    np.fill_diagonal(covariance, symmetric_noise_variance(calibration, u))
+    return covariance
+
+
 def vector_noise_variance(law, scale, dim):
     """The variance of one coordinate of an isotropic noise vector: Gaussian
     ``sigma^2``, Laplace ``2 b^2``, Gamma-norm (norm ``Gamma(dim, scale)``, uniform

@@ -44,8 +44,9 @@ The trade-off of a larger information share: the refusal sizes at the logistic
 information's share 0.2 and 0.3 (the objective perturbation keeps the rest), and for
 least squares at a Gram share of 0.6 or 0.7 (the moment keeps the rest of 0.9; 0.45
 each ship) or a residual share of 0.2 or 0.3 (0.1 ships), with the first-order
-standard errors of the coefficients (sampling and noise, the estimators' own covariance
-at the population values) against the shipped shares' at ``se_sizes``.
+standard errors of the coefficients (sampling and noise at the population values,
+``_interval_width_floor``'s covariances; none where the estimator would refuse that
+release) against the shipped shares' at ``se_sizes``.
 
 Run ``python -m benchmarks.bench_refusal [--quick]`` from the repo root; writes
 ``results/refusal.json`` (``refusal_quick.json``) and its PNG. Seconds to minutes; BLAS
@@ -78,6 +79,7 @@ from skdp.mechanisms._sufficient_statistics import (BOOTSTRAP_BATCHES, BOOTSTRAP
 from skdp.utils.validation import effective_data_norm
 
 from ._common import RESULTS_DIR, environment, write_results
+from ._interval_width_floor import symmetric_noise_covariance, vector_noise_variance
 from .bench_inference import PARAMS as GRID, coverage_interval, population
 
 NAME = "refusal"
@@ -235,18 +237,29 @@ def standard_errors(kind, sigma, n, epsilon, delta, share):
     d = sigma.shape[0] - 1
     theta = augmented_parameter(d)
     noise = calibration(kind, d, epsilon, delta, share)
-    try:
+    matrix = n * sigma
+    mechanism = (None if kind == "linear" else
+                 objective_mechanism(d, epsilon * (1 - share), delta * (1 - share)))
+    try:   # the estimators' own refusal of the population's release (rule and bootstrap)
         if kind == "linear":
-            fit = least_squares_inference(n * sigma, n * sigma @ theta,
-                                          n * (theta @ sigma @ theta + NOISE_SD**2), noise,
-                                          INTERCEPT_SCALING)
+            least_squares_inference(matrix, matrix @ theta,
+                                    n * (theta @ sigma @ theta + NOISE_SD**2), noise,
+                                    INTERCEPT_SCALING)
         else:
-            fit = glm_inference(theta, n * sigma, calibration=noise,
-                                **objective_mechanism(d, epsilon * (1 - share),
-                                                      delta * (1 - share)))
+            glm_inference(theta, matrix, calibration=noise, **mechanism)
     except InferenceError:
         return None
-    return np.sqrt(np.diag(fit.covariance))
+    inverse = np.linalg.inv(matrix)
+    if kind == "linear":
+        middle = (NOISE_SD**2 * matrix + noise.variance("moment") * np.eye(d + 1)
+                  + symmetric_noise_covariance(noise, theta))
+    else:
+        C, ridge = mechanism["C"], mechanism["ridge"]
+        penalised = np.linalg.solve(np.eye(d + 1) + ridge / C * inverse, theta)
+        middle = (matrix + vector_noise_variance(*mechanism["objective_noise"], d + 1)
+                  / C**2 * np.eye(d + 1)
+                  + (ridge / C) ** 2 * symmetric_noise_covariance(noise, inverse @ penalised))
+    return np.sqrt(np.diag(inverse @ middle @ inverse))
 
 
 def refusal_curve(kind, sigma, noise, calibration, releases, rng):

@@ -835,7 +835,8 @@ def test_objpert_width_floor_noise_variances_against_the_mechanisms_draws(law):
     variance (``draw_noise``) and the diagonal of ``Cov(E u)`` for the released
     information matrix's noise (``release_information`` of a zero matrix); 40,000
     draws, relative standard error about 0.7 %, tolerance 4 %."""
-    from benchmarks._interval_width_floor import (symmetric_noise_variance,
+    from benchmarks._interval_width_floor import (symmetric_noise_covariance,
+                                                  symmetric_noise_variance,
                                                   vector_noise_variance)
     from skdp.mechanisms._glm_inference import release_information
     from skdp.mechanisms._noise import draw_noise
@@ -853,6 +854,9 @@ def test_objpert_width_floor_noise_variances_against_the_mechanisms_draws(law):
                          for _ in range(draws)])
     np.testing.assert_allclose(products.var(axis=0),
                                symmetric_noise_variance(calibration, u), rtol=0.04)
+    covariance = symmetric_noise_covariance(calibration, u)
+    scale = np.sqrt(np.outer(np.diag(covariance), np.diag(covariance)))
+    np.testing.assert_allclose(np.cov(products.T) / scale, covariance / scale, atol=0.03)
 
 
 def test_coverage_goal_binomials_by_hand():
