@@ -1366,8 +1366,8 @@ class DPSGDClassifier(InferenceMixin, _LinearClassifierMixin, ClassifierMixin,
         the noise of the two releases, whose law is known). Binary logistic fits
         in memory, without weights or groups, in one call (no ``partial_fit`` or
         warm start); the rest is refused before any noise. Where valid
-        intervals are impossible (``H~`` not positive definite: too few rows
-        for the noise) the fit raises :class:`~skdp.InferenceError` and releases
+        intervals are impossible (``H~`` singular within its noise: too few
+        rows for the noise, or a collinear design) the fit raises :class:`~skdp.InferenceError` and releases
         nothing. See ``docs/privacy/inference.rst``.
         How many rows avoid a refusal, per ``epsilon``, ``delta`` and number of
         features: "How many rows you need" in ``docs/privacy/inference.rst``.

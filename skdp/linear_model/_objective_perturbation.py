@@ -470,7 +470,7 @@ class ObjPertLogisticRegression(GLMInferenceMixin, _MultinomialMixin, _LinearCla
         :meth:`conf_int` covers it (the sampling variability and the noise,
         whose law is known). Binary logistic fits in memory without weights or
         groups. Where valid intervals are impossible (the noisy information
-        matrix is not positive definite) the fit raises
+        matrix is singular within its noise) the fit raises
         :class:`~skdp.InferenceError` and releases nothing. See
         ``docs/privacy/inference.rst``.
         How many rows avoid a refusal, per ``epsilon``, ``delta`` and number of
