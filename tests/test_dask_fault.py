@@ -17,7 +17,8 @@ No task draws randomness, so a recomputed task cannot draw twice: every ChaCha20
 AES stream the client opens (randomgen's classes, replaced in the child by ones that
 record their instances) ends at the same position in the disturbed and the undisturbed
 fit. A fit whose partition kills its worker at every attempt fails (dask gives up after
-the allowed failures) and releases nothing: no noise is drawn, and the estimator holds
+the allowed failures, set to none for that fit: a retry could kill a worker whose nanny
+is still starting it, and such a nanny does not restart it) and releases nothing: no noise is drawn, and the estimator holds
 no fitted attribute (:func:`skdp.base.atomic_fit`).
 """
 
@@ -80,6 +81,9 @@ _CHILD = """
     plugin = KillHalfway()
     cluster.scheduler.add_plugin(plugin)
 
+    def _allowed_failures(count, dask_scheduler=None):
+        dask_scheduler.allowed_failures = count
+
     def fatal(block, block_info=None):   # kills its worker at every attempt
         if block_info[None]["chunk-location"][0] == fatal_block:
             os.kill(os.getpid(), signal.SIGKILL)
@@ -123,11 +127,15 @@ _CHILD = """
             plugin.arm(None, None)
             streams.clear()
             failed = make()
+            # one death fails the fatal block: a second try could kill a worker its nanny
+            # is still starting, which that nanny then never restarts
+            client.run_on_scheduler(_allowed_failures, 0)
             try:
                 failed.fit(X_fatal, y, **persons_of)
                 error = None
             except Exception as exc:
                 error = type(exc).__name__
+            client.run_on_scheduler(_allowed_failures, 1)
             out[f"{name} {unit}"]["failed"] = {
                 "error": error, "noise": positions(),
                 "fitted": sorted(k for k in vars(failed) if k.endswith("_")
