@@ -926,7 +926,7 @@ def _dp_gd_checkpoints(X, Y, loss, *, noise_multiplier, max_grad_norm, normalise
                 gradient = noise_rng.standard_normal((K, d))
                 gradient *= noise_scale
                 if partitioned:
-                    velocity += X.reduce(_partition_clipped_sum, theta, loss, max_grad_norm)
+                    gradient += X.reduce(_partition_clipped_sum, theta, loss, max_grad_norm)
                 else:
                     gradient += clipped_gradient_sum(X, Y, theta, loss, max_grad_norm,
                                                      row_norms, with_factors=False,

@@ -567,3 +567,21 @@ def test_checkpoints_need_a_full_batch_constant_schedule():
                    {"sample_rate": 1.0, "accountant": "rdp"}):
         with pytest.raises(ValueError, match="sample_rate=1.0"):
             DPSGDClassifier(**params)._noise_reduction_path(Xc, yc)
+
+
+def test_checkpoints_on_dask_rows_are_the_in_memory_ones():
+    """The noise-reduction path on a dask array releases the in-memory path's models
+    at every checkpoint (the partitioned clipped sums enter the step as the rows' do)."""
+    da = pytest.importorskip("dask.array")
+    Xc, yc = make_classification(n_samples=400, n_features=5, random_state=1)
+
+    def path(X, y):
+        return DPSGDClassifier(epsilon=0.5, sample_rate=1.0, random_state=3
+                               )._noise_reduction_path(X, y)
+
+    in_memory = path(Xc, yc)
+    on_dask = path(da.from_array(Xc, chunks=(150, 5)), da.from_array(yc, chunks=150))
+    for epsilon in (0.5, 1.0, 2.5):
+        expected, model = in_memory.release(epsilon), on_dask.release(epsilon)
+        assert model.n_steps_ == expected.n_steps_
+        np.testing.assert_allclose(model.coef_, expected.coef_, rtol=1e-10, atol=1e-12)
