@@ -45,7 +45,7 @@ information's share 0.2 and 0.3 (the objective perturbation keeps the rest), and
 least squares at a Gram share of 0.6 or 0.7 (the moment keeps the rest of 0.9; 0.45
 each ship) or a residual share of 0.2 or 0.3 (0.1 ships), with the first-order
 standard errors of the coefficients (sampling and noise at the population values,
-``_interval_width_floor``'s covariances; none where the estimator would refuse that
+the noise's exact covariances; none where the estimator would refuse that
 release) against the shipped shares' at ``se_sizes``.
 
 Run ``python -m benchmarks.bench_refusal [--quick]`` from the repo root; writes
@@ -79,7 +79,6 @@ from skdp.mechanisms._sufficient_statistics import (BOOTSTRAP_BATCHES, BOOTSTRAP
 from skdp.utils.validation import effective_data_norm
 
 from ._common import RESULTS_DIR, environment, write_results
-from ._interval_width_floor import symmetric_noise_covariance, vector_noise_variance
 from .bench_inference import PARAMS as GRID, coverage_interval, population
 
 NAME = "refusal"
@@ -212,6 +211,37 @@ def validate_cell(kind, sigma, n, noise, calibration, params, rng):
     further = 1.0 - (1.0 - residual) * (1.0 - world)
     return {"identification": rate, "residual_given_accepted": residual,
             "bootstrap_given_accepted": world, "total": rate + (1.0 - rate) * further}
+
+
+def gram_noise_variances(calibration):
+    """``(v_d, v_o)``: the variances of the noisy Gram matrix's diagonal and
+    off-diagonal entries."""
+    diagonal = calibration.variance("gram")
+    return diagonal, diagonal / 2.0 if calibration.law == "gaussian" else diagonal
+
+
+def symmetric_noise_variance(calibration, u):
+    """The diagonal of ``Cov(E u)`` for the symmetric noise ``E`` of a Gram-like
+    release: ``v_d u_j^2 + v_o sum_{k != j} u_k^2``."""
+    v_diagonal, v_off = gram_noise_variances(calibration)
+    return v_diagonal * u**2 + v_off * (u @ u - u**2)
+
+
+def symmetric_noise_covariance(calibration, u):
+    """``Cov(E u)`` whole: ``(E u)_i = sum_j E_ij u_j`` with ``E_ij = E_ji`` shares
+    the entry ``E_ij`` with ``(E u)_j``, so the off-diagonal terms are ``v_o u_i u_j``
+    (:func:`symmetric_noise_variance` on the diagonal)."""
+    v_off = gram_noise_variances(calibration)[1]
+    covariance = v_off * np.outer(u, u)
+    np.fill_diagonal(covariance, symmetric_noise_variance(calibration, u))
+    return covariance
+
+
+def vector_noise_variance(law, scale, dim):
+    """The variance of one coordinate of an isotropic noise vector: Gaussian
+    ``sigma^2``, Laplace ``2 b^2``, Gamma-norm (norm ``Gamma(dim, scale)``, uniform
+    direction: ``E||b||^2 = dim (dim + 1) scale^2``) ``(dim + 1) scale^2``."""
+    return {"gaussian": 1.0, "laplace": 2.0, "gamma_norm": dim + 1.0}[law] * scale**2
 
 
 def objective_mechanism(d, epsilon, delta):

@@ -796,14 +796,15 @@ def test_inference_adult_numbers_are_the_json_numbers(report, committed):
 
 @pytest.mark.parametrize("delta", [0.0, 1e-6])
 def test_interval_width_floor_against_the_mechanisms_noise(delta):
-    """``benchmarks/_interval_width_floor.py``: the first-order width ratio against
+    """``benchmarks/_interval_width_floor.py``: the first-order width ratio (from
+    ``bench_refusal.standard_errors``) against
     the spread of ``A^{-1} (Z^T r + e - E theta*)`` with ``e`` and ``E`` drawn by the
     mechanism's own noise functions (``draw_ssp_noise``, ``gram_from_coordinates``) and
     the sampling term ``N(0, s^2 A)``: 20,000 draws estimate each variance within
     about 1 % (relative standard error ``sqrt(2 / 20000)``); tolerance 5 %."""
-    from benchmarks._interval_width_floor import (INTERCEPT_SCALING,
-                                                  ssp_first_order_width_ratios)
+    from benchmarks._interval_width_floor import first_order_width_ratios
     from benchmarks.bench_inference import ERROR_SD, population
+    from benchmarks.bench_refusal import INTERCEPT_SCALING
     from skdp.mechanisms._sufficient_statistics import (draw_ssp_noise, gram_from_coordinates,
                                                         ssp_calibration, ssp_sensitivities)
 
@@ -823,21 +824,20 @@ def test_interval_width_floor_against_the_mechanisms_noise(delta):
         sampling = ERROR_SD * np.sqrt(gram) * rng.standard_normal(d + 1)
         errors[k] = (sampling + noise["moment"] - E @ theta) / gram
     measured = np.sqrt(errors.var(axis=0) * gram / ERROR_SD**2)
-    expected = ssp_first_order_width_ratios(n, d, epsilon, delta)
+    expected = first_order_width_ratios("linear", n, d, epsilon, delta)
     np.testing.assert_allclose(np.r_[measured[-1], measured[:-1]], expected, rtol=0.05)
     assert expected.max() > 1.5     # the noise is a visible part of the width here
 
 
 @pytest.mark.parametrize("law", ["gaussian", "laplace", "gamma_norm"])
 def test_objpert_width_floor_noise_variances_against_the_mechanisms_draws(law):
-    """``benchmarks/_interval_width_floor.py``'s two noise variances of the logistic
-    floor against draws of the mechanism's own samplers: a noise vector's coordinate
+    """``benchmarks/bench_refusal.py``'s noise variances of the first-order standard
+    errors against draws of the mechanism's own samplers: a noise vector's coordinate
     variance (``draw_noise``) and the diagonal of ``Cov(E u)`` for the released
     information matrix's noise (``release_information`` of a zero matrix); 40,000
     draws, relative standard error about 0.7 %, tolerance 4 %."""
-    from benchmarks._interval_width_floor import (symmetric_noise_covariance,
-                                                  symmetric_noise_variance,
-                                                  vector_noise_variance)
+    from benchmarks.bench_refusal import (symmetric_noise_covariance,
+                                          symmetric_noise_variance, vector_noise_variance)
     from skdp.mechanisms._glm_inference import release_information
     from skdp.mechanisms._noise import draw_noise
     from skdp.mechanisms._sufficient_statistics import SSPCalibration
