@@ -553,8 +553,9 @@ def accepted_bootstrap(draw_batch, rng):
     the law its intervals must reproduce is that of the mechanism given acceptance.
     The bootstrap emulates it: each batch ``draw_batch(rng)`` simulates
     :data:`BOOTSTRAP_DRAWS` releases and returns whether the refusal rule accepts
-    each (shape ``(draws,)``) and the deviations they give (``(draws, dim)``); the
-    refused draws are dropped, and batches are drawn until :data:`BOOTSTRAP_DRAWS`
+    each (shape ``(draws,)``) and what each gives (an array whose first axis is the
+    draws: deviations, or the inverses of the simulated matrices); the refused draws
+    are dropped, and batches are drawn until :data:`BOOTSTRAP_DRAWS`
     are kept (at most :data:`BOOTSTRAP_BATCHES` batches). Without this, the draws
     near a singular matrix, which a real fit would have refused, give the
     deviations heavy tails and the intervals over-cover (least squares at n =
@@ -562,7 +563,7 @@ def accepted_bootstrap(draw_batch, rng):
 
     Returns
     -------
-    deviations : ndarray of shape (draws, dim)
+    kept : ndarray of shape (draws, ...)
         At most :data:`BOOTSTRAP_DRAWS` accepted draws.
 
     Raises
@@ -573,8 +574,8 @@ def accepted_bootstrap(draw_batch, rng):
     """
     kept, count = [], 0
     for _ in range(BOOTSTRAP_BATCHES):
-        accepted, deviations = draw_batch(rng)
-        kept.append(deviations[accepted])
+        accepted, draws = draw_batch(rng)
+        kept.append(draws[accepted])
         count += len(kept[-1])
         if count >= BOOTSTRAP_DRAWS:
             break
@@ -650,18 +651,34 @@ def world_matrix(matrix, calibration, rng):
 
 def least_squares_bootstrap(theta, gram, variance, calibration):
     """Draws of ``theta~ - theta*`` in the world fitted to the release (Ferrando,
-    Wang and Sheldon 2022), given that its Gram matrix is not refused; ``None``
-    without noise.
+    Wang and Sheldon 2022), given that its Gram matrix is not refused, for basic
+    bootstrap intervals ``theta~ - q``; ``None`` without noise.
 
-    The world: ``theta* = theta~``, ``A = W`` (``A~`` deconvolved of its noise,
-    :func:`world_matrix`), errors of variance ``s^2``; a draw is ``(W + E*)^{-1} (W
-    theta~ + u* + e*)`` with ``E*`` and ``e*`` from the noise's exact law and the
-    sampling term ``u* ~ N(0, s^2 W)``, kept when ``W + E*`` is not singular within
-    its noise (:func:`accepted_bootstrap`). The refusal on the residual sum of squares
-    is not emulated: measured at n = 2,000, epsilon 1 (300 fits, the world then
-    centred on ``A~``), emulating it too (with ``c*`` drawn from its law in the world)
-    narrowed the intervals below nominal under Laplace noise (coverage 0.86 to 0.98),
-    where the world refused more often than the mechanism does.
+    The world: ``A = W`` (``A~`` deconvolved of its noise, :func:`world_matrix`) and
+    errors of variance ``s^2``; a release is ``theta** = (W + E*)^{-1} (W theta_w +
+    u* + e*)`` with ``E*`` and ``e*`` from the noise's exact law and the sampling term
+    ``u* ~ N(0, s^2 W)``, kept when ``W + E*`` is not singular within its noise
+    (:func:`accepted_bootstrap`).
+
+    The noisy inverse inflates the estimate: ``E[theta~] = M theta*`` to first order
+    in the sampling noise, with ``M = E[(A + E)^{-1}] A``, whose excess over the
+    identity grows with the noise against ``A``'s small eigenvalues. The basic
+    interval of ``theta~`` subtracts the world's bias ``(M - I) theta_w``; centred
+    on ``theta_w = theta~`` it subtracts ``(M - I)`` times the release's own noise
+    too, which shrinks the estimate's error while the interval keeps its spread:
+    the intervals over-covered (least squares at n = 200,000, d = 20, epsilon 0.3,
+    Laplace noise: 0.983 pooled). The pivot is therefore the debiased estimate
+    ``M_w^{-1} theta~`` (``M_w`` the world's, estimated on the kept draws), whose
+    mean does not depend on ``theta*``: the world is centred on ``theta_w = M_w^{-1}
+    theta~``, its draws are ``M_w^{-1} theta** - theta_w``, and they are returned
+    shifted by ``theta~ - theta_w`` so that ``theta~ - q`` is the debiased
+    estimate's basic interval.
+
+    The refusal on the residual sum of squares is not emulated: measured at n =
+    2,000, epsilon 1 (300 fits, the world then centred on ``A~``), emulating it too
+    (with ``c*`` drawn from its law in the world) narrowed the intervals below
+    nominal under Laplace noise (coverage 0.86 to 0.98), where the world refused
+    more often than the mechanism does.
 
     The draws keep what a first-order covariance drops: the inverse of the noisy
     Gram matrix, and the heavier tails of Laplace noise (a normal interval covers
@@ -672,14 +689,17 @@ def least_squares_bootstrap(theta, gram, variance, calibration):
     dim = theta.size
     rng = np.random.default_rng(BOOTSTRAP_SEED)
     world = world_matrix(gram, calibration, rng)
-    root = np.linalg.cholesky(variance * world)
 
     def draw_batch(rng):
         noisy_grams = world + symmetric_noise_draws(calibration, dim, rng)
-        moments = (world @ theta + rng.standard_normal((BOOTSTRAP_DRAWS, dim)) @ root.T
-                   + sample_noise_draws(calibration.law, BOOTSTRAP_DRAWS, dim,
-                                        calibration.moment, rng))
-        deviations = np.linalg.solve(noisy_grams, moments[..., None])[..., 0] - theta
-        return ~singular_within_noise(noisy_grams, calibration), deviations
+        return ~singular_within_noise(noisy_grams, calibration), np.linalg.inv(noisy_grams)
 
-    return accepted_bootstrap(draw_batch, rng)
+    inverses = accepted_bootstrap(draw_batch, rng)
+    debias = np.linalg.inv(inverses.mean(axis=0) @ world)
+    world_theta = debias @ theta
+    draws = len(inverses)
+    moments = (world @ world_theta
+               + rng.standard_normal((draws, dim)) @ np.linalg.cholesky(variance * world).T
+               + sample_noise_draws(calibration.law, draws, dim, calibration.moment, rng))
+    estimates = np.einsum("kij,kj->ki", inverses, moments) @ debias.T
+    return estimates - 2.0 * world_theta + theta

@@ -141,15 +141,16 @@ def test_the_bootstrap_conditional_on_acceptance_narrows_the_intervals(monkeypat
     """At n = 2,000, epsilon 0.5, Laplace noise, about 30 % of the fits are refused:
     the intervals a user gets are those of the accepted fits, so the bootstrap
     emulates the mechanism given acceptance. Over 200 seeds its pooled coverage is
-    within [0.93, 0.985] (measured 0.977); the same bootstrap keeping every draw (the
-    planted bug) is wider for every coefficient (measured by 4 to 13 %) and covers
-    at least as often (0.986)."""
+    within [0.93, 0.985] (measured 0.972); the same bootstrap keeping every draw (the
+    planted bug, whose near-singular draws also enter the debiasing matrix) is wider
+    for every coefficient (measured by 1.4 to 6 %; 4 to 13 % before the debiased
+    pivot) and covers at least as often (0.974)."""
     hits, widths = _accepted_intervals(2000, 0.5, 0.0, draws=200)
     assert len(hits) >= 100 and 0.93 <= hits.mean() <= 0.985, hits.mean(axis=0)
     monkeypatch.setattr(ssp_mechanism, "accepted_bootstrap",
                         lambda draw_batch, rng: draw_batch(rng)[1])
     every_hits, every_widths = _accepted_intervals(2000, 0.5, 0.0, draws=200)
-    assert np.all(np.median(every_widths, axis=0) > 1.03 * np.median(widths, axis=0))
+    assert np.all(np.median(every_widths, axis=0) > 1.01 * np.median(widths, axis=0))
     assert every_hits.mean() >= hits.mean()
 
 
