@@ -99,8 +99,9 @@ class InferenceMixin:
     (standard errors, intercept first) and either ``bootstrap_deviations_`` (draws of
     the estimate minus the parameter from a parametric bootstrap with the noise's
     exact law: basic bootstrap intervals) or, without noise, ``df_resid_`` (Student t
-    intervals, ``inf`` for normal ones). The intervals are centred on ``intercept_``
-    and ``coef_``.
+    intervals, ``inf`` for normal ones). The intervals are ``intercept_`` and ``coef_``
+    minus the deviations' quantiles (or plus and minus the t quantile's multiple of
+    ``bse_``).
     """
 
     def _clear_inference(self):

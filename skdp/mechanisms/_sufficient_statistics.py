@@ -649,6 +649,13 @@ def world_matrix(matrix, calibration, rng):
     return (vectors * world) @ vectors.T
 
 
+def debiasing_matrix(inverses, world):
+    """``M_w^{-1}``, with ``M_w = mean((W + E*)^{-1}) W`` the world's inflation of the
+    estimate by the noisy inverse (``E[theta~] = M_w theta*`` to first order), from
+    the kept draws' inverses ``(W + E*)^{-1}`` (shape ``(draws, dim, dim)``)."""
+    return np.linalg.inv(inverses.mean(axis=0) @ world)
+
+
 def least_squares_bootstrap(theta, gram, variance, calibration):
     """Draws of ``theta~ - theta*`` in the world fitted to the release (Ferrando,
     Wang and Sheldon 2022), given that its Gram matrix is not refused, for basic
@@ -695,7 +702,7 @@ def least_squares_bootstrap(theta, gram, variance, calibration):
         return ~singular_within_noise(noisy_grams, calibration), np.linalg.inv(noisy_grams)
 
     inverses = accepted_bootstrap(draw_batch, rng)
-    debias = np.linalg.inv(inverses.mean(axis=0) @ world)
+    debias = debiasing_matrix(inverses, world)
     world_theta = debias @ theta
     draws = len(inverses)
     moments = (world @ world_theta

@@ -121,7 +121,10 @@ _SHARED_PARAMS = {
     bootstrap_deviations_ : ndarray of shape (n_draws, n_coefficients)
         With ``inference=True`` and noise: draws of the estimate minus the
         covered parameter from a parametric bootstrap with the noise's exact law
-        (a post-processing of the release), whose quantiles give the intervals.
+        (a post-processing of the release), whose quantiles ``q`` give the
+        intervals ``[estimate - q_hi, estimate - q_lo]`` (with a noisy Gram matrix,
+        the least-squares draws are those of the debiased estimate shifted by the
+        estimate's bias: ``docs/privacy/inference.rst``).
 
     df_resid_ : float
         With ``inference=True`` and ``epsilon=np.inf``: the degrees of freedom

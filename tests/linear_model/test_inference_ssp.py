@@ -154,6 +154,57 @@ def test_the_bootstrap_conditional_on_acceptance_narrows_the_intervals(monkeypat
     assert every_hits.mean() >= hits.mean()
 
 
+def _statistics_level_coverage(n, d, epsilon, releases):
+    """Pooled coverage and median width of the intervals of
+    :func:`least_squares_inference` on releases drawn from the population's statistics
+    (``A = n E[z z^T]`` for features uniform on ``[-1, 1] / sqrt(d)``, the intercept
+    last; ``b = A theta* + N(0, s^2 A)``; ``c`` from its law) with the estimator's own
+    calibration and noise (Laplace, ``y_bound`` 4)."""
+    sensitivities = ssp_mechanism.ssp_sensitivities(
+        law="laplace", data_norm=R, intercept_scaling=1.0, n_features=d, y_bound=Y,
+        weight_bound=1.0, neighboring="add_remove")
+    calibration = ssp_calibration(epsilon, 0.0, sensitivities, private_ridge=False,
+                                  inference=True)
+    gram = n * np.diag(np.r_[np.full(d, 1 / (3 * d)), 1.0])
+    theta = np.r_[np.resize([1.0, -2.0, 0.5], d), 0.5]
+    hits, widths = [], []
+    for seed in range(releases):
+        rng = np.random.default_rng(seed)
+        sampling = np.sqrt(np.diag(gram)) * 0.5 * rng.standard_normal(d + 1)
+        residual = theta @ gram @ theta + 2 * theta @ sampling + 0.25 * rng.chisquare(n)
+        noise = ssp_mechanism.draw_ssp_noise(calibration, d + 1, rng, private_ridge=False,
+                                             inference=True)
+        noisy_gram = ssp_mechanism.gram_from_coordinates(
+            ssp_mechanism.gram_coordinates(gram, "laplace") + noise["gram"], d + 1,
+            "laplace")
+        fit = ssp_mechanism.least_squares_inference(
+            noisy_gram, gram @ theta + sampling + noise["moment"],
+            residual + noise["residual"][0], calibration, 1.0)
+        low, high = fit.theta - np.quantile(fit.deviations, [0.975, 0.025], axis=0)
+        hits.append((low <= theta) & (theta <= high))
+        widths.append(high - low)
+    return np.mean(hits), np.median(widths)
+
+
+@pytest.mark.slow
+def test_the_debiased_pivot_removes_the_over_coverage_of_a_noisy_inverse(monkeypatch):
+    """Least squares at n = 20,000, d = 20, epsilon 3, Laplace noise (none refused):
+    the noisy inverse inflates ``theta~``, and a basic interval centred on a world
+    with ``theta~`` shrinks the release's own noise with the world's bias. The debiased
+    pivot covers 0.95 to 0.975 pooled over 300 releases and 21 coefficients (measured
+    0.967); the planted bug without it (the debiasing matrix the identity: the world
+    centred on ``theta~``) over-covers (measured 0.985) at a larger width (measured 1.12
+    times)."""
+    coverage, width = _statistics_level_coverage(20_000, 20, 3.0, releases=300)
+    assert 0.95 <= coverage <= 0.975, coverage
+    monkeypatch.setattr(ssp_mechanism, "debiasing_matrix",
+                        lambda inverses, world: np.eye(world.shape[0]))
+    planted_coverage, planted_width = _statistics_level_coverage(20_000, 20, 3.0,
+                                                                 releases=300)
+    assert planted_coverage >= 0.98 and planted_width > 1.05 * width, (planted_coverage,
+                                                                       planted_width / width)
+
+
 def test_standard_errors_are_the_bootstrap_intervals_spread():
     """Near the refusal rule the bootstrap's law is heavy-tailed: ``bse_`` is its
     interquartile range over 1.349, so the 95 % interval is about 3.92 ``bse_``
