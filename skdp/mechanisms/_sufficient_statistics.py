@@ -708,5 +708,5 @@ def least_squares_bootstrap(theta, gram, variance, calibration):
     moments = (world @ world_theta
                + rng.standard_normal((draws, dim)) @ np.linalg.cholesky(variance * world).T
                + sample_noise_draws(calibration.law, draws, dim, calibration.moment, rng))
-    estimates = np.einsum("kij,kj->ki", inverses, moments) @ debias.T
-    return estimates - 2.0 * world_theta + theta
+    pivots = np.einsum("kij,kj->ki", inverses, moments) @ debias.T - world_theta
+    return pivots + (theta - world_theta)
