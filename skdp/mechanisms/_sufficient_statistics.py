@@ -649,11 +649,25 @@ def world_matrix(matrix, calibration, rng):
     return (vectors * world) @ vectors.T
 
 
-def debiasing_matrix(inverses, world):
+def debiasing_matrix(mean_inverse, world):
     """``M_w^{-1}``, with ``M_w = mean((W + E*)^{-1}) W`` the world's inflation of the
     estimate by the noisy inverse (``E[theta~] = M_w theta*`` to first order), from
-    the kept draws' inverses ``(W + E*)^{-1}`` (shape ``(draws, dim, dim)``)."""
-    return np.linalg.inv(inverses.mean(axis=0) @ world)
+    the mean of the kept draws' inverses ``(W + E*)^{-1}``."""
+    return np.linalg.inv(mean_inverse @ world)
+
+
+def noise_scaled_errors(theta, mean_inverse, variance, calibration):
+    """The scale that studentizes the least-squares pivot: ``sqrt(s^2 B_jj + (v_e +
+    v_o ||theta||^2) (B^2)_jj)`` for each row of ``theta`` (shape ``(..., dim)``),
+    ``B`` the world's mean inverse, ``v_e`` the moment noise's variance and ``v_o``
+    the Gram noise's off-diagonal one: to first order the standard errors of an
+    estimate whose Gram noise ``E theta`` grows with ``||theta||`` (its isotropic
+    part)."""
+    off_diagonal = calibration.variance("gram") * (0.5 if calibration.law == "gaussian"
+                                                   else 1.0)
+    noise = calibration.variance("moment") + off_diagonal * np.sum(theta**2, axis=-1)
+    return np.sqrt(variance * np.diag(mean_inverse)
+                   + noise[..., None] * np.sum(mean_inverse**2, axis=-1))
 
 
 def least_squares_bootstrap(theta, gram, variance, calibration):
@@ -702,11 +716,16 @@ def least_squares_bootstrap(theta, gram, variance, calibration):
         return ~singular_within_noise(noisy_grams, calibration), np.linalg.inv(noisy_grams)
 
     inverses = accepted_bootstrap(draw_batch, rng)
-    debias = debiasing_matrix(inverses, world)
+    mean_inverse = inverses.mean(axis=0)
+    debias = debiasing_matrix(mean_inverse, world)
     world_theta = debias @ theta
     draws = len(inverses)
     moments = (world @ world_theta
                + rng.standard_normal((draws, dim)) @ np.linalg.cholesky(variance * world).T
                + sample_noise_draws(calibration.law, draws, dim, calibration.moment, rng))
-    pivots = np.einsum("kij,kj->ki", inverses, moments) @ debias.T - world_theta
+    estimates = np.einsum("kij,kj->ki", inverses, moments) @ debias.T
+    studentized = (estimates - world_theta) / noise_scaled_errors(
+        estimates, mean_inverse, variance, calibration)
+    pivots = studentized * noise_scaled_errors(world_theta, mean_inverse, variance,
+                                               calibration)
     return pivots + (theta - world_theta)

@@ -198,7 +198,7 @@ def test_the_debiased_pivot_removes_the_over_coverage_of_a_noisy_inverse(monkeyp
     coverage, width = _statistics_level_coverage(20_000, 20, 3.0, releases=300)
     assert 0.95 <= coverage <= 0.975, coverage
     monkeypatch.setattr(ssp_mechanism, "debiasing_matrix",
-                        lambda inverses, world: np.eye(world.shape[0]))
+                        lambda mean_inverse, world: np.eye(world.shape[0]))
     planted_coverage, planted_width = _statistics_level_coverage(20_000, 20, 3.0,
                                                                  releases=300)
     assert planted_coverage >= 0.98 and planted_width > 1.05 * width, (planted_coverage,
