@@ -693,7 +693,12 @@ def least_squares_bootstrap(theta, gram, variance, calibration):
     mean does not depend on ``theta*``: the world is centred on ``theta_w = M_w^{-1}
     theta~``, its draws are ``M_w^{-1} theta** - theta_w``, and they are returned
     shifted by ``theta~ - theta_w`` so that ``theta~ - q`` is the debiased
-    estimate's basic interval.
+    estimate's basic interval. The pivot's spread grows with ``||theta*||`` (the
+    Gram noise enters as ``E theta*``) and ``theta_w``'s norm carries the release's
+    noise, so each draw is studentized by :func:`noise_scaled_errors` at its own
+    debiased estimate and scaled back by it at ``theta_w`` (a bootstrap-t in the
+    norm; least squares at n = 20,000, d = 20, epsilon 0.3, delta 1e-6: 0.994
+    pooled without, 0.970 with).
 
     The refusal on the residual sum of squares is not emulated: measured at n =
     2,000, epsilon 1 (300 fits, the world then centred on ``A~``), emulating it too

@@ -123,8 +123,8 @@ _SHARED_PARAMS = {
         covered parameter from a parametric bootstrap with the noise's exact law
         (a post-processing of the release), whose quantiles ``q`` give the
         intervals ``[estimate - q_hi, estimate - q_lo]`` (with a noisy Gram matrix,
-        the least-squares draws are those of the debiased estimate shifted by the
-        estimate's bias: ``docs/privacy/inference.rst``).
+        the least-squares draws are those of the debiased, studentized estimate
+        shifted by the estimate's bias: ``docs/privacy/inference.rst``).
 
     df_resid_ : float
         With ``inference=True`` and ``epsilon=np.inf``: the degrees of freedom

@@ -137,21 +137,22 @@ def _accepted_intervals(n, epsilon, delta, draws):
 
 
 @pytest.mark.slow
-def test_the_bootstrap_conditional_on_acceptance_narrows_the_intervals(monkeypatch):
+def test_the_bootstrap_conditional_on_acceptance_covers_less_often(monkeypatch):
     """At n = 2,000, epsilon 0.5, Laplace noise, about 30 % of the fits are refused:
     the intervals a user gets are those of the accepted fits, so the bootstrap
     emulates the mechanism given acceptance. Over 200 seeds its pooled coverage is
-    within [0.93, 0.985] (measured 0.972); the same bootstrap keeping every draw (the
-    planted bug, whose near-singular draws also enter the debiasing matrix) is wider
-    for every coefficient (measured by 1.4 to 6 %; 4 to 13 % before the debiased
-    pivot) and covers at least as often (0.974)."""
-    hits, widths = _accepted_intervals(2000, 0.5, 0.0, draws=200)
+    within [0.93, 0.985] (measured 0.951); the same bootstrap keeping every draw (the
+    planted bug, whose near-singular draws also enter the debiasing matrix) covers
+    more often (measured 0.969; its widths within 1 % of the right ones but for one
+    coefficient, 3 % wider: the debiased, studentized pivot leans less on the
+    conditioning than the world centred on ``theta~`` did, which was 4 to 13 % wider
+    without it)."""
+    hits, _ = _accepted_intervals(2000, 0.5, 0.0, draws=200)
     assert len(hits) >= 100 and 0.93 <= hits.mean() <= 0.985, hits.mean(axis=0)
     monkeypatch.setattr(ssp_mechanism, "accepted_bootstrap",
                         lambda draw_batch, rng: draw_batch(rng)[1])
-    every_hits, every_widths = _accepted_intervals(2000, 0.5, 0.0, draws=200)
-    assert np.all(np.median(every_widths, axis=0) > 1.01 * np.median(widths, axis=0))
-    assert every_hits.mean() >= hits.mean()
+    every_hits, _ = _accepted_intervals(2000, 0.5, 0.0, draws=200)
+    assert every_hits.mean() >= hits.mean() + 0.01, (every_hits.mean(), hits.mean())
 
 
 def _statistics_level_coverage(n, d, epsilon, releases):
@@ -187,22 +188,27 @@ def _statistics_level_coverage(n, d, epsilon, releases):
 
 
 @pytest.mark.slow
-def test_the_debiased_pivot_removes_the_over_coverage_of_a_noisy_inverse(monkeypatch):
+def test_the_debiased_studentized_pivot_removes_the_over_coverage_of_a_noisy_inverse(
+        monkeypatch):
     """Least squares at n = 20,000, d = 20, epsilon 3, Laplace noise (none refused):
-    the noisy inverse inflates ``theta~``, and a basic interval centred on a world
-    with ``theta~`` shrinks the release's own noise with the world's bias. The debiased
-    pivot covers 0.95 to 0.975 pooled over 300 releases and 21 coefficients (measured
-    0.970); the planted bug without it (the debiasing matrix the identity: the world
-    centred on ``theta~``) over-covers (measured 0.985) at a larger width (measured 1.12
-    times)."""
+    the noisy inverse inflates ``theta~``, and a basic interval in a world centred on
+    ``theta~`` shrinks the release's own noise with the world's bias while its spread
+    grows with ``theta~``'s inflated norm. The debiased, studentized pivot covers 0.95
+    to 0.97 pooled over 300 releases and 21 coefficients (measured 0.958); the planted
+    bug without either (the debiasing matrix the identity, the studentizing errors
+    ones: the world centred on ``theta~``) over-covers (measured 0.985) at a larger
+    width (measured 1.17 times)."""
     coverage, width = _statistics_level_coverage(20_000, 20, 3.0, releases=300)
-    assert 0.95 <= coverage <= 0.975, coverage
+    assert 0.95 <= coverage <= 0.97, coverage
     monkeypatch.setattr(ssp_mechanism, "debiasing_matrix",
                         lambda mean_inverse, world: np.eye(world.shape[0]))
+    monkeypatch.setattr(ssp_mechanism, "noise_scaled_errors",
+                        lambda theta, mean_inverse, variance, calibration:
+                        np.ones(theta.shape))
     planted_coverage, planted_width = _statistics_level_coverage(20_000, 20, 3.0,
                                                                  releases=300)
-    assert planted_coverage >= 0.98 and planted_width > 1.05 * width, (planted_coverage,
-                                                                       planted_width / width)
+    assert planted_coverage >= 0.98 and planted_width > 1.1 * width, (
+        planted_coverage, planted_width / width)
 
 
 def test_standard_errors_are_the_bootstrap_intervals_spread():
