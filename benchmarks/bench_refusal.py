@@ -72,7 +72,7 @@ from skdp.mechanisms._glm_inference import (INFORMATION_SHARE, glm_inference,
 from skdp.mechanisms._noise import sample_noise_draws
 from skdp.mechanisms._sufficient_statistics import (BOOTSTRAP_BATCHES, BOOTSTRAP_DRAWS,
                                                     MIN_ACCEPTED_DRAWS,
-                                                    least_squares_inference,
+                                                    gram_noise_variances, least_squares_inference,
                                                     quadratic_form_sd, release_shares,
                                                     singular_within_noise, ssp_calibration,
                                                     ssp_sensitivities, symmetric_noise_draws)
@@ -211,13 +211,6 @@ def validate_cell(kind, sigma, n, noise, calibration, params, rng):
     further = 1.0 - (1.0 - residual) * (1.0 - world)
     return {"identification": rate, "residual_given_accepted": residual,
             "bootstrap_given_accepted": world, "total": rate + (1.0 - rate) * further}
-
-
-def gram_noise_variances(calibration):
-    """``(v_d, v_o)``: the variances of the noisy Gram matrix's diagonal and
-    off-diagonal entries."""
-    diagonal = calibration.variance("gram")
-    return diagonal, diagonal / 2.0 if calibration.law == "gaussian" else diagonal
 
 
 def symmetric_noise_variance(calibration, u):

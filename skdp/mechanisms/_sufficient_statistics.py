@@ -656,6 +656,14 @@ def debiasing_matrix(mean_inverse, world):
     return np.linalg.inv(mean_inverse @ world)
 
 
+def gram_noise_variances(calibration):
+    """``(v_d, v_o)``: the variances of a noisy Gram-like matrix's diagonal and
+    off-diagonal entries (Gaussian: ``sigma^2`` and ``sigma^2 / 2``, the off-diagonal
+    coordinates being released times ``sqrt(2)``; Laplace: ``2 b^2`` both)."""
+    diagonal = calibration.variance("gram")
+    return diagonal, diagonal / 2.0 if calibration.law == "gaussian" else diagonal
+
+
 def noise_scaled_errors(theta, mean_inverse, variance, calibration):
     """The scale that studentizes the least-squares pivot: ``sqrt(s^2 B_jj + (v_e +
     v_o ||theta||^2) (B^2)_jj)`` for each row of ``theta`` (shape ``(..., dim)``),
@@ -663,8 +671,7 @@ def noise_scaled_errors(theta, mean_inverse, variance, calibration):
     the Gram noise's off-diagonal one: to first order the standard errors of an
     estimate whose Gram noise ``E theta`` grows with ``||theta||`` (its isotropic
     part)."""
-    off_diagonal = calibration.variance("gram") * (0.5 if calibration.law == "gaussian"
-                                                   else 1.0)
+    off_diagonal = gram_noise_variances(calibration)[1]
     noise = calibration.variance("moment") + off_diagonal * np.sum(theta**2, axis=-1)
     return np.sqrt(variance * np.diag(mean_inverse)
                    + noise[..., None] * np.sum(mean_inverse**2, axis=-1))
